@@ -1,0 +1,232 @@
+package history
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Counter reports how many tokens one message costs a model, framing
+// overhead (role markers, separators, tool-call wrapping) included.
+//
+// Implementations must be deterministic and safe for concurrent use. The
+// library calls CountMessage at most once per message per trim and sums the
+// results, so a Counter never sees a whole history. Exact counters for
+// OpenAI-family encodings live in the github.com/histrim/history/tiktoken
+// package; NewCache memoizes any Counter.
+type Counter interface {
+	CountMessage(m Message) int
+}
+
+// CounterFunc adapts an ordinary function to the Counter interface.
+type CounterFunc func(m Message) int
+
+// CountMessage returns f(m).
+func (f CounterFunc) CountMessage(m Message) int { return f(m) }
+
+// Heuristic is the dependency-free default Counter. It estimates without a
+// vocabulary: ASCII text at a rate calibrated against the reference
+// tokenizers on real agent transcripts (code, JSON, prose), CJK and other
+// non-ASCII text per character, plus the same per-message, per-name and
+// per-tool-call framing as the exact counters, and the Part rules of
+// PartTokens. Its measured error is documented in docs/tokens.md. It never
+// allocates and is safe for concurrent use.
+var Heuristic Counter = heuristic{}
+
+// Framing overhead shared by the heuristic and documented in docs/tokens.md:
+// OpenAI's chat format spends 3 tokens per message and 1 per author name.
+const (
+	tokensPerMessage  = 3
+	tokensPerName     = 1
+	tokensPerToolCall = 3
+)
+
+type heuristic struct{}
+
+func (heuristic) CountMessage(m Message) int {
+	n := tokensPerMessage + EstimateText(m.Content)
+	if m.Name != "" {
+		n += tokensPerName + EstimateText(m.Name)
+	}
+	if m.ToolCallID != "" {
+		n += EstimateText(m.ToolCallID)
+	}
+	for i := range m.ToolCalls {
+		c := &m.ToolCalls[i]
+		n += tokensPerToolCall + EstimateText(c.ID) + EstimateText(c.Name) + EstimateText(c.Arguments)
+	}
+	for i := range m.Parts {
+		n += PartTokens(m.Parts[i], EstimateText)
+	}
+	return n
+}
+
+// Estimate returns the total token count of msgs under c: the sum of
+// c.CountMessage over every message. A nil c means Heuristic. It is the figure
+// the trim functions compare with a budget.
+func Estimate(msgs []Message, c Counter) int {
+	if c == nil {
+		c = Heuristic
+	}
+	n := 0
+	for i := range msgs {
+		n += c.CountMessage(msgs[i])
+	}
+	return n
+}
+
+// Heuristic text rates, calibrated on the shared corpus of real transcripts
+// against o200k_base (see docs/tokens.md for the measured error). Rates are
+// fixed-point: tokens = units/rateScale.
+const (
+	rateScale    = 1000
+	asciiRate    = 286  // per ASCII byte: about 1 token per 3.5 bytes
+	cjkRate      = 1000 // per CJK, kana or hangul character: about 1 token
+	nonASCIIRate = 500  // per other non-ASCII character (accented Latin, Cyrillic, ...)
+	symbolRate   = 1500 // per emoji or other symbol outside the BMP letters
+)
+
+// EstimateText estimates the tokens of s without a vocabulary. It is the text
+// rule of Heuristic, exported so that custom Counters can reuse it. It runs in
+// a single pass over s, eight ASCII bytes at a time, and never allocates.
+func EstimateText(s string) int {
+	if s == "" {
+		return 0
+	}
+	units := 0
+	i := 0
+	for i < len(s) {
+		// Fast path: skip runs of ASCII eight bytes at a time.
+		j := i
+		for j+8 <= len(s) && (s[j]|s[j+1]|s[j+2]|s[j+3]|s[j+4]|s[j+5]|s[j+6]|s[j+7])&0x80 == 0 {
+			j += 8
+		}
+		for j < len(s) && s[j] < utf8.RuneSelf {
+			j++
+		}
+		units += (j - i) * asciiRate
+		if j >= len(s) {
+			break
+		}
+		r, size := utf8.DecodeRuneInString(s[j:])
+		units += runeRate(r)
+		i = j + size
+	}
+	return (units + rateScale - 1) / rateScale
+}
+
+func runeRate(r rune) int {
+	switch {
+	case r >= 0x1100 && r <= 0x11FF, // Hangul Jamo
+		r >= 0x2E80 && r <= 0x9FFF,   // CJK radicals, kana, CJK unified
+		r >= 0xAC00 && r <= 0xD7AF,   // Hangul syllables
+		r >= 0xF900 && r <= 0xFAFF,   // CJK compatibility
+		r >= 0xFF00 && r <= 0xFFEF,   // full-width forms
+		r >= 0x20000 && r <= 0x3FFFF: // CJK extensions
+		return cjkRate
+	case r >= 0x1F000 || (r >= 0x2600 && r <= 0x27BF) || r == utf8.RuneError:
+		return symbolRate
+	default:
+		return nonASCIIRate
+	}
+}
+
+// Image and file cost rules (see docs/tokens.md).
+const (
+	// imageLowDetail is the flat cost of a low-detail image, and the base
+	// cost added to the tiles of a high-detail one (OpenAI's published rule).
+	imageLowDetail = 85
+	imageTile      = 170
+	// imageUnknown is the cost of an image whose size is unknown: a
+	// 1024x1024 high-detail image (4 tiles).
+	imageUnknown = imageLowDetail + 4*imageTile
+	// fileUnknown is the cost of a file whose size is unknown.
+	fileUnknown = 1000
+	// textFileBytesPerToken and binaryFileBytesPerToken turn a file's
+	// size into tokens: text-like files are read as text; other files
+	// (PDF, office documents) are dominated by compressed payload that
+	// providers turn into far fewer tokens per byte.
+	textFileBytesPerToken   = 4
+	binaryFileBytesPerToken = 32
+)
+
+// PartTokens returns the token cost of one part, using text to count text
+// and reasoning. The rules, shared by Heuristic and the exact counters:
+//   - Tokens > 0: exactly Tokens, whatever the type.
+//   - text, reasoning: text(p.Text).
+//   - image: "low" detail costs 85; otherwise the image is scaled to fit
+//     2048x2048, then its shorter side to 768, and costs 85 + 170 per
+//     512-pixel tile (OpenAI's published vision rule). Unknown dimensions
+//     cost 765, the price of a 1024x1024 image.
+//   - file: Size/4 for text-like media types (text/*, JSON, XML, YAML, CSV),
+//     Size/32 otherwise, rounded up; 1000 when Size is unknown.
+//
+// A nil text means EstimateText. Unknown types cost 0.
+func PartTokens(p Part, text func(string) int) int {
+	if p.Tokens > 0 {
+		return p.Tokens
+	}
+	if text == nil {
+		text = EstimateText
+	}
+	switch p.Type {
+	case PartText, PartReasoning:
+		return text(p.Text)
+	case PartImage:
+		return ImageTokens(p.Width, p.Height, p.Detail)
+	case PartFile:
+		return fileTokens(p.Size, p.MIMEType)
+	}
+	return 0
+}
+
+// ImageTokens returns the cost of an image of width x height pixels at the
+// given detail ("low", "high", "auto" or ""), by OpenAI's published tile
+// rule: low detail is a flat 85 tokens; otherwise the image is scaled down
+// to fit within 2048x2048, then so that its shorter side is at most 768
+// pixels, and costs 85 plus 170 for every 512x512 tile needed to cover it.
+// A width or height of zero or less means unknown and costs 765.
+func ImageTokens(width, height int, detail string) int {
+	if strings.EqualFold(detail, "low") {
+		return imageLowDetail
+	}
+	if width <= 0 || height <= 0 {
+		return imageUnknown
+	}
+	w, h := float64(width), float64(height)
+	if w > 2048 || h > 2048 {
+		s := 2048 / max(w, h)
+		w, h = w*s, h*s
+	}
+	if short := min(w, h); short > 768 {
+		s := 768 / short
+		w, h = w*s, h*s
+	}
+	tiles := ceilDiv(int(w+0.5), 512) * ceilDiv(int(h+0.5), 512)
+	return imageLowDetail + imageTile*tiles
+}
+
+func fileTokens(size int64, mime string) int {
+	if size <= 0 {
+		return fileUnknown
+	}
+	per := int64(binaryFileBytesPerToken)
+	if textLike(mime) {
+		per = textFileBytesPerToken
+	}
+	return int((size + per - 1) / per)
+}
+
+func textLike(mime string) bool {
+	mime = strings.ToLower(mime)
+	if strings.HasPrefix(mime, "text/") {
+		return true
+	}
+	for _, s := range [...]string{"json", "xml", "yaml", "csv", "javascript", "x-sh", "x-python"} {
+		if strings.Contains(mime, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
