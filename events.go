@@ -1,0 +1,76 @@
+package history
+
+import (
+	"log/slog"
+	"maps"
+	"slices"
+)
+
+// EventType is the Type of every Event.
+const EventType = "history_trimmed"
+
+// Reasons an Event can carry.
+const (
+	// ReasonBudget: TrimToRecentTurns trimmed to fit the budget.
+	ReasonBudget = "budget"
+	// ReasonOverflow: RecoverOverflow trimmed after a provider rejected a
+	// request for its length.
+	ReasonOverflow = "overflow"
+)
+
+// Event describes one trim, for logs and metrics. Its numbers are the
+// numbers of the Result it belongs to. It is a plain value: the Labels map
+// is a fresh copy for every event, so a callback may keep or modify it.
+//
+// Its JSON form is {"type":"history_trimmed","reason":"budget",...} with
+// snake_case fields, and it implements slog.LogValuer so that
+// slog.Any("trim", ev) logs it as a group.
+type Event struct {
+	Type            string            `json:"type"`
+	Reason          string            `json:"reason"`
+	DroppedMessages int               `json:"dropped_messages"`
+	DroppedTurns    int               `json:"dropped_turns"`
+	KeptTurns       int               `json:"kept_turns"`
+	TokensBefore    int               `json:"tokens_before"`
+	TokensAfter     int               `json:"tokens_after"`
+	Budget          int               `json:"budget"`
+	Attempt         int               `json:"attempt"`
+	Labels          map[string]string `json:"labels,omitempty"`
+}
+
+// LogValue returns the event as a slog group: its numbers, then its labels
+// in sorted key order (so log lines are deterministic).
+func (e Event) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, 9+len(e.Labels))
+	attrs = append(attrs,
+		slog.String("type", e.Type),
+		slog.String("reason", e.Reason),
+		slog.Int("dropped_messages", e.DroppedMessages),
+		slog.Int("dropped_turns", e.DroppedTurns),
+		slog.Int("kept_turns", e.KeptTurns),
+		slog.Int("tokens_before", e.TokensBefore),
+		slog.Int("tokens_after", e.TokensAfter),
+		slog.Int("budget", e.Budget),
+		slog.Int("attempt", e.Attempt),
+	)
+	for _, k := range sortedKeys(e.Labels) {
+		attrs = append(attrs, slog.String(k, e.Labels[k]))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// LogTrims returns a callback for WithOnTrim that logs every event to l at
+// Info level, as the message "history trimmed" with the event as a group
+// named "trim". A nil l means slog.Default().
+func LogTrims(l *slog.Logger) func(Event) {
+	return func(e Event) {
+		if l == nil {
+			l = slog.Default()
+		}
+		l.Info("history trimmed", slog.Any("trim", e))
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,439 @@
+package history
+
+import (
+	"maps"
+	"strconv"
+	"sync"
+)
+
+// Result is the outcome of a trim. Its slices are new: they never share
+// memory with the caller's input (except Messages when nothing changed, see
+// below), so the caller may keep or modify them.
+type Result struct {
+	// Messages is the history to send, breadcrumb included when anything was
+	// dropped. When nothing was removed or changed it is the input slice
+	// itself, clipped to its length (no copy is made; appending to it cannot
+	// write into the caller's array).
+	Messages []Message
+	// Kept gives, for each element of Messages, its index in the input, or
+	// -1 for a message the library inserted (a breadcrumb). Kept is nil
+	// when Messages is the input unchanged, i.e. Messages[i] is input[i].
+	// Apply uses it to map the decision back onto the caller's own types.
+	Kept []int
+	// Dropped holds every input message that is not in Messages, oldest
+	// first, exactly as the caller gave it, so the caller can archive it.
+	// Breadcrumbs the library replaced with a new one are not listed.
+	Dropped []Message
+	// Trimmed reports that at least one turn was dropped to fit the budget.
+	// A Result can be Trimmed and still over budget (see
+	// ErrLatestTurnTooLarge).
+	Trimmed bool
+	// DroppedMessages counts the messages dropped with whole turns. Messages
+	// removed by the orphan sweep are counted in OrphansRemoved instead, so
+	// len(Dropped) can exceed DroppedMessages.
+	DroppedMessages int
+	// DroppedTurns and KeptTurns count whole turns dropped and sent.
+	DroppedTurns int
+	KeptTurns    int
+	// TokensBefore is the count of the history after the orphan sweep and
+	// before trimming; TokensAfter the count of Messages, breadcrumb
+	// included. Both are sums of Counter.CountMessage.
+	TokensBefore int
+	TokensAfter  int
+	// Budget is the budget that was asked for.
+	Budget int
+	// OrphansRemoved counts tool results removed and tool calls stripped by
+	// the orphan sweep (SweepReport.Total).
+	OrphansRemoved int
+}
+
+// Option configures TrimToRecentTurns (and the other trim entry points).
+// A nil Option is ignored.
+type Option func(*options)
+
+type options struct {
+	counter      Counter
+	onTrim       func(Event)
+	breadcrumb   Message
+	noBreadcrumb bool
+	turnStart    func(Message) bool
+	labels       map[string]string
+	noSweep      bool
+	lowWater     float64
+	err          error // first invalid option
+
+	// Set by the entry points, not by options.
+	reason  string
+	attempt int
+}
+
+func newOptions(opts []Option) *options {
+	o := &options{counter: Heuristic, breadcrumb: Breadcrumb(), reason: ReasonBudget}
+	for _, f := range opts {
+		if f != nil {
+			f(o)
+		}
+	}
+	return o
+}
+
+// WithCounter sets the token counter. The default, and what a nil c means,
+// is Heuristic. For exact counts use the tiktoken subpackage; wrap it with
+// NewCache when trimming before every request.
+func WithCounter(c Counter) Option {
+	return func(o *options) {
+		if c == nil {
+			c = Heuristic
+		}
+		o.counter = c
+	}
+}
+
+// WithOnTrim registers f to receive one Event, synchronously and before the
+// trim returns, each time a trim drops something. It is never called when
+// nothing was dropped. f must not retain the Result's slices through
+// closures it shares with other goroutines without synchronisation; the
+// Event itself is a copy it may keep.
+func WithOnTrim(f func(Event)) Option {
+	return func(o *options) { o.onTrim = f }
+}
+
+// WithBreadcrumb replaces the default breadcrumb (for another language or
+// wording, or another role). Its Kind is forced to KindBreadcrumb. Its role
+// must be user, system or assistant and it must not carry tool calls or a
+// tool call id; otherwise the trim returns a *MessageError with Index -1.
+func WithBreadcrumb(m Message) Option {
+	return func(o *options) {
+		m.Kind = KindBreadcrumb
+		if err := checkBreadcrumb(m); err != nil && o.err == nil {
+			o.err = err
+		}
+		o.breadcrumb = m
+		o.noBreadcrumb = false
+	}
+}
+
+// WithoutBreadcrumb turns the breadcrumb off: dropped turns leave no notice.
+// Breadcrumbs already in the input are then kept as they are.
+func WithoutBreadcrumb() Option {
+	return func(o *options) { o.noBreadcrumb = true }
+}
+
+// WithTurnStart replaces the rule that decides which messages open a turn
+// (by default: every RoleUser message with an empty Kind). Use it when
+// tool results reach the model as user text, e.g.
+//
+//	history.WithTurnStart(func(m history.Message) bool {
+//		return m.Role == history.RoleUser && !strings.HasPrefix(m.Content, "[Tool results]")
+//	})
+//
+// Whatever f says, tool results, breadcrumbs, nudges and summaries never open
+// a turn, and the first message after the prefix always does. A nil f
+// restores the default.
+func WithTurnStart(f func(Message) bool) Option {
+	return func(o *options) { o.turnStart = f }
+}
+
+// WithLabels attaches caller attribution (session_id, channel, agent,
+// turn_id, ...) to every Event. The map is copied when the option is
+// applied and again for every event, so neither side can change the other's.
+func WithLabels(labels map[string]string) Option {
+	labels = maps.Clone(labels)
+	return func(o *options) { o.labels = labels }
+}
+
+// WithoutOrphanSweep turns the orphan sweep off. Use it only when the
+// history is known to be well paired; trimming itself never breaks a pair.
+func WithoutOrphanSweep() Option {
+	return func(o *options) { o.noSweep = true }
+}
+
+// WithLowWater adds hysteresis for prompt caching: when a trim is needed
+// (the history exceeds the budget), it trims down to fraction*budget instead
+// of just under the budget, so the next requests fit without another trim
+// and the provider's cached prefix survives them. Histories that fit the
+// budget are still returned untouched. A fraction outside (0, 1) turns it
+// off. See docs/prompt-caching.md.
+func WithLowWater(fraction float64) Option {
+	return func(o *options) { o.lowWater = fraction }
+}
+
+// TrimToRecentTurns returns the longest suffix of whole turns of msgs that
+// fits budget tokens together with the prefix and a breadcrumb.
+//
+// Step by step:
+//
+//  1. msgs is validated (see ErrInvalidMessage) and budget must be
+//     positive (ErrInvalidBudget); on error the Result is empty.
+//  2. The orphan sweep removes unpaired tool results and calls (see
+//     SweepOrphans), unless WithoutOrphanSweep.
+//  3. Each message is counted once. If the total fits the budget, the
+//     history is returned as it is: no breadcrumb, no event.
+//  4. Otherwise the prefix (leading system messages and pinned summaries)
+//     is kept, the oldest whole turns are dropped, as few as needed, and one
+//     breadcrumb is placed after the prefix, replacing any breadcrumb there
+//     before. The breadcrumb's tokens count toward the budget.
+//  5. The latest turn is always kept. When the prefix, breadcrumb and
+//     latest turn alone exceed the budget, the Result holds them and the
+//     error is a *BudgetError wrapping ErrLatestTurnTooLarge.
+//
+// A turn runs from a RoleUser message of no Kind up to the next one (see
+// Turns), so a tool call and its result are always dropped together.
+// TrimToRecentTurns runs in time linear in the number of messages, never
+// modifies msgs, is deterministic, and is safe for concurrent use (as long as
+// the Counter and callbacks are). Trimming a Result's Messages again with the
+// same budget and options returns them unchanged.
+func TrimToRecentTurns(msgs []Message, budget int, opts ...Option) (Result, error) {
+	return trimToBudget(msgs, budget, newOptions(opts))
+}
+
+// scratch holds per-call working memory, pooled so that steady-state trims
+// allocate only their output.
+type scratch struct {
+	counts []int // token count of each message of the swept view
+	starts []int // view index of the first message of each turn
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// trimToBudget is the shared implementation of the trim entry points.
+func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
+	res := Result{Budget: budget}
+	if budget <= 0 {
+		return res, ErrInvalidBudget
+	}
+	if o.err != nil {
+		return res, o.err
+	}
+	if err := validate(msgs); err != nil {
+		return res, err
+	}
+
+	// The view is what the caller would send without trimming: msgs after
+	// the orphan sweep. index maps view positions to msgs (nil: identity).
+	view, index := msgs, []int(nil)
+	if !o.noSweep {
+		if out, idx, rep := sweep(msgs, true); out != nil {
+			view, index = out, idx
+			res.OrphansRemoved = rep.Total()
+		}
+	}
+
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	if cap(sc.counts) < len(view) {
+		sc.counts = make([]int, len(view))
+	}
+	counts := sc.counts[:len(view)]
+	starts := sc.starts[:0]
+
+	lead := leadEnd(view)
+	total, pinnedTok, crumbTok := 0, 0, 0
+	for i := range view {
+		c := o.counter.CountMessage(view[i])
+		counts[i] = c
+		total += c
+		switch {
+		case i < lead && view[i].Kind == KindBreadcrumb:
+			crumbTok += c
+		case i < lead:
+			pinnedTok += c
+		case i == lead || isTurnStart(view[i], o.turnStart):
+			starts = append(starts, i)
+		}
+	}
+	sc.starts = starts
+	res.TokensBefore = total
+	turns := len(starts)
+
+	if total <= budget || turns < 2 {
+		// Fits, or nothing can be dropped: send the (swept) view.
+		res.Messages = view[:len(view):len(view)]
+		res.Kept = index
+		res.Dropped = dropped(msgs, index, -1)
+		res.TokensAfter = total
+		res.KeptTurns = turns
+		if total > budget {
+			return res, &BudgetError{Need: total, Budget: budget}
+		}
+		return res, nil
+	}
+
+	target := budget
+	if o.lowWater > 0 && o.lowWater < 1 {
+		target = max(int(float64(budget)*o.lowWater), 1)
+	}
+	var crumb Message
+	newCrumb := !o.noBreadcrumb
+	base := pinnedTok + crumbTok
+	if newCrumb {
+		crumb = o.breadcrumb
+		base = pinnedTok + o.counter.CountMessage(crumb)
+	}
+
+	// Drop the fewest oldest turns so that base + the kept turns fit the
+	// target; at most all but the latest. body is the token count of the
+	// turns kept so far, k the number of turns dropped.
+	body := total - pinnedTok - crumbTok
+	k, next := 0, lead
+	for k < turns-1 && (k == 0 || base+body > target) {
+		end := starts[k+1]
+		for ; next < end; next++ {
+			body -= counts[next]
+		}
+		k++
+	}
+	cut := starts[k]
+
+	// Build the output: pinned prefix (old breadcrumbs out if a new one goes
+	// in), breadcrumb, kept turns.
+	n := lead + 1 + len(view) - cut
+	out := make([]Message, 0, n)
+	kept := make([]int, 0, n)
+	orig := func(i int) int {
+		if index == nil {
+			return i
+		}
+		return index[i]
+	}
+	for i := range lead {
+		if newCrumb && view[i].Kind == KindBreadcrumb {
+			continue
+		}
+		out = append(out, view[i])
+		kept = append(kept, orig(i))
+	}
+	if newCrumb {
+		out = append(out, crumb)
+		kept = append(kept, -1)
+	}
+	for i := cut; i < len(view); i++ {
+		out = append(out, view[i])
+		kept = append(kept, orig(i))
+	}
+
+	res.Messages = out
+	res.Kept = kept
+	replaced := -1
+	if newCrumb {
+		replaced = orig(lead)
+	}
+	res.Dropped = dropped(msgs, kept, replaced)
+	res.Trimmed = true
+	res.DroppedMessages = cut - lead
+	res.DroppedTurns = k
+	res.KeptTurns = turns - k
+	res.TokensAfter = base + body
+
+	o.emit(&res)
+	if res.TokensAfter > budget {
+		return res, &BudgetError{Need: res.TokensAfter, Budget: budget}
+	}
+	return res, nil
+}
+
+// emit sends the event for res to the OnTrim callback.
+func (o *options) emit(res *Result) {
+	if o.onTrim == nil || !res.Trimmed {
+		return
+	}
+	o.onTrim(Event{
+		Type:            EventType,
+		Reason:          o.reason,
+		DroppedMessages: res.DroppedMessages,
+		DroppedTurns:    res.DroppedTurns,
+		KeptTurns:       res.KeptTurns,
+		TokensBefore:    res.TokensBefore,
+		TokensAfter:     res.TokensAfter,
+		Budget:          res.Budget,
+		Attempt:         o.attempt,
+		Labels:          maps.Clone(o.labels),
+	})
+}
+
+// dropped returns the messages of msgs whose index is not in kept (ascending
+// apart from -1 entries), in order, skipping breadcrumbs of the leading block
+// (indices below leadOrig) that were replaced. kept == nil means every
+// message was kept. leadOrig < 0 means no breadcrumb was replaced.
+func dropped(msgs []Message, kept []int, leadOrig int) []Message {
+	if kept == nil {
+		return nil
+	}
+	var out []Message
+	p := 0
+	for i := range msgs {
+		for p < len(kept) && kept[p] < i {
+			p++ // skips -1 entries and earlier indices
+		}
+		if p < len(kept) && kept[p] == i {
+			continue
+		}
+		if i < leadOrig && msgs[i].Kind == KindBreadcrumb {
+			continue
+		}
+		out = append(out, msgs[i])
+	}
+	return out
+}
+
+// validate checks every message against the message model.
+func validate(msgs []Message) error {
+	for i := range msgs {
+		if reason := checkMessage(&msgs[i]); reason != "" {
+			return &MessageError{Index: i, Reason: reason}
+		}
+	}
+	return nil
+}
+
+// checkMessage returns why m is invalid, or "".
+func checkMessage(m *Message) string {
+	switch m.Role {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+	default:
+		return "unknown role " + quote(string(m.Role))
+	}
+	switch m.Kind {
+	case "", KindBreadcrumb, KindSummary, KindNudge:
+	default:
+		return "unknown kind " + quote(string(m.Kind))
+	}
+	if m.Kind != "" && (m.Role == RoleTool || len(m.ToolCalls) > 0) {
+		return "a " + string(m.Kind) + " message cannot be part of a tool exchange"
+	}
+	if m.Role == RoleTool {
+		if m.ToolCallID == "" {
+			return "tool message without tool_call_id"
+		}
+	} else if m.ToolCallID != "" {
+		return "tool_call_id on a " + string(m.Role) + " message"
+	}
+	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+		return "tool calls on a " + string(m.Role) + " message"
+	}
+	for j := range m.ToolCalls {
+		id := m.ToolCalls[j].ID
+		if id == "" {
+			return "tool call " + strconv.Itoa(j) + " has an empty id"
+		}
+		for k := range j {
+			if m.ToolCalls[k].ID == id {
+				return "tool call id " + quote(id) + " used twice in one message"
+			}
+		}
+	}
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		switch p.Type {
+		case PartText, PartImage, PartFile, PartReasoning:
+		default:
+			return "part " + strconv.Itoa(j) + " has unknown type " + quote(string(p.Type))
+		}
+		if p.Tokens < 0 || p.Width < 0 || p.Height < 0 || p.Size < 0 {
+			return "part " + strconv.Itoa(j) + " has a negative size"
+		}
+	}
+	return ""
+}
+
+func quote(s string) string { return strconv.Quote(s) }
