@@ -135,20 +135,30 @@ func hasOrphans(msgs []Message) bool {
 }
 
 // exchange tracks which calls of one assistant message have been answered.
+// Flags for up to 64 calls live in the struct itself, so the common case
+// allocates nothing (the struct never points into itself, which would move
+// it to the heap).
 type exchange struct {
 	small [64]bool
-	flags []bool
+	big   []bool // used instead of small for more than 64 calls
+	calls int
 	n     int // calls answered
 }
 
 func (e *exchange) reset(calls int) {
+	e.calls, e.n, e.big = calls, 0, nil
 	if calls <= len(e.small) {
-		e.flags = e.small[:calls]
-		clear(e.flags)
+		clear(e.small[:calls])
 	} else {
-		e.flags = make([]bool, calls)
+		e.big = make([]bool, calls)
 	}
-	e.n = 0
+}
+
+func (e *exchange) flag(j int) *bool {
+	if e.big != nil {
+		return &e.big[j]
+	}
+	return &e.small[j]
 }
 
 // answer marks the call with the given id answered. It reports false when
@@ -156,10 +166,11 @@ func (e *exchange) reset(calls int) {
 func (e *exchange) answer(calls []ToolCall, id string) bool {
 	for j := range calls {
 		if calls[j].ID == id {
-			if e.flags[j] {
+			f := e.flag(j)
+			if *f {
 				return false
 			}
-			e.flags[j] = true
+			*f = true
 			e.n++
 			return true
 		}
@@ -167,6 +178,6 @@ func (e *exchange) answer(calls []ToolCall, id string) bool {
 	return false
 }
 
-func (e *exchange) answered(j int) bool { return e.flags[j] }
+func (e *exchange) answered(j int) bool { return *e.flag(j) }
 
-func (e *exchange) unanswered() int { return len(e.flags) - e.n }
+func (e *exchange) unanswered() int { return e.calls - e.n }

@@ -67,14 +67,27 @@ type options struct {
 	attempt int
 }
 
+// optionsPool recycles option sets: options are applied through caller
+// functions, which forces them onto the heap, and a trim before every
+// request should not allocate when nothing needs trimming.
+var optionsPool = sync.Pool{New: func() any { return new(options) }}
+
+// newOptions applies opts over the defaults. Call release when done.
 func newOptions(opts []Option) *options {
-	o := &options{counter: Heuristic, breadcrumb: Breadcrumb(), reason: ReasonBudget}
+	o := optionsPool.Get().(*options)
+	*o = options{counter: Heuristic, breadcrumb: Breadcrumb(), reason: ReasonBudget}
 	for _, f := range opts {
 		if f != nil {
 			f(o)
 		}
 	}
 	return o
+}
+
+// release returns o to the pool. o must not be used afterwards.
+func (o *options) release() {
+	*o = options{}
+	optionsPool.Put(o)
 }
 
 // WithCounter sets the token counter. The default, and what a nil c means,
@@ -184,7 +197,9 @@ func WithLowWater(fraction float64) Option {
 // the Counter and callbacks are). Trimming a Result's Messages again with the
 // same budget and options returns them unchanged.
 func TrimToRecentTurns(msgs []Message, budget int, opts ...Option) (Result, error) {
-	return trimToBudget(msgs, budget, newOptions(opts))
+	o := newOptions(opts)
+	defer o.release()
+	return trimToBudget(msgs, budget, o)
 }
 
 // scratch holds per-call working memory, pooled so that steady-state trims
@@ -229,6 +244,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 
 	lead := leadEnd(view)
 	total, pinnedTok, crumbTok := 0, 0, 0
+	opened := false // a real turn start has been seen
 	for i := range view {
 		c := o.counter.CountMessage(view[i])
 		counts[i] = c
@@ -238,8 +254,19 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 			crumbTok += c
 		case i < lead:
 			pinnedTok += c
-		case i == lead || isTurnStart(view[i], o.turnStart):
-			starts = append(starts, i)
+		default:
+			// The first turn starts right after the prefix and runs to the
+			// second real turn start: what precedes the first user
+			// message belongs to the first turn.
+			if isTurnStart(view[i], o.turnStart) {
+				if opened {
+					starts = append(starts, i)
+				}
+				opened = true
+			}
+			if i == lead {
+				starts = append(starts, i)
+			}
 		}
 	}
 	sc.starts = starts
@@ -359,7 +386,16 @@ func dropped(msgs []Message, kept []int, leadOrig int) []Message {
 	if kept == nil {
 		return nil
 	}
-	var out []Message
+	n := len(msgs)
+	for _, k := range kept {
+		if k >= 0 {
+			n--
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Message, 0, n)
 	p := 0
 	for i := range msgs {
 		for p < len(kept) && kept[p] < i {

@@ -27,10 +27,14 @@ func Turns(msgs []Message) []Turn {
 	}
 	var turns []Turn
 	start := lead
+	opened := isTurnStart(msgs[lead], nil)
 	for i := lead + 1; i < len(msgs); i++ {
 		if isTurnStart(msgs[i], nil) {
-			turns = append(turns, Turn{start, i})
-			start = i
+			if opened {
+				turns = append(turns, Turn{start, i})
+				start = i
+			}
+			opened = true
 		}
 	}
 	return append(turns, Turn{start, len(msgs)})

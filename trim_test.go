@@ -1,0 +1,570 @@
+package history
+
+import (
+	"errors"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTrimToRecentTurns(t *testing.T) {
+	// Every message costs 10 tokens (the unit counter), breadcrumb included.
+	tests := []struct {
+		name    string
+		reason  string
+		in      []string
+		budget  int
+		opts    []Option
+		want    []string
+		wantErr error
+		dropped int // DroppedTurns
+		kept    int // KeptTurns
+		trimmed bool
+	}{
+		{
+			name:   "under budget untouched",
+			reason: "a history that fits is returned as is, without breadcrumb",
+			in:     []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2"},
+			budget: 50,
+			want:   []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2"},
+			kept:   2,
+		},
+		{
+			name:    "drops oldest whole turns and keeps system",
+			reason:  "two turns must go; the system prompt stays and a breadcrumb follows it",
+			in:      []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2", "U:q3", "A:a3"},
+			budget:  40,
+			want:    []string{"S:sys", "B", "U:q3", "A:a3"},
+			dropped: 2, kept: 1, trimmed: true,
+		},
+		{
+			name:    "drops the minimum number of turns",
+			reason:  "with room for two turns after the breadcrumb, only the oldest goes",
+			in:      []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2", "U:q3", "A:a3"},
+			budget:  60,
+			want:    []string{"S:sys", "B", "U:q2", "A:a2", "U:q3", "A:a3"},
+			dropped: 1, kept: 2, trimmed: true,
+		},
+		{
+			name:    "never splits a tool pair",
+			reason:  "the turn with parallel calls and their results is dropped or kept whole",
+			in:      []string{"S:sys", "U:q1", "A:>c1,c2", "T:c2", "T:c1", "A:done", "U:q2", "A:>c3", "T:c3", "A:ok"},
+			budget:  60,
+			want:    []string{"S:sys", "B", "U:q2", "A:>c3", "T:c3", "A:ok"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "keeps the latest turn even over budget",
+			reason:  "the latest turn is never dropped; the caller gets it with ErrLatestTurnTooLarge",
+			in:      []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:>c1", "T:c1", "A:a2"},
+			budget:  30,
+			want:    []string{"S:sys", "B", "U:q2", "A:>c1", "T:c1", "A:a2"},
+			wantErr: ErrLatestTurnTooLarge,
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "single turn over budget",
+			reason:  "nothing can be dropped: no breadcrumb, not trimmed, but the error says so",
+			in:      []string{"S:sys", "U:q1", "A:a1", "A:a2"},
+			budget:  20,
+			want:    []string{"S:sys", "U:q1", "A:a1", "A:a2"},
+			wantErr: ErrLatestTurnTooLarge,
+			kept:    1,
+		},
+		{
+			name:    "breadcrumb after all leading system messages",
+			reason:  "the breadcrumb goes after the whole system prefix, not between system messages",
+			in:      []string{"S:s1", "S:s2", "U:q1", "A:a1", "U:q2", "A:a2"},
+			budget:  50,
+			want:    []string{"S:s1", "S:s2", "B", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "existing breadcrumb is not a turn",
+			reason:  "[system, breadcrumb, old, new] drops exactly one turn and keeps one breadcrumb",
+			in:      []string{"S:sys", "B", "U:old", "A:a1", "U:new", "A:a2"},
+			budget:  40,
+			want:    []string{"S:sys", "B", "U:new", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "stacked breadcrumbs collapse",
+			reason:  "breadcrumbs left stacked by an older runtime are replaced by one",
+			in:      []string{"S:sys", "B", "B:older notice", "U:old", "A:a1", "U:new", "A:a2"},
+			budget:  40,
+			want:    []string{"S:sys", "B", "U:new", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "user text equal to the breadcrumb text is a real turn",
+			reason:  "breadcrumbs are recognised by Kind, never by text",
+			in:      []string{"S:sys", "U:" + BreadcrumbText, "A:a1", "U:q2", "A:a2"},
+			budget:  40,
+			want:    []string{"S:sys", "B", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "messages before the first user message go with the first turn",
+			reason:  "an assistant greeting before any user message is dropped with turn one",
+			in:      []string{"S:sys", "A:hello", "U:q1", "A:a1", "U:q2", "A:a2"},
+			budget:  40,
+			want:    []string{"S:sys", "B", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "nudges never start a turn",
+			reason:  "a runtime nudge stays inside the turn it was injected into",
+			in:      []string{"S:sys", "U:q1", "A:a1", "N:remember", "A:a1b", "U:q2", "A:a2"},
+			budget:  40,
+			want:    []string{"S:sys", "B", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "summaries are pinned",
+			reason:  "a leading summary is part of the prefix and survives every trim",
+			in:      []string{"S:sys", "M:summary", "U:q1", "A:a1", "U:q2", "A:a2"},
+			budget:  50,
+			want:    []string{"S:sys", "M:summary", "B", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "late system messages stay inside their turn",
+			reason:  "only the leading system messages are pinned; a late one goes with its turn",
+			in:      []string{"S:sys", "U:q1", "S:late", "A:a1", "U:q2", "A:a2"},
+			budget:  40,
+			want:    []string{"S:sys", "B", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:   "orphan results at the start are removed",
+			reason: "a tool result with no assistant before it cannot be sent",
+			in:     []string{"S:sys", "T:c0", "U:q1", "A:a1"},
+			budget: 100,
+			want:   []string{"S:sys", "U:q1", "A:a1"},
+			kept:   1,
+		},
+		{
+			name:   "mismatched tool_call_id is removed",
+			reason: "a result for a call the preceding assistant did not make is an orphan",
+			in:     []string{"U:q1", "A:>c1", "T:c1", "T:zz", "A:done"},
+			budget: 100,
+			want:   []string{"U:q1", "A:>c1", "T:c1", "A:done"},
+			kept:   1,
+		},
+		{
+			name:   "call id mentioned only in prose does not pair",
+			reason: "pairing is by ToolCalls, never by text",
+			in:     []string{"U:q1", "A:I will call c1", "T:c1", "A:done"},
+			budget: 100,
+			want:   []string{"U:q1", "A:I will call c1", "A:done"},
+			kept:   1,
+		},
+		{
+			name:   "back-to-back unresolved dispatches are repaired",
+			reason: "the first dispatch is never answered: its call is stripped and the empty message removed",
+			in:     []string{"U:q1", "A:>c1", "A:>c2", "T:c1", "T:c2", "A:done"},
+			budget: 100,
+			want:   []string{"U:q1", "A:>c2", "T:c2", "A:done"},
+			kept:   1,
+		},
+		{
+			name:   "unanswered call stripped, text kept",
+			reason: "an assistant message with text keeps its text when its call is stripped",
+			in:     []string{"U:q1", "A:let me check>c1,c2", "T:c2", "A:done"},
+			budget: 100,
+			want:   []string{"U:q1", "A:let me check>c2", "T:c2", "A:done"},
+			kept:   1,
+		},
+		{
+			name:   "trailing unanswered call stripped",
+			reason: "a final call with no result yet would be rejected by the provider",
+			in:     []string{"U:q1", "A:>c9"},
+			budget: 100,
+			want:   []string{"U:q1"},
+			kept:   1,
+		},
+		{
+			name:   "ids reused across exchanges pair positionally",
+			reason: "some servers number calls per response: c1 twice is legal in separate exchanges",
+			in:     []string{"U:q1", "A:>c1", "T:c1", "U:q2", "A:>c1", "T:c1"},
+			budget: 100,
+			want:   []string{"U:q1", "A:>c1", "T:c1", "U:q2", "A:>c1", "T:c1"},
+			kept:   2,
+		},
+		{
+			name:   "duplicate result for one call is removed",
+			reason: "a call is answered once; a second result is an orphan",
+			in:     []string{"U:q1", "A:>c1", "T:c1", "T:c1"},
+			budget: 100,
+			want:   []string{"U:q1", "A:>c1", "T:c1"},
+			kept:   1,
+		},
+		{
+			name:   "nudge between call and result keeps the pair",
+			reason: "nudges are transparent inside an exchange",
+			in:     []string{"U:q1", "A:>c1", "N:hurry", "T:c1"},
+			budget: 100,
+			want:   []string{"U:q1", "A:>c1", "N:hurry", "T:c1"},
+			kept:   1,
+		},
+		{
+			name:   "without orphan sweep",
+			reason: "WithoutOrphanSweep leaves pairing as the caller gave it",
+			in:     []string{"S:sys", "T:c0", "U:q1", "A:a1"},
+			budget: 100,
+			opts:   []Option{WithoutOrphanSweep()},
+			want:   []string{"S:sys", "T:c0", "U:q1", "A:a1"},
+			kept:   1,
+		},
+		{
+			name:   "only system messages",
+			reason: "no turn at all: returned as is",
+			in:     []string{"S:s1", "S:s2"},
+			budget: 100,
+			want:   []string{"S:s1", "S:s2"},
+		},
+		{
+			name:    "only system messages over budget",
+			reason:  "the prefix is never dropped, so the error reports it",
+			in:      []string{"S:s1", "S:s2"},
+			budget:  10,
+			want:    []string{"S:s1", "S:s2"},
+			wantErr: ErrLatestTurnTooLarge,
+		},
+		{
+			name:   "empty history",
+			reason: "nothing in, nothing out, no error",
+			in:     nil,
+			budget: 10,
+			want:   []string{},
+		},
+		{
+			name:   "single turn",
+			reason: "a single turn that fits is untouched",
+			in:     []string{"U:q1", "A:a1"},
+			budget: 20,
+			want:   []string{"U:q1", "A:a1"},
+			kept:   1,
+		},
+		{
+			name:    "without breadcrumb",
+			reason:  "WithoutBreadcrumb drops turns silently (the event still fires)",
+			in:      []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2"},
+			budget:  30,
+			opts:    []Option{WithoutBreadcrumb()},
+			want:    []string{"S:sys", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "custom breadcrumb",
+			reason:  "WithBreadcrumb changes the text and forces the kind",
+			in:      []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2"},
+			budget:  40,
+			opts:    []Option{WithBreadcrumb(Message{Role: RoleUser, Content: "[frühere Nachrichten ausgelassen]"})},
+			want:    []string{"S:sys", "B:[frühere Nachrichten ausgelassen]", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:   "custom turn start",
+			reason: "tool results sent as user text do not start turns under a custom rule",
+			in:     []string{"S:sys", "U:q1", "A:run ls", "U:[Tool results] a b", "A:a1", "U:q2", "A:a2"},
+			budget: 40,
+			opts: []Option{WithTurnStart(func(m Message) bool {
+				return m.Role == RoleUser && !strings.HasPrefix(m.Content, "[Tool results]")
+			})},
+			want:    []string{"S:sys", "B", "U:q2", "A:a2"},
+			dropped: 1, kept: 1, trimmed: true,
+		},
+		{
+			name:    "low water trims further",
+			reason:  "WithLowWater(0.5) trims to half the budget when a trim is needed",
+			in:      []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2", "U:q3", "A:a3", "U:q4", "A:a4"},
+			budget:  80,
+			opts:    []Option{WithLowWater(0.5)},
+			want:    []string{"S:sys", "B", "U:q4", "A:a4"},
+			dropped: 3, kept: 1, trimmed: true,
+		},
+		{
+			name:   "low water does not trim a history that fits",
+			reason: "hysteresis only applies once a trim is needed",
+			in:     []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2"},
+			budget: 50,
+			opts:   []Option{WithLowWater(0.5)},
+			want:   []string{"S:sys", "U:q1", "A:a1", "U:q2", "A:a2"},
+			kept:   2,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := parse(t, tc.in...)
+			orig := clone(in)
+			var events []Event
+			opts := append([]Option{WithCounter(unit), WithOnTrim(func(e Event) { events = append(events, e) })}, tc.opts...)
+			res, err := TrimToRecentTurns(in, tc.budget, opts...)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr, tc.reason)
+			} else {
+				require.NoError(t, err, tc.reason)
+			}
+			assert.Equal(t, tc.want, render(res.Messages), tc.reason)
+			assert.Equal(t, tc.trimmed, res.Trimmed, "Trimmed: %s", tc.reason)
+			assert.Equal(t, tc.dropped, res.DroppedTurns, "DroppedTurns: %s", tc.reason)
+			assert.Equal(t, tc.kept, res.KeptTurns, "KeptTurns: %s", tc.reason)
+			assert.Equal(t, orig, in, "input modified")
+			assert.Equal(t, Estimate(res.Messages, unit), res.TokensAfter, "TokensAfter")
+			checkResult(t, in, res, tc.opts == nil || tc.name != "without orphan sweep")
+			if tc.trimmed {
+				require.Len(t, events, 1, "one event per trim")
+				assert.Equal(t, eventOf(res, ReasonBudget, 0), stripLabels(events[0]))
+			} else {
+				assert.Empty(t, events, "no event without a trim")
+			}
+		})
+	}
+}
+
+func eventOf(r Result, reason string, attempt int) Event {
+	return Event{Type: EventType, Reason: reason, DroppedMessages: r.DroppedMessages, DroppedTurns: r.DroppedTurns,
+		KeptTurns: r.KeptTurns, TokensBefore: r.TokensBefore, TokensAfter: r.TokensAfter, Budget: r.Budget, Attempt: attempt}
+}
+
+func stripLabels(e Event) Event { e.Labels = nil; return e }
+
+// checkResult asserts the structural invariants every Result must hold.
+func checkResult(t testing.TB, in []Message, res Result, swept bool) {
+	t.Helper()
+	if res.Kept == nil {
+		if !reflect.DeepEqual(res.Messages, in) && !(len(in) == 0 && len(res.Messages) == 0) {
+			t.Fatalf("Kept is nil but Messages differ from the input")
+		}
+	} else {
+		if len(res.Kept) != len(res.Messages) {
+			t.Fatalf("len(Kept)=%d, len(Messages)=%d", len(res.Kept), len(res.Messages))
+		}
+		prev := -1
+		for i, k := range res.Kept {
+			m := res.Messages[i]
+			if k < 0 {
+				if m.Kind != KindBreadcrumb {
+					t.Fatalf("Kept[%d] = -1 but message is %+v", i, m)
+				}
+				continue
+			}
+			if k <= prev {
+				t.Fatalf("Kept not ascending at %d: %v", i, res.Kept)
+			}
+			prev = k
+			o := in[k]
+			if len(m.ToolCalls) != len(o.ToolCalls) {
+				o.ToolCalls = m.ToolCalls // the sweep may strip calls
+			}
+			if !reflect.DeepEqual(m, o) {
+				t.Fatalf("Messages[%d] is not input[%d]", i, k)
+			}
+		}
+	}
+	// No broken pairs: a second sweep finds nothing.
+	if _, rep := SweepOrphans(res.Messages); swept && rep != (SweepReport{}) {
+		t.Fatalf("trimmed history still has orphans: %+v\n%v", rep, render(res.Messages))
+	}
+	// At most one breadcrumb in the leading block.
+	n := 0
+	for _, m := range res.Messages[:leadEnd(res.Messages)] {
+		if m.Kind == KindBreadcrumb {
+			n++
+		}
+	}
+	if n > 1 {
+		t.Fatalf("%d stacked breadcrumbs: %v", n, render(res.Messages))
+	}
+	// Kept plus Dropped account for every input message (breadcrumbs the
+	// trim replaced aside).
+	keptN := 0
+	for _, k := range res.Kept {
+		if k >= 0 {
+			keptN++
+		}
+	}
+	if res.Kept == nil {
+		keptN = len(in)
+	}
+	replaced := 0
+	if res.Trimmed {
+		for _, m := range in[:leadEnd(in)] {
+			if m.Kind == KindBreadcrumb {
+				replaced++
+			}
+		}
+		if replaced > 0 && !hasNewBreadcrumb(res) {
+			replaced = 0 // WithoutBreadcrumb keeps the old ones
+		}
+	}
+	if keptN+len(res.Dropped)+replaced != len(in) {
+		t.Fatalf("kept %d + dropped %d + replaced %d != %d input messages", keptN, len(res.Dropped), replaced, len(in))
+	}
+}
+
+func hasNewBreadcrumb(r Result) bool {
+	for _, k := range r.Kept {
+		if k < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTrimRepeatedIsStable(t *testing.T) {
+	in := parse(t, "S:sys", "U:q1", "A:>c1", "T:c1", "A:a1", "U:q2", "A:a2", "U:q3", "A:>c2,c3", "T:c3", "T:c2", "A:a3")
+	first, err := TrimToRecentTurns(in, 70, WithCounter(unit))
+	require.NoError(t, err)
+	require.True(t, first.Trimmed)
+	// The runtime appends a new turn to what it sent and trims again.
+	next := append(clone(first.Messages), parse(t, "U:q4", "A:a4")...)
+	second, err := TrimToRecentTurns(next, 70, WithCounter(unit))
+	require.NoError(t, err)
+	n := 0
+	for _, m := range second.Messages {
+		if m.Kind == KindBreadcrumb {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "breadcrumbs never stack: %v", render(second.Messages))
+	// Trimming a result again with the same budget changes nothing.
+	again, err := TrimToRecentTurns(second.Messages, 70, WithCounter(unit))
+	require.NoError(t, err)
+	assert.False(t, again.Trimmed)
+	assert.Equal(t, second.Messages, again.Messages)
+}
+
+func TestTrimIdempotentWhenTooLarge(t *testing.T) {
+	in := parse(t, "S:sys", "U:q1", "A:a1", "U:q2", "A:a2", "A:a3", "A:a4")
+	first, err := TrimToRecentTurns(in, 40, WithCounter(unit))
+	require.ErrorIs(t, err, ErrLatestTurnTooLarge)
+	var be *BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, BudgetError{Need: 60, Budget: 40}, *be)
+	again, err := TrimToRecentTurns(first.Messages, 40, WithCounter(unit))
+	require.ErrorIs(t, err, ErrLatestTurnTooLarge)
+	assert.Equal(t, first.Messages, again.Messages)
+	assert.False(t, again.Trimmed)
+}
+
+func TestTrimResultAccounting(t *testing.T) {
+	in := parse(t, "S:sys", "T:c0", "U:q1", "A:>c1", "T:c1", "A:a1", "U:q2", "A:a2")
+	res, err := TrimToRecentTurns(in, 40, WithCounter(unit))
+	require.NoError(t, err)
+	assert.Equal(t, 70, res.TokensBefore, "counted after the sweep removed T:c0")
+	assert.Equal(t, 40, res.TokensAfter)
+	assert.Greater(t, res.TokensBefore, res.TokensAfter)
+	assert.LessOrEqual(t, res.TokensAfter, res.Budget)
+	assert.Equal(t, 4, res.DroppedMessages)
+	assert.Equal(t, 1, res.OrphansRemoved)
+	assert.Equal(t, []string{"T:c0", "U:q1", "A:>c1", "T:c1", "A:a1"}, render(res.Dropped), "dropped in input order, orphans included")
+	assert.Equal(t, []int{0, -1, 6, 7}, res.Kept)
+}
+
+func TestTrimInvalidInput(t *testing.T) {
+	tests := []struct {
+		name   string
+		msgs   []Message
+		index  int
+		reason string
+	}{
+		{"unknown role", []Message{{Role: "robot"}}, 0, `unknown role "robot"`},
+		{"unknown kind", []Message{{Role: RoleUser}, {Role: RoleUser, Kind: "pinned"}}, 1, `unknown kind "pinned"`},
+		{"tool without id", []Message{{Role: RoleUser}, {Role: RoleTool}}, 1, "tool message without tool_call_id"},
+		{"tool call id on user", []Message{{Role: RoleUser, ToolCallID: "x"}}, 0, "tool_call_id on a user message"},
+		{"calls on user", []Message{{Role: RoleUser, ToolCalls: []ToolCall{{ID: "a"}}}}, 0, "tool calls on a user message"},
+		{"empty call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: ""}}}}, 0, "tool call 1 has an empty id"},
+		{"duplicate call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: "a"}}}}, 0, `tool call id "a" used twice in one message`},
+		{"kind on tool message", []Message{{Role: RoleTool, ToolCallID: "a", Kind: KindNudge}}, 0, "a nudge message cannot be part of a tool exchange"},
+		{"unknown part", []Message{{Role: RoleUser, Parts: []Part{{Type: "video"}}}}, 0, `part 0 has unknown type "video"`},
+		{"negative part", []Message{{Role: RoleUser, Parts: []Part{{Type: PartImage, Width: -1}}}}, 0, "part 0 has a negative size"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := clone(tc.msgs)
+			_, err := TrimToRecentTurns(tc.msgs, 100)
+			require.ErrorIs(t, err, ErrInvalidMessage)
+			var me *MessageError
+			require.ErrorAs(t, err, &me)
+			assert.Equal(t, tc.index, me.Index)
+			assert.Equal(t, tc.reason, me.Reason)
+			assert.True(t, strings.HasPrefix(err.Error(), "history: "), err.Error())
+			assert.Equal(t, orig, tc.msgs)
+		})
+	}
+}
+
+func TestTrimInvalidBudget(t *testing.T) {
+	for _, b := range []int{0, -1} {
+		res, err := TrimToRecentTurns(parse(t, "U:q"), b)
+		assert.ErrorIs(t, err, ErrInvalidBudget)
+		assert.Nil(t, res.Messages)
+	}
+}
+
+func TestTrimInvalidBreadcrumb(t *testing.T) {
+	_, err := TrimToRecentTurns(parse(t, "U:q"), 100, WithBreadcrumb(Message{Role: RoleTool, ToolCallID: "x"}))
+	var me *MessageError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, -1, me.Index)
+	assert.True(t, errors.Is(err, ErrInvalidMessage))
+}
+
+func TestTrimLabelsAreCopied(t *testing.T) {
+	labels := map[string]string{"session_id": "s1"}
+	opt := WithLabels(labels)
+	labels["session_id"] = "changed after the option was made"
+	in := parse(t, "U:q1", "A:a1", "U:q2", "A:a2")
+	var seen []string
+	for range 2 {
+		_, err := TrimToRecentTurns(in, 30, WithCounter(unit), opt, WithOnTrim(func(e Event) {
+			seen = append(seen, e.Labels["session_id"])
+			e.Labels["session_id"] = "mutated by callback"
+		}))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{"s1", "s1"}, seen, "each event gets its own copy of the labels")
+}
+
+func TestTrimResultDoesNotAliasInput(t *testing.T) {
+	in := parse(t, "U:q1", "A:a1")
+	backing := make([]Message, len(in), len(in)+4)
+	copy(backing, in)
+	res, err := TrimToRecentTurns(backing, 100, WithCounter(unit))
+	require.NoError(t, err)
+	require.Equal(t, len(res.Messages), cap(res.Messages), "no spare capacity to write into")
+	_ = append(res.Messages, Message{Role: RoleUser, Content: "appended"})
+	assert.Equal(t, Message{}, backing[:3][2], "append to the result must not write into the caller's array")
+}
+
+func TestTrimNoTrimPathAllocations(t *testing.T) {
+	in := parse(t, "S:sys", "U:q1", "A:>c1", "T:c1", "A:a1", "U:q2", "A:a2")
+	allocs := testing.AllocsPerRun(100, func() {
+		_, _ = TrimToRecentTurns(in, 1000)
+	})
+	assert.Zero(t, allocs, "a history that fits must cost no allocation")
+}
+
+func TestTrimAllocationsIndependentOfLength(t *testing.T) {
+	// Pooled scratch memory survives only until the next GC; keep the
+	// collector out of the measurement so that it counts what a trim asks
+	// for, not when the runtime happened to empty the pool.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	small := synth(100, 200)
+	large := synth(10000, 200)
+	a := testing.AllocsPerRun(20, func() { _, _ = TrimToRecentTurns(small, 2000) })
+	b := testing.AllocsPerRun(20, func() { _, _ = TrimToRecentTurns(large, 2000) })
+	assert.Equal(t, a, b, "allocations must not grow with history length")
+	assert.LessOrEqual(t, b, 8.0)
+}
+
+func TestEstimateNilCounter(t *testing.T) {
+	in := parse(t, "U:hello there", "A:hi")
+	assert.Equal(t, Estimate(in, Heuristic), Estimate(in, nil))
+}
