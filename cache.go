@@ -1,0 +1,206 @@
+package history
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"slices"
+	"sync"
+)
+
+// DefaultCacheCapacity is the number of messages a cache made by NewCache
+// holds when it is given a capacity of zero or less.
+const DefaultCacheCapacity = 8192
+
+// NewCache returns a Counter that memoizes c's per-message counts, so that a
+// runtime which trims its history before every request tokenizes each
+// message once, not once per request: with an exact counter, re-trimming a
+// history with one new message costs one tokenization plus a hash of each
+// message.
+//
+// Entries are keyed by message content, not by position: every field of the
+// Message (role, content, name, kind, tool-call ID, every tool call and every
+// part) takes part in the key, so the same message anywhere in any history
+// hits, and a changed message misses. A hit is verified by comparing the
+// stored message with the one asked about, field by field, so a hash
+// collision can never return another message's count. To make that
+// comparison possible the cache keeps each cached message's strings
+// reachable (it does not copy them; Parts and ToolCalls slices are cloned so
+// later changes by the caller cannot alter a stored key).
+//
+// The cache holds at most capacity messages and evicts the least recently
+// used one beyond that. A capacity of zero or less means
+// DefaultCacheCapacity. A nil c means Heuristic (which is already cheaper
+// than a cache lookup: caching pays off for exact counters).
+//
+// The returned Counter is safe for concurrent use if c is. c is called
+// without the cache's lock held, so concurrent misses on different messages
+// tokenize in parallel (two goroutines missing on the same message may both
+// call c; they store the same count). Hits do not allocate. The hash seed is
+// random per cache, which affects no result.
+func NewCache(c Counter, capacity int) Counter {
+	if c == nil {
+		c = Heuristic
+	}
+	if capacity <= 0 {
+		capacity = DefaultCacheCapacity
+	}
+	return &cache{
+		counter:  c,
+		seed:     maphash.MakeSeed(),
+		capacity: capacity,
+		entries:  make(map[uint64]*cacheEntry, min(capacity, 1024)),
+	}
+}
+
+type cache struct {
+	counter  Counter
+	seed     maphash.Seed
+	capacity int
+
+	mu      sync.Mutex
+	entries map[uint64]*cacheEntry
+	// head is the most recently used entry, tail the least; the list is
+	// intrusive so that a hit only relinks pointers.
+	head, tail *cacheEntry
+}
+
+// cacheEntry is immutable after it is published in entries, except for its
+// list links, which only change under cache.mu.
+type cacheEntry struct {
+	key        uint64
+	msg        Message // the key material, compared on every hit
+	tokens     int
+	prev, next *cacheEntry
+}
+
+// CountMessage returns the count of m from the cache, or from the wrapped
+// Counter on a miss.
+func (c *cache) CountMessage(m Message) int {
+	return c.count(&m, c.hash(&m))
+}
+
+func (c *cache) count(m *Message, key uint64) int {
+	c.mu.Lock()
+	e := c.entries[key]
+	if e != nil {
+		c.toFront(e)
+	}
+	c.mu.Unlock()
+	// The comparison runs outside the lock: e.msg is immutable. For the
+	// same message from the same history the strings share memory and
+	// compare in constant time.
+	if e != nil && sameMessage(&e.msg, m) {
+		return e.tokens
+	}
+
+	n := c.counter.CountMessage(*m)
+
+	ne := &cacheEntry{key: key, msg: *m, tokens: n}
+	ne.msg.Parts = slices.Clone(m.Parts)
+	ne.msg.ToolCalls = slices.Clone(m.ToolCalls)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.entries[key]; old != nil {
+		if sameMessage(&old.msg, m) {
+			// Another goroutine stored it meanwhile.
+			c.toFront(old)
+			return n
+		}
+		// A different message with the same hash: the newer one replaces
+		// it (either way, lookups stay exact).
+		c.unlink(old)
+	}
+	c.entries[key] = ne
+	c.pushFront(ne)
+	for len(c.entries) > c.capacity {
+		t := c.tail
+		c.unlink(t)
+		delete(c.entries, t.key)
+	}
+	return n
+}
+
+func (c *cache) toFront(e *cacheEntry) {
+	if c.head == e {
+		return
+	}
+	c.unlink(e)
+	c.pushFront(e)
+}
+
+func (c *cache) pushFront(e *cacheEntry) {
+	e.prev, e.next = nil, c.head
+	if c.head != nil {
+		c.head.prev = e
+	}
+	c.head = e
+	if c.tail == nil {
+		c.tail = e
+	}
+}
+
+func (c *cache) unlink(e *cacheEntry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		c.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		c.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+}
+
+// hash digests every field of m. Each string is preceded by its length and
+// each variable-length list by its element count, so that different
+// messages cannot produce the same byte stream by shifting text between
+// fields.
+func (c *cache) hash(m *Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	hashString(&h, string(m.Role))
+	hashString(&h, m.Content)
+	hashString(&h, m.Name)
+	hashString(&h, string(m.Kind))
+	hashString(&h, m.ToolCallID)
+	hashInt(&h, uint64(len(m.ToolCalls)))
+	for i := range m.ToolCalls {
+		tc := &m.ToolCalls[i]
+		hashString(&h, tc.ID)
+		hashString(&h, tc.Name)
+		hashString(&h, tc.Arguments)
+	}
+	hashInt(&h, uint64(len(m.Parts)))
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		hashString(&h, string(p.Type))
+		hashString(&h, p.Text)
+		hashInt(&h, uint64(p.Tokens))
+		hashInt(&h, uint64(p.Width))
+		hashInt(&h, uint64(p.Height))
+		hashString(&h, p.Detail)
+		hashString(&h, p.MIMEType)
+		hashInt(&h, uint64(p.Size))
+	}
+	return h.Sum64()
+}
+
+func hashString(h *maphash.Hash, s string) {
+	hashInt(h, uint64(len(s)))
+	h.WriteString(s)
+}
+
+func hashInt(h *maphash.Hash, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	h.Write(b[:])
+}
+
+// sameMessage reports whether a and b are equal in every field.
+func sameMessage(a, b *Message) bool {
+	return a.Role == b.Role && a.Content == b.Content && a.Name == b.Name &&
+		a.Kind == b.Kind && a.ToolCallID == b.ToolCallID &&
+		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Parts, b.Parts)
+}

@@ -1,0 +1,337 @@
+package history
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// countingCounter counts with Heuristic and records every message it is
+// asked about.
+type countingCounter struct {
+	mu   sync.Mutex
+	seen []Message
+}
+
+func (c *countingCounter) CountMessage(m Message) int {
+	c.mu.Lock()
+	c.seen = append(c.seen, m)
+	c.mu.Unlock()
+	return Heuristic.CountMessage(m)
+}
+
+func (c *countingCounter) reset() []Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.seen
+	c.seen = nil
+	return s
+}
+
+// agentHistory builds a plausible agent conversation of n turns, each a user
+// message, an assistant tool call, its result and an assistant answer.
+func agentHistory(turns int) []Message {
+	msgs := []Message{{Role: RoleSystem, Content: "You are a coding agent."}}
+	for i := range turns {
+		id := "call_" + strconv.Itoa(i)
+		msgs = append(msgs,
+			Message{Role: RoleUser, Content: "Please look at file " + strconv.Itoa(i) + strings.Repeat(" and explain it", 10)},
+			Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: "read_file", Arguments: `{"path":"f` + strconv.Itoa(i) + `.go"}`}}},
+			Message{Role: RoleTool, ToolCallID: id, Content: strings.Repeat("package main // line "+strconv.Itoa(i)+"\n", 40)},
+			Message{Role: RoleAssistant, Content: "File " + strconv.Itoa(i) + " defines a main package."},
+		)
+	}
+	return msgs
+}
+
+// TestCacheTokenizesOnlyNewMessage is the runtime pattern the cache exists
+// for: trim before every request with the history grown by one message.
+// After the first trim, only the new message reaches the wrapped counter,
+// both when the history fits and when turns are dropped.
+func TestCacheTokenizesOnlyNewMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget int
+		reason string
+	}{
+		{"fits", 1 << 30, "no-trim path: every message counted once, then served from the cache"},
+		{"trims", 2000, "trim path: the breadcrumb and the old turns are cached too"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := &countingCounter{}
+			c := NewCache(inner, 0)
+			msgs := agentHistory(50)
+			first, err := TrimToRecentTurns(msgs, tc.budget, WithCounter(c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.budget < 1<<30 && !first.Trimmed {
+				t.Fatalf("budget %d did not trim; the test needs a trimming case", tc.budget)
+			}
+			if n := len(inner.reset()); n < len(msgs) {
+				t.Fatalf("first trim counted %d messages, want at least %d", n, len(msgs))
+			}
+			for step := range 5 {
+				next := Message{Role: RoleUser, Content: fmt.Sprintf("follow-up question %d", step)}
+				if step%2 == 1 {
+					next = Message{Role: RoleAssistant, Content: fmt.Sprintf("answer %d", step)}
+				}
+				msgs = append(msgs[:len(msgs):len(msgs)], next)
+				res, err := TrimToRecentTurns(msgs, tc.budget, WithCounter(c))
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen := inner.reset()
+				if len(seen) != 1 || !sameMessage(&seen[0], &next) {
+					t.Fatalf("step %d: the counter saw %d messages %v, want only the new one (%s)", step, len(seen), seen, tc.reason)
+				}
+				// Cached counts must equal uncached ones.
+				plain, _ := TrimToRecentTurns(msgs, tc.budget)
+				if res.TokensBefore != plain.TokensBefore || res.TokensAfter != plain.TokensAfter {
+					t.Fatalf("step %d: cached tokens %d/%d, uncached %d/%d", step, res.TokensBefore, res.TokensAfter, plain.TokensBefore, plain.TokensAfter)
+				}
+			}
+		})
+	}
+}
+
+func TestCacheKeyedByContent(t *testing.T) {
+	inner := &countingCounter{}
+	c := NewCache(inner, 0)
+	base := Message{Role: RoleAssistant, Content: "x", Name: "n", ToolCalls: []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}},
+		Parts: []Part{{Type: PartImage, Width: 100, Height: 100}}}
+	c.CountMessage(base)
+	inner.reset()
+	// The same content in a fresh value (different backing memory) hits.
+	clone := base
+	clone.Content = strings.Clone(base.Content)
+	clone.ToolCalls = []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}
+	clone.Parts = []Part{{Type: PartImage, Width: 100, Height: 100}}
+	c.CountMessage(clone)
+	if n := len(inner.reset()); n != 0 {
+		t.Fatalf("an equal message in new memory missed (%d counts)", n)
+	}
+	variants := []struct {
+		reason string
+		edit   func(*Message)
+	}{
+		{"role", func(m *Message) { m.Role = RoleUser }},
+		{"content", func(m *Message) { m.Content = "y" }},
+		{"name", func(m *Message) { m.Name = "" }},
+		{"kind", func(m *Message) { m.Kind = KindNudge }},
+		{"tool call id field", func(m *Message) { m.ToolCallID = "1" }},
+		{"call id", func(m *Message) { m.ToolCalls = []ToolCall{{ID: "2", Name: "f", Arguments: "{}"}} }},
+		{"call name", func(m *Message) { m.ToolCalls = []ToolCall{{ID: "1", Name: "g", Arguments: "{}"}} }},
+		{"call arguments", func(m *Message) { m.ToolCalls = []ToolCall{{ID: "1", Name: "f", Arguments: "{ }"}} }},
+		{"no calls", func(m *Message) { m.ToolCalls = nil }},
+		{"image width", func(m *Message) { m.Parts = []Part{{Type: PartImage, Width: 101, Height: 100}} }},
+		{"image detail", func(m *Message) { m.Parts = []Part{{Type: PartImage, Width: 100, Height: 100, Detail: "low"}} }},
+		{"part tokens", func(m *Message) { m.Parts = []Part{{Type: PartImage, Width: 100, Height: 100, Tokens: 5}} }},
+		{"field shift", func(m *Message) { m.Content, m.Name = "xn", "" }},
+	}
+	for _, v := range variants {
+		m := base
+		v.edit(&m)
+		c.CountMessage(m)
+		if n := len(inner.reset()); n != 1 {
+			t.Errorf("%s changed: %d counts, want 1 (a miss)", v.reason, n)
+		}
+	}
+	// Mutating the caller's slice after caching must not alter the key.
+	calls := []ToolCall{{ID: "9", Name: "f"}}
+	m := Message{Role: RoleAssistant, ToolCalls: calls}
+	c.CountMessage(m)
+	calls[0].Name = "a much longer tool name that costs more tokens"
+	if got, want := c.CountMessage(m), Heuristic.CountMessage(m); got != want {
+		t.Errorf("after the caller mutated ToolCalls: cached %d, want %d", got, want)
+	}
+}
+
+// TestCacheCollision forces every message onto one hash value: counts must
+// stay exact.
+func TestCacheCollision(t *testing.T) {
+	inner := &countingCounter{}
+	c := NewCache(inner, 4).(*cache)
+	a := Message{Role: RoleUser, Content: "short"}
+	b := Message{Role: RoleUser, Content: strings.Repeat("a much longer message ", 20)}
+	for range 3 {
+		for _, m := range []Message{a, b} {
+			if got, want := c.count(&m, 42), Heuristic.CountMessage(m); got != want {
+				t.Fatalf("colliding key: got %d, want %d", got, want)
+			}
+		}
+	}
+	if len(c.entries) != 1 {
+		t.Errorf("%d entries for one key", len(c.entries))
+	}
+}
+
+func TestCacheCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		capacity, want int
+		reason         string
+	}{
+		{3, 3, "bounded by capacity"},
+		{1, 1, "capacity one"},
+		{0, DefaultCacheCapacity, "zero means the default"},
+		{-5, DefaultCacheCapacity, "negative means the default"},
+	} {
+		inner := &countingCounter{}
+		c := NewCache(inner, tc.capacity).(*cache)
+		msgs := make([]Message, DefaultCacheCapacity+10)
+		for i := range msgs {
+			msgs[i] = Message{Role: RoleUser, Content: strconv.Itoa(i)}
+			c.CountMessage(msgs[i])
+		}
+		if len(c.entries) != tc.want {
+			t.Errorf("capacity %d: %d entries, want %d: %s", tc.capacity, len(c.entries), tc.want, tc.reason)
+		}
+		inner.reset()
+		// The most recent tc.want messages hit; the one before them missed.
+		last := msgs[len(msgs)-tc.want:]
+		for i := len(last) - 1; i >= 0; i-- {
+			c.CountMessage(last[i])
+		}
+		if n := len(inner.reset()); n != 0 {
+			t.Errorf("capacity %d: %d misses among the most recent messages, want 0", tc.capacity, n)
+		}
+		c.CountMessage(msgs[len(msgs)-tc.want-1])
+		if n := len(inner.reset()); n != 1 {
+			t.Errorf("capacity %d: the evicted message did not miss", tc.capacity)
+		}
+	}
+}
+
+// TestCacheLRU checks that a hit protects an entry from eviction.
+func TestCacheLRU(t *testing.T) {
+	inner := &countingCounter{}
+	c := NewCache(inner, 2)
+	a, b, d := Message{Role: RoleUser, Content: "a"}, Message{Role: RoleUser, Content: "b"}, Message{Role: RoleUser, Content: "d"}
+	c.CountMessage(a)
+	c.CountMessage(b)
+	c.CountMessage(a) // a is now the most recent
+	c.CountMessage(d) // evicts b
+	inner.reset()
+	c.CountMessage(a)
+	if len(inner.reset()) != 0 {
+		t.Error("a was evicted although recently used")
+	}
+	c.CountMessage(b)
+	if len(inner.reset()) != 1 {
+		t.Error("b was not evicted")
+	}
+}
+
+func TestCacheNilCounter(t *testing.T) {
+	m := Message{Role: RoleUser, Content: "hello there"}
+	if got, want := NewCache(nil, 1).CountMessage(m), Heuristic.CountMessage(m); got != want {
+		t.Errorf("nil counter: %d, want Heuristic %d", got, want)
+	}
+}
+
+// TestCacheConcurrent hammers one small cache from many goroutines (run
+// with -race): every count must be right and the bound must hold.
+func TestCacheConcurrent(t *testing.T) {
+	c := NewCache(CounterFunc(func(m Message) int { return len(m.Content) + 1 }), 16).(*cache)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				s := strings.Repeat("x", (i*7+g)%40)
+				if got := c.CountMessage(Message{Role: RoleUser, Content: s}); got != len(s)+1 {
+					t.Errorf("count of %d bytes = %d", len(s), got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for e := c.head; e != nil; e = e.next {
+		n++
+	}
+	if len(c.entries) > 16 || n != len(c.entries) {
+		t.Errorf("%d entries, %d in the list; want at most 16 and equal", len(c.entries), n)
+	}
+}
+
+// TestCacheHitAllocs locks in that hits, and a no-trim TrimToRecentTurns
+// through a warm cache, allocate nothing.
+func TestCacheHitAllocs(t *testing.T) {
+	c := NewCache(Heuristic, 0)
+	msgs := agentHistory(100)
+	for i := range msgs {
+		c.CountMessage(msgs[i])
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		for i := range msgs {
+			c.CountMessage(msgs[i])
+		}
+	}); a != 0 {
+		t.Errorf("cache hits: %v allocations per run, want 0", a)
+	}
+	if raceEnabled() {
+		t.Skip("the race detector makes sync.Pool drop items at random, so the trimmer's pooled scratch memory allocates; measured without -race")
+	}
+	opt := WithCounter(c)
+	if _, err := TrimToRecentTurns(msgs, 1<<30, opt); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		if _, err := TrimToRecentTurns(msgs, 1<<30, opt); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("no-trim path through a warm cache: %v allocations per run, want 0", a)
+	}
+}
+
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+func BenchmarkCacheHit(b *testing.B) {
+	c := NewCache(Heuristic, 0)
+	msgs := agentHistory(250) // 1001 messages
+	size := 0
+	for i := range msgs {
+		c.CountMessage(msgs[i])
+		size += len(msgs[i].Content)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range msgs {
+			c.CountMessage(msgs[i])
+		}
+	}
+}
+
+func ExampleNewCache() {
+	var calls int
+	slow := CounterFunc(func(m Message) int { calls++; return Heuristic.CountMessage(m) })
+	c := NewCache(slow, 1000)
+	msgs := []Message{{Role: RoleUser, Content: "hi"}, {Role: RoleAssistant, Content: "hello"}}
+	TrimToRecentTurns(msgs, 1000, WithCounter(c))
+	msgs = append(msgs, Message{Role: RoleUser, Content: "how are you?"})
+	TrimToRecentTurns(msgs, 1000, WithCounter(c))
+	fmt.Println("messages counted:", calls)
+	// Output: messages counted: 3
+}
