@@ -1,0 +1,160 @@
+package history
+
+import (
+	"reflect"
+	"strconv"
+	"testing"
+)
+
+// genHistory turns fuzz bytes into a history: roles, kinds, tool calls
+// (parallel ones too), results in any order, orphans, unanswered calls and
+// reused ids. Every generated message is valid, so any error other than
+// ErrLatestTurnTooLarge is a bug.
+func genHistory(data []byte) []Message {
+	var msgs []Message
+	next := 0
+	var open []string // ids of the latest assistant calls
+	text := func(b byte) string { return string(make([]byte, int(b%40))) + "x" }
+	for i := 0; i+1 < len(data); i += 2 {
+		op, arg := data[i]%12, data[i+1]
+		switch op {
+		case 0:
+			msgs = append(msgs, Message{Role: RoleSystem, Content: text(arg)})
+		case 1, 2:
+			msgs = append(msgs, Message{Role: RoleUser, Content: text(arg)})
+		case 3:
+			msgs = append(msgs, Message{Role: RoleAssistant, Content: text(arg)})
+		case 4, 5: // assistant with 1..4 parallel calls
+			m := Message{Role: RoleAssistant}
+			if arg&1 == 0 {
+				m.Content = text(arg)
+			}
+			open = open[:0]
+			for range int(arg%4) + 1 {
+				id := "c" + strconv.Itoa(next%7) // ids are reused across exchanges
+				next++
+				if slicesContains(open, id) {
+					continue
+				}
+				open = append(open, id)
+				m.ToolCalls = append(m.ToolCalls, ToolCall{ID: id, Name: "fn", Arguments: text(arg)})
+			}
+			msgs = append(msgs, m)
+		case 6, 7: // a result for one of the open calls (or an orphan)
+			id := "zz"
+			if len(open) > 0 && arg%5 != 0 {
+				id = open[int(arg)%len(open)]
+			}
+			msgs = append(msgs, Message{Role: RoleTool, ToolCallID: id, Content: text(arg)})
+		case 8:
+			msgs = append(msgs, Message{Role: RoleUser, Content: text(arg), Kind: KindNudge})
+		case 9:
+			msgs = append(msgs, Message{Role: RoleUser, Content: text(arg), Kind: KindSummary})
+		case 10:
+			msgs = append(msgs, Breadcrumb())
+		case 11: // answer every open call, in reverse order
+			for j := len(open) - 1; j >= 0; j-- {
+				msgs = append(msgs, Message{Role: RoleTool, ToolCallID: open[j], Content: text(arg)})
+			}
+			open = open[:0]
+		}
+	}
+	return msgs
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func FuzzTrimToRecentTurns(f *testing.F) {
+	f.Add([]byte{0, 9, 1, 3, 4, 2, 11, 0, 3, 5, 1, 7, 3, 1}, uint16(40))
+	f.Add([]byte{0, 0, 10, 0, 1, 1, 3, 3, 1, 2, 4, 3, 6, 1, 6, 2, 3, 3}, uint16(25))
+	f.Add([]byte{9, 1, 1, 1, 5, 0, 7, 0, 4, 1, 1, 2, 6, 5, 11, 1}, uint16(10))
+	f.Add([]byte{6, 1, 1, 2, 4, 4, 4, 4, 11, 1, 8, 3, 2, 9, 11, 2}, uint16(200))
+	f.Fuzz(func(t *testing.T, data []byte, budget16 uint16) {
+		msgs := genHistory(data)
+		budget := int(budget16%400) + 1
+		orig := clone(msgs)
+		var events []Event
+		trim := func(in []Message) (Result, error) {
+			events = events[:0]
+			return TrimToRecentTurns(in, budget, WithOnTrim(func(e Event) { events = append(events, e) }))
+		}
+		res, err := trim(msgs)
+		if err != nil && !isTooLarge(err) {
+			t.Fatalf("unexpected error %v for %v", err, render(msgs))
+		}
+		// 8: input untouched.
+		if !reflect.DeepEqual(orig, msgs) {
+			t.Fatal("input modified")
+		}
+		// 10: one event exactly when trimmed, with the Result's numbers.
+		if res.Trimmed != (len(events) == 1) || len(events) > 1 {
+			t.Fatalf("trimmed=%v events=%d", res.Trimmed, len(events))
+		}
+		if res.Trimmed && !reflect.DeepEqual(stripLabels(events[0]), eventOf(res, ReasonBudget, 0)) {
+			t.Fatalf("event %+v does not match result", events[0])
+		}
+		// Structure: no orphans, no stacked breadcrumbs, Kept/Dropped coherent.
+		checkResult(t, msgs, res, true)
+		if got := Estimate(res.Messages, nil); got != res.TokensAfter {
+			t.Fatalf("TokensAfter %d, recount %d", res.TokensAfter, got)
+		}
+		swept, _ := SweepOrphans(msgs)
+		turns := Turns(swept)
+		if res.KeptTurns+res.DroppedTurns != len(turns) {
+			t.Fatalf("kept %d + dropped %d turns != %d", res.KeptTurns, res.DroppedTurns, len(turns))
+		}
+		switch {
+		case res.TokensBefore <= budget:
+			// 3: fits, returned unchanged.
+			if res.Trimmed || res.TokensAfter != res.TokensBefore || !reflect.DeepEqual(res.Messages, swept) {
+				t.Fatalf("history that fits was changed")
+			}
+		case err == nil:
+			// 4: fits after trimming, and dropping one turn fewer would not.
+			if res.TokensAfter > budget {
+				t.Fatalf("over budget without error: %d > %d", res.TokensAfter, budget)
+			}
+			// (With one turn dropped the alternative is no trim at all,
+			// which did not fit.)
+			if res.DroppedTurns > 1 {
+				back := turns[res.DroppedTurns-1]
+				if res.TokensAfter+Estimate(swept[back.Start:back.End], nil) <= budget {
+					t.Fatalf("dropped turn %d although it would have fit", res.DroppedTurns-1)
+				}
+			}
+		default:
+			// 5: only the latest turn is left, and it does not fit.
+			if res.KeptTurns > 1 || res.TokensAfter <= budget {
+				t.Fatalf("too-large error with %d turns kept, %d tokens", res.KeptTurns, res.TokensAfter)
+			}
+		}
+		if len(turns) > 0 {
+			last := turns[len(turns)-1]
+			if !reflect.DeepEqual(res.Messages[len(res.Messages)-last.Len():], swept[last.Start:]) {
+				t.Fatal("latest turn not kept whole")
+			}
+		}
+		// 8: deterministic and stable: the same call again, and a trim of
+		// the result, change nothing.
+		again, err2 := trim(msgs)
+		if !reflect.DeepEqual(again, res) || (err == nil) != (err2 == nil) {
+			t.Fatal("not deterministic")
+		}
+		re, _ := TrimToRecentTurns(res.Messages, budget)
+		if re.Trimmed || !reflect.DeepEqual(re.Messages, res.Messages) {
+			t.Fatalf("trimming a result again changed it:\n%v\n%v", render(res.Messages), render(re.Messages))
+		}
+	})
+}
+
+func isTooLarge(err error) bool {
+	_, ok := err.(*BudgetError)
+	return ok
+}
