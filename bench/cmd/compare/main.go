@@ -1,0 +1,173 @@
+// Command compare times history.TrimToRecentTurns against the HeadOut
+// strategy of trpc-agent-go v1.11.2 on identical inputs built from the
+// shared corpus, in one process, and checks both outputs side by side.
+//
+// Usage (from the bench module):
+//
+//	go run ./cmd/compare [-corpus DIR] [-sizes 1000,10000,40000,100000] [-fraction 0.5] [-rounds 3] [-export DIR]
+//
+// With -export it also writes each input as DIR/<size>.jsonl (one
+// history.Message per line) with its budget in DIR/<size>.budget, for the
+// LangChain.js script in bench/langchain.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	history "github.com/histrim/history"
+	"github.com/histrim/history/bench/compare"
+	"github.com/histrim/history/bench/corpus"
+)
+
+func main() {
+	dir := flag.String("corpus", corpus.DefaultDir, "directory of the shared corpus (*.jsonl)")
+	sizes := flag.String("sizes", "1000,10000,40000,100000", "input sizes in messages, comma-separated")
+	fraction := flag.Float64("fraction", 0.5, "budget as a fraction of the input's tokens")
+	rounds := flag.Int("rounds", 3, "alternating measurement rounds per size (the median is reported)")
+	export := flag.String("export", "", "if set, write the inputs as JSONL into this directory and skip timing")
+	flag.Parse()
+	log.SetFlags(0)
+
+	convs, err := corpus.Load(*dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var ns []int
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			log.Fatalf("bad size %q", f)
+		}
+		ns = append(ns, n)
+	}
+
+	if *export != "" {
+		if err := exportInputs(*export, convs, ns, *fraction); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+
+	fmt.Printf("go %s, GOMAXPROCS %d, budget = %.2f x input tokens, median of %d alternating rounds\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), *fraction, *rounds)
+	for _, c := range []compare.Counting{compare.Runes, compare.Bytes} {
+		fmt.Printf("\nCounter on both sides: %s\n\n", c)
+		fmt.Println("| messages | input tokens | budget | ours ns/op | peer ns/op | ours/peer time | peer/ours speed-up | ours allocs/op | peer allocs/op | ours B/op | peer B/op |")
+		fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, n := range ns {
+			in := compare.NewInput(strconv.Itoa(n), corpus.History(convs, n), *fraction, c)
+			o, p := compare.Measure(in, *rounds)
+			fmt.Printf("| %d | %d | %d | %.0f | %.0f | %.2f | %.2fx | %d | %d | %d | %d |\n",
+				n, in.Total, in.Budget, o.NsPerOp, p.NsPerOp, o.NsPerOp/p.NsPerOp, p.NsPerOp/o.NsPerOp,
+				o.AllocsPerOp, p.AllocsPerOp, o.BytesPerOp, p.BytesPerOp)
+		}
+	}
+
+	fmt.Println("\nOutputs on the same inputs:")
+	fmt.Println("\n| input | side | messages | tokens | fits | pairs intact | orphans | keeps last message | error |")
+	fmt.Println("|---|---|---:|---:|---|---|---:|---|---|")
+	for _, n := range ns {
+		in := compare.NewInput(strconv.Itoa(n), corpus.History(convs, n), *fraction, compare.Runes)
+		printChecks(in.Name+" msgs", in)
+	}
+	correctness(convs)
+}
+
+func printChecks(name string, in compare.Input) {
+	o, p, oe, pe := compare.Outputs(in)
+	row := func(side string, c compare.Check, err error) {
+		e := ""
+		if err != nil {
+			e = err.Error()
+		}
+		fmt.Printf("| %s | %s | %d | %d | %v | %v | %d | %v | %s |\n", name, side, c.Messages, c.Tokens, c.Fits, c.Paired, c.Broken, c.KeepsLast, e)
+	}
+	row("ours", o, oe)
+	row("peer", p, pe)
+}
+
+// correctness compares the two on the raw corpus files (as published, with
+// their trailing unanswered calls) at half their size, and on histories
+// that fit their budget.
+func correctness(convs []corpus.Conversation) {
+	var (
+		files, oursBroken, peerBroken, oursOver, peerOver int
+		fitFiles, oursChanged, peerChanged, peerDropsLast int
+	)
+	for _, c := range convs {
+		if len(c.Raw) < 3 {
+			continue
+		}
+		files++
+		in := compare.NewInput(c.Name, c.Raw, 0.5, compare.Runes)
+		o, p, _, _ := compare.Outputs(in)
+		if !o.Paired {
+			oursBroken++
+		}
+		if !p.Paired {
+			peerBroken++
+		}
+		if !o.Fits {
+			oursOver++
+		}
+		if !p.Fits {
+			peerOver++
+		}
+
+		// Nothing to trim: the cleaned conversation fits its budget.
+		fit := compare.NewInput(c.Name, c.Messages, 1, compare.Runes)
+		fitFiles++
+		r, _ := compare.Ours(fit.Ours, fit.Budget, fit.Count)
+		if len(r.Messages) != len(fit.Ours) {
+			oursChanged++
+		}
+		pm, _ := compare.PeerTrim(compare.Peer(fit.Count), fit.Peer, fit.Budget)
+		if len(pm) != len(fit.Peer) {
+			peerChanged++
+		}
+		if last := fit.Ours[len(fit.Ours)-1]; last.Role == history.RoleAssistant && len(pm) < len(fit.Peer) {
+			peerDropsLast++
+		}
+	}
+	fmt.Println("\n(peer orphans: it drops tool results whose content is empty, leaving their calls unanswered)")
+	fmt.Printf("\nRaw corpus files (%d, as published, budget = half their tokens):\n", files)
+	fmt.Printf("- outputs with broken tool pairs: ours %d, peer %d\n", oursBroken, peerBroken)
+	fmt.Printf("- outputs over budget: ours %d, peer %d (ours reports ErrLatestTurnTooLarge for each)\n", oursOver, peerOver)
+	fmt.Printf("Cleaned files that fit their budget (%d): changed by ours %d, by peer %d (peer dropped a trailing assistant message in %d)\n",
+		fitFiles, oursChanged, peerChanged, peerDropsLast)
+}
+
+func exportInputs(dir string, convs []corpus.Conversation, ns []int, fraction float64) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, n := range ns {
+		in := compare.NewInput(strconv.Itoa(n), corpus.History(convs, n), fraction, compare.Runes)
+		f, err := os.Create(filepath.Join(dir, in.Name+".jsonl"))
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(f)
+		for _, m := range in.Ours {
+			if err := enc.Encode(m); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, in.Name+".budget"), []byte(strconv.Itoa(in.Budget)+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
