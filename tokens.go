@@ -1,6 +1,7 @@
 package history
 
 import (
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,10 +33,13 @@ func (f CounterFunc) CountMessage(m Message) int { return f(m) }
 // allocates and is safe for concurrent use.
 var Heuristic Counter = heuristic{}
 
-// Framing overhead shared by the heuristic and documented in docs/tokens.md:
-// OpenAI's chat format spends 3 tokens per message and 1 per author name.
+// Framing overhead shared by the heuristic and the exact counters, as
+// documented in docs/tokens.md: OpenAI's chat format spends 3 tokens per
+// message plus its role (one token for each of the four roles), 1 per author
+// name, and 3 per tool call besides its name and arguments.
 const (
 	tokensPerMessage  = 3
+	tokensPerRole     = 1
 	tokensPerName     = 1
 	tokensPerToolCall = 3
 )
@@ -44,15 +48,18 @@ type heuristic struct{}
 
 func (heuristic) CountMessage(m Message) int {
 	n := tokensPerMessage + EstimateText(m.Content)
+	switch m.Role {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		n += tokensPerRole
+	default:
+		n += EstimateText(string(m.Role))
+	}
 	if m.Name != "" {
 		n += tokensPerName + EstimateText(m.Name)
 	}
-	if m.ToolCallID != "" {
-		n += EstimateText(m.ToolCallID)
-	}
 	for i := range m.ToolCalls {
 		c := &m.ToolCalls[i]
-		n += tokensPerToolCall + EstimateText(c.ID) + EstimateText(c.Name) + EstimateText(c.Arguments)
+		n += tokensPerToolCall + EstimateText(c.Name) + EstimateText(c.Arguments)
 	}
 	for i := range m.Parts {
 		n += PartTokens(m.Parts[i], EstimateText)
@@ -74,48 +81,93 @@ func Estimate(msgs []Message, c Counter) int {
 	return n
 }
 
-// Heuristic text rates, calibrated on the shared corpus of real transcripts
-// against o200k_base (see docs/tokens.md for the measured error). Rates are
-// fixed-point: tokens = units/rateScale.
+// Heuristic text rates, fitted on the shared corpus of real agent transcripts
+// (code, JSON, shell output, prose) against o200k_base reference counts; see
+// docs/tokens.md for the fit and the measured error. Rates are fixed-point:
+// tokens = ceil(units/rateScale).
+//
+// ASCII bytes fall in three classes: letters (merged into word tokens, about
+// 1 token per 4.8 letters), spaces (mostly absorbed into the following word)
+// and everything else (digits, punctuation, newlines: JSON and code syntax,
+// about 1 token per 1.7 bytes). Non-ASCII text is counted per character.
 const (
-	rateScale    = 1000
-	asciiRate    = 286  // per ASCII byte: about 1 token per 3.5 bytes
-	cjkRate      = 1000 // per CJK, kana or hangul character: about 1 token
-	nonASCIIRate = 500  // per other non-ASCII character (accented Latin, Cyrillic, ...)
-	symbolRate   = 1500 // per emoji or other symbol outside the BMP letters
+	rateScale   = 1000
+	letterRate  = 207  // per ASCII letter
+	spaceRate   = 105  // per ASCII space
+	symbolRate  = 604  // per other ASCII byte: digits, punctuation, control
+	cjkRate     = 1000 // per CJK, kana or hangul character: about 1 token in o200k
+	latinRate   = 600  // per other 2-byte UTF-8 character (accented Latin, Greek, Cyrillic, ...)
+	glyphRate   = 1900 // per other 3-byte character (punctuation, arrows, box drawing, ...), fitted
+	astralRate  = 2000 // per character outside the BMP (emoji, ...)
+	invalidRate = 1000 // per invalid UTF-8 byte
+)
+
+// SWAR masks for classifying eight ASCII bytes at once.
+const (
+	lanes  = 0x0101010101010101
+	highs  = 0x80 * lanes
+	blanks = 0x20 * lanes
 )
 
 // EstimateText estimates the tokens of s without a vocabulary. It is the text
 // rule of Heuristic, exported so that custom Counters can reuse it. It runs in
-// a single pass over s, eight ASCII bytes at a time, and never allocates.
+// a single pass over s, classifying eight ASCII bytes at a time with word
+// arithmetic, and never allocates. The empty string is 0 tokens; any other
+// string at least 1.
 func EstimateText(s string) int {
 	if s == "" {
 		return 0
 	}
-	units := 0
+	// ASCII bytes are tallied by class and priced once at the end.
+	letters, spaces, ascii, units := 0, 0, 0, 0
 	i := 0
 	for i < len(s) {
-		// Fast path: skip runs of ASCII eight bytes at a time.
-		j := i
-		for j+8 <= len(s) && (s[j]|s[j+1]|s[j+2]|s[j+3]|s[j+4]|s[j+5]|s[j+6]|s[j+7])&0x80 == 0 {
-			j += 8
+		// Fast path: eight ASCII bytes at a time. Letters are the bytes
+		// whose lower-cased value lies in 'a'..'z'; spaces the bytes equal
+		// to ' '. With bit 7 clear in every byte, the additions below never
+		// carry into the next byte.
+		for ; i+8 <= len(s); i += 8 {
+			b := s[i : i+8]
+			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+			if w&highs != 0 {
+				break
+			}
+			lower := w | blanks
+			letters += bits.OnesCount64((lower + (0x80-'a')*lanes) &^ (lower + (0x7f-'z')*lanes) & highs)
+			spaces += bits.OnesCount64(((w ^ blanks) + 0x7f*lanes) & highs) // non-spaces
+			ascii += 8
 		}
-		for j < len(s) && s[j] < utf8.RuneSelf {
-			j++
-		}
-		units += (j - i) * asciiRate
-		if j >= len(s) {
+		if i >= len(s) {
 			break
 		}
-		r, size := utf8.DecodeRuneInString(s[j:])
-		units += runeRate(r)
-		i = j + size
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c|0x20 >= 'a' && c|0x20 <= 'z':
+				letters++
+				spaces++
+			case c != ' ':
+				spaces++
+			}
+			ascii++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		units += runeRate(r, size)
+		i += size
 	}
+	spaces = ascii - spaces // the loops counted non-spaces
+	units += letters*letterRate + spaces*spaceRate + (ascii-letters-spaces)*symbolRate
 	return (units + rateScale - 1) / rateScale
 }
 
-func runeRate(r rune) int {
+// runeRate is the cost in units of one non-ASCII character of size bytes.
+func runeRate(r rune, size int) int {
 	switch {
+	case r == utf8.RuneError && size == 1:
+		return invalidRate
 	case r >= 0x1100 && r <= 0x11FF, // Hangul Jamo
 		r >= 0x2E80 && r <= 0x9FFF,   // CJK radicals, kana, CJK unified
 		r >= 0xAC00 && r <= 0xD7AF,   // Hangul syllables
@@ -123,10 +175,12 @@ func runeRate(r rune) int {
 		r >= 0xFF00 && r <= 0xFFEF,   // full-width forms
 		r >= 0x20000 && r <= 0x3FFFF: // CJK extensions
 		return cjkRate
-	case r >= 0x1F000 || (r >= 0x2600 && r <= 0x27BF) || r == utf8.RuneError:
-		return symbolRate
+	case size == 2:
+		return latinRate
+	case size == 3:
+		return glyphRate
 	default:
-		return nonASCIIRate
+		return astralRate
 	}
 }
 
