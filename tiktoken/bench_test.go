@@ -1,7 +1,10 @@
 package tiktoken
 
 import (
+	"strconv"
 	"testing"
+
+	"github.com/histrim/history"
 )
 
 // BenchmarkCountText measures tokenization throughput on every text field
@@ -40,4 +43,61 @@ func BenchmarkInit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// largestConversation returns the corpus conversation with the most bytes.
+func largestConversation(tb testing.TB) corpusConv {
+	convs := loadCorpus(tb)
+	best, bestSize := convs[0], 0
+	for _, c := range convs {
+		size := 0
+		for _, m := range c.msgs {
+			size += len(m.Content)
+			for _, tc := range m.ToolCalls {
+				size += len(tc.Name) + len(tc.Arguments)
+			}
+		}
+		if size > bestSize {
+			best, bestSize = c, size
+		}
+	}
+	return best
+}
+
+// BenchmarkTrimLargest trims the largest corpus conversation to half its
+// size with the exact o200k counter: cold counts every message (no cache),
+// warm trims it again with one new message appended through a warm cache,
+// the per-request pattern of an agent runtime.
+func BenchmarkTrimLargest(b *testing.B) {
+	conv := largestConversation(b)
+	c := mustNew(b, O200kBase)
+	msgs := conv.msgs
+	budget := history.Estimate(msgs, c) / 2
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		b.ReportMetric(float64(len(msgs)), "msgs")
+		for b.Loop() {
+			if _, err := history.TrimToRecentTurns(msgs, budget, history.WithCounter(c)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		cache := history.NewCache(c, 0)
+		opt := history.WithCounter(cache)
+		if _, err := history.TrimToRecentTurns(msgs, budget, opt); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ReportMetric(float64(len(msgs)+1), "msgs")
+		i := 0
+		for b.Loop() {
+			// A new message each iteration, as in a live session.
+			i++
+			next := append(msgs[:len(msgs):len(msgs)], history.Message{Role: history.RoleUser, Content: "next question " + strconv.Itoa(i)})
+			if _, err := history.TrimToRecentTurns(next, budget, opt); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
