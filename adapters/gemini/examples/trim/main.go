@@ -1,0 +1,90 @@
+// Command trim shows the Gemini adapter on an agent loop's history: it
+// builds a conversation with an image, thought signatures and parallel
+// function calls, trims it to a budget before "sending" it, and checks the
+// result against Gemini's pairing rule. It runs offline: no client is
+// created and nothing is sent.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/png"
+	"log"
+	"os"
+	"strings"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/adapters/gemini"
+	"google.golang.org/genai"
+)
+
+func main() {
+	var img bytes.Buffer
+	if err := png.Encode(&img, image.NewGray(image.Rect(0, 0, 800, 600))); err != nil {
+		log.Fatal(err)
+	}
+	system := genai.NewContentFromText("You are a travel assistant.", genai.RoleUser)
+	var contents []*genai.Content
+	for day := 1; day <= 6; day++ {
+		city := []string{"Paris", "Rome", "Oslo", "Lima", "Kyoto", "Cairo"}[day-1]
+		contents = append(contents,
+			&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+				genai.NewPartFromText(fmt.Sprintf("Day %d: plan a walk in %s around this map.", day, city)),
+				genai.NewPartFromBytes(img.Bytes(), "image/png"),
+			}},
+			&genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+				{Text: "I need the weather and the sights.", Thought: true, ThoughtSignature: []byte{0xC0, byte(day)}},
+				genai.NewPartFromFunctionCall("weather", map[string]any{"city": city}),
+				genai.NewPartFromFunctionCall("sights", map[string]any{"city": city}),
+			}},
+			&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+				genai.NewPartFromFunctionResponse("sights", map[string]any{"list": strings.Repeat(city+" museum; ", 30)}),
+				genai.NewPartFromFunctionResponse("weather", map[string]any{"temp_c": 18 + day}),
+			}},
+			genai.NewContentFromText(fmt.Sprintf("Walk plan for %s: %s", city, strings.Repeat("turn left, ", 40)), genai.RoleModel),
+		)
+	}
+
+	budget := history.Budget{Window: 4000, Output: 1000, Reserve: 500}.Input()
+	out, res, err := gemini.Trim(system, contents, budget, history.WithOnTrim(func(e history.Event) {
+		fmt.Printf("event: dropped %d turns (%d messages), %d -> %d tokens, budget %d\n",
+			e.DroppedTurns, e.DroppedMessages, e.TokensBefore, e.TokensAfter, e.Budget)
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("kept %d of %d contents in %d turns\n", len(out), len(contents), res.KeptTurns)
+	for i, c := range out {
+		fmt.Printf("  %d %-5s %s\n", i, c.Role, describe(c))
+	}
+	if err := gemini.Validate(out); err != nil {
+		fmt.Println("invalid:", err)
+		os.Exit(1)
+	}
+	fmt.Println("function calls and responses are paired: ok")
+}
+
+// describe summarises a content's parts.
+func describe(c *genai.Content) string {
+	var s []string
+	for _, p := range c.Parts {
+		switch {
+		case p.FunctionCall != nil:
+			s = append(s, "call "+p.FunctionCall.Name)
+		case p.FunctionResponse != nil:
+			s = append(s, "response "+p.FunctionResponse.Name)
+		case p.InlineData != nil:
+			s = append(s, "image")
+		case p.Thought:
+			s = append(s, fmt.Sprintf("thought (signature %x)", p.ThoughtSignature))
+		default:
+			t := p.Text
+			if len(t) > 40 {
+				t = t[:40] + "..."
+			}
+			s = append(s, fmt.Sprintf("%q", t))
+		}
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,471 @@
+package gemini
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/histrim/history"
+	"google.golang.org/genai"
+)
+
+// Sentinel errors. Test with errors.Is; errors.As with *PairingError gives
+// the position of a pairing violation.
+var (
+	// ErrInvalidContent is wrapped by the errors ToHistory and Trim return
+	// for contents they cannot convert: a nil content or part, a role other
+	// than "user", "model" or "", function calls in a user content or
+	// function responses in a model content, or arguments that do not
+	// encode as JSON.
+	ErrInvalidContent = errors.New("history/gemini: invalid content")
+	// ErrUnpaired is wrapped by *PairingError, which Validate returns.
+	ErrUnpaired = errors.New("history/gemini: function calls and responses are not paired")
+)
+
+// ToHistory converts contents to the messages the core trimmer works on, one
+// message per content except for user contents that hold function responses
+// (one tool message per response, plus one nudge for the other parts). See
+// the package documentation for the mapping and the pairing rule it encodes.
+//
+// The messages carry what the trimmer needs to count and pair, not the
+// payload: inline data is reduced to its size (and an image's dimensions),
+// so converting back is done with Trim, which returns the caller's
+// originals. ToHistory never modifies contents.
+func ToHistory(contents []*genai.Content) ([]history.Message, error) {
+	msgs, _, err := convert(contents)
+	return msgs, err
+}
+
+// Trim returns the longest suffix of whole turns of contents that fits
+// budget tokens together with the system instruction and a breadcrumb, as
+// history.TrimToRecentTurns decides it, mapped back onto the caller's own
+// contents (see the package documentation): kept contents are the caller's
+// pointers, a content the orphan sweep cut down is a new Content over the
+// caller's remaining parts, and the breadcrumb is a new user Content (or
+// model Content, if history.WithBreadcrumb gave it the assistant role).
+//
+// system is the request's system instruction (GenerateContentConfig
+// .SystemInstruction), or nil. Its tokens count toward the budget and it is
+// always kept, but it is not part of the returned contents: keep passing it
+// in the config.
+//
+// The Result describes contents, not the system instruction: Result.Kept
+// indexes the messages of ToHistory(contents) (-1 for the breadcrumb), and
+// Result.Messages is in the same order as the returned contents (one
+// message per content, except that a user content with function responses
+// has one message per response and one for its other parts). Its token figures include
+// the system instruction, as the budget does. opts are the core's options
+// (history.WithCounter, history.WithOnTrim, ...).
+//
+// Errors: a conversion error wraps ErrInvalidContent and comes with an empty
+// Result; otherwise the error is the core's (history.ErrInvalidBudget,
+// *history.MessageError, or a *history.BudgetError wrapping
+// history.ErrLatestTurnTooLarge that comes with usable contents and Result).
+// When nothing needs trimming or sweeping, Trim returns contents itself,
+// clipped to its length.
+func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
+	msgs, slots, err := convert(contents)
+	if err != nil {
+		return nil, history.Result{Budget: budget}, err
+	}
+	all := msgs
+	if system != nil {
+		sys, err := plain(system, history.RoleSystem, -1)
+		if err != nil {
+			return nil, history.Result{Budget: budget}, err
+		}
+		all = make([]history.Message, 0, len(msgs)+1)
+		all = append(append(all, sys), msgs...)
+	}
+	res, err := history.TrimToRecentTurns(all, budget, opts...)
+	if len(res.Messages) == 0 {
+		return nil, res, err
+	}
+	if system != nil {
+		// Report in terms of contents: drop the system message (pinned,
+		// so always first) and shift the indices.
+		res.Messages = res.Messages[1:]
+		if res.Kept != nil {
+			kept := make([]int, len(res.Kept)-1)
+			for j, k := range res.Kept[1:] {
+				kept[j] = k
+				if k > 0 {
+					kept[j] = k - 1
+				}
+			}
+			res.Kept = kept
+		}
+	}
+	return apply(contents, msgs, slots, res), res, err
+}
+
+// slot records where a converted message came from.
+type slot struct {
+	content int   // index into contents; -1 for the breadcrumb
+	msg     int   // index into the converted messages
+	parts   []int // indices of the parts of the content it stands for
+	calls   []int // part index of each of its ToolCalls, in order
+}
+
+// apply maps res back onto contents, part by part where the sweep cut a
+// content down.
+func apply(contents []*genai.Content, msgs []history.Message, slots []slot, res history.Result) []*genai.Content {
+	if res.Kept == nil {
+		return contents[:len(contents):len(contents)]
+	}
+	// The slots per content, to tell a whole content from part of one.
+	perContent := make([]int, len(contents))
+	for _, s := range slots {
+		perContent[s.content]++
+	}
+	sel := history.Apply(slots, res, func() slot { return slot{content: -1} })
+	out := make([]*genai.Content, 0, len(sel))
+	for j := 0; j < len(sel); {
+		s := sel[j]
+		if s.content < 0 {
+			out = append(out, breadcrumb(res.Messages[j]))
+			j++
+			continue
+		}
+		// The group of kept messages that came from this content.
+		end := j + 1
+		for end < len(sel) && sel[end].content == s.content {
+			end++
+		}
+		whole := end-j == perContent[s.content]
+		var drop map[int]bool // parts of stripped calls
+		for g := j; g < end; g++ {
+			orig, now := msgs[sel[g].msg].ToolCalls, res.Messages[g].ToolCalls
+			if len(now) == len(orig) {
+				continue
+			}
+			whole = false
+			if drop == nil {
+				drop = make(map[int]bool)
+			}
+			left := make(map[string]bool, len(now))
+			for _, c := range now {
+				left[c.ID] = true
+			}
+			for c := range orig {
+				if !left[orig[c].ID] {
+					drop[sel[g].calls[c]] = true
+				}
+			}
+		}
+		c := contents[s.content]
+		if whole {
+			out = append(out, c)
+		} else if cut := cutDown(c, sel[j:end], drop); cut != nil {
+			out = append(out, cut)
+		}
+		j = end
+	}
+	return out
+}
+
+// cutDown returns a new content with the parts of c that the kept slots
+// stand for, minus drop, in their original order; nil if none is left.
+func cutDown(c *genai.Content, kept []slot, drop map[int]bool) *genai.Content {
+	want := make([]bool, len(c.Parts))
+	for _, s := range kept {
+		for _, p := range s.parts {
+			want[p] = !drop[p]
+		}
+	}
+	parts := make([]*genai.Part, 0, len(c.Parts))
+	for p, ok := range want {
+		if ok {
+			parts = append(parts, c.Parts[p])
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return &genai.Content{Role: c.Role, Parts: parts}
+}
+
+// breadcrumb renders the breadcrumb message the trimmer inserted.
+func breadcrumb(m history.Message) *genai.Content {
+	role := genai.RoleUser
+	if m.Role == history.RoleAssistant {
+		role = genai.RoleModel
+	}
+	return &genai.Content{Role: role, Parts: []*genai.Part{{Text: m.Content}}}
+}
+
+// convert maps contents to messages and their slots.
+func convert(contents []*genai.Content) ([]history.Message, []slot, error) {
+	msgs := make([]history.Message, 0, len(contents))
+	slots := make([]slot, 0, len(contents))
+	var prev []*genai.Part // parts of the previous content if it was a model content
+	for i, c := range contents {
+		if c == nil {
+			return nil, nil, contentErr(i, -1, "nil content")
+		}
+		for p, part := range c.Parts {
+			if part == nil {
+				return nil, nil, contentErr(i, p, "nil part")
+			}
+		}
+		switch c.Role {
+		case genai.RoleModel:
+			m, err := plain(c, history.RoleAssistant, i)
+			if err != nil {
+				return nil, nil, err
+			}
+			s := slot{content: i, msg: len(msgs), parts: seq(len(c.Parts))}
+			for p, part := range c.Parts {
+				if part.FunctionCall != nil {
+					s.calls = append(s.calls, p)
+				}
+			}
+			msgs = append(msgs, m)
+			slots = append(slots, s)
+			prev = c.Parts
+			continue
+		case genai.RoleUser, "":
+		default:
+			return nil, nil, contentErr(i, -1, "unknown role "+strconv.Quote(c.Role))
+		}
+		responses := 0
+		for _, part := range c.Parts {
+			if part.FunctionCall != nil {
+				return nil, nil, contentErr(i, -1, "function call in a user content")
+			}
+			if part.FunctionResponse != nil {
+				responses++
+			}
+		}
+		if responses == 0 {
+			m, err := plain(c, history.RoleUser, i)
+			if err != nil {
+				return nil, nil, err
+			}
+			msgs = append(msgs, m)
+			slots = append(slots, slot{content: i, msg: len(msgs) - 1, parts: seq(len(c.Parts))})
+			prev = nil
+			continue
+		}
+		// Function responses: one tool message each, the other parts as a
+		// nudge placed where its first part stands.
+		ids := pairIDs(i, c.Parts, i-1, prev)
+		nudge := -1
+		for p, part := range c.Parts {
+			if part.FunctionResponse == nil {
+				if nudge < 0 {
+					nudge = len(msgs)
+					msgs = append(msgs, history.Message{Role: history.RoleUser, Kind: history.KindNudge})
+					slots = append(slots, slot{content: i, msg: nudge})
+				}
+				if err := addPart(&msgs[nudge], part, i, p); err != nil {
+					return nil, nil, err
+				}
+				slots[nudge].parts = append(slots[nudge].parts, p)
+				continue
+			}
+			m, err := response(part.FunctionResponse, ids[p], i, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			msgs = append(msgs, m)
+			slots = append(slots, slot{content: i, msg: len(msgs) - 1, parts: []int{p}})
+		}
+		prev = nil
+	}
+	return msgs, slots, nil
+}
+
+// plain converts a content that holds no function responses.
+func plain(c *genai.Content, role history.Role, i int) (history.Message, error) {
+	m := history.Message{Role: role}
+	for p, part := range c.Parts {
+		if part == nil {
+			return m, contentErr(i, p, "nil part")
+		}
+		if part.FunctionResponse != nil {
+			return m, contentErr(i, p, "function response in a "+string(role)+" content")
+		}
+		if err := addPart(&m, part, i, p); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// addPart adds what part costs to m: text to its content, everything else
+// as parts and tool calls.
+func addPart(m *history.Message, part *genai.Part, i, p int) error {
+	if part.Text != "" {
+		if part.Thought {
+			m.Parts = append(m.Parts, history.Part{Type: history.PartReasoning, Text: part.Text})
+		} else {
+			if m.Content != "" {
+				m.Content += "\n"
+			}
+			m.Content += part.Text
+		}
+	}
+	if fc := part.FunctionCall; fc != nil {
+		if m.Role != history.RoleAssistant {
+			return contentErr(i, p, "function call in a "+string(m.Role)+" content")
+		}
+		args, err := jsonText(fc.Args, i, p)
+		if err != nil {
+			return err
+		}
+		id := fc.ID
+		if id == "" {
+			id = syntheticID(i, p)
+		}
+		m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: id, Name: fc.Name, Arguments: args})
+	}
+	if d := part.InlineData; d != nil {
+		m.Parts = append(m.Parts, dataPart(d.MIMEType, d.Data))
+	}
+	if f := part.FileData; f != nil {
+		m.Parts = append(m.Parts, dataPart(f.MIMEType, nil))
+	}
+	if x := part.ExecutableCode; x != nil {
+		m.Parts = append(m.Parts, history.Part{Type: history.PartText, Text: x.Code})
+	}
+	if x := part.CodeExecutionResult; x != nil {
+		m.Parts = append(m.Parts, history.Part{Type: history.PartText, Text: x.Output})
+	}
+	if x := part.ToolCall; x != nil {
+		if err := addJSON(m, x, i, p); err != nil {
+			return err
+		}
+	}
+	if x := part.ToolResponse; x != nil {
+		if err := addJSON(m, x, i, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addJSON adds v, a server-side tool call or response, as a text part.
+func addJSON(m *history.Message, v any, i, p int) error {
+	text, err := jsonText(v, i, p)
+	if err != nil {
+		return err
+	}
+	m.Parts = append(m.Parts, history.Part{Type: history.PartText, Text: text})
+	return nil
+}
+
+// response converts one function response to a tool message answering id.
+func response(fr *genai.FunctionResponse, id string, i, p int) (history.Message, error) {
+	text, err := jsonText(fr.Response, i, p)
+	if err != nil {
+		return history.Message{}, err
+	}
+	m := history.Message{Role: history.RoleTool, ToolCallID: id, Name: fr.Name, Content: text}
+	for _, rp := range fr.Parts {
+		switch {
+		case rp == nil:
+		case rp.InlineData != nil:
+			m.Parts = append(m.Parts, dataPart(rp.InlineData.MIMEType, rp.InlineData.Data))
+		case rp.FileData != nil:
+			m.Parts = append(m.Parts, dataPart(rp.FileData.MIMEType, nil))
+		}
+	}
+	return m, nil
+}
+
+// pairIDs returns, for each function response part of the user content at
+// index i, the id of the call of the model content at index prevIndex (with
+// parts prev, nil if that content is not a model content) it answers, by
+// Gemini's rule: the call with the response's id, else the first unanswered
+// call with its name and no id. A response that answers nothing gets an id
+// no call has, so that the orphan sweep removes it.
+func pairIDs(i int, parts []*genai.Part, prevIndex int, prev []*genai.Part) map[int]string {
+	ids := make(map[int]string, len(parts))
+	used := make([]bool, len(prev))
+	for p, part := range parts {
+		fr := part.FunctionResponse
+		if fr == nil {
+			continue
+		}
+		if q := match(fr, prev, used); q >= 0 {
+			used[q] = true
+			ids[p] = callID(prevIndex, q, prev[q].FunctionCall)
+			continue
+		}
+		ids[p] = "#orphan" + strconv.Itoa(i) + "." + strconv.Itoa(p)
+	}
+	return ids
+}
+
+// match returns the index in calls of the unused function call fr answers,
+// or -1: the call with fr's id, else the first unused call with fr's name
+// and no id.
+func match(fr *genai.FunctionResponse, calls []*genai.Part, used []bool) int {
+	if fr.ID != "" {
+		for q, part := range calls {
+			if fc := part.FunctionCall; fc != nil && !used[q] && fc.ID == fr.ID {
+				return q
+			}
+		}
+	}
+	for q, part := range calls {
+		if fc := part.FunctionCall; fc != nil && !used[q] && fc.ID == "" && fc.Name == fr.Name {
+			return q
+		}
+	}
+	return -1
+}
+
+func callID(i, p int, fc *genai.FunctionCall) string {
+	if fc.ID != "" {
+		return fc.ID
+	}
+	return syntheticID(i, p)
+}
+
+func syntheticID(i, p int) string { return "#c" + strconv.Itoa(i) + "." + strconv.Itoa(p) }
+
+// dataPart describes inline or file data: an image (with its dimensions
+// when data holds a PNG, JPEG or GIF header) or a file of len(data) bytes
+// (unknown size when data is nil).
+func dataPart(mime string, data []byte) history.Part {
+	if strings.HasPrefix(strings.ToLower(mime), "image/") {
+		w, h := imageSize(data)
+		return history.Part{Type: history.PartImage, MIMEType: mime, Width: w, Height: h}
+	}
+	return history.Part{Type: history.PartFile, MIMEType: mime, Size: int64(len(data))}
+}
+
+// jsonText encodes v (function arguments or a response) as the JSON text
+// the model reads. A nil map encodes as "".
+func jsonText(v any, i, p int) (string, error) {
+	if m, ok := v.(map[string]any); ok && m == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("%w: content %d part %d: %v", ErrInvalidContent, i, p, err)
+	}
+	return string(b), nil
+}
+
+func contentErr(i, p int, reason string) error {
+	if i < 0 {
+		return fmt.Errorf("%w: system instruction: %s", ErrInvalidContent, reason)
+	}
+	if p < 0 {
+		return fmt.Errorf("%w: content %d: %s", ErrInvalidContent, i, reason)
+	}
+	return fmt.Errorf("%w: content %d part %d: %s", ErrInvalidContent, i, p, reason)
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}

@@ -1,0 +1,118 @@
+package gemini
+
+import (
+	"strconv"
+
+	"google.golang.org/genai"
+)
+
+// PairingError reports the first place where contents break the pairing
+// rule Validate checks. It wraps ErrUnpaired.
+type PairingError struct {
+	// Index is the position in contents of the offending content.
+	Index int
+	// Reason says which part of the rule it breaks.
+	Reason string
+}
+
+func (e *PairingError) Error() string {
+	return "history/gemini: content " + strconv.Itoa(e.Index) + ": " + e.Reason
+}
+
+// Unwrap returns ErrUnpaired.
+func (e *PairingError) Unwrap() error { return ErrUnpaired }
+
+// Validate checks contents against the rules the Gemini API enforces on
+// function calling (it answers a request that breaks them with HTTP 400,
+// "Please ensure that function call turn comes immediately after a user turn
+// or after a function response turn" or "Please ensure that the number of
+// function response parts is equal to the number of function call parts of
+// the function call turn"):
+//
+//   - Every role is "user", "model" or "" (user). Function calls appear only
+//     in model contents, function responses only in user contents.
+//   - A model content with function calls comes immediately after a user
+//     content (one with a prompt or with function responses), never first
+//     and never after another model content.
+//   - It is immediately followed by a user content whose function responses
+//     answer its calls one for one: as many responses as calls, each
+//     answering a distinct call, by id when the response has the id of one
+//     of the calls, otherwise by name, in order, among calls without an id.
+//   - A user content with function responses immediately follows such a
+//     model content; responses answer nothing else.
+//
+// Validate returns nil or the first violation: a *PairingError wrapping
+// ErrUnpaired, or an error wrapping ErrInvalidContent for a nil content or
+// part or an unknown role. It never modifies contents.
+func Validate(contents []*genai.Content) error {
+	answered := -1 // index of the last user content already checked as answers
+	for i, c := range contents {
+		if c == nil {
+			return contentErr(i, -1, "nil content")
+		}
+		calls, responses := 0, 0
+		for p, part := range c.Parts {
+			if part == nil {
+				return contentErr(i, p, "nil part")
+			}
+			if part.FunctionCall != nil {
+				calls++
+			}
+			if part.FunctionResponse != nil {
+				responses++
+			}
+		}
+		switch c.Role {
+		case genai.RoleModel:
+			if responses > 0 {
+				return &PairingError{i, "function response in a model content"}
+			}
+		case genai.RoleUser, "":
+			if calls > 0 {
+				return &PairingError{i, "function call in a user content"}
+			}
+			if responses > 0 && answered != i {
+				return &PairingError{i, "function responses that do not follow a function call turn"}
+			}
+			continue
+		default:
+			return contentErr(i, -1, "unknown role "+strconv.Quote(c.Role))
+		}
+		if calls == 0 {
+			continue
+		}
+		if i == 0 || !isUser(contents[i-1]) {
+			return &PairingError{i, "function call turn does not come immediately after a user turn or a function response turn"}
+		}
+		if i+1 == len(contents) || contents[i+1] == nil || !isUser(contents[i+1]) {
+			return &PairingError{i, "function call turn is not followed by a function response turn"}
+		}
+		next := contents[i+1]
+		used := make([]bool, len(c.Parts))
+		for p, part := range next.Parts {
+			if part == nil {
+				return contentErr(i+1, p, "nil part")
+			}
+			fr := part.FunctionResponse
+			if fr == nil {
+				continue
+			}
+			q := match(fr, c.Parts, used)
+			if q < 0 {
+				return &PairingError{i + 1, "function response " + strconv.Quote(fr.Name) + " answers no call of the preceding turn"}
+			}
+			used[q] = true
+		}
+		for q, part := range c.Parts {
+			if part.FunctionCall != nil && !used[q] {
+				return &PairingError{i, "function call " + strconv.Quote(part.FunctionCall.Name) + " has no response in the next turn"}
+			}
+		}
+		answered = i + 1
+	}
+	return nil
+}
+
+func isUser(c *genai.Content) bool {
+	return c != nil && (c.Role == genai.RoleUser || c.Role == "")
+}
