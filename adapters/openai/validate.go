@@ -1,0 +1,97 @@
+package openai
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/histrim/history"
+	"github.com/openai/openai-go/v3"
+)
+
+// ErrUnpaired is wrapped by *PairingError: the messages break the Chat
+// Completions tool-pairing rule and the API would reject them with an
+// HTTP 400.
+var ErrUnpaired = errors.New("history/openai: unpaired tool call or tool message")
+
+// PairingError reports where msgs break the pairing rule. It wraps
+// ErrUnpaired.
+type PairingError struct {
+	// Index is the position of the offending message: the tool message
+	// that answers nothing, or the assistant message whose call is never
+	// answered.
+	Index int
+	// ID is the tool call ID concerned.
+	ID string
+	// Reason says which half of the rule is broken.
+	Reason string
+}
+
+func (e *PairingError) Error() string {
+	return "history/openai: message " + strconv.Itoa(e.Index) + ": " + e.Reason + " (tool call id " + strconv.Quote(e.ID) + ")"
+}
+
+// Unwrap returns ErrUnpaired.
+func (e *PairingError) Unwrap() error { return ErrUnpaired }
+
+// Validate checks msgs against the tool-pairing rule of the Chat Completions
+// API:
+//
+//   - every tool call of an assistant message must be answered by a tool
+//     message with its tool_call_id, after that assistant message and before
+//     the next message that is not a tool message ("An assistant message
+//     with 'tool_calls' must be followed by tool messages responding to each
+//     'tool_call_id'");
+//   - every tool message must answer a call of the assistant message that
+//     precedes its run of tool messages, and each call only once ("messages
+//     with role 'tool' must be a response to a preceding message with
+//     'tool_calls'").
+//
+// The deprecated function_call is held to the same rule, answered by a
+// function-role message. Validate returns nil when msgs pass, the first
+// violation as a *PairingError otherwise, or a *MessageError when a message
+// cannot be read. It never modifies msgs.
+func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
+	var calls []history.ToolCall // calls of the open exchange
+	var answered []bool
+	open := -1 // index of the assistant message of the open exchange
+	closeExchange := func() error {
+		for j, ok := range answered {
+			if !ok {
+				return &PairingError{Index: open, ID: calls[j].ID, Reason: "tool call has no tool message before the next non-tool message"}
+			}
+		}
+		open, calls, answered = -1, nil, answered[:0]
+		return nil
+	}
+	for i := range msgs {
+		m, err := toMessage(&msgs[i])
+		if err != nil {
+			return &MessageError{Index: i, Reason: err.Error()}
+		}
+		if m.Role != history.RoleTool {
+			if err := closeExchange(); err != nil {
+				return err
+			}
+			if m.Role == history.RoleAssistant && len(m.ToolCalls) > 0 {
+				open, calls = i, m.ToolCalls
+				answered = append(answered, make([]bool, len(calls))...)
+			}
+			continue
+		}
+		j := -1
+		for k := range calls {
+			if calls[k].ID == m.ToolCallID {
+				j = k
+				break
+			}
+		}
+		switch {
+		case j < 0:
+			return &PairingError{Index: i, ID: m.ToolCallID, Reason: "tool message answers no call of the preceding assistant message"}
+		case answered[j]:
+			return &PairingError{Index: i, ID: m.ToolCallID, Reason: "tool call answered twice"}
+		}
+		answered[j] = true
+	}
+	return closeExchange()
+}
