@@ -1,0 +1,283 @@
+package history
+
+import (
+	"errors"
+	"slices"
+	"sync"
+)
+
+// Trimmer trims one conversation before every request and keeps the cut it
+// chose, so that the prompt the provider has cached stays a prefix of the
+// next request for as long as possible.
+//
+// It is meant for runtimes that keep the full transcript and trim a view of
+// it before each request. A stateless TrimToRecentTurns recomputes the cut
+// from scratch every time: once the transcript is over budget, every new
+// turn moves the cut forward, the beginning of the prompt changes, and the
+// provider's prompt cache misses on nearly every request. A Trimmer instead
+// reuses its previous cut as long as the system prefix, the breadcrumb and
+// every turn from the cut on still fit the budget, and only then trims again
+// (down to fraction*budget with WithLowWater, which is what makes the next
+// requests fit without another trim). See docs/prompt-caching.md.
+//
+// Runtimes that persist the trimmed history they sent and append to it do
+// not need a Trimmer: TrimToRecentTurns with WithLowWater already keeps
+// their prefix stable.
+//
+// # Safety
+//
+// The Trimmer never returns stored messages: every Result is built from the
+// msgs of the current call, validated, swept of orphans and counted like
+// TrimToRecentTurns does, so it is never stale and never breaks a tool pair.
+// What it remembers is only a position, the index of the first kept turn,
+// together with copies of the two messages on either side of it. Before
+// reusing the cut it checks, in constant time, that the transcript is still
+// long enough and that those two messages are unchanged and the cut is still
+// after the prefix. If the caller edited, truncated, compacted or replaced its
+// transcript so that the check fails, the Trimmer trims from scratch, exactly
+// as TrimToRecentTurns would. An edit it does not detect (for example a
+// changed message after the cut) is still reflected in the Result, because
+// the kept turns are re-read and re-counted on every call; the only thing
+// carried over is where the kept turns begin, which is always a turn start.
+//
+// A Trimmer never brings dropped turns back while the conversation goes on:
+// if the budget grows, the cut stays where it is as long as the kept turns
+// fit. Call Reset (for example after switching to a model with a larger
+// window) to start over.
+//
+// # Zero value and concurrency
+//
+// The zero value is ready to use and trims with the default options (no
+// low-water mark). Use NewTrimmer to set options, typically
+// NewTrimmer(WithLowWater(0.7)). A Trimmer must not be copied after first
+// use. It is safe for concurrent use, but it remembers one cut: use one
+// Trimmer per conversation. The OnTrim callback runs without the Trimmer's
+// lock held.
+type Trimmer struct {
+	opts []Option // fixed at construction; never modified
+
+	mu sync.Mutex
+	st trimState
+}
+
+// trimState is the remembered cut. The zero value means no cut: the next
+// call trims from scratch.
+type trimState struct {
+	// cut is the index in the caller's transcript of the first message of
+	// the first kept turn. It is > the end of the transcript's prefix when
+	// valid; 0 means no cut.
+	cut int
+	// at and before are copies of msgs[cut] and msgs[cut-1] when the cut
+	// was made, with their slices cloned so that later in-place edits by
+	// the caller cannot change them.
+	at, before Message
+	// crumb is the breadcrumb the fresh trim inserted; hasCrumb is false
+	// under WithoutBreadcrumb.
+	crumb    Message
+	hasCrumb bool
+	// The figures of the dropped part, as counted when the cut was made.
+	droppedTokens   int // TokensBefore - TokensAfter of that trim
+	droppedMessages int
+	droppedTurns    int
+}
+
+// NewTrimmer returns a Trimmer that trims with opts (the options of
+// TrimToRecentTurns; WithLowWater is the one that matters for caching).
+// The options are fixed for the Trimmer's life.
+func NewTrimmer(opts ...Option) *Trimmer {
+	return &Trimmer{opts: slices.Clone(opts)}
+}
+
+// Reset forgets the remembered cut: the next Trim trims from scratch.
+func (t *Trimmer) Reset() {
+	t.mu.Lock()
+	t.st = trimState{}
+	t.mu.Unlock()
+}
+
+// Trim returns the history to send for msgs, the caller's full transcript,
+// under budget.
+//
+// When the Trimmer has a cut from an earlier call and that cut still applies
+// to msgs (see Safety), it returns the transcript's prefix, the breadcrumb
+// and every message from the cut on, unchanged, provided they fit budget:
+// the same prompt prefix as the previous request. Otherwise, or when they no
+// longer fit, it trims msgs from scratch with TrimToRecentTurns and the
+// Trimmer's options and remembers the new cut.
+//
+// The Result is what TrimToRecentTurns would return for the same cut:
+// Messages, Kept (indices into msgs) and Dropped refer to msgs; Trimmed is
+// true whenever turns of msgs are left out. When the cut is reused, no Event
+// is emitted (nothing new was dropped), OrphansRemoved counts only the
+// orphans among the messages sent, and TokensBefore, DroppedMessages and
+// DroppedTurns take the dropped part's figures from the trim that made the
+// cut (the Trimmer does not re-read messages it no longer sends). Errors are
+// those of TrimToRecentTurns; on an error other than a *BudgetError the
+// remembered cut is forgotten.
+func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
+	t.mu.Lock()
+	st := t.st
+	t.mu.Unlock()
+
+	if st.cut > 0 {
+		if res, ok := t.reuse(msgs, budget, &st); ok {
+			return res, nil
+		}
+	}
+	res, err := TrimToRecentTurns(msgs, budget, t.opts...)
+	var be *BudgetError
+	next := trimState{}
+	if err == nil || errors.As(err, &be) {
+		next = remember(msgs, &res)
+	}
+	t.mu.Lock()
+	t.st = next
+	t.mu.Unlock()
+	return res, err
+}
+
+// reuse returns the Result for the remembered cut when it still applies to
+// msgs and what it keeps fits budget.
+func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool) {
+	cut := st.cut
+	if cut >= len(msgs) {
+		return Result{}, false // truncated at or before the cut
+	}
+	lead := leadEnd(msgs)
+	if cut <= lead || !unchanged(&msgs[cut], &st.at) || !unchanged(&msgs[cut-1], &st.before) {
+		return Result{}, false
+	}
+
+	// The view is what TrimToRecentTurns would have built for this cut:
+	// the prefix (old breadcrumbs out if ours goes in), the breadcrumb,
+	// and the kept turns. index maps it back to msgs.
+	n := lead + 1 + len(msgs) - cut
+	view := make([]Message, 0, n)
+	index := make([]int, 0, n)
+	for i := range lead {
+		if st.hasCrumb && msgs[i].Kind == KindBreadcrumb {
+			continue
+		}
+		view = append(view, msgs[i])
+		index = append(index, i)
+	}
+	if st.hasCrumb {
+		view = append(view, st.crumb)
+		index = append(index, -1)
+	}
+	for i := cut; i < len(msgs); i++ {
+		view = append(view, msgs[i])
+		index = append(index, i)
+	}
+
+	// Validate, sweep and count the view exactly as a trim does; if it
+	// does not fit as it is, the caller needs a new cut. No event: this
+	// pass never reports a trim.
+	opts := append(slices.Clip(t.opts), WithOnTrim(nil))
+	r, err := TrimToRecentTurns(view, budget, opts...)
+	if err != nil || r.Trimmed {
+		return Result{}, false
+	}
+
+	kept := index
+	if r.Kept != nil { // the sweep removed something from the view
+		kept = make([]int, len(r.Kept))
+		for i, k := range r.Kept {
+			kept[i] = index[k]
+		}
+	}
+	replaced := -1
+	if st.hasCrumb {
+		replaced = lead
+	}
+	return Result{
+		Messages:        r.Messages,
+		Kept:            kept,
+		Dropped:         droppedFrom(msgs, kept, replaced),
+		Trimmed:         true,
+		DroppedMessages: st.droppedMessages,
+		DroppedTurns:    st.droppedTurns,
+		KeptTurns:       r.KeptTurns,
+		TokensBefore:    r.TokensBefore + st.droppedTokens,
+		TokensAfter:     r.TokensAfter,
+		Budget:          budget,
+		OrphansRemoved:  r.OrphansRemoved,
+	}, true
+}
+
+// remember returns the state for the Result of a fresh trim of msgs: the
+// cut it made, or no cut when it dropped no turn.
+func remember(msgs []Message, res *Result) trimState {
+	if !res.Trimmed || res.Kept == nil {
+		return trimState{}
+	}
+	lead := leadEnd(msgs)
+	st := trimState{}
+	for i, k := range res.Kept {
+		if k < 0 {
+			st.crumb, st.hasCrumb = res.Messages[i], true
+			continue
+		}
+		if k >= lead {
+			st.cut = k
+			break
+		}
+	}
+	if st.cut <= lead || st.cut >= len(msgs) {
+		return trimState{}
+	}
+	st.at = cloneMessage(msgs[st.cut])
+	st.before = cloneMessage(msgs[st.cut-1])
+	st.droppedTokens = res.TokensBefore - res.TokensAfter
+	st.droppedMessages = res.DroppedMessages
+	st.droppedTurns = res.DroppedTurns
+	return st
+}
+
+// droppedFrom returns the messages of msgs whose index is not in kept
+// (ascending, apart from -1 entries), skipping the breadcrumbs of the
+// leading block below replaced, which a new breadcrumb replaced.
+func droppedFrom(msgs []Message, kept []int, replaced int) []Message {
+	n := len(msgs)
+	for _, k := range kept {
+		if k >= 0 {
+			n--
+		}
+	}
+	if n <= 0 {
+		return nil
+	}
+	out := make([]Message, 0, n)
+	p := 0
+	for i := range msgs {
+		for p < len(kept) && kept[p] < i {
+			p++
+		}
+		if p < len(kept) && kept[p] == i {
+			continue
+		}
+		if i < replaced && msgs[i].Kind == KindBreadcrumb {
+			continue
+		}
+		out = append(out, msgs[i])
+	}
+	return slices.Clip(out)
+}
+
+// cloneMessage returns m with its Parts and ToolCalls copied, so that the
+// caller's later in-place edits cannot change it.
+func cloneMessage(m Message) Message {
+	m.Parts = slices.Clone(m.Parts)
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	return m
+}
+
+// unchanged reports whether m still equals the remembered copy r in every
+// field. Strings that share memory compare in constant time, so checking a
+// message the caller did not touch costs no scan of its content.
+func unchanged(m, r *Message) bool {
+	a, b := m, r
+	return a.Role == b.Role && a.Kind == b.Kind && a.Content == b.Content &&
+		a.ToolCallID == b.ToolCallID && a.Name == b.Name &&
+		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Parts, b.Parts)
+}

@@ -1,0 +1,495 @@
+package history
+
+import (
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// trSession returns a deterministic agent transcript of turns turns after
+// a system prompt: each turn is a user message, zero to two assistant tool
+// calls (sometimes parallel) with their results, and an answer. Sizes vary
+// with seed so that turns differ in cost.
+func trSession(turns int, seed uint64) []Message {
+	r := rand.New(rand.NewPCG(seed, 7))
+	text := func(n int) string { return strings.Repeat("word ", n) }
+	msgs := []Message{{Role: RoleSystem, Content: "You are a coding agent. " + text(40)}}
+	for i := range turns {
+		msgs = trAppendTurn(msgs, i, r, text)
+	}
+	return msgs
+}
+
+func trAppendTurn(msgs []Message, i int, r *rand.Rand, text func(int) string) []Message {
+	id := "t" + strconv.Itoa(i)
+	msgs = append(msgs, Message{Role: RoleUser, Content: "request " + id + " " + text(5+r.IntN(40))})
+	for c := range r.IntN(3) {
+		cid := id + "c" + strconv.Itoa(c)
+		if r.IntN(3) == 0 { // parallel calls, answered in reverse order
+			msgs = append(msgs,
+				Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: cid + "a", Name: "read"}, {ID: cid + "b", Name: "grep"}}},
+				Message{Role: RoleTool, ToolCallID: cid + "b", Content: text(r.IntN(200))},
+				Message{Role: RoleTool, ToolCallID: cid + "a", Content: text(r.IntN(200))},
+			)
+			continue
+		}
+		msgs = append(msgs,
+			Message{Role: RoleAssistant, Content: "checking", ToolCalls: []ToolCall{{ID: cid, Name: "sh", Arguments: `{"cmd":"ls"}`}}},
+			Message{Role: RoleTool, ToolCallID: cid, Content: text(r.IntN(300))},
+		)
+	}
+	return append(msgs, Message{Role: RoleAssistant, Content: "done " + text(10+r.IntN(60))})
+}
+
+// trCheck verifies the guarantees of a Trimmer result for msgs: pairs
+// intact, the budget respected unless the error says why, every sent
+// message equal to the caller's current message it maps to (never stale),
+// the kept part a prefix plus whole turns from a turn start, and Dropped
+// plus Kept covering msgs.
+func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
+	t.Helper()
+	var be *BudgetError
+	if err != nil && !errors.As(err, &be) {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if _, rep := SweepOrphans(res.Messages); rep.Total()+rep.Messages != 0 {
+		t.Fatalf("result has broken tool pairs: %+v", rep)
+	}
+	if got := Estimate(res.Messages, nil); got != res.TokensAfter {
+		t.Fatalf("TokensAfter = %d, but the messages count %d", res.TokensAfter, got)
+	}
+	if err == nil && res.TokensAfter > budget {
+		t.Fatalf("TokensAfter %d over budget %d without an error", res.TokensAfter, budget)
+	}
+	if res.Kept == nil {
+		if !reflect.DeepEqual(res.Messages, msgs[:len(msgs):len(msgs)]) {
+			t.Fatal("Kept is nil but Messages is not the input")
+		}
+		return
+	}
+	if len(res.Kept) != len(res.Messages) {
+		t.Fatalf("len(Kept) = %d, len(Messages) = %d", len(res.Kept), len(res.Messages))
+	}
+	lead := leadEnd(msgs)
+	first := -1
+	keptReal := 0
+	for i, k := range res.Kept {
+		if k < 0 {
+			if res.Messages[i].Kind != KindBreadcrumb {
+				t.Fatalf("inserted message %d is not a breadcrumb", i)
+			}
+			continue
+		}
+		keptReal++
+		m := res.Messages[i]
+		// The sweep may strip calls from a copy; everything else is the
+		// caller's current message.
+		if m.Content != msgs[k].Content || m.Role != msgs[k].Role || !reflect.DeepEqual(m.Parts, msgs[k].Parts) {
+			t.Fatalf("message %d is not the caller's current message %d", i, k)
+		}
+		if i > 0 && res.Kept[i-1] >= 0 && k <= res.Kept[i-1] {
+			t.Fatalf("Kept not ascending at %d", i)
+		}
+		if k >= lead && first < 0 {
+			first = k
+		}
+	}
+	// Dropped turns leave a cut at a turn start (the sweep alone may
+	// remove orphans anywhere, the start of the first turn included).
+	if res.Trimmed && first > lead && !isTurnStart(msgs[first], nil) {
+		t.Fatalf("kept part starts at message %d (%s), not at a turn start", first, msgs[first].Role)
+	}
+	for k := first; first >= 0 && k < len(msgs); k++ {
+		if !slicesContainsInt(res.Kept, k) && msgs[k].Role != RoleTool && len(msgs[k].ToolCalls) == 0 {
+			t.Fatalf("message %d after the cut is missing", k)
+		}
+	}
+	if keptReal+len(res.Dropped) > len(msgs) {
+		t.Fatalf("kept %d + dropped %d > %d messages", keptReal, len(res.Dropped), len(msgs))
+	}
+}
+
+func slicesContainsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// isPrefix reports whether a is a prefix of b, message by message.
+func isPrefix(a, b []Message) bool {
+	return len(a) <= len(b) && reflect.DeepEqual(a, b[:len(a)])
+}
+
+// TestTrimmerKeepsPrefix replays a session request by request (pattern b:
+// the runtime keeps the full transcript) and checks that the Trimmer keeps
+// the previous request as a prefix of the next far more often than a
+// stateless trim does, that every result is valid, and that each new cut is
+// exactly what TrimToRecentTurns computes.
+func TestTrimmerKeepsPrefix(t *testing.T) {
+	full := trSession(300, 1)
+	const budget = 6000
+	tr := NewTrimmer(WithLowWater(0.7))
+	var prevT, prevS []Message
+	rewritesT, rewritesS, requests := 0, 0, 0
+	for i := 1; i < len(full); i++ {
+		if full[i].Role != RoleAssistant {
+			continue
+		}
+		msgs := full[:i] // the transcript before the model's reply
+		requests++
+		res, err := tr.Trim(msgs, budget)
+		trCheck(t, msgs, res, err, budget)
+		stateless, err2 := TrimToRecentTurns(msgs, budget, WithLowWater(0.7))
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("request %d: errors differ: %v vs %v", requests, err, err2)
+		}
+		if prevT != nil && !isPrefix(prevT, res.Messages) {
+			rewritesT++
+			// A new cut must be the stateless low-water trim.
+			if !reflect.DeepEqual(res.Messages, stateless.Messages) || !reflect.DeepEqual(res.Kept, stateless.Kept) {
+				t.Fatalf("request %d: new cut differs from TrimToRecentTurns", requests)
+			}
+		}
+		if prevS != nil && !isPrefix(prevS, stateless.Messages) {
+			rewritesS++
+		}
+		prevT, prevS = res.Messages, stateless.Messages
+	}
+	t.Logf("%d requests: prefix rewrites Trimmer %d, stateless %d", requests, rewritesT, rewritesS)
+	if rewritesT == 0 {
+		t.Fatal("the session never needed a trim; raise its length")
+	}
+	if rewritesT*4 > rewritesS {
+		t.Errorf("Trimmer rewrote the prefix %d times, stateless %d: want at least 4x fewer", rewritesT, rewritesS)
+	}
+}
+
+func TestTrimmerZeroValue(t *testing.T) {
+	msgs := trSession(40, 2)
+	budget := Estimate(msgs, nil) / 2
+	var tr Trimmer
+	got, err := tr.Trim(msgs, budget)
+	want, err2 := TrimToRecentTurns(msgs, budget)
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("zero Trimmer's first trim differs from TrimToRecentTurns")
+	}
+	// Nothing new: the same cut, the same messages, no second event.
+	again, err := tr.Trim(msgs, budget)
+	trCheck(t, msgs, again, err, budget)
+	if !reflect.DeepEqual(again.Messages, got.Messages) || !reflect.DeepEqual(again.Kept, got.Kept) {
+		t.Fatal("reusing the cut changed the messages")
+	}
+	if again.TokensBefore != got.TokensBefore || again.DroppedTurns != got.DroppedTurns || again.DroppedMessages != got.DroppedMessages || !reflect.DeepEqual(again.Dropped, got.Dropped) {
+		t.Fatalf("reused Result figures differ: %+v vs %+v", again, got)
+	}
+}
+
+func TestTrimmerFitsNoCut(t *testing.T) {
+	msgs := trSession(5, 3)
+	var tr Trimmer
+	res, err := tr.Trim(msgs, 1<<30)
+	if err != nil || res.Trimmed || res.Kept != nil || len(res.Messages) != len(msgs) {
+		t.Fatalf("a history that fits must come back untouched: %+v, %v", res, err)
+	}
+}
+
+func TestTrimmerEventsOnlyForNewCuts(t *testing.T) {
+	full := trSession(200, 4)
+	events := 0
+	tr := NewTrimmer(WithLowWater(0.7), WithOnTrim(func(Event) { events++ }))
+	trims := 0
+	var prev []Message
+	for i := 1; i < len(full); i++ {
+		if full[i].Role != RoleUser {
+			continue
+		}
+		res, err := tr.Trim(full[:i+1], 5000)
+		trCheck(t, full[:i+1], res, err, 5000)
+		if res.Trimmed && (prev == nil || !isPrefix(prev, res.Messages)) {
+			trims++
+		}
+		if res.Trimmed {
+			prev = res.Messages
+		}
+	}
+	if events == 0 || events != trims {
+		t.Fatalf("events = %d, new cuts = %d: want one event per new cut", events, trims)
+	}
+}
+
+// TestTrimmerEdits edits the transcript between two requests in the ways
+// runtimes do, and checks that the Trimmer either reuses its cut safely or
+// falls back to exactly what TrimToRecentTurns returns.
+func TestTrimmerEdits(t *testing.T) {
+	const budget = 5000
+	base := trSession(120, 5)
+	cases := []struct {
+		name   string
+		reason string
+		edit   func(msgs []Message, cut int) []Message
+		fresh  bool // the result must equal a fresh TrimToRecentTurns
+	}{
+		{
+			name:   "append",
+			reason: "the normal case: new messages after the kept turns keep the cut",
+			edit: func(m []Message, _ int) []Message {
+				return append(m, Message{Role: RoleUser, Content: "one more question"})
+			},
+		},
+		{
+			name:   "truncate below the cut",
+			reason: "a rewind past the cut leaves nothing to reuse",
+			edit:   func(m []Message, cut int) []Message { return m[:cut-3] },
+			fresh:  true,
+		},
+		{
+			name:   "truncate at the cut",
+			reason: "the cut would point past the end",
+			edit:   func(m []Message, cut int) []Message { return m[:cut] },
+			fresh:  true,
+		},
+		{
+			name:   "rewind the last turn",
+			reason: "dropping the newest messages keeps the cut; the view is re-read",
+			edit: func(m []Message, _ int) []Message {
+				last := 0
+				for i, x := range m {
+					if x.Role == RoleUser {
+						last = i
+					}
+				}
+				return m[:last]
+			},
+		},
+		{
+			name:   "delete a dropped message",
+			reason: "indices shift, so the remembered neighbours no longer match",
+			edit: func(m []Message, cut int) []Message {
+				return append(m[:cut-2:cut-2], m[cut-1:]...)
+			},
+			fresh: true,
+		},
+		{
+			name:   "compact into a summary",
+			reason: "a runtime replaces old turns with a pinned summary",
+			edit: func(m []Message, cut int) []Message {
+				out := []Message{m[0], {Role: RoleUser, Kind: KindSummary, Content: "summary of the work so far"}}
+				return append(out, m[cut-1:]...)
+			},
+			fresh: true,
+		},
+		{
+			name:   "replace the conversation",
+			reason: "a Trimmer reused for another session of the same length",
+			edit:   func(m []Message, _ int) []Message { return trSession(120, 99) },
+			fresh:  true,
+		},
+		{
+			name:   "grow a kept message",
+			reason: "an edit after the cut is re-counted; over budget means a new trim",
+			edit: func(m []Message, cut int) []Message {
+				m[cut+1].Content = strings.Repeat("big ", 3000)
+				return m
+			},
+			fresh: true,
+		},
+		{
+			name:   "edit a kept part in place",
+			reason: "an in-place edit of a shared Parts array is still counted",
+			edit: func(m []Message, cut int) []Message {
+				m[cut].Parts[0].Text = strings.Repeat("huge ", 3000)
+				return m
+			},
+			fresh: true,
+		},
+		{
+			name:   "edit the system prompt",
+			reason: "the view is built from the current prefix",
+			edit: func(m []Message, _ int) []Message {
+				m[0].Content = "You are a different agent."
+				return m
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := clone(base)
+			for i := range msgs {
+				if msgs[i].Role == RoleUser {
+					msgs[i].Parts = []Part{{Type: PartText, Text: "attached note"}}
+				}
+			}
+			tr := NewTrimmer(WithLowWater(0.7))
+			first, err := tr.Trim(msgs, budget)
+			trCheck(t, msgs, first, err, budget)
+			if !first.Trimmed {
+				t.Fatal("setup: the first trim must cut")
+			}
+			cut := tr.st.cut
+			edited := tc.edit(msgs, cut)
+			got, err := tr.Trim(edited, budget)
+			trCheck(t, edited, got, err, budget)
+			want, werr := TrimToRecentTurns(edited, budget, WithLowWater(0.7))
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("%s: errors differ: %v vs %v", tc.reason, err, werr)
+			}
+			if tc.fresh {
+				if !reflect.DeepEqual(got.Messages, want.Messages) || !reflect.DeepEqual(got.Kept, want.Kept) {
+					t.Fatalf("%s: want a fresh trim", tc.reason)
+				}
+				return
+			}
+			if got.Kept == nil || !got.Trimmed {
+				t.Fatalf("%s: want the cut reused, got untrimmed", tc.reason)
+			}
+			if g := firstKept(got, leadEnd(edited)); g != cut {
+				t.Fatalf("%s: cut moved from %d to %d", tc.reason, cut, g)
+			}
+		})
+	}
+}
+
+func firstKept(r Result, lead int) int {
+	for _, k := range r.Kept {
+		if k >= lead {
+			return k
+		}
+	}
+	return -1
+}
+
+func TestTrimmerInvalidInputForgetsCut(t *testing.T) {
+	msgs := trSession(80, 6)
+	tr := NewTrimmer()
+	if _, err := tr.Trim(msgs, 3000); err != nil {
+		t.Fatal(err)
+	}
+	bad := append(clone(msgs), Message{Role: "robot"})
+	_, err := tr.Trim(bad, 3000)
+	var me *MessageError
+	if !errors.As(err, &me) || me.Index != len(bad)-1 {
+		t.Fatalf("err = %v, want a *MessageError at index %d of the caller's transcript", err, len(bad)-1)
+	}
+	if tr.st.cut != 0 {
+		t.Fatal("the cut survived an invalid transcript")
+	}
+	res, err := tr.Trim(msgs, 3000)
+	trCheck(t, msgs, res, err, 3000)
+}
+
+func TestTrimmerReset(t *testing.T) {
+	msgs := trSession(80, 7)
+	tr := NewTrimmer(WithLowWater(0.5))
+	if _, err := tr.Trim(msgs, 4000); err != nil {
+		t.Fatal(err)
+	}
+	// A larger budget alone keeps the cut (turns are not brought back)...
+	res, err := tr.Trim(msgs, 8000)
+	trCheck(t, msgs, res, err, 8000)
+	if !res.Trimmed {
+		t.Fatal("a larger budget must not bring dropped turns back")
+	}
+	// ...Reset does.
+	tr.Reset()
+	res, err = tr.Trim(msgs, 1<<30)
+	if err != nil || res.Trimmed {
+		t.Fatalf("after Reset a history that fits comes back whole: %+v %v", res.Trimmed, err)
+	}
+}
+
+func TestTrimmerWithoutBreadcrumb(t *testing.T) {
+	full := trSession(150, 8)
+	tr := NewTrimmer(WithoutBreadcrumb(), WithLowWater(0.7))
+	for n := 50; n < len(full); n += 7 {
+		res, err := tr.Trim(full[:n], 4000)
+		trCheck(t, full[:n], res, err, 4000)
+		for _, m := range res.Messages {
+			if m.Kind == KindBreadcrumb {
+				t.Fatal("breadcrumb inserted under WithoutBreadcrumb")
+			}
+		}
+	}
+}
+
+func TestTrimmerDoesNotModifyInput(t *testing.T) {
+	full := trSession(100, 9)
+	before := clone(full)
+	tr := NewTrimmer(WithLowWater(0.7))
+	for n := 10; n <= len(full); n += 5 {
+		res, _ := tr.Trim(full[:n], 3000)
+		if res.Kept != nil && len(res.Messages) > 0 {
+			// A trimmed result is new memory, the caller's to modify.
+			res.Messages[0].Content = "scribble"
+		}
+	}
+	if !reflect.DeepEqual(full, before) {
+		t.Fatal("Trim modified the caller's transcript")
+	}
+}
+
+func TestTrimmerConcurrent(t *testing.T) {
+	full := trSession(200, 10)
+	tr := NewTrimmer(WithLowWater(0.7))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 20 + g; n < len(full); n += 9 {
+				res, err := tr.Trim(full[:n], 4000)
+				trCheck(t, full[:n], res, err, 4000)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// FuzzTrimmer drives a Trimmer through random appends, truncations,
+// deletions, edits and budget changes, and checks every result.
+func FuzzTrimmer(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 2, 0, 3, 0, 4, 0, 5})
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 9})
+	f.Add([]byte{5, 5, 0, 0, 0, 3, 3, 0, 0, 2, 1, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		r := rand.New(rand.NewPCG(uint64(len(ops)), 1))
+		text := func(n int) string { return strings.Repeat("w ", n) }
+		msgs := []Message{{Role: RoleSystem, Content: "sys"}}
+		tr := NewTrimmer(WithLowWater(0.7))
+		budget := 800
+		for i, op := range ops {
+			switch op % 6 {
+			case 0, 1: // a new turn
+				msgs = trAppendTurn(msgs, i, r, text)
+			case 2: // truncate
+				if len(msgs) > 1 {
+					msgs = msgs[:1+int(op)%(len(msgs)-1)]
+				}
+			case 3: // delete one message (may orphan a pair: the sweep must cope)
+				if len(msgs) > 2 {
+					k := 1 + int(op)%(len(msgs)-1)
+					msgs = append(msgs[:k:k], msgs[k+1:]...)
+				}
+			case 4: // edit one message
+				if len(msgs) > 1 {
+					k := 1 + int(op)%(len(msgs)-1)
+					msgs = clone(msgs)
+					msgs[k].Content += text(int(op))
+				}
+			case 5: // change the budget
+				budget = 300 + int(op)*10
+			}
+			res, err := tr.Trim(msgs, budget)
+			trCheck(t, msgs, res, err, budget)
+		}
+	})
+}
