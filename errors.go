@@ -46,11 +46,20 @@ type BudgetError struct {
 	Need int
 	// Budget is the budget that was asked for.
 	Budget int
+	// Pinned is the part of Need taken by the pinned prefix (system
+	// messages, summaries, breadcrumb), which no trim can reduce: when it
+	// alone exceeds Budget, the summary or system prompt is the problem,
+	// not the conversation.
+	Pinned int
 }
 
 func (e *BudgetError) Error() string {
-	return "history: latest turn does not fit the budget: need " + strconv.Itoa(e.Need) +
+	s := "history: latest turn does not fit the budget: need " + strconv.Itoa(e.Need) +
 		" tokens, budget " + strconv.Itoa(e.Budget)
+	if e.Pinned > e.Budget {
+		s += " (the pinned system messages and summaries alone need " + strconv.Itoa(e.Pinned) + ")"
+	}
+	return s
 }
 
 // Unwrap returns ErrLatestTurnTooLarge.

@@ -31,6 +31,8 @@ type Event struct {
 	DroppedMessages int               `json:"dropped_messages"`
 	DroppedTurns    int               `json:"dropped_turns"`
 	KeptTurns       int               `json:"kept_turns"`
+	DroppedSteps    int               `json:"dropped_steps"`
+	ElidedResults   int               `json:"elided_results"`
 	TokensBefore    int               `json:"tokens_before"`
 	TokensAfter     int               `json:"tokens_after"`
 	Budget          int               `json:"budget"`
@@ -41,13 +43,15 @@ type Event struct {
 // LogValue returns the event as a slog group: its numbers, then its labels
 // in sorted key order (so log lines are deterministic).
 func (e Event) LogValue() slog.Value {
-	attrs := make([]slog.Attr, 0, 9+len(e.Labels))
+	attrs := make([]slog.Attr, 0, 11+len(e.Labels))
 	attrs = append(attrs,
 		slog.String("type", e.Type),
 		slog.String("reason", e.Reason),
 		slog.Int("dropped_messages", e.DroppedMessages),
 		slog.Int("dropped_turns", e.DroppedTurns),
 		slog.Int("kept_turns", e.KeptTurns),
+		slog.Int("dropped_steps", e.DroppedSteps),
+		slog.Int("elided_results", e.ElidedResults),
 		slog.Int("tokens_before", e.TokensBefore),
 		slog.Int("tokens_after", e.TokensAfter),
 		slog.Int("budget", e.Budget),

@@ -831,7 +831,7 @@ func ExampleRecoverOverflow() {
 		}
 	}
 	// Output:
-	// overflow: dropped 1 turn(s), 1202 -> 38 tokens (budget 772, attempt 1)
+	// overflow: dropped 1 turn(s), 1300 -> 33 tokens (budget 835, attempt 1)
 	// retry with 3 messages:
 	//   system: You are a coding agent.
 	//   user: [earlier turns omitted to fit the context window]

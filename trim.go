@@ -45,6 +45,12 @@ type Result struct {
 	// OrphansRemoved counts tool results removed and tool calls stripped by
 	// the orphan sweep (SweepReport.Total).
 	OrphansRemoved int
+	// DroppedSteps counts steps dropped inside the latest turn (WithStepTrim);
+	// their messages are included in DroppedMessages.
+	DroppedSteps int
+	// ElidedResults counts tool results whose content was replaced by a
+	// placeholder (WithElision). They stay in Messages, with KindElided.
+	ElidedResults int
 }
 
 // Option configures TrimToRecentTurns (and the other trim entry points).
@@ -60,6 +66,8 @@ type options struct {
 	labels       map[string]string
 	noSweep      bool
 	lowWater     float64
+	elide        *ElideOptions
+	stepTrim     bool
 	err          error // first invalid option
 
 	// Set by the entry points, not by options.
@@ -273,15 +281,15 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	res.TokensBefore = total
 	turns := len(starts)
 
-	if total <= budget || turns < 2 {
+	if total <= budget || turns == 0 || (turns == 1 && o.elide == nil && !o.stepTrim) {
 		// Fits, or nothing can be dropped: send the (swept) view.
 		res.Messages = view[:len(view):len(view)]
 		res.Kept = index
-		res.Dropped = dropped(msgs, index, -1)
+		res.Dropped = dropped(msgs, index, nil)
 		res.TokensAfter = total
 		res.KeptTurns = turns
 		if total > budget {
-			return res, &BudgetError{Need: total, Budget: budget}
+			return res, &BudgetError{Need: total, Budget: budget, Pinned: pinnedTok + crumbTok}
 		}
 		return res, nil
 	}
@@ -290,73 +298,303 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	if o.lowWater > 0 && o.lowWater < 1 {
 		target = max(int(float64(budget)*o.lowWater), 1)
 	}
-	var crumb Message
-	newCrumb := !o.noBreadcrumb
-	base := pinnedTok + crumbTok
-	if newCrumb {
-		crumb = o.breadcrumb
-		base = pinnedTok + o.counter.CountMessage(crumb)
+	p := planner{
+		view: view, counts: counts, starts: starts, lead: lead, o: o,
+		target: target, total: total, pinnedTok: pinnedTok, oldCrumbTok: crumbTok, hoist: -1,
 	}
-
-	// Drop the fewest oldest turns so that base + the kept turns fit the
-	// target; at most all but the latest. body is the token count of the
-	// turns kept so far, k the number of turns dropped.
-	body := total - pinnedTok - crumbTok
-	k, next := 0, lead
-	for k < turns-1 && (k == 0 || base+body > target) {
-		end := starts[k+1]
-		for ; next < end; next++ {
-			body -= counts[next]
+	p.crumbTok = crumbTok // WithoutBreadcrumb keeps the old ones
+	if !o.noBreadcrumb {
+		p.crumbTok = o.counter.CountMessage(o.breadcrumb)
+	}
+	if o.elide != nil {
+		p.cands = elisionCandidates(view, counts, o.elide, o.counter)
+	}
+	p.chooseTurns()
+	if o.stepTrim && p.over() {
+		p.chooseSteps()
+	}
+	items := p.items()
+	tokens, elide := p.chooseElisions(items)
+	if o.elide != nil && len(elide) > 0 {
+		chosen := make([]elideCand, len(elide))
+		for i, c := range elide {
+			chosen[i] = p.cands[c]
 		}
-		k++
+		if err := archive(view, chosen, o.elide); err != nil {
+			return Result{Budget: budget}, err
+		}
 	}
-	cut := starts[k]
 
-	// Build the output: pinned prefix (old breadcrumbs out if a new one goes
-	// in), breadcrumb, kept turns.
-	n := lead + 1 + len(view) - cut
-	out := make([]Message, 0, n)
-	kept := make([]int, 0, n)
+	// Materialise: messages, original indices, replaced breadcrumbs.
+	out := make([]Message, len(items))
 	orig := func(i int) int {
 		if index == nil {
 			return i
 		}
 		return index[i]
 	}
-	for i := range lead {
-		if newCrumb && view[i].Kind == KindBreadcrumb {
-			continue
+	e := 0
+	keptView := 0
+	for j, it := range items {
+		switch it {
+		case itemTurnCrumb:
+			out[j] = o.breadcrumb
+		case itemStepCrumb:
+			out[j] = stepBreadcrumb(o.breadcrumb)
+		default:
+			out[j] = view[it]
+			keptView++
+			if e < len(elide) && p.cands[elide[e]].idx == it {
+				out[j] = elided(view[it], p.cands[elide[e]].text)
+				e++
+			}
+			items[j] = orig(it)
 		}
-		out = append(out, view[i])
-		kept = append(kept, orig(i))
+		if items[j] < 0 {
+			items[j] = -1
+		}
 	}
-	if newCrumb {
-		out = append(out, crumb)
-		kept = append(kept, -1)
-	}
-	for i := cut; i < len(view); i++ {
-		out = append(out, view[i])
-		kept = append(kept, orig(i))
+	replaced := make([]int, len(p.replaced))
+	for i, v := range p.replaced {
+		replaced[i] = orig(v)
 	}
 
 	res.Messages = out
-	res.Kept = kept
-	replaced := -1
-	if newCrumb {
-		replaced = orig(lead)
-	}
-	res.Dropped = dropped(msgs, kept, replaced)
-	res.Trimmed = true
-	res.DroppedMessages = cut - lead
-	res.DroppedTurns = k
-	res.KeptTurns = turns - k
-	res.TokensAfter = base + body
+	res.Kept = items
+	res.Dropped = dropped(msgs, items, replaced)
+	res.DroppedMessages = len(view) - keptView - len(replaced)
+	res.DroppedTurns = p.k
+	res.KeptTurns = turns - p.k
+	res.DroppedSteps = p.d
+	res.ElidedResults = len(elide)
+	res.TokensAfter = tokens
+	res.Trimmed = p.k > 0 || p.d > 0 || len(elide) > 0
 
 	o.emit(&res)
 	if res.TokensAfter > budget {
-		return res, &BudgetError{Need: res.TokensAfter, Budget: budget}
+		return res, &BudgetError{Need: res.TokensAfter, Budget: budget, Pinned: p.pinnedTok + p.hoistTok + p.crumbPart(p.k)}
 	}
 	return res, nil
+}
+
+// Markers in a planner's item list for the breadcrumbs it inserts.
+const (
+	itemTurnCrumb = -1 // after the prefix: earlier turns omitted
+	itemStepCrumb = -2 // after the latest turn's opening: earlier steps omitted
+)
+
+// planner decides what a trim keeps, in three rungs: drop the oldest whole
+// turns, then the oldest steps of the latest turn, and elide tool results
+// wherever that saves dropping. All sums come from counts, computed once.
+type planner struct {
+	view   []Message
+	counts []int
+	starts []int // first view index of each turn
+	lead   int   // end of the leading block (prefix and breadcrumbs)
+	o      *options
+	cands  []elideCand // elision candidates, ascending index
+
+	target, total          int
+	pinnedTok, oldCrumbTok int // prefix tokens; tokens of breadcrumbs in the leading block
+	crumbTok               int // tokens of the turn breadcrumb a trim leaves
+
+	k        int // turns dropped
+	hoist    int // view index of the newest summary in what is dropped, or -1
+	hoistTok int
+	cost     int // tokens of the planned output with every kept candidate elided
+
+	// Step level, when the latest turn alone is too large.
+	d        int   // steps dropped
+	openEnd  int   // end of the latest turn's opening block
+	steps    []int // first view index of each step of the latest turn
+	replaced []int // view indices of breadcrumbs replaced by new ones
+}
+
+func (p *planner) over() bool { return p.cost > p.target }
+
+// crumbPart returns the tokens of the leading breadcrumb(s) when k turns
+// are dropped.
+func (p *planner) crumbPart(k int) int {
+	if k == 0 {
+		return p.oldCrumbTok
+	}
+	return p.crumbTok
+}
+
+// chooseTurns finds the fewest oldest turns to drop so that the rest fits
+// the target once every kept candidate is elided; at most all but the
+// latest.
+func (p *planner) chooseTurns() {
+	saved := 0
+	for _, c := range p.cands {
+		saved += c.saved
+	}
+	body := p.total - p.pinnedTok - p.oldCrumbTok
+	next, ci := p.lead, 0
+	hoist, hoistTok := -1, 0
+	k := 0
+	cost := p.pinnedTok + p.oldCrumbTok + body - saved
+	for cost > p.target && k < len(p.starts)-1 {
+		k++
+		end := p.starts[k]
+		for ; next < end; next++ {
+			body -= p.counts[next]
+			if p.view[next].Kind == KindSummary {
+				hoist, hoistTok = next, p.counts[next]
+			}
+		}
+		for ; ci < len(p.cands) && p.cands[ci].idx < end; ci++ {
+			saved -= p.cands[ci].saved
+		}
+		cost = p.pinnedTok + hoistTok + p.crumbPart(k) + body - saved
+	}
+	p.k, p.hoist, p.hoistTok, p.cost = k, hoist, hoistTok, cost
+}
+
+// chooseSteps, called when the latest turn alone is too large, drops the
+// fewest oldest steps of it so that the rest fits; at most all but the
+// newest step.
+func (p *planner) chooseSteps() {
+	ls, n := p.starts[len(p.starts)-1], len(p.view)
+	// The opening block runs from the turn's start to its first assistant
+	// message after the opening user message.
+	open := ls
+	for open < n && !isTurnStart(p.view[open], p.o.turnStart) {
+		open++
+	}
+	if open == n {
+		open = ls // no user message: the block is what precedes the first assistant
+	}
+	end := open
+	for end < n && p.view[end].Role != RoleAssistant {
+		end++
+	}
+	p.openEnd = end
+	p.steps = p.steps[:0]
+	for i := end; i < n; i++ {
+		if p.view[i].Role == RoleAssistant {
+			p.steps = append(p.steps, i)
+		}
+	}
+	if len(p.steps) < 2 {
+		return
+	}
+	oldInner, innerTok := 0, 0
+	for i := ls; i < end; i++ {
+		if p.view[i].Kind == KindBreadcrumb {
+			oldInner += p.counts[i]
+		}
+	}
+	if !p.o.noBreadcrumb {
+		innerTok = p.o.counter.CountMessage(stepBreadcrumb(p.o.breadcrumb))
+	} else {
+		innerTok = oldInner
+	}
+	// cost is the plan with no step dropped; drop steps until it fits.
+	cost := p.cost
+	hoist, hoistTok := p.hoist, p.hoistTok
+	next, ci := end, 0
+	for ci < len(p.cands) && p.cands[ci].idx < end {
+		ci++
+	}
+	d := 0
+	for cost > p.target && d < len(p.steps)-1 {
+		if d == 0 {
+			cost += innerTok - oldInner
+		}
+		d++
+		stop := p.steps[d]
+		for ; next < stop; next++ {
+			cost -= p.counts[next]
+			if p.view[next].Kind == KindSummary {
+				cost += p.counts[next] - hoistTok // the newest dropped summary is pinned instead
+				hoist, hoistTok = next, p.counts[next]
+			}
+		}
+		for ; ci < len(p.cands) && p.cands[ci].idx < stop; ci++ {
+			cost += p.cands[ci].saved // already subtracted from cost: undo
+		}
+	}
+	p.d, p.hoist, p.hoistTok, p.cost = d, hoist, hoistTok, cost
+}
+
+// items lists the planned output: view indices in order, with
+// itemTurnCrumb and itemStepCrumb where breadcrumbs go. It records the
+// breadcrumbs it replaces.
+func (p *planner) items() []int {
+	n := len(p.view)
+	cut := p.starts[p.k]
+	items := make([]int, 0, p.lead+3+n-cut)
+	newTurnCrumb := p.k > 0 && !p.o.noBreadcrumb
+	for i := range p.lead {
+		if newTurnCrumb && p.view[i].Kind == KindBreadcrumb {
+			p.replaced = append(p.replaced, i)
+			continue
+		}
+		items = append(items, i)
+	}
+	if p.hoist >= 0 {
+		items = append(items, p.hoist)
+	}
+	if newTurnCrumb {
+		items = append(items, itemTurnCrumb)
+	}
+	if p.d == 0 {
+		for i := cut; i < n; i++ {
+			items = append(items, i)
+		}
+		return items
+	}
+	newStepCrumb := !p.o.noBreadcrumb
+	for i := cut; i < p.openEnd; i++ {
+		if newStepCrumb && p.view[i].Kind == KindBreadcrumb {
+			p.replaced = append(p.replaced, i)
+			continue
+		}
+		items = append(items, i)
+	}
+	if newStepCrumb {
+		items = append(items, itemStepCrumb)
+	}
+	for i := p.steps[p.d]; i < n; i++ {
+		items = append(items, i)
+	}
+	return items
+}
+
+// chooseElisions returns the token count of items and the candidates to
+// elide (positions in p.cands, ascending): the oldest kept ones first, only
+// as many as needed to reach the target.
+func (p *planner) chooseElisions(items []int) (tokens int, elide []int) {
+	for _, it := range items {
+		switch it {
+		case itemTurnCrumb:
+			tokens += p.crumbTok
+		case itemStepCrumb:
+			tokens += p.o.counter.CountMessage(stepBreadcrumb(p.o.breadcrumb))
+		default:
+			tokens += p.counts[it]
+		}
+	}
+	if len(p.cands) == 0 || tokens <= p.target {
+		return tokens, nil
+	}
+	// Walk items and candidates together (both ascending by view index).
+	j := 0
+	for ci := range p.cands {
+		if tokens <= p.target {
+			break
+		}
+		idx := p.cands[ci].idx
+		for j < len(items) && items[j] < idx {
+			j++
+		}
+		if j < len(items) && items[j] == idx {
+			elide = append(elide, ci)
+			tokens -= p.cands[ci].saved
+		}
+	}
+	return tokens, elide
 }
 
 // emit sends the event for res to the OnTrim callback.
@@ -370,6 +608,8 @@ func (o *options) emit(res *Result) {
 		DroppedMessages: res.DroppedMessages,
 		DroppedTurns:    res.DroppedTurns,
 		KeptTurns:       res.KeptTurns,
+		DroppedSteps:    res.DroppedSteps,
+		ElidedResults:   res.ElidedResults,
 		TokensBefore:    res.TokensBefore,
 		TokensAfter:     res.TokensAfter,
 		Budget:          res.Budget,
@@ -378,36 +618,36 @@ func (o *options) emit(res *Result) {
 	})
 }
 
-// dropped returns the messages of msgs whose index is not in kept (ascending
-// apart from -1 entries), in order, skipping breadcrumbs of the leading block
-// (indices below leadOrig) that were replaced. kept == nil means every
-// message was kept. leadOrig < 0 means no breadcrumb was replaced.
-func dropped(msgs []Message, kept []int, leadOrig int) []Message {
+// dropped returns, in order, the messages of msgs whose index is neither
+// in kept (-1 entries ignored) nor in replaced (breadcrumbs the trim
+// replaced with new ones). kept == nil means every message was kept.
+func dropped(msgs []Message, kept, replaced []int) []Message {
 	if kept == nil {
 		return nil
+	}
+	gone := make([]bool, len(msgs))
+	for i := range gone {
+		gone[i] = true
 	}
 	n := len(msgs)
 	for _, k := range kept {
 		if k >= 0 {
+			gone[k] = false
 			n--
 		}
 	}
-	if n == 0 {
+	for _, r := range replaced {
+		gone[r] = false
+		n--
+	}
+	if n <= 0 {
 		return nil
 	}
 	out := make([]Message, 0, n)
-	p := 0
-	for i := range msgs {
-		for p < len(kept) && kept[p] < i {
-			p++ // skips -1 entries and earlier indices
+	for i, g := range gone {
+		if g {
+			out = append(out, msgs[i])
 		}
-		if p < len(kept) && kept[p] == i {
-			continue
-		}
-		if i < leadOrig && msgs[i].Kind == KindBreadcrumb {
-			continue
-		}
-		out = append(out, msgs[i])
 	}
 	return out
 }
@@ -431,11 +671,15 @@ func checkMessage(m *Message) string {
 	}
 	switch m.Kind {
 	case "", KindBreadcrumb, KindSummary, KindNudge:
+		if m.Kind != "" && (m.Role == RoleTool || len(m.ToolCalls) > 0) {
+			return "a " + string(m.Kind) + " message cannot be part of a tool exchange"
+		}
+	case KindElided:
+		if m.Role != RoleTool {
+			return "only tool messages can be elided"
+		}
 	default:
 		return "unknown kind " + quote(string(m.Kind))
-	}
-	if m.Kind != "" && (m.Role == RoleTool || len(m.ToolCalls) > 0) {
-		return "a " + string(m.Kind) + " message cannot be part of a tool exchange"
 	}
 	if m.Role == RoleTool {
 		if m.ToolCallID == "" {

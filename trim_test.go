@@ -329,7 +329,8 @@ func TestTrimToRecentTurns(t *testing.T) {
 
 func eventOf(r Result, reason string, attempt int) Event {
 	return Event{Type: EventType, Reason: reason, DroppedMessages: r.DroppedMessages, DroppedTurns: r.DroppedTurns,
-		KeptTurns: r.KeptTurns, TokensBefore: r.TokensBefore, TokensAfter: r.TokensAfter, Budget: r.Budget, Attempt: attempt}
+		KeptTurns: r.KeptTurns, DroppedSteps: r.DroppedSteps, ElidedResults: r.ElidedResults,
+		TokensBefore: r.TokensBefore, TokensAfter: r.TokensAfter, Budget: r.Budget, Attempt: attempt}
 }
 
 func stripLabels(e Event) Event { e.Labels = nil; return e }
@@ -345,7 +346,7 @@ func checkResult(t testing.TB, in []Message, res Result, swept bool) {
 		if len(res.Kept) != len(res.Messages) {
 			t.Fatalf("len(Kept)=%d, len(Messages)=%d", len(res.Kept), len(res.Messages))
 		}
-		prev := -1
+		seen := map[int]bool{}
 		for i, k := range res.Kept {
 			m := res.Messages[i]
 			if k < 0 {
@@ -354,13 +355,16 @@ func checkResult(t testing.TB, in []Message, res Result, swept bool) {
 				}
 				continue
 			}
-			if k <= prev {
-				t.Fatalf("Kept not ascending at %d: %v", i, res.Kept)
+			if seen[k] {
+				t.Fatalf("Kept names %d twice: %v", k, res.Kept)
 			}
-			prev = k
+			seen[k] = true
 			o := in[k]
 			if len(m.ToolCalls) != len(o.ToolCalls) {
 				o.ToolCalls = m.ToolCalls // the sweep may strip calls
+			}
+			if m.Kind == KindElided && o.Kind != KindElided {
+				o.Content, o.Parts, o.Kind = m.Content, nil, KindElided
 			}
 			if !reflect.DeepEqual(m, o) {
 				t.Fatalf("Messages[%d] is not input[%d]", i, k)
@@ -382,35 +386,33 @@ func checkResult(t testing.TB, in []Message, res Result, swept bool) {
 	if n > 1 && hasNewBreadcrumb(res) {
 		t.Fatalf("%d stacked breadcrumbs: %v", n, render(res.Messages))
 	}
-	// Kept plus Dropped account for every input message (breadcrumbs the
-	// trim replaced aside).
-	keptN := 0
-	for _, k := range res.Kept {
-		if k >= 0 {
-			keptN++
+	// Every input message is either kept or dropped (breadcrumbs the trim
+	// replaced aside), and Dropped lists them in input order.
+	keptSet := map[int]bool{}
+	for i := range res.Messages {
+		if res.Kept == nil {
+			keptSet[i] = true
+		} else if res.Kept[i] >= 0 {
+			keptSet[res.Kept[i]] = true
 		}
 	}
-	if res.Kept == nil {
-		keptN = len(in)
-	}
-	replaced := 0
-	if res.Trimmed {
-		view := in
-		if swept {
-			view, _ = SweepOrphans(in)
+	d := 0
+	for i, m := range in {
+		if keptSet[i] {
+			continue
 		}
-		for _, m := range view[:leadEnd(view)] {
-			if m.Kind == KindBreadcrumb {
-				replaced++
-			}
+		if d < len(res.Dropped) && reflect.DeepEqual(res.Dropped[d], m) {
+			d++
+			continue
 		}
-		if replaced > 0 && !hasNewBreadcrumb(res) {
-			replaced = 0 // WithoutBreadcrumb keeps the old ones
+		if m.Kind != KindBreadcrumb {
+			t.Fatalf("input message %d is neither kept nor dropped: %+v", i, m)
 		}
 	}
-	if keptN+len(res.Dropped)+replaced != len(in) {
-		t.Fatalf("kept %d + dropped %d + replaced %d != %d input messages", keptN, len(res.Dropped), replaced, len(in))
+	if d != len(res.Dropped) {
+		t.Fatalf("Dropped has %d messages that are not input messages in order", len(res.Dropped)-d)
 	}
+	_ = swept
 }
 
 func hasNewBreadcrumb(r Result) bool {
@@ -451,7 +453,7 @@ func TestTrimIdempotentWhenTooLarge(t *testing.T) {
 	require.ErrorIs(t, err, ErrLatestTurnTooLarge)
 	var be *BudgetError
 	require.ErrorAs(t, err, &be)
-	assert.Equal(t, BudgetError{Need: 60, Budget: 40}, *be)
+	assert.Equal(t, BudgetError{Need: 60, Budget: 40, Pinned: 20}, *be)
 	again, err := TrimToRecentTurns(first.Messages, 40, WithCounter(unit))
 	require.ErrorIs(t, err, ErrLatestTurnTooLarge)
 	assert.Equal(t, first.Messages, again.Messages)
@@ -549,6 +551,9 @@ func TestTrimResultDoesNotAliasInput(t *testing.T) {
 }
 
 func TestTrimNoTrimPathAllocations(t *testing.T) {
+	if raceEnabled() {
+		t.Skip("the race detector changes allocation counts")
+	}
 	in := parse(t, "S:sys", "U:q1", "A:>c1", "T:c1", "A:a1", "U:q2", "A:a2")
 	allocs := testing.AllocsPerRun(100, func() {
 		_, _ = TrimToRecentTurns(in, 1000)
@@ -557,6 +562,9 @@ func TestTrimNoTrimPathAllocations(t *testing.T) {
 }
 
 func TestTrimAllocationsIndependentOfLength(t *testing.T) {
+	if raceEnabled() {
+		t.Skip("the race detector changes allocation counts")
+	}
 	// Pooled scratch memory survives only until the next GC; keep the
 	// collector out of the measurement so that it counts what a trim asks
 	// for, not when the runtime happened to empty the pool.

@@ -1,0 +1,257 @@
+package history
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// KindElided marks a tool result whose content the library replaced with a
+// placeholder (see ElideToolResults). Only RoleTool messages may carry it. An
+// elided result is never elided again, whatever its text says.
+const KindElided Kind = "elided"
+
+// Elision defaults.
+const (
+	DefaultKeepRecent = 3
+	DefaultMinTokens  = 256
+)
+
+// ElideOptions configures tool-result elision. The zero value works: it
+// elides every tool result of at least 256 tokens except the 3 newest,
+// with the default placeholder and the Heuristic counter.
+type ElideOptions struct {
+	// KeepRecent is how many of the newest tool results, counted across
+	// turns, are never elided. 0 means DefaultKeepRecent (3); a negative
+	// value protects none.
+	KeepRecent int
+	// MinTokens is the smallest result (by Counter, framing included) that
+	// is elided; smaller ones are cheap to keep. 0 means DefaultMinTokens
+	// (256); a negative value elides any size.
+	MinTokens int
+	// ExcludeTools names tools whose results are never elided. The tool
+	// name is the result's Name, or else the Name of the call it answers.
+	ExcludeTools []string
+	// KeepErrors keeps results that look like errors (their first line
+	// mentions an error, exception, traceback, panic or failure): the model
+	// usually needs them to avoid repeating a mistake.
+	KeepErrors bool
+	// Placeholder returns the text that replaces a result, given the
+	// original message and its token count. nil means the default,
+	// "[elided tool result: <name>, N tokens; re-run the tool if needed]".
+	Placeholder func(m Message, tokens int) string
+	// Archive, if set, is called with each original result, oldest first,
+	// before anything is replaced. If it returns an error, elision stops
+	// and nothing is changed: the error is returned, wrapped.
+	Archive func(m Message) error
+	// Counter counts tokens; nil means Heuristic. Under WithElision the
+	// trim's own counter is used instead.
+	Counter Counter
+}
+
+// ElideResult is the outcome of ElideToolResults.
+type ElideResult struct {
+	// Messages is the new history: the same messages in the same order,
+	// elided results replaced by copies with the placeholder as Content, no
+	// Parts, and Kind set to KindElided. When nothing was elided it is the
+	// input slice, clipped to its length.
+	Messages []Message
+	// Elided is the number of results replaced.
+	Elided int
+	// TokensSaved is the token count removed by the replacements.
+	TokensSaved int
+}
+
+// ElideToolResults replaces the content of old, large tool results with a
+// short placeholder. It never removes or reorders a message and never
+// touches ToolCallID, Name, roles or the assistant's calls, so pairing (and
+// any signed reasoning next to the calls) stays intact by construction. It
+// is idempotent: elided results carry KindElided and are skipped. The input
+// is validated like TrimToRecentTurns' and never modified.
+//
+// Stale tool results are usually re-derivable (a file can be read again, a
+// command re-run), which makes them the cheapest tokens to give up. Under
+// TrimToRecentTurns, WithElision applies the same rule only as far as needed.
+func ElideToolResults(msgs []Message, opts ElideOptions) (ElideResult, error) {
+	if err := validate(msgs); err != nil {
+		return ElideResult{}, err
+	}
+	c := opts.Counter
+	if c == nil {
+		c = Heuristic
+	}
+	counts := make([]int, len(msgs))
+	for i := range msgs {
+		if msgs[i].Role == RoleTool {
+			counts[i] = c.CountMessage(msgs[i])
+		}
+	}
+	cands := elisionCandidates(msgs, counts, &opts, c)
+	if len(cands) == 0 {
+		return ElideResult{Messages: msgs[:len(msgs):len(msgs)]}, nil
+	}
+	if err := archive(msgs, cands, &opts); err != nil {
+		return ElideResult{Messages: msgs[:len(msgs):len(msgs)]}, err
+	}
+	out := slices.Clone(msgs)
+	res := ElideResult{Messages: out, Elided: len(cands)}
+	for _, e := range cands {
+		out[e.idx] = elided(msgs[e.idx], e.text)
+		res.TokensSaved += e.saved
+	}
+	return res, nil
+}
+
+// elideCand is a tool result that may be elided: its index, the placeholder
+// text, and the tokens the replacement saves.
+type elideCand struct {
+	idx   int
+	saved int
+	text  string
+}
+
+// elisionCandidates returns, oldest first, the tool results of msgs that the
+// options allow to elide and whose replacement saves tokens. counts holds
+// the token count of every tool message.
+func elisionCandidates(msgs []Message, counts []int, opts *ElideOptions, c Counter) []elideCand {
+	keep := opts.KeepRecent
+	if keep == 0 {
+		keep = DefaultKeepRecent
+	}
+	minTok := opts.MinTokens
+	if minTok == 0 {
+		minTok = DefaultMinTokens
+	}
+	// The newest keep results are protected: find where protection starts.
+	protect := len(msgs)
+	for i := len(msgs) - 1; i >= 0 && keep > 0; i-- {
+		if msgs[i].Role == RoleTool {
+			protect = i
+			keep--
+		}
+	}
+	var cands []elideCand
+	var calls []ToolCall // calls of the nearest preceding assistant message
+	for i := 0; i < protect; i++ {
+		m := &msgs[i]
+		if m.Role == RoleAssistant {
+			calls = m.ToolCalls
+			continue
+		}
+		if m.Role != RoleTool || m.Kind == KindElided || counts[i] < minTok {
+			continue
+		}
+		name := toolName(m, calls)
+		if slices.Contains(opts.ExcludeTools, name) || (opts.KeepErrors && looksLikeError(m.Content)) {
+			continue
+		}
+		var text string
+		if opts.Placeholder != nil {
+			text = opts.Placeholder(*m, counts[i])
+		} else {
+			text = defaultPlaceholder(name, counts[i])
+		}
+		if saved := counts[i] - c.CountMessage(elided(*m, text)); saved > 0 {
+			cands = append(cands, elideCand{idx: i, saved: saved, text: text})
+		}
+	}
+	return cands
+}
+
+// archive hands the originals of cands to opts.Archive, oldest first.
+func archive(msgs []Message, cands []elideCand, opts *ElideOptions) error {
+	if opts.Archive == nil {
+		return nil
+	}
+	for _, e := range cands {
+		if err := opts.Archive(msgs[e.idx]); err != nil {
+			return &archiveError{index: e.idx, err: err}
+		}
+	}
+	return nil
+}
+
+type archiveError struct {
+	index int
+	err   error
+}
+
+func (e *archiveError) Error() string {
+	return "history: archiving tool result at index " + strconv.Itoa(e.index) + " failed, nothing elided: " + e.err.Error()
+}
+
+func (e *archiveError) Unwrap() error { return e.err }
+
+// elided returns the placeholder copy of tool result m.
+func elided(m Message, text string) Message {
+	m.Content = text
+	m.Parts = nil
+	m.Kind = KindElided
+	return m
+}
+
+func toolName(m *Message, calls []ToolCall) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	for i := range calls {
+		if calls[i].ID == m.ToolCallID {
+			return calls[i].Name
+		}
+	}
+	return "tool"
+}
+
+func defaultPlaceholder(name string, tokens int) string {
+	return "[elided tool result: " + name + ", " + strconv.Itoa(tokens) + " tokens; re-run the tool if needed]"
+}
+
+// looksLikeError reports whether a tool result's first line reads as an
+// error report.
+func looksLikeError(s string) bool {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	s = strings.ToLower(s)
+	for _, w := range [...]string{"error", "exception", "traceback", "panic", "fail", "fatal", "denied", "not found"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// WithElision makes a trim elide old tool results (see ElideToolResults)
+// before it drops anything: oldest results first, and only as many as needed
+// to fit. Whole turns are dropped only when eliding every eligible result is
+// not enough, and then results are elided only in the turns that are kept.
+// The trim's Counter is used (opts.Counter is ignored). An Archive error
+// aborts the trim with nothing changed.
+func WithElision(opts ElideOptions) Option {
+	opts.ExcludeTools = slices.Clone(opts.ExcludeTools)
+	return func(o *options) { o.elide = &opts }
+}
+
+// WithStepTrim lets a trim cut inside the latest turn when that turn alone
+// does not fit: the turn's opening user message (the task) is kept, its
+// oldest steps are dropped and the newest kept. A step is one assistant
+// message with every tool result that answers it (and any nudge between
+// them), dropped or kept whole, so no call is ever separated from its
+// result. A breadcrumb (StepBreadcrumbText) goes right after the opening
+// message; the newest step is always kept.
+func WithStepTrim() Option {
+	return func(o *options) { o.stepTrim = true }
+}
+
+// StepBreadcrumbText is the content of the breadcrumb that marks steps
+// dropped inside the latest turn.
+const StepBreadcrumbText = "[earlier steps of this task omitted to fit the context window]"
+
+// stepBreadcrumb returns the notice placed after the latest turn's opening
+// message, in the role of the turn-level breadcrumb.
+func stepBreadcrumb(turnCrumb Message) Message {
+	return Message{Role: turnCrumb.Role, Content: StepBreadcrumbText, Kind: KindBreadcrumb}
+}
