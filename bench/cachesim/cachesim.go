@@ -1,0 +1,284 @@
+// Package cachesim replays long agent sessions request by request, trims
+// the history before every request the way a runtime would, and bills each
+// request under a prompt-cache price model, to measure what trimming costs
+// in cache misses and what hysteresis (history.WithLowWater) and a
+// history.Trimmer save.
+//
+// # Price model
+//
+// A request's prompt is a list of messages, each with a token count. The
+// provider keeps the previous request's prompt in its cache (a cache
+// breakpoint on the last message of every request, the usual setting for
+// agent loops, and requests close enough together that the cache is warm).
+// For request r with prompt P and previous prompt Q:
+//
+//   - L is the longest common prefix of P and Q in whole messages (two
+//     messages are equal when all their fields are).
+//   - Cached read: the tokens of P[:L], billed at Prices.Read (0.1x).
+//   - Cache write: the tokens of P[L:], billed at Prices.Write (1.25x):
+//     everything after the common prefix is processed and written to the
+//     cache for the next request.
+//   - Uncached: a prompt under MinCacheable tokens (providers do not cache
+//     short prompts, 1024 tokens for most models) is billed entirely at
+//     Prices.Uncached (1x), and the next request reads nothing from it.
+//     The first request of a session has no previous prompt: it is all
+//     write.
+//   - A prefix rewrite is a request whose prompt does not start with the
+//     whole previous prompt (L < len(Q)): something before the new
+//     messages changed, typically because the trim moved its cut.
+//
+// Output tokens are not billed here: they are the same whatever the
+// trimming.
+//
+// # Usage patterns
+//
+// Persisted (a): the runtime stores the trimmed history it sent, and
+// appends the model's reply and the next messages to it; it trims that
+// stored history with TrimToRecentTurns before each request. Transcript
+// (b): the runtime keeps the full transcript and trims a view of it before
+// each request, either statelessly with TrimToRecentTurns or with a
+// history.Trimmer.
+package cachesim
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+
+	history "github.com/histrim/history"
+)
+
+// Prices are the multipliers of the price model, relative to an uncached
+// input token.
+type Prices struct {
+	Read, Write, Uncached float64
+}
+
+// DefaultPrices are the model: cached read 0.1x, cache write
+// 1.25x, uncached 1x (Anthropic's published multipliers for a 5-minute
+// cache).
+var DefaultPrices = Prices{Read: 0.1, Write: 1.25, Uncached: 1}
+
+// MinCacheable is the smallest prompt, in tokens, that the model caches.
+const MinCacheable = 1024
+
+// Counter is the simulator's token counter: one token per 3.5 bytes of
+// text (the average rate of code, JSON and prose in the shared corpus,
+// docs/tokens.md) plus 4 tokens of framing per message and 3 per tool
+// call, computed from field lengths only, so that replaying thousands of
+// requests over megabytes of transcript stays fast. The cmd/cachesim output
+// prints its total next to history.Heuristic's for each session; the
+// results are ratios between policies and do not depend on the rate.
+var Counter = history.CounterFunc(func(m history.Message) int {
+	b := len(m.Content) + len(m.ToolCallID)
+	n := 4
+	if m.Name != "" {
+		n++
+		b += len(m.Name)
+	}
+	for i := range m.ToolCalls {
+		c := &m.ToolCalls[i]
+		n += 3
+		b += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	for i := range m.Parts {
+		b += len(m.Parts[i].Text)
+	}
+	return n + (b*286+999)/1000
+})
+
+// Pattern is how the runtime holds its history.
+type Pattern int
+
+// The usage patterns.
+const (
+	// Persisted is pattern (a): the runtime stores the trimmed history it
+	// sent and appends to it.
+	Persisted Pattern = iota
+	// Stateless is pattern (b) with a stateless TrimToRecentTurns of the
+	// full transcript before each request.
+	Stateless
+	// WithTrimmer is pattern (b) with a history.Trimmer.
+	WithTrimmer
+)
+
+// String names the pattern as the tables do.
+func (p Pattern) String() string {
+	switch p {
+	case Persisted:
+		return "a: persisted + TrimToRecentTurns"
+	case Stateless:
+		return "b: transcript + TrimToRecentTurns"
+	default:
+		return "b: transcript + Trimmer"
+	}
+}
+
+// Config is one simulated policy.
+type Config struct {
+	Pattern Pattern
+	Budget  int
+	// LowWater is the WithLowWater fraction; 0 means none (trim to the
+	// exact budget).
+	LowWater float64
+	Prices   Prices
+}
+
+// Stats are the totals of one replay.
+type Stats struct {
+	Requests int
+	// Rewrites counts prefix rewrites (see the package doc).
+	Rewrites int
+	// Trims counts requests whose prompt left out part of the transcript.
+	Trims int
+	// Read, Write and Uncached are token totals by price class; Billed is
+	// their price-weighted sum in uncached-token units.
+	Read, Write, Uncached int
+	Billed                float64
+	// Sent is the total of prompt tokens over all requests; NoCache is
+	// what they would bill with no cache (Sent at 1x).
+	Sent int
+	// AtLimit counts the requests whose full transcript exceeded the
+	// budget; SentAtLimit is their prompt tokens and FullAtLimit what the
+	// full transcripts would have been. SentAtLimit/AtLimit/Budget is the
+	// context kept when trimming is active.
+	AtLimit     int
+	SentAtLimit int
+	MinAtLimit  int // smallest prompt among them
+	// OverBudget counts prompts over the budget (a latest turn too large).
+	OverBudget int
+	// Broken counts prompts with broken tool pairs (must stay 0).
+	Broken int
+}
+
+// NoCache returns what the requests would bill with no prompt cache.
+func (s Stats) NoCache() float64 { return float64(s.Sent) }
+
+// MeanKept returns the mean prompt, in tokens, over the requests at the
+// limit, as a fraction of budget.
+func (s Stats) MeanKept(budget int) float64 {
+	if s.AtLimit == 0 || budget <= 0 {
+		return 0
+	}
+	return float64(s.SentAtLimit) / float64(s.AtLimit) / float64(budget)
+}
+
+// Replay runs session through cfg. A request is sent before every
+// assistant message of session (the model's reply), with every message
+// before it as the transcript.
+func Replay(session []history.Message, cfg Config) (Stats, error) {
+	if cfg.Prices == (Prices{}) {
+		cfg.Prices = DefaultPrices
+	}
+	opts := []history.Option{history.WithCounter(Counter)}
+	if cfg.LowWater > 0 {
+		opts = append(opts, history.WithLowWater(cfg.LowWater))
+	}
+	tr := history.NewTrimmer(opts...)
+
+	var (
+		st        Stats
+		stored    []history.Message // pattern (a): the persisted history
+		prev      []history.Message // the previous prompt
+		prevCache bool              // the previous prompt was cached
+		next      int               // first message of session not yet in stored
+	)
+	st.MinAtLimit = -1
+	for i := range session {
+		if session[i].Role != history.RoleAssistant || i == 0 {
+			continue
+		}
+		transcript := session[:i]
+		var (
+			res history.Result
+			err error
+		)
+		switch cfg.Pattern {
+		case Persisted:
+			stored = append(stored, session[next:i]...)
+			next = i
+			res, err = history.TrimToRecentTurns(stored, cfg.Budget, opts...)
+		case Stateless:
+			res, err = history.TrimToRecentTurns(transcript, cfg.Budget, opts...)
+		default:
+			res, err = tr.Trim(transcript, cfg.Budget)
+		}
+		if err != nil && !isBudgetError(err) {
+			return st, err
+		}
+		prompt := res.Messages
+		if cfg.Pattern == Persisted {
+			// Persist what was sent, then the reply (next request's input).
+			stored = append(slices.Clip(prompt), session[i])
+			next = i + 1
+		}
+
+		st.Requests++
+		tokens := history.Estimate(prompt, Counter)
+		st.Sent += tokens
+		if tokens > cfg.Budget {
+			st.OverBudget++
+		}
+		if _, rep := history.SweepOrphans(prompt); rep.Total()+rep.Messages > 0 {
+			st.Broken++
+		}
+		if full := history.Estimate(transcript, Counter); full > cfg.Budget {
+			st.AtLimit++
+			st.SentAtLimit += tokens
+			if st.MinAtLimit < 0 || tokens < st.MinAtLimit {
+				st.MinAtLimit = tokens
+			}
+		}
+		if res.Trimmed {
+			st.Trims++
+		}
+
+		l := commonPrefix(prev, prompt)
+		if prev != nil && l < len(prev) {
+			st.Rewrites++
+		}
+		switch {
+		case tokens < MinCacheable:
+			st.Uncached += tokens
+			prevCache = false
+		default:
+			read := 0
+			if prevCache {
+				read = history.Estimate(prompt[:l], Counter)
+			}
+			st.Read += read
+			st.Write += tokens - read
+			prevCache = true
+		}
+		prev = prompt
+	}
+	if st.MinAtLimit < 0 {
+		st.MinAtLimit = 0
+	}
+	p := cfg.Prices
+	st.Billed = p.Read*float64(st.Read) + p.Write*float64(st.Write) + p.Uncached*float64(st.Uncached)
+	return st, nil
+}
+
+func isBudgetError(err error) bool {
+	var be *history.BudgetError
+	return errors.As(err, &be)
+}
+
+// commonPrefix returns the number of leading messages a and b share.
+func commonPrefix(a, b []history.Message) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if !same(&a[i], &b[i]) {
+			return i
+		}
+	}
+	return n
+}
+
+func same(a, b *history.Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Name != b.Name || a.Kind != b.Kind {
+		return false
+	}
+	return slices.Equal(a.ToolCalls, b.ToolCalls) && reflect.DeepEqual(a.Parts, b.Parts)
+}

@@ -1,0 +1,80 @@
+// Command cachesim replays long sessions built from the shared corpus
+// request by request under every trimming policy (no hysteresis, low-water
+// 0.9/0.8/0.7/0.6) in both usage patterns, and prints what each bills under
+// the prompt-cache price model of package cachesim.
+//
+// Usage (from the bench module):
+//
+//	go run ./cmd/cachesim [-corpus DIR] [-turns 400]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+
+	history "github.com/histrim/history"
+	"github.com/histrim/history/bench/cachesim"
+	"github.com/histrim/history/bench/corpus"
+)
+
+type sessionSpec struct {
+	name     string
+	prefixes []string
+	budget   int
+}
+
+func main() {
+	dir := flag.String("corpus", corpus.DefaultDir, "directory of the shared corpus (*.jsonl)")
+	turns := flag.Int("turns", 400, "minimum user turns per session")
+	flag.Parse()
+	log.SetFlags(0)
+
+	convs, err := corpus.Load(*dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	specs := []sessionSpec{
+		{"coding (Claude Code, OpenHands, SWE-agent)", []string{"claude-code", "openhands", "swe-agent"}, 128_000},
+		{"support (tau-bench, ToolBench, SWE-agent text)", []string{"tau-bench", "toolbench", "swe-agent__text"}, 32_000},
+		{"all 61 conversations", []string{""}, 128_000},
+	}
+	lows := []float64{0, 0.9, 0.8, 0.7, 0.6}
+	patterns := []cachesim.Pattern{cachesim.Persisted, cachesim.WithTrimmer, cachesim.Stateless}
+
+	for _, sp := range specs {
+		s := corpus.Session(corpus.Select(convs, sp.prefixes...), *turns)
+		users := 0
+		for _, m := range s {
+			if m.Role == history.RoleUser {
+				users++
+			}
+		}
+		fmt.Printf("\n### Session: %s\n\n%d messages, %d user turns, %d tokens (history.Heuristic: %d), budget %d tokens\n",
+			sp.name, len(s), users, history.Estimate(s, cachesim.Counter), history.Estimate(s, history.Heuristic), sp.budget)
+		for _, p := range patterns {
+			fmt.Printf("\nPattern %s\n\n", p)
+			fmt.Println("| low-water | requests | at limit | prefix rewrites | read tok | write tok | uncached tok | billed (tok-equiv) | vs exact | vs no cache | mean prompt at limit (x budget) | min prompt at limit |")
+			fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+			var exact float64
+			for _, lw := range lows {
+				st, err := cachesim.Replay(s, cachesim.Config{Pattern: p, Budget: sp.budget, LowWater: lw})
+				if err != nil {
+					log.Fatal(err)
+				}
+				if st.Broken != 0 {
+					log.Fatalf("%s %v %.1f: %d prompts with broken pairs", sp.name, p, lw, st.Broken)
+				}
+				name := "none (exact)"
+				if lw > 0 {
+					name = fmt.Sprintf("%.1f", lw)
+				} else {
+					exact = st.Billed
+				}
+				fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.0f | %+.1f%% | %+.1f%% | %.2f | %d |\n",
+					name, st.Requests, st.AtLimit, st.Rewrites, st.Read, st.Write, st.Uncached, st.Billed,
+					100*(st.Billed/exact-1), 100*(st.Billed/st.NoCache()-1), st.MeanKept(sp.budget), st.MinAtLimit)
+			}
+		}
+	}
+}
