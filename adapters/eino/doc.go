@@ -1,0 +1,50 @@
+// Package eino trims CloudWeGo Eino conversations ([]*schema.Message from
+// github.com/cloudwego/eino/schema) to a token budget, without breaking
+// tool call/result pairs and without losing anything the caller put in
+// them.
+//
+// # Deciding on a copy, applying to the originals
+//
+// ToHistory converts messages to []history.Message only so that the core
+// trimmer (history.TrimToRecentTurns) can decide what to keep; Trim applies
+// that decision to the caller's own messages with history.Apply. Every kept
+// message is the caller's very pointer, so reasoning content, multi-content
+// parts, response metadata, tool call indices and Extra maps survive as
+// they are. Only two kinds of message are new values:
+//
+//   - the breadcrumb, a user message inserted where older turns were
+//     dropped, marked in its Extra (see KindKey);
+//   - an assistant message whose unanswered tool calls the orphan sweep
+//     stripped: a shallow copy of the caller's message with a new ToolCalls
+//     slice holding the caller's remaining ToolCall values.
+//
+// The caller's slice and messages are never modified.
+//
+// # Mapping
+//
+// Roles map one to one. Content is the message text; ReasoningContent
+// becomes a reasoning part; text, image, audio, video and file parts of
+// MultiContent, UserInputMultiContent and AssistantGenMultiContent become
+// text, image and file parts (image dimensions are read from PNG, JPEG and
+// GIF headers of base64 data so that images cost what they are); ToolCalls,
+// ToolCallID and ToolName (or Name) carry the pairing.
+//
+// # Kinds
+//
+// A runtime can tell the trimmer that a message is special by setting
+// Extra[KindKey] to "summary" (pinned when it follows the system messages),
+// "nudge" (a runtime note that never opens a turn) or "breadcrumb". Trim
+// marks the breadcrumbs it inserts the same way, so trimming its own output
+// again replaces the old breadcrumb instead of stacking a second one.
+//
+// # Module
+//
+// This adapter is its own Go module, so that the core module does not depend
+// on Eino. Inside this repository its go.mod requires the core at a
+// placeholder version and replaces it with the working tree (../..), so the
+// adapter is always built and tested against the core beside it. A replace
+// directive only applies in the main module: users who require
+// github.com/histrim/history/adapters/eino get the published core version
+// that the adapter's tagged go.mod requires (the placeholder is set to the
+// core's release tag when the adapter is tagged), never the replacement.
+package eino

@@ -1,0 +1,241 @@
+package eino
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cloudwego/eino/schema"
+	"github.com/histrim/history"
+)
+
+// KindKey is the key in schema.Message.Extra that carries a history.Kind:
+// "breadcrumb", "summary" or "nudge" (a string). Any other value is rejected
+// by Trim with an error wrapping history.ErrInvalidMessage.
+const KindKey = "histrim_kind"
+
+// Sentinel errors. Test with errors.Is; errors.As with *PairingError gives
+// the position of a pairing violation.
+var (
+	// ErrInvalidMessage is wrapped by the errors ToHistory and Trim return
+	// for messages they cannot convert: a nil message, an unknown role, or
+	// an Extra[KindKey] that is not a string.
+	ErrInvalidMessage = errors.New("history/eino: invalid message")
+	// ErrUnpaired is wrapped by *PairingError, which Validate returns.
+	ErrUnpaired = errors.New("history/eino: tool calls and results are not paired")
+)
+
+// ToHistory converts msgs to the messages the core trimmer works on, one for
+// one. The result carries what the trimmer needs to count and pair, not the
+// payload (base64 data is reduced to its size and an image's dimensions), so
+// converting back is done with Trim, which returns the caller's originals.
+// ToHistory never modifies msgs.
+func ToHistory(msgs []*schema.Message) ([]history.Message, error) {
+	out := make([]history.Message, len(msgs))
+	for i, m := range msgs {
+		if m == nil {
+			return nil, fmt.Errorf("%w: message %d is nil", ErrInvalidMessage, i)
+		}
+		var err error
+		if out[i], err = convert(m); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, err)
+		}
+	}
+	return out, nil
+}
+
+// Trim returns the longest suffix of whole turns of msgs that fits budget
+// tokens together with the leading system messages, pinned summaries and a
+// breadcrumb, as history.TrimToRecentTurns decides it, applied to the
+// caller's own messages with history.Apply (see the package documentation).
+// opts are the core's options (history.WithCounter, history.WithOnTrim, ...).
+//
+// The Result is the core's: Result.Kept indexes msgs (-1 for the
+// breadcrumb) and Result.Messages corresponds element for element to the
+// returned messages.
+//
+// Errors: a conversion error wraps ErrInvalidMessage and comes with an empty
+// Result; otherwise the error is the core's (history.ErrInvalidBudget,
+// *history.MessageError, or a *history.BudgetError wrapping
+// history.ErrLatestTurnTooLarge that comes with usable messages and Result).
+// When nothing needs trimming or sweeping, Trim returns msgs itself, clipped
+// to its length.
+func Trim(msgs []*schema.Message, budget int, opts ...history.Option) ([]*schema.Message, history.Result, error) {
+	conv, err := ToHistory(msgs)
+	if err != nil {
+		return nil, history.Result{Budget: budget}, err
+	}
+	res, err := history.TrimToRecentTurns(conv, budget, opts...)
+	if len(res.Messages) == 0 {
+		return nil, res, err
+	}
+	var crumb *schema.Message
+	for j, k := range res.Kept {
+		if k < 0 {
+			crumb = breadcrumb(res.Messages[j])
+		}
+	}
+	out := history.Apply(msgs, res, func() *schema.Message { return crumb })
+	for j, k := range res.Kept {
+		if k >= 0 && len(res.Messages[j].ToolCalls) < len(msgs[k].ToolCalls) {
+			out[j] = strip(msgs[k], res.Messages[j].ToolCalls)
+		}
+	}
+	return out, res, err
+}
+
+// strip returns a shallow copy of m holding only the tool calls whose ids
+// are in keep, as the caller's ToolCall values.
+func strip(m *schema.Message, keep []history.ToolCall) *schema.Message {
+	c := *m
+	c.ToolCalls = make([]schema.ToolCall, 0, len(keep))
+	for _, tc := range m.ToolCalls {
+		for _, k := range keep {
+			if k.ID == tc.ID {
+				c.ToolCalls = append(c.ToolCalls, tc)
+				break
+			}
+		}
+	}
+	if len(c.ToolCalls) == 0 {
+		c.ToolCalls = nil
+	}
+	return &c
+}
+
+// breadcrumb renders the breadcrumb message the trimmer inserted.
+func breadcrumb(m history.Message) *schema.Message {
+	return &schema.Message{
+		Role:    schema.RoleType(m.Role),
+		Content: m.Content,
+		Name:    m.Name,
+		Extra:   map[string]any{KindKey: string(history.KindBreadcrumb)},
+	}
+}
+
+func convert(m *schema.Message) (history.Message, error) {
+	h := history.Message{Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+	switch m.Role {
+	case schema.System, schema.User, schema.Assistant, schema.Tool:
+		h.Role = history.Role(m.Role)
+	default:
+		return h, errors.New("unknown role " + strconv.Quote(string(m.Role)))
+	}
+	if m.Role == schema.Tool && m.ToolName != "" {
+		h.Name = m.ToolName
+	}
+	if v, ok := m.Extra[KindKey]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return h, fmt.Errorf("value of Extra key %q is a %T, not a string", KindKey, v)
+		}
+		h.Kind = history.Kind(s)
+	}
+	if m.ReasoningContent != "" {
+		h.Parts = append(h.Parts, history.Part{Type: history.PartReasoning, Text: m.ReasoningContent})
+	}
+	for _, p := range m.MultiContent {
+		switch {
+		case p.ImageURL != nil:
+			h.Parts = append(h.Parts, urlPart(p.ImageURL.URL, p.ImageURL.MIMEType, string(p.ImageURL.Detail), true))
+		case p.AudioURL != nil:
+			h.Parts = append(h.Parts, urlPart(p.AudioURL.URL, p.AudioURL.MIMEType, "", false))
+		case p.VideoURL != nil:
+			h.Parts = append(h.Parts, urlPart(p.VideoURL.URL, p.VideoURL.MIMEType, "", false))
+		case p.FileURL != nil:
+			h.Parts = append(h.Parts, urlPart(p.FileURL.URL, p.FileURL.MIMEType, "", false))
+		case p.Text != "":
+			h.Parts = append(h.Parts, history.Part{Type: history.PartText, Text: p.Text})
+		}
+	}
+	for _, p := range m.UserInputMultiContent {
+		switch {
+		case p.Image != nil:
+			h.Parts = append(h.Parts, commonPart(p.Image.MessagePartCommon, string(p.Image.Detail), true))
+		case p.Audio != nil:
+			h.Parts = append(h.Parts, commonPart(p.Audio.MessagePartCommon, "", false))
+		case p.Video != nil:
+			h.Parts = append(h.Parts, commonPart(p.Video.MessagePartCommon, "", false))
+		case p.File != nil:
+			h.Parts = append(h.Parts, commonPart(p.File.MessagePartCommon, "", false))
+		case p.Text != "":
+			h.Parts = append(h.Parts, history.Part{Type: history.PartText, Text: p.Text})
+		}
+	}
+	for _, p := range m.AssistantGenMultiContent {
+		switch {
+		case p.Image != nil:
+			h.Parts = append(h.Parts, commonPart(p.Image.MessagePartCommon, "", true))
+		case p.Audio != nil:
+			h.Parts = append(h.Parts, commonPart(p.Audio.MessagePartCommon, "", false))
+		case p.Video != nil:
+			h.Parts = append(h.Parts, commonPart(p.Video.MessagePartCommon, "", false))
+		case p.Text != "":
+			h.Parts = append(h.Parts, history.Part{Type: history.PartText, Text: p.Text})
+		}
+	}
+	if len(m.ToolCalls) > 0 {
+		h.ToolCalls = make([]history.ToolCall, len(m.ToolCalls))
+		for i, tc := range m.ToolCalls {
+			h.ToolCalls[i] = history.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+		}
+	}
+	return h, nil
+}
+
+// urlPart describes a URL part: an image (with its dimensions when the URL
+// is a base64 data URL of a PNG, JPEG or GIF) or a file (with its size when
+// the URL is a data URL).
+func urlPart(url, mime, detail string, image bool) history.Part {
+	data, dataMIME, ok := dataURL(url)
+	if mime == "" {
+		mime = dataMIME
+	}
+	return mediaPart(data, ok, mime, detail, image)
+}
+
+func commonPart(c schema.MessagePartCommon, detail string, image bool) history.Part {
+	var data string
+	ok := false
+	if c.Base64Data != nil {
+		data, ok = *c.Base64Data, true
+	} else if c.URL != nil {
+		var dataMIME string
+		data, dataMIME, ok = dataURL(*c.URL)
+		if c.MIMEType == "" {
+			c.MIMEType = dataMIME
+		}
+	}
+	return mediaPart(data, ok, c.MIMEType, detail, image)
+}
+
+func mediaPart(b64 string, inline bool, mime, detail string, image bool) history.Part {
+	if image || strings.HasPrefix(strings.ToLower(mime), "image/") {
+		p := history.Part{Type: history.PartImage, MIMEType: mime, Detail: detail}
+		if inline {
+			p.Width, p.Height = imageSize(b64)
+		}
+		return p
+	}
+	p := history.Part{Type: history.PartFile, MIMEType: mime}
+	if inline {
+		p.Size = int64(len(b64)) * 3 / 4
+	}
+	return p
+}
+
+// dataURL splits an RFC 2397 base64 data URL into its payload and media
+// type; ok is false for any other URL.
+func dataURL(url string) (b64, mime string, ok bool) {
+	rest, found := strings.CutPrefix(url, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, payload, found := strings.Cut(rest, ",")
+	if !found || !strings.HasSuffix(meta, ";base64") {
+		return "", "", false
+	}
+	mime, _, _ = strings.Cut(meta, ";")
+	return payload, mime, true
+}

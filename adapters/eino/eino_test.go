@@ -1,0 +1,377 @@
+package eino
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/png"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cloudwego/eino/schema"
+	"github.com/histrim/history"
+)
+
+func pngBase64(t testing.TB, w, h int) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func call(id, name, args string) schema.ToolCall {
+	return schema.ToolCall{ID: id, Type: "function", Function: schema.FunctionCall{Name: name, Arguments: args}}
+}
+
+// rich is a conversation using every field the adapter must carry.
+func rich(t testing.TB) []*schema.Message {
+	big := strings.Repeat("the quick brown fox jumps over the lazy dog ", 40)
+	img := pngBase64(t, 1024, 512)
+	// Deprecated, but still in use and still read by the adapter.
+	//lint:ignore SA1019 the adapter must keep reading MultiContent
+	legacy := []schema.ChatMessagePart{{Type: schema.ChatMessagePartTypeImageURL, ImageURL: &schema.ChatMessageImageURL{URL: "data:image/png;base64," + pngBase64(t, 64, 64), Detail: schema.ImageURLDetailLow}}}
+	return []*schema.Message{
+		schema.SystemMessage("You are terse."),
+		{Role: schema.User, Content: "summary of earlier work", Extra: map[string]any{KindKey: "summary", "author": "compactor"}},
+		{Role: schema.User, Name: "alice", UserInputMultiContent: []schema.MessageInputPart{
+			{Type: schema.ChatMessagePartTypeText, Text: "what is in this picture? " + big},
+			{Type: schema.ChatMessagePartTypeImageURL, Image: &schema.MessageInputImage{
+				MessagePartCommon: schema.MessagePartCommon{Base64Data: &img, MIMEType: "image/png", Extra: map[string]any{"k": "v"}},
+				Detail:            schema.ImageURLDetailHigh}},
+			{Type: schema.ChatMessagePartTypeFileURL, File: &schema.MessageInputFile{
+				MessagePartCommon: schema.MessagePartCommon{URL: ptr("https://example.com/a.pdf"), MIMEType: "application/pdf"}, Name: "a.pdf"}},
+		}},
+		{Role: schema.Assistant, ReasoningContent: "I should search twice.",
+			ToolCalls: []schema.ToolCall{
+				{Index: ptr(0), ID: "c1", Type: "function", Function: schema.FunctionCall{Name: "search", Arguments: `{"q":"fox"}`}, Extra: map[string]any{"sig": "abc"}},
+				{Index: ptr(1), ID: "c2", Type: "function", Function: schema.FunctionCall{Name: "search", Arguments: `{"q":"dog"}`}},
+			},
+			ResponseMeta: &schema.ResponseMeta{FinishReason: "tool_calls", Usage: &schema.TokenUsage{PromptTokens: 10}},
+			Extra:        map[string]any{"request_id": "r-1"}},
+		{Role: schema.Tool, ToolCallID: "c2", ToolName: "search", Content: big},
+		{Role: schema.Tool, ToolCallID: "c1", ToolName: "search", Content: "3 hits"},
+		{Role: schema.User, Content: "[system: results are cached]", Extra: map[string]any{KindKey: "nudge"}},
+		{Role: schema.Assistant, Content: "A fox and a dog. " + big, MultiContent: legacy},
+		schema.UserMessage("and the second picture? " + big),
+		{Role: schema.Assistant, Content: "It is a cat.", AssistantGenMultiContent: []schema.MessageOutputPart{{Type: schema.ChatMessagePartTypeText, Text: "meow"}}},
+		schema.UserMessage("thanks"),
+	}
+}
+
+func TestToHistory(t *testing.T) {
+	msgs, err := ToHistory(rich(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs[1].Kind != history.KindSummary || msgs[6].Kind != history.KindNudge {
+		t.Errorf("kinds from Extra: %q, %q", msgs[1].Kind, msgs[6].Kind)
+	}
+	u := msgs[2]
+	if u.Name != "alice" || len(u.Parts) != 3 || u.Parts[1].Type != history.PartImage || u.Parts[1].Width != 1024 || u.Parts[1].Height != 512 || u.Parts[1].Detail != "high" {
+		t.Errorf("user message = %+v, want the text, a 1024x512 image and a file", u)
+	}
+	if u.Parts[2].Type != history.PartFile || u.Parts[2].MIMEType != "application/pdf" {
+		t.Errorf("file part = %+v", u.Parts[2])
+	}
+	a := msgs[3]
+	if len(a.Parts) != 1 || a.Parts[0].Type != history.PartReasoning || len(a.ToolCalls) != 2 || a.ToolCalls[0] != (history.ToolCall{ID: "c1", Name: "search", Arguments: `{"q":"fox"}`}) {
+		t.Errorf("assistant = %+v", a)
+	}
+	if msgs[4].Role != history.RoleTool || msgs[4].ToolCallID != "c2" || msgs[4].Name != "search" {
+		t.Errorf("tool = %+v", msgs[4])
+	}
+	if p := msgs[7].Parts[0]; p.Type != history.PartImage || p.Width != 64 || p.Detail != "low" || p.MIMEType != "image/png" {
+		t.Errorf("data URL image = %+v", p)
+	}
+	if p := msgs[9].Parts[0]; p.Type != history.PartText || p.Text != "meow" {
+		t.Errorf("assistant output part = %+v", p)
+	}
+	if _, rep := history.SweepOrphans(msgs); rep.Total() != 0 {
+		t.Errorf("well-paired conversion swept: %+v", rep)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		in           []*schema.Message
+		want         error
+	}{
+		{"nil", "nil cannot be converted", []*schema.Message{nil}, ErrInvalidMessage},
+		{"role", "eino has four roles", []*schema.Message{{Role: "developer", Content: "x"}}, ErrInvalidMessage},
+		{"kind type", "the kind must be a string", []*schema.Message{{Role: schema.User, Extra: map[string]any{KindKey: 1}}}, ErrInvalidMessage},
+		{"kind value", "the core rejects unknown kinds", []*schema.Message{{Role: schema.User, Extra: map[string]any{KindKey: "sumary"}}}, history.ErrInvalidMessage},
+		{"tool without id", "the core needs the id", []*schema.Message{{Role: schema.Tool, Content: "x"}}, history.ErrInvalidMessage},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := Trim(c.in, 100)
+			if !errors.Is(err, c.want) {
+				t.Errorf("Trim: err = %v, want %v (%s)", err, c.want, c.reason)
+			}
+			if c.want == ErrInvalidMessage && !strings.HasPrefix(err.Error(), "history/eino: ") {
+				t.Errorf("error %q lacks the package prefix", err)
+			}
+		})
+	}
+	if _, _, err := Trim(nil, -1); !errors.Is(err, history.ErrInvalidBudget) {
+		t.Errorf("negative budget: %v", err)
+	}
+}
+
+func TestTrimRoundTrip(t *testing.T) {
+	in := rich(t)
+	before := mustJSON(t, in)
+	out, res, err := Trim(in, 1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kept != nil || &out[0] != &in[0] || cap(out) != len(in) || mustJSON(t, out) != before {
+		t.Fatal("a fitting history must come back as the caller's slice, clipped and unchanged")
+	}
+
+	conv, _ := ToHistory(in)
+	budget := history.Estimate(append(slices.Clone(conv[:2]), append([]history.Message{history.Breadcrumb()}, conv[8:]...)...), nil)
+	out, res, err = Trim(in, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Kept, []int{0, 1, -1, 8, 9, 10}) || res.DroppedTurns != 1 {
+		t.Fatalf("Kept = %v, dropped %d turns; want the system, the pinned summary, a breadcrumb and the last two turns", res.Kept, res.DroppedTurns)
+	}
+	for j, k := range res.Kept {
+		if k >= 0 && out[j] != in[k] {
+			t.Errorf("out[%d] is not the caller's message %d", j, k)
+		}
+	}
+	want := mustJSON(t, append(slices.Clone(in[:2]), in[8:]...))
+	got := mustJSON(t, append(slices.Clone(out[:2]), out[3:]...))
+	if got != want {
+		t.Errorf("kept messages changed:\n got %s\nwant %s", got, want)
+	}
+	if got := mustJSON(t, out[2]); got != `{"role":"user","content":"[earlier turns omitted to fit the context window]","extra":{"histrim_kind":"breadcrumb"}}` {
+		t.Errorf("breadcrumb = %s", got)
+	}
+	if mustJSON(t, in) != before {
+		t.Error("Trim modified the input")
+	}
+
+	// Trimming the output again does not stack breadcrumbs.
+	again, res2, err := Trim(out, budget)
+	if err != nil || res2.Trimmed || len(again) != len(out) {
+		t.Errorf("re-trim: err %v, trimmed %v, %d messages; want the output unchanged", err, res2.Trimmed, len(again))
+	}
+	again, _, _ = Trim(out, budget-50)
+	crumbs := 0
+	for _, m := range again {
+		if m.Extra[KindKey] == "breadcrumb" {
+			crumbs++
+		}
+	}
+	if crumbs != 1 {
+		t.Errorf("re-trim to a smaller budget left %d breadcrumbs, want 1", crumbs)
+	}
+}
+
+func TestTrimStripsUnansweredCalls(t *testing.T) {
+	asst := &schema.Message{Role: schema.Assistant, Content: "checking", ToolCalls: []schema.ToolCall{
+		{Index: ptr(0), ID: "a", Function: schema.FunctionCall{Name: "f"}, Extra: map[string]any{"x": 1}},
+		{Index: ptr(1), ID: "b", Function: schema.FunctionCall{Name: "g"}},
+		{Index: ptr(2), ID: "c", Function: schema.FunctionCall{Name: "h"}},
+	}, Extra: map[string]any{"keep": true}}
+	in := []*schema.Message{
+		schema.UserMessage("go"), asst,
+		schema.ToolMessage("A", "a"), schema.ToolMessage("C", "c"), schema.ToolMessage("Z", "zzz"),
+		schema.AssistantMessage("done", nil),
+	}
+	before := mustJSON(t, in)
+	out, res, err := Trim(in, 1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OrphansRemoved != 2 || len(out) != 5 {
+		t.Fatalf("OrphansRemoved = %d, %d messages; want call b and result zzz gone", res.OrphansRemoved, len(out))
+	}
+	if err := Validate(out); err != nil {
+		t.Fatal(err)
+	}
+	got := out[1]
+	if got == asst || len(got.ToolCalls) != 2 || got.ToolCalls[0].ID != "a" || got.ToolCalls[1].ID != "c" ||
+		*got.ToolCalls[1].Index != 2 || got.ToolCalls[0].Extra["x"] != 1 || got.Extra["keep"] != true || got.Content != "checking" {
+		t.Errorf("stripped message = %s, want a copy keeping calls a and c as the caller's values", mustJSON(t, got))
+	}
+	if mustJSON(t, in) != before || len(asst.ToolCalls) != 3 {
+		t.Error("Trim modified the caller's messages")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	u := schema.UserMessage
+	a := func(ids ...string) *schema.Message {
+		m := &schema.Message{Role: schema.Assistant}
+		for _, id := range ids {
+			m.ToolCalls = append(m.ToolCalls, call(id, "f", "{}"))
+		}
+		return m
+	}
+	tool := func(id string) *schema.Message { return schema.ToolMessage("r", id) }
+	cases := []struct {
+		name   string
+		in     []*schema.Message
+		bad    int
+		reason string
+	}{
+		{"empty", nil, -1, "nothing to pair"},
+		{"parallel", []*schema.Message{u("x"), a("1", "2"), tool("2"), tool("1"), u("y")}, -1, "results in any order"},
+		{"reused id", []*schema.Message{u("x"), a("1"), tool("1"), a("1"), tool("1")}, -1, "ids may repeat across exchanges"},
+		{"orphan first", []*schema.Message{tool("1"), u("x")}, 0, "a result needs a call"},
+		{"after user", []*schema.Message{u("x"), a("1"), tool("1"), u("y"), tool("1")}, 4, "results must follow their call"},
+		{"unknown id", []*schema.Message{u("x"), a("1"), tool("2")}, 2, "the id must be one of the calls"},
+		{"twice", []*schema.Message{u("x"), a("1"), tool("1"), tool("1")}, 3, "one result per call"},
+		{"unanswered", []*schema.Message{u("x"), a("1", "2"), tool("1"), u("y")}, 1, "every call needs a result"},
+		{"trailing", []*schema.Message{u("x"), a("1")}, 1, "a trailing call is unanswered"},
+		{"user calls", []*schema.Message{{Role: schema.User, ToolCalls: []schema.ToolCall{call("1", "f", "")}}}, 0, "only assistants call"},
+		{"empty id", []*schema.Message{u("x"), a(""), tool("")}, 1, "ids are required"},
+		{"nil", []*schema.Message{nil}, 0, "nil message"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := Validate(c.in)
+			var pe *PairingError
+			switch {
+			case c.bad < 0 && err != nil:
+				t.Errorf("Validate = %v, want nil (%s)", err, c.reason)
+			case c.bad >= 0 && (!errors.As(err, &pe) || pe.Index != c.bad || !errors.Is(err, ErrUnpaired)):
+				t.Errorf("Validate = %v, want a *PairingError at %d (%s)", err, c.bad, c.reason)
+			}
+		})
+	}
+}
+
+// checkTrim trims in at budget and checks the invariants: the output
+// validates, the input is untouched, and every message is the breadcrumb,
+// the caller's pointer, or a copy of the caller's message with a subset of
+// its tool calls.
+func checkTrim(t *testing.T, in []*schema.Message, budget int) {
+	t.Helper()
+	before := mustJSON(t, in)
+	out, res, err := Trim(in, budget)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		t.Fatalf("budget %d: %v", budget, err)
+	}
+	if mustJSON(t, in) != before {
+		t.Fatalf("budget %d: input modified", budget)
+	}
+	if err := Validate(out); err != nil {
+		t.Fatalf("budget %d: %v\n%s", budget, err, mustJSON(t, out))
+	}
+	if len(out) != len(res.Messages) {
+		t.Fatalf("budget %d: %d messages, Result has %d", budget, len(out), len(res.Messages))
+	}
+	for j, m := range out {
+		k := j
+		if res.Kept != nil {
+			k = res.Kept[j]
+		}
+		switch {
+		case k < 0:
+			if m.Extra[KindKey] != "breadcrumb" {
+				t.Fatalf("budget %d: unmarked breadcrumb", budget)
+			}
+		case m == in[k]:
+		default:
+			c := *in[k]
+			c.ToolCalls = m.ToolCalls
+			if mustJSON(t, &c) != mustJSON(t, m) || len(m.ToolCalls) >= len(in[k].ToolCalls) {
+				t.Fatalf("budget %d: message %d is neither the caller's nor a stripped copy", budget, j)
+			}
+		}
+	}
+}
+
+func TestTrimEveryBudget(t *testing.T) {
+	in := rich(t)
+	_, res, err := Trim(in, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for budget := 1; budget <= res.TokensBefore+50; budget += 5 {
+		checkTrim(t, in, budget)
+	}
+}
+
+// gen builds a conversation from fuzz input: turns of a user prompt, tool
+// rounds of parallel calls answered in shuffled order with nudges between,
+// sometimes with a result missing, an orphan result or a wrong id, and a
+// closing reply.
+func gen(data []byte) []*schema.Message {
+	next := func() int {
+		if len(data) == 0 {
+			return 0
+		}
+		b := data[0]
+		data = data[1:]
+		return int(b)
+	}
+	out := []*schema.Message{schema.SystemMessage("sys")}
+	if next()%2 == 0 {
+		out = append(out, &schema.Message{Role: schema.User, Content: "summary", Extra: map[string]any{KindKey: "summary"}})
+	}
+	for turn := 0; len(data) > 0 && turn < 12; turn++ {
+		out = append(out, schema.UserMessage(strings.Repeat("prompt ", 1+next()%40)))
+		for round := next() % 3; round > 0; round-- {
+			m := &schema.Message{Role: schema.Assistant, ReasoningContent: strings.Repeat("hm ", next()%5)}
+			var rs []*schema.Message
+			for k := range 1 + next()%3 {
+				id := string(rune('a'+turn)) + string(rune('0'+k))
+				m.ToolCalls = append(m.ToolCalls, call(id, "f", "{}"))
+				rs = append(rs, schema.ToolMessage(strings.Repeat("x", next()), id))
+			}
+			nudge := false
+			switch next() % 8 {
+			case 0:
+				rs = rs[1:]
+			case 1:
+				rs = append(rs, schema.ToolMessage("?", "orphan"))
+			case 2:
+				rs[0] = schema.ToolMessage("?", "wrong")
+			case 3:
+				nudge = true // after the results: OpenAI-style APIs reject anything between them
+			}
+			if len(rs) > 1 && next()%2 == 0 {
+				rs[0], rs[len(rs)-1] = rs[len(rs)-1], rs[0]
+			}
+			out = append(append(out, m), rs...)
+			if nudge {
+				out = append(out, &schema.Message{Role: schema.User, Content: "[note]", Extra: map[string]any{KindKey: "nudge"}})
+			}
+		}
+		out = append(out, schema.AssistantMessage(strings.Repeat("answer ", 1+next()%40), nil))
+	}
+	return out
+}
+
+func FuzzTrim(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, uint16(200))
+	f.Add([]byte{0, 1, 2, 0, 1, 0, 2, 1, 0, 0, 5, 3, 2, 1, 0, 0, 9, 1, 2, 2, 2, 2}, uint16(60))
+	f.Add(bytes.Repeat([]byte{7, 2, 1, 0, 3}, 30), uint16(500))
+	f.Fuzz(func(t *testing.T, data []byte, budget uint16) {
+		checkTrim(t, gen(data), int(budget)+1)
+	})
+}
