@@ -124,8 +124,13 @@ func FuzzTrimToRecentTurns(f *testing.F) {
 			// (With one turn dropped the alternative is no trim at all,
 			// which did not fit.)
 			if res.DroppedTurns > 1 {
+				// Keeping one more turn: its tokens come back, and the
+				// pinned summary becomes the newest one before it.
 				back := turns[res.DroppedTurns-1]
-				if res.TokensAfter+Estimate(swept[back.Start:back.End], nil) <= budget {
+				alt := res.TokensAfter + Estimate(swept[back.Start:back.End], nil)
+				alt -= newestSummaryTokens(swept[:back.End])
+				alt += newestSummaryTokens(swept[turns[0].Start:back.Start])
+				if alt <= budget {
 					t.Fatalf("dropped turn %d although it would have fit", res.DroppedTurns-1)
 				}
 			}
@@ -157,4 +162,15 @@ func FuzzTrimToRecentTurns(f *testing.F) {
 func isTooLarge(err error) bool {
 	_, ok := err.(*BudgetError)
 	return ok
+}
+
+// newestSummaryTokens returns the tokens of the newest summary in msgs
+// that is not in its leading block, or 0.
+func newestSummaryTokens(msgs []Message) int {
+	for i := len(msgs) - 1; i >= leadEnd(msgs); i-- {
+		if msgs[i].Kind == KindSummary {
+			return Heuristic.CountMessage(msgs[i])
+		}
+	}
+	return 0
 }

@@ -73,30 +73,26 @@ func RenderTranscript(msgs []Message, maxChars int, opts RenderOptions) string {
 	if format == nil {
 		format = formatMessage
 	}
-	var pinned, body []string
+	var pinned, body, all []string
 	lead := leadEnd(msgs)
 	for i := range msgs {
 		s := format(msgs[i])
 		if s == "" {
 			continue
 		}
+		all = append(all, s)
 		if i < lead && msgs[i].Kind == KindSummary {
 			pinned = append(pinned, s)
 		} else {
 			body = append(body, s)
 		}
 	}
+	if whole := strings.Join(all, sep); runes(whole) <= maxChars {
+		return whole
+	}
 	sepN := utf8.RuneCountInString(sep)
 	markN := utf8.RuneCountInString(marker)
 	summary := strings.Join(pinned, sep)
-	all := strings.Join(body, sep)
-	if summary != "" && all != "" {
-		if n := runes(summary) + sepN + runes(all); n <= maxChars {
-			return summary + sep + all
-		}
-	} else if n := runes(summary) + runes(all); n <= maxChars {
-		return summary + all
-	}
 
 	// Something must go. Pinned summary first, then the marker, then the
 	// newest text.
@@ -117,7 +113,7 @@ func RenderTranscript(msgs []Message, maxChars int, opts RenderOptions) string {
 			b.WriteString(marker)
 			b.WriteString(sep)
 			room -= runes(head) + sepN + markN + sepN
-			if tail := keepTail(body, sep, room); tail != "" {
+			if tail := keepTail(body, sep, room); strings.TrimSpace(tail) != "" {
 				b.WriteString(tail)
 				return b.String()
 			}
@@ -136,11 +132,14 @@ func RenderTranscript(msgs []Message, maxChars int, opts RenderOptions) string {
 func tailText(body []string, sep, marker string, room int) string {
 	over := runes(marker) + runes(sep)
 	if room > over {
-		if tail := keepTail(body, sep, room-over); tail != "" {
+		if tail := keepTail(body, sep, room-over); strings.TrimSpace(tail) != "" {
 			return marker + sep + tail
 		}
 	}
-	return keepTail(body, sep, room)
+	if tail := keepTail(body, sep, room); strings.TrimSpace(tail) != "" {
+		return tail
+	}
+	return ""
 }
 
 // keepTail joins the newest entries of body that fit in room runes, cutting

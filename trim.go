@@ -485,10 +485,17 @@ func (p *planner) chooseSteps() {
 			oldInner += p.counts[i]
 		}
 	}
-	if !p.o.noBreadcrumb {
-		innerTok = p.o.counter.CountMessage(stepBreadcrumb(p.o.breadcrumb))
-	} else {
+	switch {
+	case p.o.noBreadcrumb:
 		innerTok = oldInner
+	case end == ls:
+		// No opening message: the step breadcrumb would sit right after
+		// the leading one. One notice stands at the leading position
+		// instead, replacing what is there.
+		oldInner = p.crumbPart(p.k)
+		innerTok = p.o.counter.CountMessage(p.mergedCrumb())
+	default:
+		innerTok = p.o.counter.CountMessage(stepBreadcrumb(p.o.breadcrumb))
 	}
 	// cost is the plan with no step dropped; drop steps until it fits.
 	cost := p.cost
@@ -525,7 +532,8 @@ func (p *planner) items() []int {
 	n := len(p.view)
 	cut := p.starts[p.k]
 	items := make([]int, 0, p.lead+3+n-cut)
-	newTurnCrumb := p.k > 0 && !p.o.noBreadcrumb
+	merged := p.mergesCrumbs()
+	newTurnCrumb := (p.k > 0 || merged) && !p.o.noBreadcrumb
 	for i := range p.lead {
 		if newTurnCrumb && p.view[i].Kind == KindBreadcrumb {
 			p.replaced = append(p.replaced, i)
@@ -536,7 +544,10 @@ func (p *planner) items() []int {
 	if p.hoist >= 0 {
 		items = append(items, p.hoist)
 	}
-	if newTurnCrumb {
+	switch {
+	case newTurnCrumb && merged && p.k == 0:
+		items = append(items, itemStepCrumb)
+	case newTurnCrumb:
 		items = append(items, itemTurnCrumb)
 	}
 	if p.d == 0 {
@@ -545,7 +556,7 @@ func (p *planner) items() []int {
 		}
 		return items
 	}
-	newStepCrumb := !p.o.noBreadcrumb
+	newStepCrumb := !p.o.noBreadcrumb && !merged
 	for i := cut; i < p.openEnd; i++ {
 		if newStepCrumb && p.view[i].Kind == KindBreadcrumb {
 			p.replaced = append(p.replaced, i)
@@ -560,6 +571,22 @@ func (p *planner) items() []int {
 		items = append(items, i)
 	}
 	return items
+}
+
+// mergesCrumbs reports that steps are dropped from a latest turn with no
+// opening message, so that one breadcrumb at the leading position stands
+// for both notices.
+func (p *planner) mergesCrumbs() bool {
+	return p.d > 0 && p.openEnd == p.starts[p.k]
+}
+
+// mergedCrumb is the single notice used when mergesCrumbs: the turn
+// breadcrumb if turns were dropped too, else the step breadcrumb.
+func (p *planner) mergedCrumb() Message {
+	if p.k > 0 {
+		return p.o.breadcrumb
+	}
+	return stepBreadcrumb(p.o.breadcrumb)
 }
 
 // chooseElisions returns the token count of items and the candidates to

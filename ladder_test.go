@@ -1,0 +1,402 @@
+package history
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// chars costs one token per content byte plus one per message, so that a
+// placeholder is cheaper than a large result.
+var chars = CounterFunc(func(m Message) int { return 1 + len(m.Content) })
+
+// big returns a tool result answering id with n bytes of content.
+func big(id string, n int) Message {
+	return Message{Role: RoleTool, ToolCallID: id, Content: strings.Repeat("x", n)}
+}
+
+func call(id, name string) Message {
+	return Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: name}}}
+}
+
+// agentTask is one user request followed by steps: call, result of size n.
+func agentTask(steps, n int) []Message {
+	msgs := []Message{{Role: RoleSystem, Content: "sys"}, {Role: RoleUser, Content: "do the task"}}
+	for i := range steps {
+		id := "c" + string(rune('a'+i))
+		msgs = append(msgs, call(id, "read"), big(id, n))
+	}
+	return append(msgs, Message{Role: RoleAssistant, Content: "done"})
+}
+
+func TestElideToolResults(t *testing.T) {
+	in := agentTask(6, 400) // results at indices 3, 5, 7, 9, 11, 13
+	orig := clone(in)
+	var archived []string
+	res, err := ElideToolResults(in, ElideOptions{
+		Counter: chars,
+		Archive: func(m Message) error { archived = append(archived, m.ToolCallID); return nil },
+	})
+	require.NoError(t, err)
+	assert.Equal(t, orig, in, "input untouched")
+	assert.Equal(t, 3, res.Elided, "all but the 3 newest")
+	assert.Equal(t, []string{"ca", "cb", "cc"}, archived, "originals archived oldest first")
+	require.Len(t, res.Messages, len(in), "no message removed")
+	for i, m := range res.Messages {
+		assert.Equal(t, in[i].Role, m.Role)
+		assert.Equal(t, in[i].ToolCallID, m.ToolCallID)
+		assert.Equal(t, in[i].ToolCalls, m.ToolCalls)
+	}
+	assert.Equal(t, KindElided, res.Messages[3].Kind)
+	assert.Equal(t, "[elided tool result: read, 401 tokens; re-run the tool if needed]", res.Messages[3].Content)
+	assert.Equal(t, in[9], res.Messages[9], "newest results protected")
+	assert.Equal(t, Estimate(in, chars)-Estimate(res.Messages, chars), res.TokensSaved)
+
+	again, err := ElideToolResults(res.Messages, ElideOptions{Counter: chars, KeepRecent: -1, MinTokens: -1})
+	require.NoError(t, err)
+	assert.Equal(t, 3, again.Elided, "only the three never-elided results are left to elide")
+	assert.Equal(t, res.Messages[3], again.Messages[3], "an elided result is never elided again")
+}
+
+func TestElideToolResultsOptions(t *testing.T) {
+	msgs := []Message{
+		{Role: RoleUser, Content: "q"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a", Name: "read"}, {ID: "b", Name: "secret"}, {ID: "c", Name: "run"}, {ID: "d", Name: "read"}}},
+		big("a", 500),
+		big("b", 500),
+		{Role: RoleTool, ToolCallID: "c", Content: "Error: exit status 1\n" + strings.Repeat("y", 500)},
+		big("d", 100),
+	}
+	tests := []struct {
+		name   string
+		opts   ElideOptions
+		elided []int
+		why    string
+	}{
+		{"defaults", ElideOptions{Counter: chars, KeepRecent: -1}, []int{2, 3, 4}, "results of 256+ tokens"},
+		{"min tokens", ElideOptions{Counter: chars, KeepRecent: -1, MinTokens: 50}, []int{2, 3, 4, 5}, "a lower threshold elides the small one too"},
+		{"exclude", ElideOptions{Counter: chars, KeepRecent: -1, ExcludeTools: []string{"secret"}}, []int{2, 4}, "excluded tools keep their results"},
+		{"keep errors", ElideOptions{Counter: chars, KeepRecent: -1, KeepErrors: true}, []int{2, 3}, "error-looking results are kept"},
+		{"keep recent", ElideOptions{Counter: chars, KeepRecent: 2}, []int{2, 3}, "the two newest are protected"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := ElideToolResults(msgs, tc.opts)
+			require.NoError(t, err)
+			var got []int
+			for i, m := range res.Messages {
+				if m.Kind == KindElided {
+					got = append(got, i)
+				}
+			}
+			assert.Equal(t, tc.elided, got, tc.why)
+		})
+	}
+	res, err := ElideToolResults(msgs, ElideOptions{Counter: chars, KeepRecent: -1,
+		Placeholder: func(m Message, tokens int) string { return "gone" }})
+	require.NoError(t, err)
+	assert.Equal(t, "gone", res.Messages[2].Content)
+}
+
+func TestElideArchiveErrorChangesNothing(t *testing.T) {
+	in := agentTask(6, 400)
+	boom := errors.New("disk full")
+	n := 0
+	res, err := ElideToolResults(in, ElideOptions{Counter: chars, Archive: func(Message) error {
+		n++
+		if n == 2 {
+			return boom
+		}
+		return nil
+	}})
+	require.ErrorIs(t, err, boom)
+	assert.True(t, strings.HasPrefix(err.Error(), "history: "))
+	assert.Equal(t, in, res.Messages)
+	assert.Zero(t, res.Elided)
+
+	tr, err := TrimToRecentTurns(in, 500, WithCounter(chars), WithElision(ElideOptions{Archive: func(Message) error { return boom }}))
+	require.ErrorIs(t, err, boom, "an archive error aborts the trim")
+	assert.Nil(t, tr.Messages)
+}
+
+func TestTrimWithElision(t *testing.T) {
+	in := agentTask(6, 400) // total 2 + 4 + 1 + 12 + 6*402 + 5 = 2436
+	total := Estimate(in, chars)
+	var ev Event
+	res, err := TrimToRecentTurns(in, total-500, WithCounter(chars), WithElision(ElideOptions{}),
+		WithOnTrim(func(e Event) { ev = e }))
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.ElidedResults, "oldest first, stopping as soon as it fits")
+	assert.Equal(t, KindElided, res.Messages[3].Kind)
+	assert.Equal(t, KindElided, res.Messages[5].Kind)
+	assert.NotEqual(t, KindElided, res.Messages[7].Kind)
+	assert.Zero(t, res.DroppedTurns, "no turn dropped when elision suffices")
+	assert.True(t, res.Trimmed)
+	assert.Equal(t, 2, ev.ElidedResults)
+	assert.Equal(t, Estimate(res.Messages, chars), res.TokensAfter)
+	checkResult(t, in, res, true)
+}
+
+func TestTrimElisionThenTurns(t *testing.T) {
+	// Two tasks of four 401-token results. Even with every eligible result
+	// elided (the newest one is protected) both tasks do not fit 900
+	// tokens, so the first task goes, and results are elided only in the
+	// task that stays, oldest first, as few as needed.
+	first := agentTask(4, 400)
+	second := agentTask(4, 400)[1:]
+	in := append(first, second...)
+	var archived []Message
+	res, err := TrimToRecentTurns(in, 900, WithCounter(chars), WithElision(ElideOptions{
+		KeepRecent: 1,
+		Archive:    func(m Message) error { archived = append(archived, m); return nil },
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.DroppedTurns)
+	assert.Equal(t, 3, res.ElidedResults, "1680 tokens kept, 780 to save at about 330 a result")
+	require.Len(t, archived, 3, "nothing archived for results dropped anyway")
+	for i, m := range res.Messages {
+		if m.Kind == KindElided {
+			assert.Equal(t, in[res.Kept[i]], archived[0], "archived oldest first")
+			archived = archived[1:]
+		}
+	}
+	assert.LessOrEqual(t, res.TokensAfter, 900)
+	checkResult(t, in, res, true)
+}
+
+func TestTrimStepTrim(t *testing.T) {
+	in := agentTask(8, 100) // one user request, 8 steps and a final answer step
+	var ev Event
+	res, err := TrimToRecentTurns(in, 500, WithCounter(chars), WithStepTrim(), WithOnTrim(func(e Event) { ev = e }))
+	require.NoError(t, err)
+	got := render(res.Messages)
+	assert.Equal(t, []string{"S:sys", "U:do the task", "B:" + StepBreadcrumbText}, got[:3], "opening kept, then the step breadcrumb")
+	assert.Equal(t, "A:done", got[len(got)-1], "newest step kept")
+	// 4 (sys) + 12 (task) + 64 (breadcrumb) + 5 (done) + 4 steps of 102 = 493.
+	assert.Equal(t, 4, res.DroppedSteps)
+	assert.Equal(t, 8, res.DroppedMessages)
+	assert.Zero(t, res.DroppedTurns)
+	assert.Equal(t, 4, ev.DroppedSteps)
+	assert.LessOrEqual(t, res.TokensAfter, 500)
+	checkResult(t, in, res, true)
+
+	// Trimming again (after one more step) replaces the step breadcrumb.
+	next := append(clone(res.Messages), call("z", "read"), big("z", 100))
+	again, err := TrimToRecentTurns(next, 500, WithCounter(chars), WithStepTrim())
+	require.NoError(t, err)
+	n := 0
+	for _, m := range again.Messages {
+		if m.Kind == KindBreadcrumb {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "never stacked: %v", render(again.Messages))
+	checkResult(t, next, again, true)
+}
+
+func TestTrimStepTrimTooLarge(t *testing.T) {
+	in := agentTask(3, 1000)
+	in = in[:len(in)-1] // the newest step is a call with its 1000-byte result
+	res, err := TrimToRecentTurns(in, 300, WithCounter(chars), WithStepTrim())
+	var be *BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, res.TokensAfter, be.Need)
+	assert.Equal(t, []string{"S:sys", "U:do the task", "B:" + StepBreadcrumbText, "A:>cc", "T:cc"}, render(res.Messages),
+		"everything but the opening and the newest step went")
+}
+
+func TestTrimStepsKeepPairs(t *testing.T) {
+	// Parallel calls and a nudge between call and results: a step is whole.
+	in := parse(t, "S:sys", "U:task", "A:>c1,c2", "N:hurry", "T:c2", "T:c1", "A:>c3", "T:c3", "A:>c4,c5", "T:c4", "T:c5", "A:final")
+	res, err := TrimToRecentTurns(in, 60, WithCounter(unit), WithStepTrim())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:final"}, render(res.Messages))
+	res, err = TrimToRecentTurns(in, 80, WithCounter(unit), WithStepTrim())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:>c4,c5", "T:c4", "T:c5", "A:final"}, render(res.Messages))
+}
+
+func TestSummaries(t *testing.T) {
+	in := parse(t, "S:sys", "M:old summary", "U:q1", "A:a1", "M:newer summary", "U:q2", "A:a2", "U:q3", "A:a3")
+	assert.Equal(t, []int{1, 4}, Summaries(in))
+	assert.Nil(t, Summaries(parse(t, "U:q")))
+
+	res, err := TrimToRecentTurns(in, 60, WithCounter(unit))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"S:sys", "M:old summary", "M:newer summary", "B", "U:q3", "A:a3"}, render(res.Messages),
+		"a summary in a dropped turn is pinned, not lost")
+	assert.Equal(t, []int{0, 1, 4, -1, 7, 8}, res.Kept)
+	assert.Equal(t, 4, res.DroppedMessages, "U:q1 A:a1 U:q2 A:a2; the summary is kept")
+	checkResult(t, in, res, true)
+}
+
+func TestSummaryLargerThanBudget(t *testing.T) {
+	in := []Message{
+		{Role: RoleSystem, Content: "sys"},
+		{Role: RoleUser, Kind: KindSummary, Content: "Summary of the conversation so far:\n" + strings.Repeat("s", 500)},
+		{Role: RoleUser, Content: "q1"}, {Role: RoleAssistant, Content: "a1"},
+		{Role: RoleUser, Content: "q2"},
+	}
+	res, err := TrimToRecentTurns(in, 200, WithCounter(chars))
+	var be *BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Greater(t, be.Pinned, be.Budget)
+	assert.Contains(t, err.Error(), "pinned system messages and summaries alone need")
+	got := render(res.Messages)
+	assert.Equal(t, "U:q2", got[len(got)-1], "the latest turn is still kept")
+	assert.Equal(t, KindSummary, res.Messages[1].Kind)
+}
+
+func TestRenderTranscript(t *testing.T) {
+	msgs := parse(t, "S:be brief", "U:hello there", "A:hi! how can I help?", "U:list files", "A:>c1", "T:c1", "A:main.go and go.mod")
+	full := RenderTranscript(msgs, 1000, RenderOptions{})
+	assert.Equal(t, "system: be brief\nuser: hello there\nassistant: hi! how can I help?\nuser: list files\n"+
+		"assistant: [called fn({\"id\":\"c1\"})]\ntool (c1): result of c1\nassistant: main.go and go.mod", full)
+
+	tests := []struct {
+		name string
+		max  int
+		want string
+	}{
+		{"keeps the newest", 86, "[earlier conversation truncated]\ntool (c1): result of c1\nassistant: main.go and go.mod"},
+		{"cuts at a word", 80, "[earlier conversation truncated]\nresult of c1\nassistant: main.go and go.mod"},
+		{"cuts the newest at a word", 60, "[earlier conversation truncated]\nmain.go and go.mod"},
+		{"marker never alone", 20, "main.go and go.mod"},
+		{"tiny", 3, "mod"},
+		{"zero", 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := RenderTranscript(msgs, tc.max, RenderOptions{})
+			assert.Equal(t, tc.want, got)
+			assert.LessOrEqual(t, utf8.RuneCountInString(got), max(tc.max, 0))
+		})
+	}
+}
+
+func TestRenderTranscriptSummary(t *testing.T) {
+	msgs := []Message{
+		{Role: RoleSystem, Content: "sys"},
+		{Role: RoleUser, Kind: KindSummary, Content: "we fixed the parser"},
+		{Role: RoleUser, Content: "now the lexer"}, {Role: RoleAssistant, Content: "on it"},
+	}
+	got := RenderTranscript(msgs, 100, RenderOptions{})
+	assert.Equal(t, "system: sys\nsummary: we fixed the parser\nuser: now the lexer\nassistant: on it", got, "fits: original order")
+	got = RenderTranscript(msgs, 70, RenderOptions{})
+	assert.Equal(t, "summary: we fixed the parser\n[earlier conversation truncated]\non it", got)
+
+	long := []Message{{Role: RoleUser, Kind: KindSummary, Content: strings.Repeat("summary ", 50)},
+		{Role: RoleUser, Content: "latest question here"}}
+	got = RenderTranscript(long, 100, RenderOptions{Marker: "[...]"})
+	assert.LessOrEqual(t, utf8.RuneCountInString(got), 100)
+	assert.True(t, strings.HasPrefix(got, "summary: summary"), got)
+	assert.True(t, strings.HasSuffix(got, "latest question here"), "the newest text keeps a share: %q", got)
+	assert.Contains(t, got, "[...]")
+}
+
+func TestRenderTranscriptGraphemes(t *testing.T) {
+	// e + combining acute, a family emoji (ZWJ sequence), flags.
+	text := "cafe\u0301 👨\u200d👩\u200d👧 🇫🇷🇩🇪 done"
+	msgs := []Message{{Role: RoleUser, Content: text}}
+	for n := 1; n <= utf8.RuneCountInString(text)+6; n++ {
+		got := RenderTranscript(msgs, n, RenderOptions{Format: func(m Message) string { return m.Content }})
+		require.True(t, utf8.ValidString(got))
+		require.LessOrEqual(t, utf8.RuneCountInString(got), n)
+		r, _ := utf8.DecodeRuneInString(got)
+		assert.False(t, r == '\u0301' || r == '\u200d' || (r >= 0x1F3FB && r <= 0x1F3FF), "cut inside a character at %d: %q", n, got)
+		if strings.Contains(got, "🇩🇪") && !strings.Contains(got, "🇫🇷") {
+			assert.True(t, strings.HasPrefix(got, "🇩🇪") || !strings.HasPrefix(got, "\U0001F1EA"), "flag split: %q", got)
+		}
+	}
+}
+
+func FuzzRenderTranscript(f *testing.F) {
+	f.Add("hello world", "summary text", 20, uint8(3))
+	f.Add("cafe\u0301 👨\u200d👩\u200d👧", "", 5, uint8(1))
+	f.Add(strings.Repeat("ab ", 40), strings.Repeat("s", 90), 50, uint8(4))
+	f.Fuzz(func(t *testing.T, text, summary string, maxChars int, n uint8) {
+		var msgs []Message
+		if summary != "" {
+			msgs = append(msgs, Message{Role: RoleUser, Kind: KindSummary, Content: summary})
+		}
+		for i := range int(n % 8) {
+			msgs = append(msgs, Message{Role: []Role{RoleUser, RoleAssistant}[i%2], Content: text})
+		}
+		maxChars %= 500
+		got := RenderTranscript(msgs, maxChars, RenderOptions{})
+		if utf8.RuneCountInString(got) > max(maxChars, 0) {
+			t.Fatalf("%d runes > %d", utf8.RuneCountInString(got), maxChars)
+		}
+		if utf8.ValidString(text) && utf8.ValidString(summary) && !utf8.ValidString(got) {
+			t.Fatalf("split a UTF-8 sequence: %q", got)
+		}
+		if got == DefaultRenderMarker || strings.TrimSpace(strings.ReplaceAll(got, DefaultRenderMarker, "")) == "" && strings.Contains(got, DefaultRenderMarker) {
+			t.Fatalf("marker without content: %q", got)
+		}
+	})
+}
+
+// FuzzLadder checks the degradation ladder's invariants on random agent
+// histories: elision never removes or reorders a message, a second pass
+// elides nothing new, steps stay whole (no orphans), and the error is
+// returned only when the opening and the newest step alone do not fit.
+func FuzzLadder(f *testing.F) {
+	f.Add([]byte{0, 9, 1, 3, 4, 2, 11, 0, 4, 5, 11, 7, 4, 1, 11, 3}, uint16(60), uint8(2))
+	f.Add([]byte{0, 0, 1, 1, 4, 3, 6, 1, 6, 2, 4, 3, 11, 3, 4, 0, 11, 0}, uint16(25), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, budget16 uint16, keep uint8) {
+		msgs := genHistory(data)
+		budget := int(budget16%500) + 1
+		eo := ElideOptions{KeepRecent: int(keep%4) - 1, MinTokens: -1}
+
+		el, err := ElideToolResults(msgs, eo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(el.Messages) != len(msgs) {
+			t.Fatal("elision removed a message")
+		}
+		for i := range msgs {
+			a, b := msgs[i], el.Messages[i]
+			if a.Role != b.Role || a.ToolCallID != b.ToolCallID || a.Name != b.Name || len(a.ToolCalls) != len(b.ToolCalls) {
+				t.Fatalf("elision changed message %d beyond its content", i)
+			}
+		}
+		again, err := ElideToolResults(el.Messages, eo)
+		if err != nil || again.Elided != 0 {
+			t.Fatalf("elision not idempotent: %d more, %v", again.Elided, err)
+		}
+
+		orig := clone(msgs)
+		res, err := TrimToRecentTurns(msgs, budget, WithElision(eo), WithStepTrim())
+		if err != nil && !isTooLarge(err) {
+			t.Fatal(err)
+		}
+		if !equalMessages(orig, msgs) {
+			t.Fatal("input modified")
+		}
+		checkResult(t, msgs, res, true)
+		if got := Estimate(res.Messages, nil); got != res.TokensAfter {
+			t.Fatalf("TokensAfter %d, recount %d", res.TokensAfter, got)
+		}
+		if err == nil && res.TokensAfter > budget {
+			t.Fatalf("over budget without error")
+		}
+	})
+}
+
+func equalMessages(a, b []Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Role != b[i].Role || a[i].Content != b[i].Content || a[i].Kind != b[i].Kind ||
+			a[i].ToolCallID != b[i].ToolCallID || len(a[i].ToolCalls) != len(b[i].ToolCalls) {
+			return false
+		}
+	}
+	return true
+}
