@@ -1,0 +1,325 @@
+package langchaingo
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/histrim/history"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Sentinel errors. Test with errors.Is; errors.As with *PairingError gives
+// the position of a pairing violation.
+var (
+	// ErrInvalidMessage is wrapped by the errors ToHistory and Trim return
+	// for messages they cannot convert: an unknown or legacy function role,
+	// a nil part, tool calls outside AI messages, or tool responses outside
+	// tool messages.
+	ErrInvalidMessage = errors.New("history/langchaingo: invalid message")
+	// ErrUnpaired is wrapped by *PairingError, which Validate returns.
+	ErrUnpaired = errors.New("history/langchaingo: tool calls and responses are not paired")
+)
+
+// ToHistory converts msgs to the messages the core trimmer works on: one per
+// message, except that a tool message becomes one message per response (and
+// one nudge for its other parts). See the package documentation for the
+// mapping. The result carries what the trimmer needs to count and pair, not
+// the payload, so converting back is done with Trim, which returns the
+// caller's originals. ToHistory never modifies msgs.
+func ToHistory(msgs []llms.MessageContent) ([]history.Message, error) {
+	out, _, err := convert(msgs)
+	return out, err
+}
+
+// Trim returns the longest suffix of whole turns of msgs that fits budget
+// tokens together with the leading system messages and a breadcrumb, as
+// history.TrimToRecentTurns decides it, mapped back onto the caller's own
+// messages (see the package documentation). opts are the core's options
+// (history.WithCounter, history.WithOnTrim, ...).
+//
+// The Result is the core's, computed on ToHistory(msgs): Result.Kept
+// indexes those messages (-1 for the breadcrumb), which are one for one
+// with msgs unless a tool message holds several responses, and
+// Result.Messages follows the order of the returned messages.
+//
+// Errors: a conversion error wraps ErrInvalidMessage and comes with an empty
+// Result; otherwise the error is the core's (history.ErrInvalidBudget,
+// *history.MessageError, or a *history.BudgetError wrapping
+// history.ErrLatestTurnTooLarge that comes with usable messages and Result).
+// When nothing needs trimming or sweeping, Trim returns msgs itself, clipped
+// to its length.
+func Trim(msgs []llms.MessageContent, budget int, opts ...history.Option) ([]llms.MessageContent, history.Result, error) {
+	conv, slots, err := convert(msgs)
+	if err != nil {
+		return nil, history.Result{Budget: budget}, err
+	}
+	res, err := history.TrimToRecentTurns(conv, budget, opts...)
+	if len(res.Messages) == 0 {
+		return nil, res, err
+	}
+	return apply(msgs, conv, slots, res), res, err
+}
+
+// slot records where a converted message came from.
+type slot struct {
+	native int   // index into the caller's messages; -1 for the breadcrumb
+	msg    int   // index into the converted messages
+	parts  []int // indices of the parts of the native message it stands for
+	calls  []int // part index of each of its ToolCalls, in order
+}
+
+// apply maps res back onto msgs, part by part where the sweep cut a message
+// down.
+func apply(msgs []llms.MessageContent, conv []history.Message, slots []slot, res history.Result) []llms.MessageContent {
+	if res.Kept == nil {
+		return msgs[:len(msgs):len(msgs)]
+	}
+	perNative := make([]int, len(msgs))
+	for _, s := range slots {
+		perNative[s.native]++
+	}
+	sel := history.Apply(slots, res, func() slot { return slot{native: -1} })
+	out := make([]llms.MessageContent, 0, len(sel))
+	for j := 0; j < len(sel); {
+		s := sel[j]
+		if s.native < 0 {
+			out = append(out, breadcrumb(res.Messages[j]))
+			j++
+			continue
+		}
+		end := j + 1
+		for end < len(sel) && sel[end].native == s.native {
+			end++
+		}
+		whole := end-j == perNative[s.native]
+		var drop map[int]bool // parts of stripped calls
+		for g := j; g < end; g++ {
+			orig, now := conv[sel[g].msg].ToolCalls, res.Messages[g].ToolCalls
+			if len(now) == len(orig) {
+				continue
+			}
+			whole = false
+			if drop == nil {
+				drop = make(map[int]bool)
+			}
+			left := make(map[string]bool, len(now))
+			for _, c := range now {
+				left[c.ID] = true
+			}
+			for c := range orig {
+				if !left[orig[c].ID] {
+					drop[sel[g].calls[c]] = true
+				}
+			}
+		}
+		if whole {
+			out = append(out, msgs[s.native])
+		} else if cut, ok := cutDown(msgs[s.native], sel[j:end], drop); ok {
+			out = append(out, cut)
+		}
+		j = end
+	}
+	return out
+}
+
+// cutDown returns a new message with the parts of m that the kept slots
+// stand for, minus drop, in their original order; false if none is left.
+func cutDown(m llms.MessageContent, kept []slot, drop map[int]bool) (llms.MessageContent, bool) {
+	want := make([]bool, len(m.Parts))
+	for _, s := range kept {
+		for _, p := range s.parts {
+			want[p] = !drop[p]
+		}
+	}
+	parts := make([]llms.ContentPart, 0, len(m.Parts))
+	for p, ok := range want {
+		if ok {
+			parts = append(parts, m.Parts[p])
+		}
+	}
+	return llms.MessageContent{Role: m.Role, Parts: parts}, len(parts) > 0
+}
+
+// breadcrumb renders the breadcrumb message the trimmer inserted.
+func breadcrumb(m history.Message) llms.MessageContent {
+	role := llms.ChatMessageTypeHuman
+	switch m.Role {
+	case history.RoleAssistant:
+		role = llms.ChatMessageTypeAI
+	case history.RoleSystem:
+		role = llms.ChatMessageTypeSystem
+	}
+	return llms.MessageContent{Role: role, Parts: []llms.ContentPart{llms.TextContent{Text: m.Content}}}
+}
+
+// convert maps msgs to messages and their slots.
+func convert(msgs []llms.MessageContent) ([]history.Message, []slot, error) {
+	out := make([]history.Message, 0, len(msgs))
+	slots := make([]slot, 0, len(msgs))
+	for i, mc := range msgs {
+		var role history.Role
+		switch mc.Role {
+		case llms.ChatMessageTypeSystem:
+			role = history.RoleSystem
+		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
+			role = history.RoleUser
+		case llms.ChatMessageTypeAI:
+			role = history.RoleAssistant
+		case llms.ChatMessageTypeTool:
+			role = history.RoleTool
+		case llms.ChatMessageTypeFunction:
+			return nil, nil, msgErr(i, -1, "legacy function messages carry no call id; use tool calls")
+		default:
+			return nil, nil, msgErr(i, -1, "unknown role "+strconv.Quote(string(mc.Role)))
+		}
+		if role != history.RoleTool {
+			m := history.Message{Role: role}
+			s := slot{native: i, msg: len(out), parts: seq(len(mc.Parts))}
+			for p, part := range mc.Parts {
+				if isCall(part) {
+					s.calls = append(s.calls, p)
+				}
+				if err := addPart(&m, part, i, p); err != nil {
+					return nil, nil, err
+				}
+			}
+			out = append(out, m)
+			slots = append(slots, s)
+			continue
+		}
+		// A tool message: one tool message per response, the other parts
+		// as a nudge placed where its first part stands.
+		nudge := -1
+		for p, part := range mc.Parts {
+			if r, ok := unwrap(part).(llms.ToolCallResponse); ok {
+				out = append(out, history.Message{Role: history.RoleTool, ToolCallID: r.ToolCallID, Name: r.Name, Content: r.Content})
+				slots = append(slots, slot{native: i, msg: len(out) - 1, parts: []int{p}})
+				continue
+			}
+			if nudge < 0 {
+				nudge = len(out)
+				out = append(out, history.Message{Role: history.RoleUser, Kind: history.KindNudge})
+				slots = append(slots, slot{native: i, msg: nudge})
+			}
+			if err := addPart(&out[nudge], part, i, p); err != nil {
+				return nil, nil, err
+			}
+			slots[nudge].parts = append(slots[nudge].parts, p)
+		}
+	}
+	return out, slots, nil
+}
+
+// unwrap returns the part a CachedContent wraps, or part itself.
+func unwrap(part llms.ContentPart) llms.ContentPart {
+	for {
+		c, ok := part.(llms.CachedContent)
+		if !ok {
+			return part
+		}
+		part = c.ContentPart
+	}
+}
+
+func isCall(part llms.ContentPart) bool {
+	_, ok := unwrap(part).(llms.ToolCall)
+	return ok
+}
+
+// addPart adds what part costs to m.
+func addPart(m *history.Message, part llms.ContentPart, i, p int) error {
+	switch x := unwrap(part).(type) {
+	case nil:
+		return msgErr(i, p, "nil part")
+	case llms.TextContent:
+		if x.Text != "" {
+			if m.Content != "" {
+				m.Content += "\n"
+			}
+			m.Content += x.Text
+		}
+	case llms.ImageURLContent:
+		hp := history.Part{Type: history.PartImage, Detail: x.Detail}
+		if b64, mime, ok := dataURL(x.URL); ok {
+			hp.MIMEType = mime
+			hp.Width, hp.Height = imageSize(b64)
+		}
+		m.Parts = append(m.Parts, hp)
+	case llms.BinaryContent:
+		if strings.HasPrefix(strings.ToLower(x.MIMEType), "image/") {
+			w, h := imageSizeBytes(x.Data)
+			m.Parts = append(m.Parts, history.Part{Type: history.PartImage, MIMEType: x.MIMEType, Width: w, Height: h})
+		} else {
+			m.Parts = append(m.Parts, history.Part{Type: history.PartFile, MIMEType: x.MIMEType, Size: int64(len(x.Data))})
+		}
+	case llms.ToolCall:
+		if m.Role != history.RoleAssistant {
+			return msgErr(i, p, "tool call in a "+string(m.Role)+" message")
+		}
+		tc := history.ToolCall{ID: x.ID}
+		if x.FunctionCall != nil {
+			tc.Name, tc.Arguments = x.FunctionCall.Name, x.FunctionCall.Arguments
+		}
+		m.ToolCalls = append(m.ToolCalls, tc)
+	case llms.ToolCallResponse:
+		return msgErr(i, p, "tool response in a "+string(m.Role)+" message")
+	default:
+		// A part type this package does not know: count what its
+		// String method shows, if it has one.
+		if s, ok := x.(fmt.Stringer); ok {
+			m.Parts = append(m.Parts, history.Part{Type: history.PartText, Text: s.String()})
+		}
+	}
+	return nil
+}
+
+// dataURL splits an RFC 2397 base64 data URL into its payload and media
+// type; ok is false for any other URL.
+func dataURL(url string) (b64, mime string, ok bool) {
+	rest, found := strings.CutPrefix(url, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, payload, found := strings.Cut(rest, ",")
+	if !found || !strings.HasSuffix(meta, ";base64") {
+		return "", "", false
+	}
+	mime, _, _ = strings.Cut(meta, ";")
+	return payload, mime, true
+}
+
+// headerLimit is how much base64 imageSize decodes: PNG and GIF headers are
+// at the start, JPEG frame headers almost always within the first tens of
+// kilobytes.
+const headerLimit = 64 << 10
+
+// imageSize returns the dimensions of a base64 image from its header.
+func imageSize(b64 string) (width, height int) {
+	b64 = strings.TrimRight(b64, "=")
+	if len(b64) > headerLimit {
+		b64 = b64[:headerLimit]
+	}
+	data, err := base64.StdEncoding.DecodeString(b64[:len(b64)/4*4])
+	if err != nil {
+		return 0, 0
+	}
+	return imageSizeBytes(data)
+}
+
+func msgErr(i, p int, reason string) error {
+	if p < 0 {
+		return fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, reason)
+	}
+	return fmt.Errorf("%w: message %d part %d: %s", ErrInvalidMessage, i, p, reason)
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
