@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/histrim/history"
 )
@@ -98,4 +100,74 @@ func ExampleLogTrims() {
 		history.WithLabels(map[string]string{"session_id": "s-42"}))
 	// Output:
 	// level=INFO msg="history trimmed" trim.type=history_trimmed trim.reason=budget trim.dropped_messages=2 trim.dropped_turns=1 trim.kept_turns=1 trim.dropped_steps=0 trim.elided_results=0 trim.tokens_before=32 trim.tokens_after=23 trim.budget=25 trim.attempt=0 trim.session_id=s-42
+}
+
+func ExampleElideToolResults() {
+	big := strings.Repeat("line of file content\n", 200)
+	msgs := []history.Message{
+		{Role: history.RoleUser, Content: "Fix the bug in parser.go."},
+		{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: "1", Name: "read_file"}}},
+		{Role: history.RoleTool, ToolCallID: "1", Content: big},
+		{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: "2", Name: "read_file"}}},
+		{Role: history.RoleTool, ToolCallID: "2", Content: big},
+	}
+	res, err := history.ElideToolResults(msgs, history.ElideOptions{
+		KeepRecent: 1, // the newest result stays
+		Archive: func(m history.Message) error {
+			fmt.Println("archived result of call", m.ToolCallID)
+			return nil
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Elided, "elided,", len(res.Messages), "messages kept")
+	fmt.Println(res.Messages[2].Content)
+	// Output:
+	// archived result of call 1
+	// 1 elided, 5 messages kept
+	// [elided tool result: read_file, 892 tokens; re-run the tool if needed]
+}
+
+func ExampleWithStepTrim() {
+	// One request followed by many tool steps: there is no older turn to drop.
+	msgs := []history.Message{
+		{Role: history.RoleSystem, Content: "You are a coding agent."},
+		{Role: history.RoleUser, Content: "Make the tests pass."},
+	}
+	for i := range 6 {
+		id := strconv.Itoa(i)
+		msgs = append(msgs,
+			history.Message{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: id, Name: "run_tests"}}},
+			history.Message{Role: history.RoleTool, ToolCallID: id, Content: strings.Repeat("FAIL test ", 40)})
+	}
+	res, err := history.TrimToRecentTurns(msgs, 300, history.WithStepTrim())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("dropped %d steps (%d messages), kept %d messages:\n", res.DroppedSteps, res.DroppedMessages, len(res.Messages))
+	for _, m := range res.Messages[:3] {
+		fmt.Println(" ", m.Role, m.Content)
+	}
+	// Output:
+	// dropped 4 steps (8 messages), kept 7 messages:
+	//   system You are a coding agent.
+	//   user Make the tests pass.
+	//   user [earlier steps of this task omitted to fit the context window]
+}
+
+func ExampleRenderTranscript() {
+	msgs := []history.Message{
+		{Role: history.RoleUser, Content: "What is the capital of France?"},
+		{Role: history.RoleAssistant, Content: "Paris."},
+		{Role: history.RoleUser, Content: "And of Italy?"},
+		{Role: history.RoleAssistant, Content: "Rome."},
+	}
+	fmt.Println(history.RenderTranscript(msgs, 70, history.RenderOptions{}))
+	// Output:
+	// [earlier conversation truncated]
+	// user: And of Italy?
+	// assistant: Rome.
 }
