@@ -535,21 +535,20 @@ func RecoverOverflow(msgs []Message, providerErr error, attempt int, opts ...Opt
 	}
 	attempt = max(attempt, 1)
 	o := newOptions(opts)
+	defer o.release()
 	o.reason = ReasonOverflow
 	o.attempt = attempt
-	if o.counter == nil {
-		o.counter = Heuristic
-	}
-	est := Estimate(msgs, o.counter)
-	target := overflowTarget(est, ov, attempt)
-	res, err := trimToBudget(msgs, target, o)
+	// The target is derived from the trim's own count of the history, so
+	// each message is counted once.
+	o.budgetFor = func(est int) int { return overflowTarget(est, ov, attempt) }
+	res, err := trimToBudget(msgs, 1, o)
 	if err != nil && !errors.Is(err, ErrLatestTurnTooLarge) {
 		return res, err
 	}
-	if res.Trimmed || res.TokensAfter < est {
+	if res.Trimmed || res.TokensAfter < res.TokensBefore {
 		return res, nil
 	}
-	return res, &RecoverError{Overflow: ov, Tokens: res.TokensAfter, Budget: target, Attempt: attempt, Err: providerErr}
+	return res, &RecoverError{Overflow: ov, Tokens: res.TokensAfter, Budget: res.Budget, Attempt: attempt, Err: providerErr}
 }
 
 // overflowTarget is the budget RecoverOverflow trims to; see its doc and

@@ -73,6 +73,10 @@ type options struct {
 	// Set by the entry points, not by options.
 	reason  string
 	attempt int
+	// budgetFor, when set, replaces the budget once the history is
+	// counted (RecoverOverflow derives it from the size that failed), so
+	// that no message is counted twice.
+	budgetFor func(total int) int
 }
 
 // optionsPool recycles option sets: options are applied through caller
@@ -279,6 +283,10 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	}
 	sc.starts = starts
 	res.TokensBefore = total
+	if o.budgetFor != nil {
+		budget = max(o.budgetFor(total), 1)
+		res.Budget = budget
+	}
 	turns := len(starts)
 
 	if total <= budget || turns == 0 || (turns == 1 && o.elide == nil && !o.stepTrim) {
