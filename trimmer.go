@@ -40,6 +40,11 @@ import (
 // the kept turns are re-read and re-counted on every call; the only thing
 // carried over is where the kept turns begin, which is always a turn start.
 //
+// With WithElision or WithStepTrim, a trim that had to elide tool results or
+// drop steps of the latest turn is not remembered: the next call trims
+// afresh, as TrimToRecentTurns would. The cut is carried only across
+// whole-turn trims.
+//
 // A Trimmer never brings dropped turns back while the conversation goes on:
 // if the budget grows, the cut stays where it is as long as the kept turns
 // fit. Call Reset (for example after switching to a model with a larger
@@ -171,11 +176,12 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 	}
 
 	// Validate, sweep and count the view exactly as a trim does; if it
-	// does not fit as it is, the caller needs a new cut. No event: this
-	// pass never reports a trim.
-	opts := append(slices.Clip(t.opts), WithOnTrim(nil))
+	// does not fit as it is, the caller needs a new cut. This pass only
+	// checks: no event, no elision (whose Archive callback has effects),
+	// no step trimming.
+	opts := append(slices.Clip(t.opts), checkOnly)
 	r, err := TrimToRecentTurns(view, budget, opts...)
-	if err != nil || r.Trimmed {
+	if err != nil || r.Trimmed || r.ElidedResults > 0 || r.DroppedSteps > 0 {
 		return Result{}, false
 	}
 
@@ -205,10 +211,21 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 	}, true
 }
 
+// checkOnly is the Option of the reuse pass: it turns off the OnTrim
+// callback, elision and step trimming, so that the pass has no effect
+// beyond its Result.
+func checkOnly(o *options) {
+	o.onTrim = nil
+	o.elide = nil
+	o.stepTrim = false
+}
+
 // remember returns the state for the Result of a fresh trim of msgs: the
-// cut it made, or no cut when it dropped no turn.
+// cut it made, or no cut when it dropped no whole turn. A trim that elided
+// tool results or dropped steps of the latest turn is not remembered: its
+// messages differ from the transcript's, so the next call trims afresh.
 func remember(msgs []Message, res *Result) trimState {
-	if !res.Trimmed || res.Kept == nil {
+	if !res.Trimmed || res.Kept == nil || res.ElidedResults > 0 || res.DroppedSteps > 0 {
 		return trimState{}
 	}
 	lead := leadEnd(msgs)

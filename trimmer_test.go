@@ -493,3 +493,63 @@ func FuzzTrimmer(f *testing.F) {
 		}
 	})
 }
+
+// TestTrimmerLadderOptions runs the Trimmer with elision and step trimming:
+// every result stays valid, and the reuse pass never calls Archive (only a
+// trim that is actually returned elides).
+func TestTrimmerLadderOptions(t *testing.T) {
+	full := trSession(200, 11)
+	var mu sync.Mutex
+	archived := 0
+	archive := func(Message) error {
+		mu.Lock()
+		archived++
+		mu.Unlock()
+		return nil
+	}
+	tr := NewTrimmer(WithLowWater(0.7), WithStepTrim(), WithElision(ElideOptions{MinTokens: -1, Archive: archive}))
+	statelessArchived := 0
+	sopts := []Option{WithLowWater(0.7), WithStepTrim(), WithElision(ElideOptions{MinTokens: -1, Archive: func(Message) error {
+		statelessArchived++
+		return nil
+	}})}
+	for n := 20; n < len(full); n += 3 {
+		res, err := tr.Trim(full[:n], 2500)
+		trCheckLadder(t, full[:n], res, err, 2500)
+		if res.ElidedResults == 0 && res.DroppedSteps == 0 {
+			continue
+		}
+		// A result that elided or dropped steps is exactly the stateless one.
+		want, _ := TrimToRecentTurns(full[:n], 2500, sopts...)
+		if !reflect.DeepEqual(res.Messages, want.Messages) {
+			t.Fatalf("n=%d: an elided result differs from TrimToRecentTurns", n)
+		}
+	}
+	if archived == 0 {
+		t.Fatal("setup: nothing was elided")
+	}
+	if archived > statelessArchived {
+		t.Fatalf("Archive called %d times by the Trimmer, %d by the stateless trims of the same results", archived, statelessArchived)
+	}
+}
+
+// trCheckLadder is the part of trCheck that holds when messages may be
+// elided or steps dropped: pairs intact, counts right, budget kept.
+func trCheckLadder(t *testing.T, msgs []Message, res Result, err error, budget int) {
+	t.Helper()
+	var be *BudgetError
+	if err != nil && !errors.As(err, &be) {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if _, rep := SweepOrphans(res.Messages); rep.Total()+rep.Messages != 0 {
+		t.Fatalf("result has broken tool pairs: %+v", rep)
+	}
+	if err == nil && res.TokensAfter > budget {
+		t.Fatalf("TokensAfter %d over budget %d without an error", res.TokensAfter, budget)
+	}
+	for i, k := range res.Kept {
+		if k >= len(msgs) {
+			t.Fatalf("Kept[%d] = %d out of range", i, k)
+		}
+	}
+}
