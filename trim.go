@@ -322,7 +322,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		p.chooseSteps()
 	}
 	items := p.items()
-	tokens, elide := p.chooseElisions(items)
+	tokens, elide, at := p.chooseElisions(items)
 	if o.elide != nil && len(elide) > 0 {
 		chosen := make([]elideCand, len(elide))
 		for i, c := range elide {
@@ -333,34 +333,44 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		}
 	}
 
-	// Materialise: messages, original indices, replaced breadcrumbs.
+	// Materialise: messages, original indices, replaced breadcrumbs. Runs
+	// of consecutive view indices (nearly all of the output) are copied in
+	// bulk; elided results are patched in afterwards.
 	out := make([]Message, len(items))
+	keptView := 0
+	for j := 0; j < len(items); {
+		switch it := items[j]; it {
+		case itemTurnCrumb:
+			out[j] = o.breadcrumb
+			items[j] = -1
+			j++
+		case itemStepCrumb:
+			out[j] = stepBreadcrumb(o.breadcrumb)
+			items[j] = -1
+			j++
+		default:
+			r := j + 1
+			for r < len(items) && items[r] == items[r-1]+1 {
+				r++
+			}
+			copy(out[j:r], view[it:it+r-j])
+			keptView += r - j
+			for ; j < r; j++ {
+				if index != nil {
+					items[j] = index[items[j]]
+				}
+			}
+		}
+	}
+	for e, ci := range elide {
+		c := &p.cands[ci]
+		out[at[e]] = elided(view[c.idx], c.text)
+	}
 	orig := func(i int) int {
 		if index == nil {
 			return i
 		}
 		return index[i]
-	}
-	e := 0
-	keptView := 0
-	for j, it := range items {
-		switch it {
-		case itemTurnCrumb:
-			out[j] = o.breadcrumb
-		case itemStepCrumb:
-			out[j] = stepBreadcrumb(o.breadcrumb)
-		default:
-			out[j] = view[it]
-			keptView++
-			if e < len(elide) && p.cands[elide[e]].idx == it {
-				out[j] = elided(view[it], p.cands[elide[e]].text)
-				e++
-			}
-			items[j] = orig(it)
-		}
-		if items[j] < 0 {
-			items[j] = -1
-		}
 	}
 	replaced := make([]int, len(p.replaced))
 	for i, v := range p.replaced {
@@ -598,9 +608,9 @@ func (p *planner) mergedCrumb() Message {
 }
 
 // chooseElisions returns the token count of items and the candidates to
-// elide (positions in p.cands, ascending): the oldest kept ones first, only
-// as many as needed to reach the target.
-func (p *planner) chooseElisions(items []int) (tokens int, elide []int) {
+// elide (positions in p.cands, ascending) with their positions in items:
+// the oldest kept ones first, only as many as needed to reach the target.
+func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	for _, it := range items {
 		switch it {
 		case itemTurnCrumb:
@@ -612,7 +622,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide []int) {
 		}
 	}
 	if len(p.cands) == 0 || tokens <= p.target {
-		return tokens, nil
+		return tokens, nil, nil
 	}
 	// Walk items and candidates together (both ascending by view index).
 	j := 0
@@ -626,10 +636,11 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide []int) {
 		}
 		if j < len(items) && items[j] == idx {
 			elide = append(elide, ci)
+			at = append(at, j)
 			tokens -= p.cands[ci].saved
 		}
 	}
-	return tokens, elide
+	return tokens, elide, at
 }
 
 // emit sends the event for res to the OnTrim callback.
@@ -655,34 +666,39 @@ func (o *options) emit(res *Result) {
 
 // dropped returns, in order, the messages of msgs whose index is neither
 // in kept (-1 entries ignored) nor in replaced (breadcrumbs the trim
-// replaced with new ones). kept == nil means every message was kept.
+// replaced with new ones). kept == nil means every message was kept. Runs of
+// dropped messages are copied in bulk.
 func dropped(msgs []Message, kept, replaced []int) []Message {
 	if kept == nil {
 		return nil
 	}
-	gone := make([]bool, len(msgs))
-	for i := range gone {
-		gone[i] = true
-	}
+	stay := make([]bool, len(msgs))
 	n := len(msgs)
 	for _, k := range kept {
 		if k >= 0 {
-			gone[k] = false
+			stay[k] = true
 			n--
 		}
 	}
 	for _, r := range replaced {
-		gone[r] = false
+		stay[r] = true
 		n--
 	}
 	if n <= 0 {
 		return nil
 	}
 	out := make([]Message, 0, n)
-	for i, g := range gone {
-		if g {
-			out = append(out, msgs[i])
+	for i := 0; i < len(msgs); {
+		if stay[i] {
+			i++
+			continue
 		}
+		j := i + 1
+		for j < len(msgs) && !stay[j] {
+			j++
+		}
+		out = append(out, msgs[i:j]...)
+		i = j
 	}
 	return out
 }
