@@ -250,8 +250,26 @@ func WithStepTrim() Option {
 // dropped inside the latest turn.
 const StepBreadcrumbText = "[earlier steps of this task omitted to fit the context window]"
 
+// WithStepBreadcrumb replaces the notice WithStepTrim places after the
+// latest turn's opening message (for another language or wording). Its
+// Kind is forced to KindBreadcrumb and it must obey the rules of
+// WithBreadcrumb. By default it is StepBreadcrumbText in the role of the
+// turn breadcrumb.
+func WithStepBreadcrumb(m Message) Option {
+	return func(o *options) {
+		m.Kind = KindBreadcrumb
+		if err := checkBreadcrumb(m); err != nil && o.err == nil {
+			o.err = err
+		}
+		o.stepCrumb = &m
+	}
+}
+
 // stepBreadcrumb returns the notice placed after the latest turn's opening
-// message, in the role of the turn-level breadcrumb.
-func stepBreadcrumb(turnCrumb Message) Message {
-	return Message{Role: turnCrumb.Role, Content: StepBreadcrumbText, Kind: KindBreadcrumb}
+// message.
+func (o *options) stepBreadcrumb() Message {
+	if o.stepCrumb != nil {
+		return *o.stepCrumb
+	}
+	return Message{Role: o.breadcrumb.Role, Content: StepBreadcrumbText, Kind: KindBreadcrumb}
 }

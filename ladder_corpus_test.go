@@ -112,7 +112,7 @@ func ladderFloor(msgs []Message) int {
 	}
 	min = append(min, last[:end]...)
 	if steps > 1 {
-		min = append(min, stepBreadcrumb(Breadcrumb()))
+		min = append(min, Message{Role: RoleUser, Content: StepBreadcrumbText, Kind: KindBreadcrumb})
 	}
 	min = append(min, last[newest:]...)
 	el, err := ElideToolResults(min, ElideOptions{})

@@ -198,6 +198,16 @@ func TestTrimStepTrim(t *testing.T) {
 	checkResult(t, next, again, true)
 }
 
+func TestStepBreadcrumbLocalised(t *testing.T) {
+	in := agentTask(8, 100)
+	res, err := TrimToRecentTurns(in, 500, WithCounter(chars), WithStepTrim(),
+		WithStepBreadcrumb(Message{Role: RoleUser, Content: "[frühere Schritte ausgelassen]"}))
+	require.NoError(t, err)
+	assert.Equal(t, "B:[frühere Schritte ausgelassen]", render(res.Messages)[2])
+	_, err = TrimToRecentTurns(in, 500, WithStepBreadcrumb(Message{Role: RoleTool}))
+	assert.ErrorIs(t, err, ErrInvalidMessage)
+}
+
 func TestTrimStepTrimTooLarge(t *testing.T) {
 	in := agentTask(3, 1000)
 	in = in[:len(in)-1] // the newest step is a call with its 1000-byte result

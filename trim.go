@@ -68,6 +68,7 @@ type options struct {
 	lowWater     float64
 	elide        *ElideOptions
 	stepTrim     bool
+	stepCrumb    *Message
 	err          error // first invalid option
 
 	// Set by the entry points, not by options.
@@ -345,7 +346,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 			items[j] = -1
 			j++
 		case itemStepCrumb:
-			out[j] = stepBreadcrumb(o.breadcrumb)
+			out[j] = o.stepBreadcrumb()
 			items[j] = -1
 			j++
 		default:
@@ -513,7 +514,7 @@ func (p *planner) chooseSteps() {
 		oldInner = p.crumbPart(p.k)
 		innerTok = p.o.counter.CountMessage(p.mergedCrumb())
 	default:
-		innerTok = p.o.counter.CountMessage(stepBreadcrumb(p.o.breadcrumb))
+		innerTok = p.o.counter.CountMessage(p.o.stepBreadcrumb())
 	}
 	// cost is the plan with no step dropped; drop steps until it fits.
 	cost := p.cost
@@ -604,7 +605,7 @@ func (p *planner) mergedCrumb() Message {
 	if p.k > 0 {
 		return p.o.breadcrumb
 	}
-	return stepBreadcrumb(p.o.breadcrumb)
+	return p.o.stepBreadcrumb()
 }
 
 // chooseElisions returns the token count of items and the candidates to
@@ -616,7 +617,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 		case itemTurnCrumb:
 			tokens += p.crumbTok
 		case itemStepCrumb:
-			tokens += p.o.counter.CountMessage(stepBreadcrumb(p.o.breadcrumb))
+			tokens += p.o.counter.CountMessage(p.o.stepBreadcrumb())
 		default:
 			tokens += p.counts[it]
 		}
