@@ -1,0 +1,600 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	"github.com/histrim/history"
+)
+
+// MessageError reports a native message the adapter cannot convert: an
+// unknown role, a tool_use block without an ID or in a user message, two
+// tool_use blocks with one ID in a message, a tool_result block without a
+// tool_use_id or in an assistant message. It wraps [history.ErrInvalidMessage],
+// so errors.Is(err, history.ErrInvalidMessage) holds for it as for the core's
+// own validation errors.
+type MessageError struct {
+	// Index is the position of the offending message in the caller's
+	// messages slice (the system prompt is never invalid).
+	Index int
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *MessageError) Error() string {
+	return "history/anthropic: invalid message at index " + strconv.Itoa(e.Index) + ": " + e.Reason
+}
+
+// Unwrap returns history.ErrInvalidMessage.
+func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
+
+// source says where a converted message came from: message msg of the
+// caller's slice (-1 for the system prompt), and which of its content blocks
+// (all of them when blocks is nil).
+type source struct {
+	msg    int
+	blocks []int
+}
+
+// ToHistory converts a Messages API request to the library's message model,
+// for counting and trimming (see the package documentation for the mapping).
+// A non-empty system prompt becomes the first message, a RoleSystem message
+// with one text part per block; then each message of msgs becomes one
+// history.Message, except a user message holding tool_result blocks, which
+// becomes one RoleTool message per tool_result and, when it also holds other
+// blocks, a KindNudge user message carrying them.
+//
+// The result holds no payloads (images and documents are reduced to their
+// size) and is only meant for deciding, never for sending. ToHistory never
+// modifies its arguments. A message it cannot convert yields a nil slice and
+// a *MessageError naming its index in msgs.
+func ToHistory(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) ([]history.Message, error) {
+	hist, _, err := convert(system, msgs, false)
+	return hist, err
+}
+
+// convert implements ToHistory and, with wantSources, also says where each
+// converted message came from.
+func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool) ([]history.Message, []source, error) {
+	hist := make([]history.Message, 0, len(msgs)+1)
+	var srcs []source
+	if wantSources {
+		srcs = make([]source, 0, len(msgs)+1)
+	}
+	if len(system) > 0 {
+		m := history.Message{Role: history.RoleSystem, Parts: make([]history.Part, len(system))}
+		for i := range system {
+			m.Parts[i] = history.Part{Type: history.PartText, Text: system[i].Text}
+		}
+		hist = append(hist, m)
+		if wantSources {
+			srcs = append(srcs, source{msg: -1})
+		}
+	}
+	lead := true // still inside the leading system messages
+	for i := range msgs {
+		role, blocks, err := readMessage(&msgs[i])
+		if err != nil {
+			return nil, nil, &MessageError{Index: i, Reason: err.Error()}
+		}
+		start := len(hist)
+		switch role {
+		case anthropic.MessageParamRoleSystem:
+			m := history.Message{Role: history.RoleSystem}
+			for j := range blocks {
+				m.Parts = blockParts(m.Parts, &blocks[j])
+			}
+			hist = append(hist, m)
+		case anthropic.MessageParamRoleAssistant:
+			m, err := assistantMessage(blocks)
+			if err != nil {
+				return nil, nil, &MessageError{Index: i, Reason: err.Error()}
+			}
+			hist = append(hist, m)
+		case anthropic.MessageParamRoleUser:
+			var err error
+			hist, srcs, err = userMessages(hist, srcs, i, blocks, wantSources)
+			if err != nil {
+				return nil, nil, &MessageError{Index: i, Reason: err.Error()}
+			}
+		default:
+			return nil, nil, &MessageError{Index: i, Reason: "unknown role " + strconv.Quote(string(role))}
+		}
+		if wantSources && len(srcs) < len(hist) {
+			srcs = append(srcs, source{msg: i})
+		}
+		if lead && role != anthropic.MessageParamRoleSystem {
+			lead = false
+			if isBreadcrumb(role, blocks) {
+				hist[start].Kind = history.KindBreadcrumb
+			}
+		}
+	}
+	return hist, srcs, nil
+}
+
+// isBreadcrumb reports whether a message is the default breadcrumb: a user
+// message holding one text block with exactly BreadcrumbText (a cache_control
+// marker on it is allowed).
+func isBreadcrumb(role anthropic.MessageParamRole, blocks []block) bool {
+	return role == anthropic.MessageParamRoleUser && len(blocks) == 1 && blocks[0].typed != nil &&
+		blocks[0].typed.OfText != nil && blocks[0].typed.OfText.Text == history.BreadcrumbText
+}
+
+func assistantMessage(blocks []block) (history.Message, error) {
+	m := history.Message{Role: history.RoleAssistant}
+	for j := range blocks {
+		b := blocks[j].typed
+		switch {
+		case b != nil && b.OfToolUse != nil:
+			u := b.OfToolUse
+			if u.ID == "" {
+				return m, errors.New("tool_use block " + strconv.Itoa(j) + " has an empty id")
+			}
+			for k := range m.ToolCalls {
+				if m.ToolCalls[k].ID == u.ID {
+					return m, errors.New("tool_use id " + strconv.Quote(u.ID) + " used twice in one message")
+				}
+			}
+			m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: u.ID, Name: u.Name, Arguments: inputJSON(u.Input)})
+		case b != nil && b.OfToolResult != nil:
+			return m, errors.New("tool_result block " + strconv.Itoa(j) + " in an assistant message")
+		default:
+			m.Parts = blockParts(m.Parts, &blocks[j])
+		}
+	}
+	return m, nil
+}
+
+// userMessages appends the conversion of one user message: a plain RoleUser
+// message, or one RoleTool message per tool_result block followed by a
+// KindNudge message holding any other blocks.
+func userMessages(hist []history.Message, srcs []source, i int, blocks []block, wantSources bool) ([]history.Message, []source, error) {
+	results := 0
+	for j := range blocks {
+		b := blocks[j].typed
+		if b != nil && b.OfToolUse != nil {
+			return hist, srcs, errors.New("tool_use block " + strconv.Itoa(j) + " in a user message")
+		}
+		if b != nil && b.OfToolResult != nil {
+			results++
+		}
+	}
+	if results == 0 {
+		m := history.Message{Role: history.RoleUser}
+		for j := range blocks {
+			m.Parts = blockParts(m.Parts, &blocks[j])
+		}
+		return append(hist, m), srcs, nil
+	}
+	var rest []int
+	for j := range blocks {
+		b := blocks[j].typed
+		if b == nil || b.OfToolResult == nil {
+			rest = append(rest, j)
+			continue
+		}
+		r := b.OfToolResult
+		if r.ToolUseID == "" {
+			return hist, srcs, errors.New("tool_result block " + strconv.Itoa(j) + " has an empty tool_use_id")
+		}
+		m := history.Message{Role: history.RoleTool, ToolCallID: r.ToolUseID}
+		for k := range r.Content {
+			m.Parts = resultParts(m.Parts, &r.Content[k])
+		}
+		hist = append(hist, m)
+		if wantSources {
+			srcs = append(srcs, source{msg: i, blocks: []int{j}})
+		}
+	}
+	if len(rest) > 0 {
+		m := history.Message{Role: history.RoleUser, Kind: history.KindNudge}
+		for _, j := range rest {
+			m.Parts = blockParts(m.Parts, &blocks[j])
+		}
+		hist = append(hist, m)
+		if wantSources {
+			srcs = append(srcs, source{msg: i, blocks: rest})
+		}
+	}
+	return hist, srcs, nil
+}
+
+// inputJSON returns the JSON text of a tool_use input, as the model sees it.
+func inputJSON(v any) string {
+	switch in := v.(type) {
+	case nil:
+		return ""
+	case json.RawMessage:
+		return string(in)
+	case []byte:
+		return string(in)
+	case string:
+		return in
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// block is one content block: typed when it is a known variant with typed
+// fields, raw JSON otherwise (a block of a type this SDK version does not
+// model, as ContentBlockUnion.ToParam returns it).
+type block struct {
+	typed *anthropic.ContentBlockParamUnion
+	raw   json.RawMessage
+}
+
+// readMessage returns the role and blocks of m, reading it through its JSON
+// form when it was built with param.Override.
+func readMessage(m *anthropic.MessageParam) (anthropic.MessageParamRole, []block, error) {
+	if overridden(m) {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return "", nil, errors.New("cannot encode overridden message: " + err.Error())
+		}
+		var wire struct {
+			Role    anthropic.MessageParamRole `json:"role"`
+			Content json.RawMessage            `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &wire); err != nil {
+			return "", nil, errors.New("cannot decode overridden message: " + err.Error())
+		}
+		var text string
+		if json.Unmarshal(wire.Content, &text) == nil {
+			b := anthropic.NewTextBlock(text)
+			return wire.Role, []block{{typed: &b}}, nil
+		}
+		var raws []json.RawMessage
+		if len(wire.Content) > 0 {
+			if err := json.Unmarshal(wire.Content, &raws); err != nil {
+				return "", nil, errors.New("cannot decode overridden message content: " + err.Error())
+			}
+		}
+		blocks := make([]block, len(raws))
+		for j, r := range raws {
+			blocks[j] = rawBlock(r)
+		}
+		return wire.Role, blocks, nil
+	}
+	blocks := make([]block, len(m.Content))
+	for j := range m.Content {
+		b := &m.Content[j]
+		if blockOverridden(b) {
+			raw, err := json.Marshal(b)
+			if err != nil {
+				return "", nil, errors.New("cannot encode overridden block " + strconv.Itoa(j) + ": " + err.Error())
+			}
+			blocks[j] = rawBlock(raw)
+			continue
+		}
+		blocks[j] = block{typed: b}
+	}
+	return m.Role, blocks, nil
+}
+
+// rawBlock decodes the JSON of one block into a typed block when the SDK
+// models its type, keeping the raw JSON otherwise.
+func rawBlock(raw json.RawMessage) block {
+	var t anthropic.ContentBlockParamUnion
+	if json.Unmarshal(raw, &t) == nil && t.GetType() != nil && !blockOverridden(&t) {
+		return block{typed: &t}
+	}
+	return block{raw: raw}
+}
+
+// overridden reports whether p was built with param.Override or
+// param.SetJSON, so that its typed fields are not what it sends.
+func overridden(p interface{ Overrides() (any, bool) }) bool {
+	_, ok := p.Overrides()
+	return ok
+}
+
+// blockOverridden reports whether the parts of b the conversion reads were
+// built with param.Override.
+func blockOverridden(b *anthropic.ContentBlockParamUnion) bool {
+	switch {
+	case overridden(b):
+		return true
+	case b.OfText != nil:
+		return overridden(b.OfText)
+	case b.OfImage != nil:
+		return overridden(b.OfImage) || overridden(b.OfImage.Source)
+	case b.OfToolUse != nil:
+		return overridden(b.OfToolUse)
+	case b.OfToolResult != nil:
+		return overridden(b.OfToolResult)
+	case b.OfThinking != nil:
+		return overridden(b.OfThinking)
+	case b.OfRedactedThinking != nil:
+		return overridden(b.OfRedactedThinking)
+	case b.OfDocument != nil:
+		return overridden(b.OfDocument) || overridden(b.OfDocument.Source)
+	}
+	return false
+}
+
+// blockParts appends the parts that stand for one block of a message.
+func blockParts(parts []history.Part, bl *block) []history.Part {
+	b := bl.typed
+	switch {
+	case b == nil:
+		return append(parts, history.Part{Type: history.PartText, Text: string(bl.raw)})
+	case b.OfText != nil:
+		return append(parts, history.Part{Type: history.PartText, Text: b.OfText.Text})
+	case b.OfImage != nil:
+		return append(parts, imagePart(&b.OfImage.Source))
+	case b.OfDocument != nil:
+		return documentParts(parts, b.OfDocument)
+	case b.OfThinking != nil:
+		return append(parts, history.Part{Type: history.PartReasoning, Text: b.OfThinking.Thinking})
+	case b.OfRedactedThinking != nil:
+		// Encrypted: its length is the only size we have.
+		return append(parts, history.Part{Type: history.PartReasoning, Text: b.OfRedactedThinking.Data})
+	}
+	// Server tool blocks, search results, container uploads and any other
+	// block: count their JSON form.
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return parts
+	}
+	return append(parts, history.Part{Type: history.PartText, Text: string(raw)})
+}
+
+// resultParts appends the parts of one content item of a tool_result.
+func resultParts(parts []history.Part, c *anthropic.ToolResultBlockParamContentUnion) []history.Part {
+	switch {
+	case c.OfText != nil:
+		return append(parts, history.Part{Type: history.PartText, Text: c.OfText.Text})
+	case c.OfImage != nil:
+		return append(parts, imagePart(&c.OfImage.Source))
+	case c.OfDocument != nil:
+		return documentParts(parts, c.OfDocument)
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return parts
+	}
+	return append(parts, history.Part{Type: history.PartText, Text: string(raw)})
+}
+
+func imagePart(src *anthropic.ImageBlockParamSourceUnion) history.Part {
+	p := history.Part{Type: history.PartImage}
+	if s := src.OfBase64; s != nil {
+		p.MIMEType = string(s.MediaType)
+		p.Width, p.Height = imageSize(s.Data)
+	}
+	p.Tokens = imageTokens(p.Width, p.Height)
+	return p
+}
+
+func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []history.Part {
+	if d.Title.Value != "" || d.Context.Value != "" {
+		parts = append(parts, history.Part{Type: history.PartText, Text: d.Title.Value + "\n" + d.Context.Value})
+	}
+	src := &d.Source
+	switch {
+	case src.OfText != nil:
+		return append(parts, history.Part{Type: history.PartText, Text: src.OfText.Data})
+	case src.OfBase64 != nil:
+		return append(parts, history.Part{Type: history.PartFile, MIMEType: "application/pdf", Size: base64Size(src.OfBase64.Data)})
+	case src.OfContent != nil:
+		c := &src.OfContent.Content
+		if c.OfString.Valid() {
+			return append(parts, history.Part{Type: history.PartText, Text: c.OfString.Value})
+		}
+		for k := range c.OfContentBlockSourceContent {
+			item := &c.OfContentBlockSourceContent[k]
+			switch {
+			case item.OfText != nil:
+				parts = append(parts, history.Part{Type: history.PartText, Text: item.OfText.Text})
+			case item.OfImage != nil:
+				parts = append(parts, imagePart(&item.OfImage.Source))
+			}
+		}
+		return parts
+	}
+	return append(parts, history.Part{Type: history.PartFile, MIMEType: "application/pdf"})
+}
+
+// Trim trims a Messages API request to budget tokens with
+// [history.TrimToRecentTurns] and returns the caller's own messages that the
+// trim kept, in order, with the breadcrumb inserted as a native message when
+// turns were dropped. The system prompt counts toward the budget and is
+// always kept; Trim never changes it, so the caller sends the same system
+// slice. res is the core Result: its Messages and Kept describe the
+// converted history of [ToHistory] (system prompt first), not msgs.
+//
+// Kept messages are the caller's values themselves (shallow copies sharing
+// their content slices), so thinking signatures, cache_control markers,
+// citations and extra fields survive. Two cases produce a new message, built
+// from the original's own blocks in their original order, the original left
+// untouched:
+//
+//   - an assistant message from which the orphan sweep stripped tool_use
+//     blocks that no tool_result answers (its thinking blocks, text and
+//     answered calls are kept as they are);
+//   - a user message some of whose tool_result blocks were dropped as
+//     orphans (its other tool_results and its text, images and documents
+//     are kept).
+//
+// A message left with no blocks is left out. When nothing needs trimming or
+// sweeping, the result is msgs itself, clipped to its length.
+//
+// The breadcrumb is a user message with one text block, so it may stand
+// right before the user message that opens the first kept turn. The API
+// accepts consecutive user messages (it joins them into one turn), and
+// [Validate] does too; Trim does not merge them, so that the kept messages
+// stay byte-identical and their cache_control markers keep their place.
+//
+// Errors: a *MessageError when msgs cannot be converted; the core's errors
+// unchanged otherwise (history.ErrInvalidBudget for budget <= 0, a
+// *history.MessageError for an invalid option). When the latest turn alone
+// exceeds the budget, Trim returns the trimmed messages, res, and a
+// *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
+// does. On any other error the messages are nil.
+func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int, opts ...history.Option) ([]anthropic.MessageParam, history.Result, error) {
+	hist, srcs, err := convert(system, msgs, true)
+	if err != nil {
+		return nil, history.Result{Budget: budget}, err
+	}
+	res, err := history.TrimToRecentTurns(hist, budget, opts...)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		return nil, res, err
+	}
+	if res.Kept == nil {
+		return msgs[:len(msgs):len(msgs)], res, err
+	}
+
+	// Map the decision onto native indices: for each kept history message,
+	// the caller's message it came from (-1: system prompt, -2: breadcrumb).
+	origin := make([]int, len(srcs))
+	pieces := make([]int, len(msgs)) // history messages per native message
+	for i := range srcs {
+		origin[i] = srcs[i].msg
+		if srcs[i].msg >= 0 {
+			pieces[srcs[i].msg]++
+		}
+	}
+	nat := history.Apply(origin, res, func() int { return -2 })
+
+	out := make([]anthropic.MessageParam, 0, len(nat))
+	for j := 0; j < len(nat); {
+		k := nat[j]
+		switch k {
+		case -1:
+			j++
+			continue
+		case -2:
+			out = append(out, fromBreadcrumb(res.Messages[j]))
+			j++
+			continue
+		}
+		// Kept history messages j..e-1 all come from msgs[k].
+		e := j + 1
+		for e < len(nat) && nat[e] == k {
+			e++
+		}
+		if m, ok := rebuild(msgs[k], pieces[k], hist, srcs, res, j, e); ok {
+			out = append(out, m)
+		}
+		j = e
+	}
+	return out, res, err
+}
+
+// rebuild returns the native message orig, which became total history
+// messages, as the trim kept it: res.Messages[j:e] are its kept pieces. It
+// is the original when every piece was kept unchanged, otherwise a copy
+// holding only the blocks that were kept. ok is false when no block is left.
+func rebuild(orig anthropic.MessageParam, total int, hist []history.Message, srcs []source, res history.Result, j, e int) (anthropic.MessageParam, bool) {
+	// All pieces present and no calls stripped: the original.
+	stripped := false
+	for p := j; p < e; p++ {
+		if len(res.Messages[p].ToolCalls) < len(hist[res.Kept[p]].ToolCalls) {
+			stripped = true
+		}
+	}
+	if e-j == total && !stripped {
+		return orig, true
+	}
+
+	// Which blocks survive: those of the kept parts, minus stripped
+	// tool_use blocks.
+	_, blocks, _ := readMessage(&orig)
+	keep := make([]bool, len(blocks))
+	var calls []history.ToolCall // the calls the core kept, when stripped
+	for p := j; p < e; p++ {
+		s := srcs[res.Kept[p]]
+		if s.blocks == nil {
+			for b := range keep {
+				keep[b] = true
+			}
+		}
+		for _, b := range s.blocks {
+			keep[b] = true
+		}
+		if stripped {
+			calls = append(calls, res.Messages[p].ToolCalls...)
+		}
+	}
+	if stripped {
+		for b := range blocks {
+			if t := blocks[b].typed; t != nil && t.OfToolUse != nil && !hasCall(calls, t.OfToolUse.ID) {
+				keep[b] = false
+			}
+		}
+	}
+	n := 0
+	for _, ok := range keep {
+		if ok {
+			n++
+		}
+	}
+	if n == 0 {
+		return orig, false
+	}
+	if overridden(&orig) {
+		return rebuildJSON(orig, keep)
+	}
+	m := orig // keeps the role and any extra fields
+	m.Content = make([]anthropic.ContentBlockParamUnion, 0, n)
+	for b, ok := range keep {
+		if ok {
+			m.Content = append(m.Content, orig.Content[b])
+		}
+	}
+	return m, true
+}
+
+// rebuildJSON is rebuild for a message built with param.Override: it
+// filters the "content" array of its JSON form, so unknown keys survive.
+func rebuildJSON(orig anthropic.MessageParam, keep []bool) (anthropic.MessageParam, bool) {
+	raw, err := json.Marshal(orig)
+	if err != nil {
+		return orig, true
+	}
+	var obj map[string]json.RawMessage
+	var content []json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || json.Unmarshal(obj["content"], &content) != nil || len(content) != len(keep) {
+		return orig, true
+	}
+	kept := make([]json.RawMessage, 0, len(content))
+	for b, ok := range keep {
+		if ok {
+			kept = append(kept, content[b])
+		}
+	}
+	if obj["content"], err = json.Marshal(kept); err != nil {
+		return orig, true
+	}
+	if raw, err = json.Marshal(obj); err != nil {
+		return orig, true
+	}
+	return param.Override[anthropic.MessageParam](json.RawMessage(raw)), true
+}
+
+func hasCall(calls []history.ToolCall, id string) bool {
+	for i := range calls {
+		if calls[i].ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// fromBreadcrumb renders the breadcrumb b as a native message: a user
+// message with one text block, or an assistant message when b's role is
+// assistant. A system-role breadcrumb becomes a user message too, since
+// the Messages API takes system text only in its separate system field.
+func fromBreadcrumb(b history.Message) anthropic.MessageParam {
+	if b.Role == history.RoleAssistant {
+		return anthropic.NewAssistantMessage(anthropic.NewTextBlock(b.Content))
+	}
+	return anthropic.NewUserMessage(anthropic.NewTextBlock(b.Content))
+}

@@ -1,0 +1,62 @@
+package anthropic
+
+import (
+	"encoding/base64"
+	"image"
+	_ "image/gif" // register decoders for image.DecodeConfig
+	_ "image/jpeg"
+	_ "image/png"
+	"math"
+	"strings"
+)
+
+// Image cost rule of the Messages API: an image costs about
+// width*height/750 tokens after the API scales it down so that its long
+// edge is at most 1568 pixels and its area at most about 1.15 megapixels;
+// so no image costs more than about 1600 tokens. An image of unknown size
+// (a URL or file reference, or a format without a registered decoder, such
+// as WebP) is charged that maximum.
+const (
+	imagePixelsPerToken = 750
+	imageMaxEdge        = 1568
+	imageMaxPixels      = 1_192_464 // 1092 x 1092
+	imageMaxTokens      = (imageMaxPixels + imagePixelsPerToken - 1) / imagePixelsPerToken
+)
+
+// imageTokens returns the cost of a w x h image (0 x 0: unknown).
+func imageTokens(w, h int) int {
+	if w <= 0 || h <= 0 {
+		return imageMaxTokens
+	}
+	fw, fh := float64(w), float64(h)
+	if long := max(fw, fh); long > imageMaxEdge {
+		fw, fh = fw*imageMaxEdge/long, fh*imageMaxEdge/long
+	}
+	if px := fw * fh; px > imageMaxPixels {
+		s := math.Sqrt(imageMaxPixels / px)
+		fw, fh = fw*s, fh*s
+	}
+	return min(max(int(math.Ceil(fw*fh/imagePixelsPerToken)), 1), imageMaxTokens)
+}
+
+// imageSize returns the size of a base64-encoded image, reading only as
+// much of it as the image header needs; 0 x 0 when it cannot be read.
+func imageSize(data string) (w, h int) {
+	cfg, _, err := image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)))
+	if err != nil || cfg.Width < 0 || cfg.Height < 0 {
+		return 0, 0
+	}
+	return cfg.Width, cfg.Height
+}
+
+// base64Size returns the decoded length of base64 text s, without decoding.
+func base64Size(s string) int64 {
+	n := int64(len(s)) * 3 / 4
+	switch {
+	case strings.HasSuffix(s, "=="):
+		n -= 2
+	case strings.HasSuffix(s, "="):
+		n--
+	}
+	return max(n, 0)
+}

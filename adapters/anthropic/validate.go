@@ -1,0 +1,104 @@
+package anthropic
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/anthropics/anthropic-sdk-go"
+)
+
+// ErrUnpaired is wrapped by *PairingError: the messages break the Messages
+// API tool-pairing rule and the API would reject them with an HTTP 400.
+var ErrUnpaired = errors.New("history/anthropic: unpaired tool_use or tool_result")
+
+// PairingError reports where msgs break the pairing rule. It wraps
+// ErrUnpaired.
+type PairingError struct {
+	// Index is the position of the offending message in msgs: the assistant
+	// message whose tool_use is not answered, or the user message holding
+	// the tool_result that answers nothing or stands after other blocks.
+	Index int
+	// ID is the tool_use ID concerned.
+	ID string
+	// Reason says which part of the rule is broken.
+	Reason string
+}
+
+func (e *PairingError) Error() string {
+	return "history/anthropic: message " + strconv.Itoa(e.Index) + ": " + e.Reason + " (tool_use id " + strconv.Quote(e.ID) + ")"
+}
+
+// Unwrap returns ErrUnpaired.
+func (e *PairingError) Unwrap() error { return ErrUnpaired }
+
+// Validate checks msgs against the tool-pairing rules of the Messages API:
+//
+//   - every tool_use block of an assistant message must be answered by a
+//     tool_result block in the very next message, which must be a user
+//     message ("tool_use ids were found without tool_result blocks
+//     immediately after");
+//   - every tool_result block must answer a tool_use block of the
+//     immediately preceding message, which must be an assistant message,
+//     and each tool_use only once ("unexpected tool_use_id found in
+//     tool_result blocks");
+//   - in a user message, tool_result blocks come before any other block
+//     (text after the results is fine, text before them is rejected).
+//
+// Consecutive messages of the same role are accepted: the API joins them.
+// Validate returns nil when msgs pass, the first violation as a
+// *PairingError otherwise, or a *MessageError when a message cannot be read.
+// It never modifies msgs.
+func Validate(msgs []anthropic.MessageParam) error {
+	var prevCalls []string // tool_use IDs of the previous message, if an assistant
+	for i := range msgs {
+		role, blocks, err := readMessage(&msgs[i])
+		if err != nil {
+			return &MessageError{Index: i, Reason: err.Error()}
+		}
+		var calls, results []string
+		other := false // a non-tool_result block was seen in this message
+		for j := range blocks {
+			b := blocks[j].typed
+			switch {
+			case b != nil && b.OfToolUse != nil:
+				calls = append(calls, b.OfToolUse.ID)
+			case b != nil && b.OfToolResult != nil:
+				id := b.OfToolResult.ToolUseID
+				if role != anthropic.MessageParamRoleUser || !contains(prevCalls, id) {
+					return &PairingError{Index: i, ID: id, Reason: "tool_result answers no tool_use of the immediately preceding assistant message"}
+				}
+				if contains(results, id) {
+					return &PairingError{Index: i, ID: id, Reason: "tool_use answered twice"}
+				}
+				if other {
+					return &PairingError{Index: i, ID: id, Reason: "tool_result block after another block; tool_result blocks must come first"}
+				}
+				results = append(results, id)
+			default:
+				other = true
+			}
+		}
+		for _, id := range prevCalls {
+			if !contains(results, id) {
+				return &PairingError{Index: i - 1, ID: id, Reason: "tool_use has no tool_result in the next message"}
+			}
+		}
+		prevCalls = nil
+		if role == anthropic.MessageParamRoleAssistant {
+			prevCalls = calls
+		}
+	}
+	if len(prevCalls) > 0 {
+		return &PairingError{Index: len(msgs) - 1, ID: prevCalls[0], Reason: "tool_use has no tool_result in the next message"}
+	}
+	return nil
+}
+
+func contains(ids []string, id string) bool {
+	for _, s := range ids {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
