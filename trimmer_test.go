@@ -553,3 +553,31 @@ func trCheckLadder(t *testing.T, msgs []Message, res Result, err error, budget i
 		}
 	}
 }
+
+// BenchmarkTrimmer compares, on a 20k-message transcript at the limit, a
+// Trimmer that reuses its cut (it reads and counts only what it sends) with
+// a stateless trim of the whole transcript.
+func BenchmarkTrimmer(b *testing.B) {
+	full := trSession(4000, 12)
+	budget := 20000
+	b.Run("reuse", func(b *testing.B) {
+		tr := NewTrimmer(WithLowWater(0.7))
+		if _, err := tr.Trim(full[:len(full)-1], budget); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tr.Trim(full, budget); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("stateless", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := TrimToRecentTurns(full, budget, WithLowWater(0.7)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -4,7 +4,7 @@
 //
 // Usage (from the bench module):
 //
-//	go run ./cmd/compare [-corpus DIR] [-sizes 1000,10000,40000,100000] [-fraction 0.5] [-rounds 3] [-export DIR]
+//	go run ./cmd/compare [-corpus DIR] [-sizes 1000,10000,40000,100000] [-fraction 0.5] [-time 4s] [-export DIR]
 //
 // With -export it also writes each input as DIR/<size>.jsonl (one
 // history.Message per line) with its budget in DIR/<size>.budget, for the
@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	history "github.com/histrim/history"
 	"github.com/histrim/history/bench/compare"
@@ -31,7 +32,7 @@ func main() {
 	dir := flag.String("corpus", corpus.DefaultDir, "directory of the shared corpus (*.jsonl)")
 	sizes := flag.String("sizes", "1000,10000,40000,100000", "input sizes in messages, comma-separated")
 	fraction := flag.Float64("fraction", 0.5, "budget as a fraction of the input's tokens")
-	rounds := flag.Int("rounds", 3, "alternating measurement rounds per size (the median is reported)")
+	total := flag.Duration("time", 4*time.Second, "measuring time per size and counter (both sides, interleaved)")
 	export := flag.String("export", "", "if set, write the inputs as JSONL into this directory and skip timing")
 	flag.Parse()
 	log.SetFlags(0)
@@ -56,17 +57,18 @@ func main() {
 		return
 	}
 
-	fmt.Printf("go %s, GOMAXPROCS %d, budget = %.2f x input tokens, median of %d alternating rounds\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), *fraction, *rounds)
+	fmt.Printf("go %s, GOMAXPROCS %d, budget = %.2f x input tokens, both sides interleaved in ~100 ms batches (each ending with a timed GC) for %v per row\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), *fraction, *total)
 	for _, c := range []compare.Counting{compare.Runes, compare.Bytes} {
 		fmt.Printf("\nCounter on both sides: %s\n\n", c)
-		fmt.Println("| messages | input tokens | budget | ours ns/op | peer ns/op | ours/peer time | peer/ours speed-up | ours allocs/op | peer allocs/op | ours B/op | peer B/op |")
-		fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| messages | input tokens | budget | ours ns/op | peer ns/op | speed-up (wall) | ours CPU ns/op | peer CPU ns/op | speed-up (CPU) | ours allocs/op | peer allocs/op | ours B/op | peer B/op |")
+		fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, n := range ns {
 			in := compare.NewInput(strconv.Itoa(n), corpus.History(convs, n), *fraction, c)
-			o, p := compare.Measure(in, *rounds)
-			fmt.Printf("| %d | %d | %d | %.0f | %.0f | %.2f | %.2fx | %d | %d | %d | %d |\n",
-				n, in.Total, in.Budget, o.NsPerOp, p.NsPerOp, o.NsPerOp/p.NsPerOp, p.NsPerOp/o.NsPerOp,
+			m := compare.Measure(in, *total)
+			o, p := m.Ours, m.Peer
+			fmt.Printf("| %d | %d | %d | %.0f | %.0f | %.2fx | %.0f | %.0f | %.2fx | %d | %d | %d | %d |\n",
+				n, in.Total, in.Budget, o.NsPerOp, p.NsPerOp, m.Speedup, o.CPUNsPerOp, p.CPUNsPerOp, m.CPUSpeedup,
 				o.AllocsPerOp, p.AllocsPerOp, o.BytesPerOp, p.BytesPerOp)
 		}
 	}
