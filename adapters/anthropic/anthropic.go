@@ -95,6 +95,18 @@ func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, w
 			}
 			hist = append(hist, m)
 		case anthropic.MessageParamRoleUser:
+			if start > 0 && (hist[start-1].Role == history.RoleTool || hist[start-1].Kind == history.KindNudge) && hasResults(blocks) {
+				// The previous message answered tool calls too. The core
+				// would read both as one exchange, but the API wants every
+				// result in the message right after its call: end the
+				// exchange here with an empty assistant message that maps
+				// to no block (it costs the per-message overhead only), so
+				// the sweep drops these results as orphans.
+				hist = append(hist, history.Message{Role: history.RoleAssistant})
+				if wantSources {
+					srcs = append(srcs, source{msg: i, blocks: []int{}})
+				}
+			}
 			var err error
 			hist, srcs, err = userMessages(hist, srcs, i, blocks, wantSources)
 			if err != nil {
@@ -201,6 +213,15 @@ func userMessages(hist []history.Message, srcs []source, i int, blocks []block, 
 		}
 	}
 	return hist, srcs, nil
+}
+
+func hasResults(blocks []block) bool {
+	for j := range blocks {
+		if b := blocks[j].typed; b != nil && b.OfToolResult != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // inputJSON returns the JSON text of a tool_use input, as the model sees it.

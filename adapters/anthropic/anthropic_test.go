@@ -305,6 +305,33 @@ func TestTrimPartialMessages(t *testing.T) {
 	}
 }
 
+// TestTrimResultsSplitAcrossMessages: the API wants every tool_result in
+// the message right after its tool_use; a result in a later user message is
+// an orphan even though only tool results stand between.
+func TestTrimResultsSplitAcrossMessages(t *testing.T) {
+	msgs := []anthropic.MessageParam{
+		user(text("go")),
+		assistant(text("two calls"), toolUse("a", "f"), toolUse("b", "g")),
+		user(result("a", "A")),
+		user(result("b", "B")),
+		assistant(text("done")),
+	}
+	if err := Validate(msgs); !errors.Is(err, ErrUnpaired) {
+		t.Fatalf("Validate(input) = %v, want ErrUnpaired", err)
+	}
+	out, res, err := Trim(nil, msgs, 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustJSON(t, []anthropic.MessageParam{msgs[0], assistant(text("two calls"), toolUse("a", "f")), msgs[2], msgs[4]})
+	if got := mustJSON(t, out); got != want || res.OrphansRemoved != 2 {
+		t.Fatalf("OrphansRemoved %d\ngot  %s\nwant %s", res.OrphansRemoved, got, want)
+	}
+	if err := Validate(out); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestTrimOverriddenMessage: a message built with param.Override is
 // rewritten at the JSON level, keeping its unknown keys.
 func TestTrimOverriddenMessage(t *testing.T) {

@@ -1,0 +1,231 @@
+package anthropic
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/histrim/history"
+)
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		msgs         []anthropic.MessageParam
+		index        int // -1: valid
+		id           string
+	}{
+		{"empty", "nothing to pair", nil, -1, ""},
+		{"plain chat", "no tools", []anthropic.MessageParam{user(text("hi")), assistant(text("yo"))}, -1, ""},
+		{"parallel calls", "results in any order, text after them",
+			[]anthropic.MessageParam{user(text("go")), assistant(toolUse("a", "f"), toolUse("b", "g")), user(result("b", "B"), result("a", "A"), text("more"))}, -1, ""},
+		{"consecutive users", "the API joins consecutive user messages (breadcrumb + turn)",
+			[]anthropic.MessageParam{user(text(history.BreadcrumbText)), user(text("hi")), assistant(text("yo"))}, -1, ""},
+		{"id reused later", "ids only need to pair with the neighbouring message",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(result("a", "1")), assistant(toolUse("a", "f")), user(result("a", "2"))}, -1, ""},
+		{"unanswered at end", "a tool_use needs its tool_result in the next message",
+			[]anthropic.MessageParam{user(text("go")), assistant(toolUse("a", "f"))}, 1, "a"},
+		{"answer two messages later", "the result must be in the very next message",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(text("wait")), user(result("a", "A"))}, 0, "a"},
+		{"one of two answered", "every tool_use of the message needs a result",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f"), toolUse("b", "g")), user(result("a", "A"))}, 0, "b"},
+		{"orphan result", "a tool_result with no tool_use before it",
+			[]anthropic.MessageParam{user(text("hi")), assistant(text("yo")), user(result("a", "A"))}, 2, "a"},
+		{"result in first message", "no preceding assistant at all",
+			[]anthropic.MessageParam{user(result("a", "A"))}, 0, "a"},
+		{"answered twice", "one tool_use, one tool_result",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(result("a", "A"), result("a", "A"))}, 1, "a"},
+		{"text before result", "tool_result blocks must come first",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(text("here:"), result("a", "A"))}, 1, "a"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Validate(tc.msgs)
+			if tc.index < 0 {
+				if err != nil {
+					t.Fatalf("%s: got %v, want nil", tc.reason, err)
+				}
+				return
+			}
+			var pe *PairingError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrUnpaired) || pe.Index != tc.index || pe.ID != tc.id {
+				t.Fatalf("%s: got %v, want *PairingError at %d for %q", tc.reason, err, tc.index, tc.id)
+			}
+		})
+	}
+}
+
+// genRequest builds a request from data: the fuzzer's bytes or a seed. It
+// deliberately produces broken pairs (unanswered tool_use, stray and
+// duplicate tool_result blocks, answers two messages late) as well as good
+// ones, always with tool_result blocks first in their message.
+func genRequest(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam) {
+	next := func() int {
+		if len(data) == 0 {
+			return -1
+		}
+		b := int(data[0])
+		data = data[1:]
+		return b
+	}
+	words := func(b int) string {
+		s := "message " + strconv.Itoa(b)
+		for range b % 5 {
+			s += " with some more words to count"
+		}
+		return s
+	}
+	var system []anthropic.TextBlockParam
+	if b := next(); b >= 0 && b%3 != 0 {
+		system = append(system, anthropic.TextBlockParam{Text: words(b)})
+	}
+	var msgs []anthropic.MessageParam
+	var pending []string
+	id := 0
+	for {
+		b := next()
+		if b < 0 {
+			return system, msgs
+		}
+		switch b % 8 {
+		case 0, 1:
+			msgs = append(msgs, user(text(words(b))))
+		case 2:
+			msgs = append(msgs, assistant(anthropic.NewThinkingBlock("sig"+strconv.Itoa(b), words(b)), text(words(b))))
+		case 3, 4:
+			var blocks []anthropic.ContentBlockParamUnion
+			if b%2 == 0 {
+				blocks = append(blocks, anthropic.NewThinkingBlock("sig", words(b)))
+			}
+			pending = pending[:0]
+			for range 1 + b%3 {
+				id++
+				tid := "toolu_" + strconv.Itoa(id)
+				blocks = append(blocks, toolUse(tid, "tool"))
+				pending = append(pending, tid)
+			}
+			msgs = append(msgs, assistant(blocks...))
+		case 5, 6:
+			// One user message answering some pending calls, in an order
+			// chosen by b, maybe with a stray result and trailing text.
+			var blocks []anthropic.ContentBlockParamUnion
+			for k := range pending {
+				if (b>>(k+3))&1 == 0 || b%7 == 0 {
+					blocks = append(blocks, result(pending[(k+b)%len(pending)], words(b)))
+				}
+			}
+			if b%5 == 0 {
+				blocks = append(blocks, result("stray_"+strconv.Itoa(b), "x"))
+			}
+			if b%3 == 0 || len(blocks) == 0 {
+				blocks = append(blocks, cached(text(words(b))))
+			}
+			msgs = append(msgs, user(blocks...))
+		case 7:
+			msgs = append(msgs, user(result("stray_"+strconv.Itoa(b), words(b))))
+		}
+	}
+}
+
+func mustHistory(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) []history.Message {
+	t.Helper()
+	h, err := ToHistory(system, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// checkTrim is the property every trim must have: the output passes
+// Validate, the input is untouched, every output message is an original or
+// a breadcrumb or holds only blocks of one original message in their
+// original order, and trimming the output again changes nothing (see below
+// for the one exception).
+func checkTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int) {
+	t.Helper()
+	before := mustJSON(t, msgs)
+	out, _, err := Trim(system, msgs, budget)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		t.Fatalf("budget %d: %v", budget, err)
+	}
+	if err := Validate(out); err != nil {
+		t.Fatalf("budget %d: output fails Validate: %v\ninput %s\noutput %s", budget, err, before, mustJSON(t, out))
+	}
+	if mustJSON(t, msgs) != before {
+		t.Fatalf("budget %d: Trim modified its input", budget)
+	}
+	// Every output block comes from the input, in input order.
+	pos := 0
+	crumb := mustJSON(t, user(text(history.BreadcrumbText)))
+	for j, m := range out {
+		if mustJSON(t, m) == crumb {
+			continue
+		}
+		for pos < len(msgs) && !subsequence(t, m.Content, msgs[pos].Content) {
+			pos++
+		}
+		if pos == len(msgs) {
+			t.Fatalf("budget %d: output message %d is not made of an input message's blocks: %s", budget, j, mustJSON(t, m))
+		}
+		pos++
+	}
+	// Trimming the output again changes nothing, unless the latest turn
+	// was over budget and the input was broken: then the sweep may have
+	// turned a message with orphaned tool_results and text into a plain
+	// user message, which opens a turn the second trim can drop.
+	again, _, _ := Trim(system, out, budget)
+	if (err == nil || Validate(msgs) == nil) && mustJSON(t, again) != mustJSON(t, out) {
+		t.Fatalf("budget %d: trimming the output again changed it:\n once %s\ntwice %s", budget, mustJSON(t, out), mustJSON(t, again))
+	}
+}
+
+// subsequence reports whether the blocks of sub appear in blocks, in order.
+func subsequence(t *testing.T, sub, blocks []anthropic.ContentBlockParamUnion) bool {
+	i := 0
+	for _, b := range blocks {
+		if i < len(sub) && mustJSON(t, sub[i]) == mustJSON(t, b) {
+			i++
+		}
+	}
+	return i == len(sub) && len(sub) > 0
+}
+
+var fuzzSeeds = [][]byte{
+	{1, 0, 3, 5, 2, 0, 4, 6, 1, 8},
+	{2, 0, 11, 13, 0, 3, 7, 0, 2, 1, 12, 14, 9},
+	{0, 4, 0, 8, 7, 15, 3, 0, 3, 5, 23},
+	{1, 1, 9, 17, 25, 2, 3, 6, 0, 4, 4, 5, 5, 0},
+	{5, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 8},
+	{1, 0, 11, 0, 13, 21, 8, 3, 45, 0, 2},
+}
+
+// TestTrimProperty runs checkTrim over generated requests at budgets from 1
+// to just above their size.
+func TestTrimProperty(t *testing.T) {
+	seeds := append([][]byte(nil), fuzzSeeds...)
+	for s := range 40 {
+		b := make([]byte, 10+s)
+		for i := range b {
+			b[i] = byte((s*31 + i*17 + i*i*s) % 251)
+		}
+		seeds = append(seeds, b)
+	}
+	for _, seed := range seeds {
+		system, msgs := genRequest(seed)
+		total := history.Estimate(mustHistory(t, system, msgs), nil)
+		for budget := 1; budget <= total+5; budget += 1 + total/40 {
+			checkTrim(t, system, msgs, budget)
+		}
+	}
+}
+
+func FuzzTrim(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, uint16(50))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, budget uint16) {
+		system, msgs := genRequest(data)
+		checkTrim(t, system, msgs, int(budget)+1)
+	})
+}
