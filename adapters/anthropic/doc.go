@@ -37,7 +37,10 @@
 //     one KindNudge user message, so that the whole native message stays
 //     in the turn of the tool calls it answers. One native message can thus
 //     become several history messages; Trim joins the kept ones back into
-//     one native message.
+//     one native message. A user message with tool_result blocks that
+//     follows another one is preceded by an empty assistant message that
+//     maps to no block: the API wants every result in the message right
+//     after its call, so the sweep must not pair across the two.
 //   - Images are counted by the Messages API rule (about width*height/750
 //     tokens, at most about 1600), with the size read from the header of
 //     base64 PNG, JPEG and GIF data; other images are charged the maximum.

@@ -44,7 +44,10 @@ func (e *PairingError) Unwrap() error { return ErrUnpaired }
 //   - in a user message, tool_result blocks come before any other block
 //     (text after the results is fine, text before them is rejected).
 //
-// Consecutive messages of the same role are accepted: the API joins them.
+// Consecutive messages of the same role are accepted (the API joins them
+// into one turn, which is how a breadcrumb may precede a user message), but
+// the pairing rules are checked per message as the API states them: results
+// split over two user messages are reported.
 // Validate returns nil when msgs pass, the first violation as a
 // *PairingError otherwise, or a *MessageError when a message cannot be read.
 // It never modifies msgs.
