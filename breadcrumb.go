@@ -43,3 +43,16 @@ func checkBreadcrumb(b Message) error {
 	}
 	return nil
 }
+
+// Breadcrumbs returns the notices a trim with opts would insert: turn after
+// the prefix when turns are dropped (WithBreadcrumb, or Breadcrumb()), and
+// step after the latest turn's opening message when steps are dropped
+// (WithStepBreadcrumb, or StepBreadcrumbText in the turn notice's role).
+// enabled is false under WithoutBreadcrumb. Adapters use it to recognise,
+// in a native history they trimmed before, the notices they inserted, so
+// that the next trim replaces them instead of keeping them as turns.
+func Breadcrumbs(opts ...Option) (turn, step Message, enabled bool) {
+	o := newOptions(opts)
+	defer o.release()
+	return o.breadcrumb, o.stepBreadcrumb(), !o.noBreadcrumb
+}

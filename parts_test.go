@@ -184,3 +184,14 @@ func TestPartTokens(t *testing.T) {
 		assert.Equal(t, tc.want, PartTokens(tc.p, nil), tc.why)
 	}
 }
+
+func TestBreadcrumbs(t *testing.T) {
+	turn, step, on := Breadcrumbs()
+	assert.Equal(t, Breadcrumb(), turn)
+	assert.Equal(t, Message{Role: RoleUser, Content: StepBreadcrumbText, Kind: KindBreadcrumb}, step)
+	assert.True(t, on)
+	turn, step, on = Breadcrumbs(WithBreadcrumb(Message{Role: RoleSystem, Content: "[omis]"}), WithoutBreadcrumb())
+	assert.Equal(t, Message{Role: RoleSystem, Content: "[omis]", Kind: KindBreadcrumb}, turn)
+	assert.Equal(t, RoleSystem, step.Role, "the step notice takes the turn notice's role")
+	assert.False(t, on)
+}
