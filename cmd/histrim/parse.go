@@ -3,18 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	_ "image/gif"  // register GIF headers for image sizes
-	_ "image/jpeg" // register JPEG headers for image sizes
-	_ "image/png"  // register PNG headers for image sizes
 	"strconv"
 	"strings"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/media"
 )
 
 // errInput is wrapped by every error about the input's content.
@@ -186,13 +182,13 @@ func openAIContent(m *history.Message, raw json.RawMessage) error {
 			appendText(m, p.Refusal)
 		case "image_url":
 			hp := history.Part{Type: history.PartImage, Detail: p.ImageURL.Detail}
-			if b64, mime, ok := dataURL(p.ImageURL.URL); ok {
+			if b64, mime, ok := media.DataURL(p.ImageURL.URL); ok {
 				hp.MIMEType = mime
-				hp.Width, hp.Height = imageSize(b64)
+				hp.Width, hp.Height = media.ImageSizeBase64(b64)
 			}
 			m.Parts = append(m.Parts, hp)
 		case "file":
-			b64, mime, _ := dataURL(p.File.FileData)
+			b64, mime, _ := media.DataURL(p.File.FileData)
 			m.Parts = append(m.Parts, history.Part{Type: history.PartFile, MIMEType: mime, Size: int64(len(b64)) * 3 / 4})
 		case "input_audio":
 			m.Parts = append(m.Parts, history.Part{Type: history.PartFile, MIMEType: "audio", Size: int64(len(p.InputAudio.Data)) * 3 / 4})
@@ -333,7 +329,7 @@ func anthropicBlockInto(m *history.Message, b anthropicBlock) error {
 	case "image":
 		p := history.Part{Type: history.PartImage, MIMEType: b.Source.MediaType}
 		if b.Source.Type == "base64" {
-			p.Width, p.Height = imageSize(b.Source.Data)
+			p.Width, p.Height = media.ImageSizeBase64(b.Source.Data)
 		}
 		m.Parts = append(m.Parts, p)
 	case "document":
@@ -352,37 +348,6 @@ func appendText(m *history.Message, s string) {
 		m.Content += "\n"
 	}
 	m.Content += s
-}
-
-// dataURL splits an RFC 2397 base64 data URL into its payload and media
-// type; ok is false for any other URL.
-func dataURL(url string) (b64, mime string, ok bool) {
-	rest, found := strings.CutPrefix(url, "data:")
-	if !found {
-		return "", "", false
-	}
-	meta, payload, found := strings.Cut(rest, ",")
-	if !found || !strings.HasSuffix(meta, ";base64") {
-		return "", "", false
-	}
-	mime, _, _ = strings.Cut(meta, ";")
-	return payload, mime, true
-}
-
-// imageSize returns the dimensions of a base64 PNG, JPEG or GIF image from
-// its header (the first 64 KiB of base64 at most); 0, 0 when unknown.
-func imageSize(b64 string) (width, height int) {
-	b64 = strings.TrimRight(b64, "=")
-	b64 = b64[:min(len(b64), 64<<10)/4*4]
-	data, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil || len(data) == 0 {
-		return 0, 0
-	}
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return 0, 0
-	}
-	return cfg.Width, cfg.Height
 }
 
 // quote is strconv.Quote, cut to n runes of s.
