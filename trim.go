@@ -24,9 +24,9 @@ type Result struct {
 	// first, exactly as the caller gave it, so the caller can archive it.
 	// Breadcrumbs the library replaced with a new one are not listed.
 	Dropped []Message
-	// Trimmed reports that at least one turn was dropped to fit the budget.
-	// A Result can be Trimmed and still over budget (see
-	// ErrLatestTurnTooLarge).
+	// Trimmed reports that something was dropped or elided to fit the
+	// budget: at least one turn, step or tool result. A Result can be
+	// Trimmed and still over budget (see ErrLatestTurnTooLarge).
 	Trimmed bool
 	// DroppedMessages counts the messages dropped with whole turns. Messages
 	// removed by the orphan sweep are counted in OrphansRemoved instead, so
@@ -202,6 +202,11 @@ func WithLowWater(fraction float64) Option {
 //  5. The latest turn is always kept. When the prefix, breadcrumb and
 //     latest turn alone exceed the budget, the Result holds them and the
 //     error is a *BudgetError wrapping ErrLatestTurnTooLarge.
+//
+// WithElision and WithStepTrim extend step 4 into a ladder: old tool results
+// are elided (as few as needed, and only in what is kept) before turns must
+// go, and the oldest steps of the latest turn go before the trim gives up
+// (see docs/degradation.md). Summaries in dropped turns are kept, pinned.
 //
 // A turn runs from a RoleUser message of no Kind up to the next one (see
 // Turns), so a tool call and its result are always dropped together.
