@@ -1,6 +1,6 @@
 // Package openai trims OpenAI chat-completion histories
 // ([github.com/openai/openai-go/v3.ChatCompletionMessageParamUnion])
-// with the whole-turn trimmer of github.com/histrim/history, without losing
+// with the trimmer of github.com/histrim/history, without losing
 // anything the caller put in them.
 //
 // # Usage
@@ -17,9 +17,10 @@
 // then returns the caller's own values (via [history.Apply]): names, tool-call
 // ids, image parts, prompt-cache breakpoints, extra fields set with
 // SetExtraFields and values built with param.Override all come back exactly
-// as they went in. The one exception is an assistant message whose
-// unanswered tool calls the orphan sweep stripped: it comes back as a copy of
-// the original without those calls, everything else unchanged.
+// as they went in. The exceptions are copies of the original with
+// everything else unchanged: an assistant message whose unanswered tool
+// calls the orphan sweep stripped comes back without those calls, and a tool
+// result elided by [history.WithElision] with the placeholder as its content.
 //
 // # Mapping
 //
@@ -38,16 +39,38 @@
 //     call and a tool result with the fixed ID "legacy_function_call", so it
 //     is paired and dropped together like any other.
 //
+// # Elision and step trimming
+//
+// Every option of the core works through Trim, including the degradation
+// ladder: [history.WithElision] and [history.WithStepTrim]. A tool result
+// the core elided comes back as a copy of the caller's tool message (or
+// legacy function message) whose content is the placeholder as a plain
+// string, for example
+//
+//	{"role": "tool", "tool_call_id": "call_1", "content": "[elided tool result: read_file, 1834 tokens; re-run the tool if needed]"}
+//
+// so the native output costs what the core counted and fits the budget
+// whenever the Result does. Its tool_call_id and extra fields are kept.
+//
 // # Breadcrumbs
 //
-// When turns are dropped, the breadcrumb ([history.Breadcrumb], or the one
-// set with [history.WithBreadcrumb]) is inserted as a native message of its
-// role holding its Content as a plain string. On the next trim, a user
-// message whose content is exactly [history.BreadcrumbText], standing right
-// after the leading system messages, is recognised as that breadcrumb and
-// replaced rather than counted as a turn. A custom breadcrumb text is not
-// recognised: it then counts as the oldest turn and is dropped first, so
-// breadcrumbs still never stack.
+// When turns are dropped, the turn notice ([history.Breadcrumb], or the one
+// set with [history.WithBreadcrumb]) is inserted after the leading system
+// messages; when steps of the latest turn are dropped (WithStepTrim), the
+// step notice ([history.StepBreadcrumbText], or [history.WithStepBreadcrumb])
+// after that turn's opening message. Each is a native message of its role
+// holding its Content as a plain string, and its Name.
+//
+// On the next trim, Trim recognises the notices it would insert
+// ([history.Breadcrumbs] of its options) and the default ones, so that the
+// core replaces them rather than counting them as turns, and notices never
+// stack: a message that converts exactly as a rendered notice (same role,
+// text and name, nothing else) is marked [history.KindBreadcrumb]. The turn
+// notice is recognised in the leading block only (right after the leading
+// system messages, where trims put it), the step notice anywhere, since
+// later turns leave it behind. A message someone typed with exactly a
+// notice's text is the only false positive: it is then not counted as a
+// turn of its own. [ToHistory] recognises the default notices.
 //
 // # Pairing
 //
@@ -66,4 +89,9 @@
 // replace directive in this module's go.mod only applies inside the
 // histrim repository, where the adapter is built against the core in the
 // same checkout; Go ignores replace directives of dependencies.
+//
+// The module declares go 1.24 and requires openai-go v3.44.0, the newest v3
+// release that does not itself require Go 1.25 or later, so programs on Go
+// 1.24 can use it. A program that requires a newer openai-go gets that one
+// (minimum version selection), with the Go version it demands.
 package openai

@@ -15,3 +15,9 @@ func legacyAssistant(content, name, args string) openai.ChatCompletionMessagePar
 	}
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: a}
 }
+
+// legacyResult returns a deprecated function-role message answering a
+// function_call.
+func legacyResult(name, content string) openai.ChatCompletionMessageParamUnion {
+	return openai.ChatCompletionMessageParamUnion{OfFunction: &openai.ChatCompletionFunctionMessageParam{Name: name, Content: openai.String(content)}}
+}

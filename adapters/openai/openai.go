@@ -40,49 +40,101 @@ func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
 // trims; it holds no payloads (image and file data are reduced to their
 // size) and is only meant for deciding, never for sending.
 //
+// The notices a trim with default options inserts are marked
+// history.KindBreadcrumb (see the package documentation); [Trim] also
+// recognises the notices its options configure.
+//
 // ToHistory never modifies msgs. A message it cannot convert yields a nil
 // slice and a *MessageError naming its index.
 func ToHistory(msgs []openai.ChatCompletionMessageParamUnion) ([]history.Message, error) {
+	return convert(msgs, nil)
+}
+
+// convert implements ToHistory, recognising the notices a trim with opts
+// inserts.
+func convert(msgs []openai.ChatCompletionMessageParamUnion, opts []history.Option) ([]history.Message, error) {
 	out := make([]history.Message, len(msgs))
-	lead := true // still inside the leading system/developer messages
 	for i := range msgs {
 		m, err := toMessage(&msgs[i])
 		if err != nil {
 			return nil, &MessageError{Index: i, Reason: err.Error()}
 		}
-		if lead && m.Role != history.RoleSystem {
-			lead = false
-			if isBreadcrumb(&msgs[i], &m) {
-				m.Kind = history.KindBreadcrumb
-			}
-		}
 		out[i] = m
 	}
+	markNotices(out, opts)
 	return out, nil
 }
 
-// isBreadcrumb reports whether the native user message u, converted to m, is
-// the default breadcrumb: exactly BreadcrumbText as a plain string, no name.
-func isBreadcrumb(u *openai.ChatCompletionMessageParamUnion, m *history.Message) bool {
-	return u.OfUser != nil && m.Role == history.RoleUser && m.Name == "" && len(m.Parts) == 0 &&
-		m.Content == history.BreadcrumbText
+// markNotices marks as history.KindBreadcrumb the messages of hist that are
+// notices an earlier Trim inserted, so that the core replaces them instead
+// of counting them as turns: messages that convert exactly as a rendered
+// notice does (same role, text and name, nothing else). The turn notice is
+// recognised only in the leading block (after the leading system messages,
+// where trims put it); the step notice wherever it stands, since later
+// turns leave it behind. The notices configured by opts and the defaults
+// are recognised. The only false positive is a message someone typed with
+// exactly a notice's text.
+func markNotices(hist []history.Message, opts []history.Option) {
+	turn, step, _ := history.Breadcrumbs(opts...)
+	dturn, dstep, _ := history.Breadcrumbs()
+	turns := []history.Message{rendered(turn), rendered(dturn)}
+	steps := []history.Message{rendered(step), rendered(dstep)}
+	lead := true
+	for i := range hist {
+		m := &hist[i]
+		if m.Kind == "" && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
+			m.Kind = history.KindBreadcrumb
+		}
+		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
+			lead = false
+		}
+	}
+}
+
+// rendered returns the notice b as ToHistory reads it once Trim has
+// rendered it natively.
+func rendered(b history.Message) history.Message {
+	u := fromBreadcrumb(b)
+	m, _ := toMessage(&u)
+	return m
+}
+
+// isNotice reports whether m converts exactly as one of notices.
+func isNotice(m *history.Message, notices []history.Message) bool {
+	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+		return false
+	}
+	for i := range notices {
+		n := &notices[i]
+		if m.Role == n.Role && m.Content == n.Content && m.Name == n.Name && len(n.Parts) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Trim trims msgs to budget tokens with [history.TrimToRecentTurns] and
 // returns the caller's own messages that the trim kept, in order, with the
-// breadcrumb inserted as a native message when turns were dropped. res is
-// the core Result: its Messages and Kept describe the converted history,
-// whose indices are those of msgs (one history.Message per native message).
+// notices the core inserted (for dropped turns, and for dropped steps under
+// history.WithStepTrim) rendered as native messages. res is the core
+// Result: its Messages and Kept describe the converted history, whose
+// indices are those of msgs (one history.Message per native message).
 //
 // Kept messages are the caller's values themselves (shallow copies of the
-// union, sharing its pointers), so nothing is lost in the round trip. The
-// exception is an assistant message from which the orphan sweep stripped
-// tool calls that no tool message answers: Trim returns a new message with
-// the remaining calls, leaving the caller's message untouched; every other
-// field, extra fields included, is kept (a message built with
-// param.Override is rewritten at the JSON level, keeping its unknown keys).
+// union, sharing its pointers), so nothing is lost in the round trip. Two
+// kinds of kept message are new values, built from a copy of the original
+// (extra fields included; one built with param.Override is rewritten at the
+// JSON level, keeping its unknown keys), the caller's message untouched:
+//
+//   - an assistant message from which the orphan sweep stripped tool calls
+//     that no tool message answers holds the remaining calls;
+//   - a tool result that history.WithElision elided holds the placeholder
+//     as its content, a plain string, with its tool_call_id.
+//
 // When nothing needs trimming or sweeping, the result is msgs itself,
-// clipped to its length.
+// clipped to its length. The result converts back (ToHistory) to messages
+// that count exactly as res.Messages, so it fits the budget whenever res
+// does.
 //
 // Errors: a *MessageError when msgs cannot be converted; the core's errors
 // unchanged otherwise (history.ErrInvalidBudget for budget <= 0, a
@@ -91,7 +143,7 @@ func isBreadcrumb(u *openai.ChatCompletionMessageParamUnion, m *history.Message)
 // *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
 // does. On any other error the messages are nil.
 func Trim(msgs []openai.ChatCompletionMessageParamUnion, budget int, opts ...history.Option) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
-	hist, err := ToHistory(msgs)
+	hist, err := convert(msgs, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
@@ -99,23 +151,76 @@ func Trim(msgs []openai.ChatCompletionMessageParamUnion, budget int, opts ...his
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
+	// Apply returns the caller's originals; what the core inserted or
+	// changed is rendered from its own entry of res.Messages (there can be
+	// two notices: one for dropped turns, one for dropped steps).
 	out := history.Apply(msgs, res, func() openai.ChatCompletionMessageParamUnion {
-		for j, k := range res.Kept {
-			if k < 0 {
-				return fromBreadcrumb(res.Messages[j])
-			}
-		}
-		return openai.UserMessage(history.BreadcrumbText) // unreachable: Apply calls us only for a -1
+		return openai.ChatCompletionMessageParamUnion{} // replaced below
 	})
-	if res.OrphansRemoved > 0 {
-		// Apply returned originals; put back what the sweep stripped.
-		for j, k := range res.Kept {
-			if k >= 0 && len(res.Messages[j].ToolCalls) < len(hist[k].ToolCalls) {
-				out[j] = stripCalls(msgs[k], res.Messages[j].ToolCalls)
-			}
+	for j, k := range res.Kept {
+		switch m := &res.Messages[j]; {
+		case k < 0:
+			out[j] = fromBreadcrumb(*m)
+		case m.Kind == history.KindElided:
+			out[j] = elide(msgs[k], m)
+		case len(m.ToolCalls) < len(hist[k].ToolCalls):
+			// The orphan sweep stripped calls: keep what it left.
+			out[j] = stripCalls(msgs[k], m.ToolCalls)
 		}
 	}
 	return out, res, err
+}
+
+// elide returns a copy of the tool (or legacy function) message u holding
+// the placeholder of e, the elided message the core kept in its place: the
+// tool_call_id (or function name) and extra fields are kept, the content
+// becomes that one string. A message built with param.Override is
+// rewritten at the JSON level, keeping unknown keys. u is not modified.
+func elide(u openai.ChatCompletionMessageParamUnion, e *history.Message) openai.ChatCompletionMessageParamUnion {
+	if needsJSON(&u) {
+		if v, ok := elideJSON(u, e.Content); ok {
+			return v
+		}
+		// u was read through its JSON form, so this does not happen; if it
+		// did, send the placeholder alone rather than the full result.
+		obj := map[string]string{"role": "tool", "tool_call_id": e.ToolCallID, "content": e.Content}
+		if e.ToolCallID == legacyCallID {
+			obj = map[string]string{"role": "function", "name": e.Name, "content": e.Content}
+		}
+		raw, _ := json.Marshal(obj) // a map of strings always encodes
+		return param.Override[openai.ChatCompletionMessageParamUnion](json.RawMessage(raw))
+	}
+	switch {
+	case u.OfTool != nil:
+		t := *u.OfTool
+		t.Content = openai.ChatCompletionToolMessageParamContentUnion{OfString: param.NewOpt(e.Content)}
+		u.OfTool = &t
+	case u.OfFunction != nil:
+		f := *u.OfFunction
+		f.Content = param.NewOpt(e.Content)
+		u.OfFunction = &f
+	}
+	return u
+}
+
+// elideJSON is elide for a message built with param.Override: it replaces
+// the "content" of its JSON form and returns the result as an override.
+func elideJSON(u openai.ChatCompletionMessageParamUnion, text string) (openai.ChatCompletionMessageParamUnion, bool) {
+	raw, err := json.Marshal(u)
+	if err != nil {
+		return u, false
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return u, false
+	}
+	if obj["content"], err = json.Marshal(text); err != nil {
+		return u, false
+	}
+	if raw, err = json.Marshal(obj); err != nil {
+		return u, false
+	}
+	return param.Override[openai.ChatCompletionMessageParamUnion](json.RawMessage(raw)), true
 }
 
 // fromBreadcrumb renders the breadcrumb b as a native message of its role.

@@ -57,7 +57,6 @@ func richConversation(t testing.TB) []openai.ChatCompletionMessageParamUnion {
 	sys.OfSystem.Name = openai.String("root")
 	textPart := openai.ChatCompletionContentPartTextParam{Text: "Cacheable instructions."}
 	textPart.PromptCacheBreakpoint = openai.NewChatCompletionContentPartTextPromptCacheBreakpointParam()
-	textPart.PromptCacheBreakpoint.Ttl = "12h"
 	dev := openai.DeveloperMessage([]openai.ChatCompletionContentPartTextParam{textPart})
 
 	img := openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: pngDataURL(t, 640, 480), Detail: "low"})
