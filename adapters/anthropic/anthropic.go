@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -47,18 +48,81 @@ type source struct {
 // becomes one RoleTool message per tool_result and, when it also holds other
 // blocks, a KindNudge user message carrying them.
 //
+// The notices a trim with default options inserts are marked
+// history.KindBreadcrumb (see the package documentation); [Trim] also
+// recognises the notices its options configure.
+//
 // The result holds no payloads (images and documents are reduced to their
 // size) and is only meant for deciding, never for sending. ToHistory never
 // modifies its arguments. A message it cannot convert yields a nil slice and
 // a *MessageError naming its index in msgs.
 func ToHistory(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) ([]history.Message, error) {
-	hist, _, err := convert(system, msgs, false)
+	hist, _, err := convert(system, msgs, false, nil)
 	return hist, err
 }
 
 // convert implements ToHistory and, with wantSources, also says where each
-// converted message came from.
-func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool) ([]history.Message, []source, error) {
+// converted message came from. It recognises the notices a trim with opts
+// inserts (see markNotices).
+func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool, opts []history.Option) ([]history.Message, []source, error) {
+	hist, srcs, err := convertMessages(system, msgs, wantSources)
+	if err != nil {
+		return nil, nil, err
+	}
+	markNotices(hist, opts)
+	return hist, srcs, nil
+}
+
+// markNotices marks as history.KindBreadcrumb the messages of hist that are
+// notices an earlier Trim inserted, so that the core replaces them instead
+// of counting them as turns: messages that convert exactly as a rendered
+// notice does (a user, or assistant, message holding one text block with
+// the notice's text; a cache_control marker on it is allowed). The turn
+// notice is recognised only in the leading block (right after the system
+// prompt, where trims put it); the step notice wherever it stands, since
+// later turns leave it behind. The notices configured by opts and the
+// defaults are recognised. The only false positive is a message someone
+// typed with exactly a notice's text.
+func markNotices(hist []history.Message, opts []history.Option) {
+	turn, step, _ := history.Breadcrumbs(opts...)
+	dturn, dstep, _ := history.Breadcrumbs()
+	turns := []history.Message{rendered(turn), rendered(dturn)}
+	steps := []history.Message{rendered(step), rendered(dstep)}
+	lead := true
+	for i := range hist {
+		m := &hist[i]
+		if m.Kind == "" && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
+			m.Kind = history.KindBreadcrumb
+		}
+		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
+			lead = false
+		}
+	}
+}
+
+// rendered returns the notice b as ToHistory reads it once Trim has
+// rendered it natively.
+func rendered(b history.Message) history.Message {
+	hist, _, _ := convertMessages(nil, []anthropic.MessageParam{fromBreadcrumb(b)}, false)
+	return hist[0]
+}
+
+// isNotice reports whether m converts exactly as one of notices.
+func isNotice(m *history.Message, notices []history.Message) bool {
+	if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+		return false
+	}
+	for i := range notices {
+		n := &notices[i]
+		if m.Role == n.Role && m.Content == n.Content && m.Name == n.Name && slices.Equal(m.Parts, n.Parts) {
+			return true
+		}
+	}
+	return false
+}
+
+// convertMessages is convert without the recognition of notices.
+func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool) ([]history.Message, []source, error) {
 	hist := make([]history.Message, 0, len(msgs)+1)
 	var srcs []source
 	if wantSources {
@@ -74,7 +138,6 @@ func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, w
 			srcs = append(srcs, source{msg: -1})
 		}
 	}
-	lead := true // still inside the leading system messages
 	for i := range msgs {
 		role, blocks, err := readMessage(&msgs[i])
 		if err != nil {
@@ -118,22 +181,8 @@ func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, w
 		if wantSources && len(srcs) < len(hist) {
 			srcs = append(srcs, source{msg: i})
 		}
-		if lead && role != anthropic.MessageParamRoleSystem {
-			lead = false
-			if isBreadcrumb(role, blocks) {
-				hist[start].Kind = history.KindBreadcrumb
-			}
-		}
 	}
 	return hist, srcs, nil
-}
-
-// isBreadcrumb reports whether a message is the default breadcrumb: a user
-// message holding one text block with exactly BreadcrumbText (a cache_control
-// marker on it is allowed).
-func isBreadcrumb(role anthropic.MessageParamRole, blocks []block) bool {
-	return role == anthropic.MessageParamRoleUser && len(blocks) == 1 && blocks[0].typed != nil &&
-		blocks[0].typed.OfText != nil && blocks[0].typed.OfText.Text == history.BreadcrumbText
 }
 
 func assistantMessage(blocks []block) (history.Message, error) {
@@ -425,29 +474,36 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 
 // Trim trims a Messages API request to budget tokens with
 // [history.TrimToRecentTurns] and returns the caller's own messages that the
-// trim kept, in order, with the breadcrumb inserted as a native message when
-// turns were dropped. The system prompt counts toward the budget and is
+// trim kept, in order, with the notices the core inserted (for dropped
+// turns, and for dropped steps under history.WithStepTrim) rendered as
+// native messages. The system prompt counts toward the budget and is
 // always kept; Trim never changes it, so the caller sends the same system
 // slice. res is the core Result: its Messages and Kept describe the
 // converted history of [ToHistory] (system prompt first), not msgs.
 //
 // Kept messages are the caller's values themselves (shallow copies sharing
 // their content slices), so thinking signatures, cache_control markers,
-// citations and extra fields survive. Two cases produce a new message, built
-// from the original's own blocks in their original order, the original left
-// untouched:
+// citations and extra fields survive. Three cases produce a new message,
+// built from the original's own blocks in their original order, the original
+// left untouched:
 //
 //   - an assistant message from which the orphan sweep stripped tool_use
 //     blocks that no tool_result answers (its thinking blocks, text and
 //     answered calls are kept as they are);
 //   - a user message some of whose tool_result blocks were dropped as
 //     orphans (its other tool_results and its text, images and documents
-//     are kept).
+//     are kept);
+//   - a user message holding tool_result blocks that history.WithElision
+//     elided: each is a copy of the block (tool_use_id, is_error,
+//     cache_control and extra fields kept) whose content is one text block
+//     holding the placeholder; the message's other blocks are untouched.
 //
 // A message left with no blocks is left out. When nothing needs trimming or
-// sweeping, the result is msgs itself, clipped to its length.
+// sweeping, the result is msgs itself, clipped to its length. The result
+// converts back (ToHistory) to messages that cost no more than
+// res.Messages, so it fits the budget whenever res does.
 //
-// The breadcrumb is a user message with one text block, so it may stand
+// A notice is a user message with one text block, so it may stand
 // right before the user message that opens the first kept turn. The API
 // accepts consecutive user messages (it joins them into one turn), and
 // [Validate] does too; Trim does not merge them, so that the kept messages
@@ -460,7 +516,7 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 // *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
 // does. On any other error the messages are nil.
 func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int, opts ...history.Option) ([]anthropic.MessageParam, history.Result, error) {
-	hist, srcs, err := convert(system, msgs, true)
+	hist, srcs, err := convert(system, msgs, true, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
@@ -512,16 +568,26 @@ func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budg
 // rebuild returns the native message orig, which became total history
 // messages, as the trim kept it: res.Messages[j:e] are its kept pieces. It
 // is the original when every piece was kept unchanged, otherwise a copy
-// holding only the blocks that were kept. ok is false when no block is left.
+// holding only the blocks that were kept, with the tool_result blocks the
+// core elided replaced by their placeholder. ok is false when no block is
+// left.
 func rebuild(orig anthropic.MessageParam, total int, hist []history.Message, srcs []source, res history.Result, j, e int) (anthropic.MessageParam, bool) {
-	// All pieces present and no calls stripped: the original.
 	stripped := false
+	var elided map[int]string // block index of an elided tool_result: its placeholder
 	for p := j; p < e; p++ {
-		if len(res.Messages[p].ToolCalls) < len(hist[res.Kept[p]].ToolCalls) {
+		m := &res.Messages[p]
+		if len(m.ToolCalls) < len(hist[res.Kept[p]].ToolCalls) {
 			stripped = true
 		}
+		if m.Kind == history.KindElided {
+			if elided == nil {
+				elided = make(map[int]string)
+			}
+			elided[srcs[res.Kept[p]].blocks[0]] = m.Content
+		}
 	}
-	if e-j == total && !stripped {
+	// All pieces present, no calls stripped, nothing elided: the original.
+	if e-j == total && !stripped && elided == nil {
 		return orig, true
 	}
 
@@ -561,21 +627,68 @@ func rebuild(orig anthropic.MessageParam, total int, hist []history.Message, src
 		return orig, false
 	}
 	if overridden(&orig) {
-		return rebuildJSON(orig, keep)
+		return rebuildJSON(orig, keep, elided)
 	}
 	m := orig // keeps the role and any extra fields
 	m.Content = make([]anthropic.ContentBlockParamUnion, 0, n)
 	for b, ok := range keep {
-		if ok {
-			m.Content = append(m.Content, orig.Content[b])
+		if !ok {
+			continue
 		}
+		if text, ok := elided[b]; ok {
+			m.Content = append(m.Content, elideBlock(orig.Content[b], text))
+			continue
+		}
+		m.Content = append(m.Content, orig.Content[b])
 	}
 	return m, true
 }
 
+// elideBlock returns a copy of the tool_result block b whose content is
+// one text block holding text: tool_use_id, is_error, cache_control and
+// extra fields are kept. A block built with param.Override is rewritten at
+// the JSON level, keeping its unknown keys. b is not modified.
+func elideBlock(b anthropic.ContentBlockParamUnion, text string) anthropic.ContentBlockParamUnion {
+	if !blockOverridden(&b) && b.OfToolResult != nil {
+		r := *b.OfToolResult
+		r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: text}}}
+		return anthropic.ContentBlockParamUnion{OfToolResult: &r}
+	}
+	raw, err := json.Marshal(b)
+	if err == nil {
+		raw, err = elideJSON(raw, text)
+	}
+	if err != nil {
+		// b was read through its JSON form, so this does not happen; if
+		// it did, send the placeholder alone rather than the full result.
+		var id struct {
+			ToolUseID string `json:"tool_use_id"`
+		}
+		_ = json.Unmarshal(raw, &id)
+		return anthropic.NewToolResultBlock(id.ToolUseID, text, false)
+	}
+	return param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(raw))
+}
+
+// elideJSON replaces the "content" of the JSON object raw, a tool_result
+// block, with one text block holding text.
+func elideJSON(raw json.RawMessage, text string) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return raw, err
+	}
+	content, err := json.Marshal([]anthropic.TextBlockParam{{Text: text}})
+	if err != nil {
+		return raw, err
+	}
+	obj["content"] = content
+	return json.Marshal(obj)
+}
+
 // rebuildJSON is rebuild for a message built with param.Override: it
-// filters the "content" array of its JSON form, so unknown keys survive.
-func rebuildJSON(orig anthropic.MessageParam, keep []bool) (anthropic.MessageParam, bool) {
+// filters the "content" array of its JSON form and elides the blocks of
+// elided, so unknown keys survive.
+func rebuildJSON(orig anthropic.MessageParam, keep []bool, elided map[int]string) (anthropic.MessageParam, bool) {
 	raw, err := json.Marshal(orig)
 	if err != nil {
 		return orig, true
@@ -587,9 +700,16 @@ func rebuildJSON(orig anthropic.MessageParam, keep []bool) (anthropic.MessagePar
 	}
 	kept := make([]json.RawMessage, 0, len(content))
 	for b, ok := range keep {
-		if ok {
-			kept = append(kept, content[b])
+		if !ok {
+			continue
 		}
+		c := content[b]
+		if text, ok := elided[b]; ok {
+			if c, err = elideJSON(c, text); err != nil {
+				return orig, true
+			}
+		}
+		kept = append(kept, c)
 	}
 	if obj["content"], err = json.Marshal(kept); err != nil {
 		return orig, true

@@ -1,6 +1,6 @@
 // Package anthropic trims Anthropic Messages API histories
 // ([github.com/anthropics/anthropic-sdk-go.MessageParam] plus the separate
-// system prompt) with the whole-turn trimmer of github.com/histrim/history,
+// system prompt) with the trimmer of github.com/histrim/history,
 // without losing anything the caller put in them.
 //
 // # Usage
@@ -19,8 +19,9 @@
 // markers, citations, images, documents, server-tool blocks, blocks of types
 // this SDK version does not model, and extra fields all come back exactly as
 // they went in. Only a message that lost some blocks to the orphan sweep (an
-// unanswered tool_use, an orphaned tool_result) is new: a copy of the
-// original holding its remaining blocks in their original order.
+// unanswered tool_use, an orphaned tool_result) or holds a tool_result the
+// core elided is new: a copy of the original holding its remaining blocks in
+// their original order, elided results holding their placeholder.
 //
 // # Mapping
 //
@@ -45,19 +46,46 @@
 //     tokens, at most about 1600), with the size read from the header of
 //     base64 PNG, JPEG and GIF data; other images are charged the maximum.
 //
+// # Elision and step trimming
+//
+// Every option of the core works through Trim, including the degradation
+// ladder: [history.WithElision] and [history.WithStepTrim]. A tool_result
+// block the core elided comes back, inside its user message and among that
+// message's other blocks, as a copy whose content is one text block holding
+// the placeholder:
+//
+//	{"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true,
+//	 "cache_control": {"type": "ephemeral"},
+//	 "content": [{"type": "text", "text": "[elided tool result: read_file, 1834 tokens; re-run the tool if needed]"}]}
+//
+// Its tool_use_id, is_error flag, cache_control marker and extra fields are
+// kept (a block built with param.Override is rewritten at the JSON level),
+// so the native output costs what the core counted and fits the budget
+// whenever the Result does.
+//
 // # Breadcrumbs
 //
-// When turns are dropped, the breadcrumb is inserted as a user message with
-// one text block (an assistant message if [history.WithBreadcrumb] gave it
-// that role). It may then be followed by the user message that opens the
-// first kept turn: the API joins consecutive user messages into one turn, so
-// this is valid, and Trim does not merge them itself, which would change a
-// kept message and move its cache_control marker. On the next trim, a user
-// message holding exactly [history.BreadcrumbText] as its only block, right
-// after the leading system messages, is recognised as the breadcrumb and
-// replaced rather than counted as a turn. A custom breadcrumb text is not
-// recognised: it then counts as the oldest turn and is dropped first, so
-// breadcrumbs still never stack.
+// When turns are dropped, the turn notice ([history.Breadcrumb], or the one
+// set with [history.WithBreadcrumb]) is inserted as the first message; when
+// steps of the latest turn are dropped (WithStepTrim), the step notice
+// ([history.StepBreadcrumbText], or [history.WithStepBreadcrumb]) right
+// after that turn's opening message. Each is a user message with one text
+// block (an assistant message if its role is assistant). A notice may then
+// be followed by another user message: the API joins consecutive user
+// messages into one turn, so this is valid, and Trim does not merge them
+// itself, which would change a kept message and move its cache_control
+// marker.
+//
+// On the next trim, Trim recognises the notices it would insert
+// ([history.Breadcrumbs] of its options) and the default ones, so that the
+// core replaces them rather than counting them as turns, and notices never
+// stack: a message holding exactly a notice's text as its only block (a
+// cache_control marker on it is allowed) is marked [history.KindBreadcrumb].
+// The turn notice is recognised at the front only (the first message, where
+// trims put it); the step notice anywhere, since later turns leave it behind. A
+// message someone typed with exactly a notice's text is the only false
+// positive: it is then not counted as a turn of its own. [ToHistory]
+// recognises the default notices.
 //
 // # Pairing
 //
