@@ -12,13 +12,16 @@
 // package does not know about survive byte for byte. Only two kinds of
 // content are new values:
 //
-//   - the breadcrumb, a user content holding one text part, inserted where
-//     older turns were dropped;
+//   - a notice, a user content holding one text part, inserted where older
+//     turns (or, under history.WithStepTrim, older steps of the latest turn)
+//     were dropped;
 //   - a content the orphan sweep had to cut down: a model content whose
 //     unanswered function calls were stripped, or a user content holding
-//     several function responses of which some answer nothing. Such a
-//     content is a new *genai.Content with the same Role whose Parts hold
-//     the caller's remaining *genai.Part pointers, in their original order.
+//     several function responses of which some answer nothing, or a user
+//     content holding function responses that history.WithElision elided.
+//     Such a content is a new *genai.Content with the same Role whose Parts
+//     hold the caller's remaining *genai.Part pointers, in their original
+//     order, each elided response replaced by a copy (see below).
 //
 // The caller's slice, contents and parts are never modified.
 //
@@ -33,7 +36,10 @@
 // becomes one user message, unless it holds function responses: then each
 // function response becomes one tool message, and the content's other parts
 // become a user message of history.KindNudge, which neither opens a turn nor
-// separates responses from their calls.
+// separates responses from their calls. A response is counted as the JSON
+// of its Response map, except that a map holding only an "output" string
+// (the key the Gemini API documents for a function's output) is counted as
+// that string.
 //
 // # Pairing
 //
@@ -52,12 +58,44 @@
 // the contents. Trim takes it as a separate argument so that its tokens
 // count toward the budget; it is never dropped and never returned.
 //
+// # Elision and step trimming
+//
+// Every option of the core works through Trim, including the degradation
+// ladder: history.WithElision and history.WithStepTrim. A function
+// response the core elided comes back, inside its user content and among
+// that content's other parts, as a copy of the caller's *genai.Part whose
+// FunctionResponse keeps its ID, Name and other fields, answers
+//
+//	{"output": "[elided tool result: read_file, 1834 tokens; re-run the tool if needed]"}
+//
+// and holds no Parts of its own. ToHistory counts it as that placeholder,
+// exactly as the core did, so the native output fits the budget whenever
+// the Result does. An elided error response answers under "output" too.
+//
 // # Breadcrumbs and repeated trims
 //
-// Trim is meant to run before every request on the runtime's full history,
-// not on its own earlier output: a genai.Content cannot carry a marker that
-// the Gemini API would accept on every backend, so a breadcrumb fed back in
-// is an ordinary user content to this package.
+// When turns are dropped, the turn notice (history.Breadcrumb, or the one
+// set with history.WithBreadcrumb) is inserted as the first content; when
+// steps of the latest turn are dropped, the step notice
+// (history.StepBreadcrumbText, or history.WithStepBreadcrumb) right after
+// that turn's opening content. Each is a content with one text part, of
+// the user role, or of the model role for an assistant notice unless a
+// model content follows it (Gemini wants a function-call turn right after
+// a user turn).
+//
+// Trimming the full history before each request is the simplest use. A
+// runtime that keeps Trim's output as its history can trim it again: Trim
+// recognises the notices it would insert (history.Breadcrumbs of its
+// options) and the default ones, so that the core replaces them rather
+// than counting them as turns, and notices never stack. A genai.Content
+// has no field every backend accepts for a marker (PartMetadata is
+// rejected by Vertex AI), so recognition is by exact text: a content
+// holding one text part with exactly a notice's text, in a role Trim gives
+// it. The turn notice is recognised at the front only, where trims put it;
+// the step notice anywhere, since later turns leave it behind. A content
+// someone wrote with exactly a notice's text is the only false positive: it
+// is then not counted as a turn of its own. ToHistory recognises the
+// default notices.
 //
 // # Module
 //

@@ -32,9 +32,12 @@ var (
 // The messages carry what the trimmer needs to count and pair, not the
 // payload: inline data is reduced to its size (and an image's dimensions),
 // so converting back is done with Trim, which returns the caller's
-// originals. ToHistory never modifies contents.
+// originals. Notices a trim with default options inserts are marked
+// history.KindBreadcrumb (see the package documentation); Trim also
+// recognises the notices its options configure. ToHistory never modifies
+// contents.
 func ToHistory(contents []*genai.Content) ([]history.Message, error) {
-	msgs, _, err := convert(contents)
+	msgs, _, err := convert(contents, nil)
 	return msgs, err
 }
 
@@ -42,9 +45,14 @@ func ToHistory(contents []*genai.Content) ([]history.Message, error) {
 // budget tokens together with the system instruction and a breadcrumb, as
 // history.TrimToRecentTurns decides it, mapped back onto the caller's own
 // contents (see the package documentation): kept contents are the caller's
-// pointers, a content the orphan sweep cut down is a new Content over the
-// caller's remaining parts, and the breadcrumb is a new user Content (or
-// model Content, if history.WithBreadcrumb gave it the assistant role).
+// pointers; a content the orphan sweep cut down, or holding function
+// responses that history.WithElision elided, is a new Content over the
+// caller's remaining parts (an elided response is a copy answering
+// {"output": placeholder}); and each notice (dropped turns, and dropped steps
+// under history.WithStepTrim) is a new user Content (or model Content, if
+// its role is assistant and no model content follows it). The result
+// converts back (ToHistory) to messages that cost no more than
+// Result.Messages, so it fits the budget whenever the Result does.
 //
 // system is the request's system instruction (GenerateContentConfig
 // .SystemInstruction), or nil. Its tokens count toward the budget and it is
@@ -66,7 +74,7 @@ func ToHistory(contents []*genai.Content) ([]history.Message, error) {
 // When nothing needs trimming or sweeping, Trim returns contents itself,
 // clipped to its length.
 func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
-	msgs, slots, err := convert(contents)
+	msgs, slots, err := convert(contents, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
@@ -125,7 +133,11 @@ func apply(contents []*genai.Content, msgs []history.Message, slots []slot, res 
 	for j := 0; j < len(sel); {
 		s := sel[j]
 		if s.content < 0 {
-			out = append(out, breadcrumb(res.Messages[j]))
+			// Gemini wants a function-call turn right after a user turn,
+			// and the notice before a kept step precedes one: a notice
+			// followed by a model content is a user content.
+			beforeModel := j+1 < len(sel) && sel[j+1].content >= 0 && contents[sel[j+1].content].Role == genai.RoleModel
+			out = append(out, breadcrumb(res.Messages[j], beforeModel))
 			j++
 			continue
 		}
@@ -135,8 +147,16 @@ func apply(contents []*genai.Content, msgs []history.Message, slots []slot, res 
 			end++
 		}
 		whole := end-j == perContent[s.content]
-		var drop map[int]bool // parts of stripped calls
+		var drop map[int]bool     // parts of stripped calls
+		var elided map[int]string // parts of elided responses: their placeholder
 		for g := j; g < end; g++ {
+			if m := &res.Messages[g]; m.Kind == history.KindElided {
+				whole = false
+				if elided == nil {
+					elided = make(map[int]string)
+				}
+				elided[sel[g].parts[0]] = m.Content
+			}
 			orig, now := msgs[sel[g].msg].ToolCalls, res.Messages[g].ToolCalls
 			if len(now) == len(orig) {
 				continue
@@ -158,7 +178,7 @@ func apply(contents []*genai.Content, msgs []history.Message, slots []slot, res 
 		c := contents[s.content]
 		if whole {
 			out = append(out, c)
-		} else if cut := cutDown(c, sel[j:end], drop); cut != nil {
+		} else if cut := cutDown(c, sel[j:end], drop, elided); cut != nil {
 			out = append(out, cut)
 		}
 		j = end
@@ -167,8 +187,9 @@ func apply(contents []*genai.Content, msgs []history.Message, slots []slot, res 
 }
 
 // cutDown returns a new content with the parts of c that the kept slots
-// stand for, minus drop, in their original order; nil if none is left.
-func cutDown(c *genai.Content, kept []slot, drop map[int]bool) *genai.Content {
+// stand for, minus drop, in their original order, the function responses
+// of elided replaced by their placeholder; nil if none is left.
+func cutDown(c *genai.Content, kept []slot, drop map[int]bool, elided map[int]string) *genai.Content {
 	want := make([]bool, len(c.Parts))
 	for _, s := range kept {
 		for _, p := range s.parts {
@@ -177,9 +198,14 @@ func cutDown(c *genai.Content, kept []slot, drop map[int]bool) *genai.Content {
 	}
 	parts := make([]*genai.Part, 0, len(c.Parts))
 	for p, ok := range want {
-		if ok {
-			parts = append(parts, c.Parts[p])
+		if !ok {
+			continue
 		}
+		if text, ok := elided[p]; ok {
+			parts = append(parts, elide(c.Parts[p], text))
+			continue
+		}
+		parts = append(parts, c.Parts[p])
 	}
 	if len(parts) == 0 {
 		return nil
@@ -187,17 +213,94 @@ func cutDown(c *genai.Content, kept []slot, drop map[int]bool) *genai.Content {
 	return &genai.Content{Role: c.Role, Parts: parts}
 }
 
-// breadcrumb renders the breadcrumb message the trimmer inserted.
-func breadcrumb(m history.Message) *genai.Content {
+// elide returns a copy of the function response part p whose response is
+// {"output": text} and which holds no parts of its own: its ID, Name and
+// every other field are kept. p is not modified.
+func elide(p *genai.Part, text string) *genai.Part {
+	np := *p
+	fr := *p.FunctionResponse
+	fr.Response = map[string]any{"output": text}
+	fr.Parts = nil
+	np.FunctionResponse = &fr
+	return &np
+}
+
+// breadcrumb renders a notice the trimmer inserted: a content with one
+// text part, of the model role if the notice is an assistant message and
+// does not stand right before a model content.
+func breadcrumb(m history.Message, beforeModel bool) *genai.Content {
 	role := genai.RoleUser
-	if m.Role == history.RoleAssistant {
+	if m.Role == history.RoleAssistant && !beforeModel {
 		role = genai.RoleModel
 	}
 	return &genai.Content{Role: role, Parts: []*genai.Part{{Text: m.Content}}}
 }
 
-// convert maps contents to messages and their slots.
-func convert(contents []*genai.Content) ([]history.Message, []slot, error) {
+// convert maps contents to messages and their slots, recognising the
+// notices a trim with opts inserts (see markNotices).
+func convert(contents []*genai.Content, opts []history.Option) ([]history.Message, []slot, error) {
+	msgs, slots, err := convertContents(contents)
+	if err != nil {
+		return nil, nil, err
+	}
+	markNotices(msgs, opts, func(i int) bool { return len(contents[slots[i].content].Parts) == 1 })
+	return msgs, slots, nil
+}
+
+// markNotices marks as history.KindBreadcrumb the messages of msgs that are
+// notices an earlier Trim inserted, so that the core replaces them instead
+// of counting them as turns: a content holding one text part with exactly a
+// notice's text, in the role Trim gives it (user, or model for an assistant
+// notice; an assistant notice may also be a user content). single(i) reports
+// whether msgs[i] comes from a content of one part. The turn notice is
+// recognised only at the front (the first contents, where trims put it);
+// the step notice anywhere, since later turns leave it behind. The notices
+// configured by opts and the defaults are recognised. The only false
+// positive is a content someone wrote with exactly a notice's text.
+func markNotices(msgs []history.Message, opts []history.Option, single func(int) bool) {
+	turn, step, _ := history.Breadcrumbs(opts...)
+	dturn, dstep, _ := history.Breadcrumbs()
+	turns, steps := rendered(turn, dturn), rendered(step, dstep)
+	lead := true
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Kind == "" && single(i) && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
+			m.Kind = history.KindBreadcrumb
+		}
+		if m.Kind != history.KindBreadcrumb {
+			lead = false
+		}
+	}
+}
+
+// rendered returns the notices as ToHistory reads them once Trim has
+// rendered them, in every role Trim may give them.
+func rendered(notices ...history.Message) []history.Message {
+	var out []history.Message
+	for _, b := range notices {
+		for _, beforeModel := range []bool{false, true} {
+			m, _, _ := convertContents([]*genai.Content{breadcrumb(b, beforeModel)})
+			out = append(out, m[0])
+		}
+	}
+	return out
+}
+
+// isNotice reports whether m converts exactly as one of notices.
+func isNotice(m *history.Message, notices []history.Message) bool {
+	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 {
+		return false
+	}
+	for i := range notices {
+		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content {
+			return true
+		}
+	}
+	return false
+}
+
+// convertContents is convert without the recognition of notices.
+func convertContents(contents []*genai.Content) ([]history.Message, []slot, error) {
 	msgs := make([]history.Message, 0, len(contents))
 	slots := make([]slot, 0, len(contents))
 	var prev []*genai.Part // parts of the previous content if it was a model content
@@ -359,9 +462,12 @@ func addJSON(m *history.Message, v any, i, p int) error {
 
 // response converts one function response to a tool message answering id.
 func response(fr *genai.FunctionResponse, id string, i, p int) (history.Message, error) {
-	text, err := jsonText(fr.Response, i, p)
-	if err != nil {
-		return history.Message{}, err
+	text, ok := fr.Response["output"].(string)
+	if !ok || len(fr.Response) != 1 {
+		var err error
+		if text, err = jsonText(fr.Response, i, p); err != nil {
+			return history.Message{}, err
+		}
 	}
 	m := history.Message{Role: history.RoleTool, ToolCallID: id, Name: fr.Name, Content: text}
 	for _, rp := range fr.Parts {
