@@ -13,13 +13,16 @@
 // parts of types this package does not know survive as they are. Only two
 // kinds of message are new values:
 //
-//   - the breadcrumb, a human message with one text part, inserted where
-//     older turns were dropped;
-//   - a message the orphan sweep cut down: an AI message whose unanswered
+//   - a notice, a human message with one text part, inserted where older
+//     turns (or, under history.WithStepTrim, older steps of the latest
+//     turn) were dropped;
+//   - a message the orphan sweep cut down (an AI message whose unanswered
 //     tool calls were stripped, or a tool message holding several
-//     responses of which some answer nothing. Such a message has the same
-//     Role and a new Parts slice holding the caller's remaining parts, in
-//     their original order.
+//     responses of which some answer nothing), or a tool message holding
+//     responses that history.WithElision elided. Such a message has the
+//     same Role and a new Parts slice holding the caller's remaining parts,
+//     in their original order, each elided response replaced by a copy
+//     (see below).
 //
 // The caller's slice, messages and parts are never modified.
 //
@@ -36,12 +39,43 @@
 // from their calls. Legacy function messages (llms.ChatMessageTypeFunction,
 // which carry no call id) are rejected with ErrInvalidMessage.
 //
+// # Elision and step trimming
+//
+// Every option of the core works through Trim, including the degradation
+// ladder: history.WithElision and history.WithStepTrim. A response the
+// core elided comes back, in its tool message and among that message's
+// other parts, as a copy of the caller's llms.ToolCallResponse with the
+// same ToolCallID and Name, inside the same llms.CachedContent wrappers,
+// whose Content is the placeholder:
+//
+//	llms.ToolCallResponse{ToolCallID: "call_1", Name: "read_file",
+//		Content: "[elided tool result: read_file, 1834 tokens; re-run the tool if needed]"}
+//
+// so the native output counts what the core counted and fits the budget
+// whenever the Result does.
+//
 // # Breadcrumbs and repeated trims
 //
-// Trim is meant to run before every request on the runtime's full history,
-// not on its own earlier output: an llms.MessageContent has no field for a
-// marker, so a breadcrumb fed back in is an ordinary human message to this
-// package.
+// When turns are dropped, the turn notice (history.Breadcrumb, or the one
+// set with history.WithBreadcrumb) is inserted after the leading system
+// messages; when steps of the latest turn are dropped, the step notice
+// (history.StepBreadcrumbText, or history.WithStepBreadcrumb) right after
+// that turn's opening message. Each is a message of its role (human, AI or
+// system) with one text part.
+//
+// Trimming the full history before each request is the simplest use. A
+// runtime that keeps Trim's output as its history can trim it again: Trim
+// recognises the notices it would insert (history.Breadcrumbs of its
+// options) and the default ones, so that the core replaces them rather than
+// counting them as turns, and notices never stack. An llms.MessageContent
+// has no field for a marker, so recognition is by exact text: a message of
+// the notice's role holding one text part with exactly its text (a
+// cache-control wrapper is allowed). The turn notice is recognised only
+// right after the leading system messages, where trims put it; the step
+// notice anywhere, since later turns leave it behind. A message someone
+// wrote with exactly a notice's text is the only false positive: it is then
+// not counted as a turn of its own. ToHistory recognises the default
+// notices.
 //
 // # Module
 //

@@ -28,22 +28,28 @@ var (
 // one nudge for its other parts). See the package documentation for the
 // mapping. The result carries what the trimmer needs to count and pair, not
 // the payload, so converting back is done with Trim, which returns the
-// caller's originals. ToHistory never modifies msgs.
+// caller's originals. Notices a trim with default options inserts are
+// marked history.KindBreadcrumb (see the package documentation); Trim also
+// recognises the notices its options configure. ToHistory never modifies
+// msgs.
 func ToHistory(msgs []llms.MessageContent) ([]history.Message, error) {
-	out, _, err := convert(msgs)
+	out, _, err := convert(msgs, nil)
 	return out, err
 }
 
-// Trim returns the longest suffix of whole turns of msgs that fits budget
-// tokens together with the leading system messages and a breadcrumb, as
-// history.TrimToRecentTurns decides it, mapped back onto the caller's own
-// messages (see the package documentation). opts are the core's options
-// (history.WithCounter, history.WithOnTrim, ...).
+// Trim trims msgs to budget tokens as history.TrimToRecentTurns decides it
+// (the longest suffix of whole turns that fits together with the leading
+// system messages and a breadcrumb, and under history.WithElision and
+// history.WithStepTrim the rest of the degradation ladder), mapped back
+// onto the caller's own messages (see the package documentation). opts are
+// the core's options (history.WithCounter, history.WithOnTrim, ...).
 //
 // The Result is the core's, computed on ToHistory(msgs): Result.Kept
-// indexes those messages (-1 for the breadcrumb), which are one for one
-// with msgs unless a tool message holds several responses, and
-// Result.Messages follows the order of the returned messages.
+// indexes those messages (-1 for a notice), which are one for one with msgs
+// unless a tool message holds several responses, and Result.Messages
+// follows the order of the returned messages. The returned messages convert
+// back (ToHistory) to messages that count exactly as Result.Messages, so
+// they fit the budget whenever the Result does.
 //
 // Errors: a conversion error wraps ErrInvalidMessage and comes with an empty
 // Result; otherwise the error is the core's (history.ErrInvalidBudget,
@@ -52,7 +58,7 @@ func ToHistory(msgs []llms.MessageContent) ([]history.Message, error) {
 // When nothing needs trimming or sweeping, Trim returns msgs itself, clipped
 // to its length.
 func Trim(msgs []llms.MessageContent, budget int, opts ...history.Option) ([]llms.MessageContent, history.Result, error) {
-	conv, slots, err := convert(msgs)
+	conv, slots, err := convert(msgs, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
@@ -95,8 +101,16 @@ func apply(msgs []llms.MessageContent, conv []history.Message, slots []slot, res
 			end++
 		}
 		whole := end-j == perNative[s.native]
-		var drop map[int]bool // parts of stripped calls
+		var drop map[int]bool     // parts of stripped calls
+		var elided map[int]string // parts of elided responses: their placeholder
 		for g := j; g < end; g++ {
+			if m := &res.Messages[g]; m.Kind == history.KindElided {
+				whole = false
+				if elided == nil {
+					elided = make(map[int]string)
+				}
+				elided[sel[g].parts[0]] = m.Content
+			}
 			orig, now := conv[sel[g].msg].ToolCalls, res.Messages[g].ToolCalls
 			if len(now) == len(orig) {
 				continue
@@ -117,7 +131,7 @@ func apply(msgs []llms.MessageContent, conv []history.Message, slots []slot, res
 		}
 		if whole {
 			out = append(out, msgs[s.native])
-		} else if cut, ok := cutDown(msgs[s.native], sel[j:end], drop); ok {
+		} else if cut, ok := cutDown(msgs[s.native], sel[j:end], drop, elided); ok {
 			out = append(out, cut)
 		}
 		j = end
@@ -126,8 +140,9 @@ func apply(msgs []llms.MessageContent, conv []history.Message, slots []slot, res
 }
 
 // cutDown returns a new message with the parts of m that the kept slots
-// stand for, minus drop, in their original order; false if none is left.
-func cutDown(m llms.MessageContent, kept []slot, drop map[int]bool) (llms.MessageContent, bool) {
+// stand for, minus drop, in their original order, the responses of elided
+// replaced by their placeholder; false if none is left.
+func cutDown(m llms.MessageContent, kept []slot, drop map[int]bool, elided map[int]string) (llms.MessageContent, bool) {
 	want := make([]bool, len(m.Parts))
 	for _, s := range kept {
 		for _, p := range s.parts {
@@ -136,14 +151,34 @@ func cutDown(m llms.MessageContent, kept []slot, drop map[int]bool) (llms.Messag
 	}
 	parts := make([]llms.ContentPart, 0, len(m.Parts))
 	for p, ok := range want {
-		if ok {
-			parts = append(parts, m.Parts[p])
+		if !ok {
+			continue
 		}
+		if text, ok := elided[p]; ok {
+			parts = append(parts, elide(m.Parts[p], text))
+			continue
+		}
+		parts = append(parts, m.Parts[p])
 	}
 	return llms.MessageContent{Role: m.Role, Parts: parts}, len(parts) > 0
 }
 
-// breadcrumb renders the breadcrumb message the trimmer inserted.
+// elide returns part, an llms.ToolCallResponse possibly wrapped in
+// llms.CachedContent, with the response's Content replaced by text: its
+// ToolCallID, Name and cache-control wrappers are kept.
+func elide(part llms.ContentPart, text string) llms.ContentPart {
+	switch x := part.(type) {
+	case llms.CachedContent:
+		x.ContentPart = elide(x.ContentPart, text)
+		return x
+	case llms.ToolCallResponse:
+		x.Content = text
+		return x
+	}
+	return part // not reached: only responses are elided
+}
+
+// breadcrumb renders a notice the trimmer inserted.
 func breadcrumb(m history.Message) llms.MessageContent {
 	role := llms.ChatMessageTypeHuman
 	switch m.Role {
@@ -155,8 +190,69 @@ func breadcrumb(m history.Message) llms.MessageContent {
 	return llms.MessageContent{Role: role, Parts: []llms.ContentPart{llms.TextContent{Text: m.Content}}}
 }
 
-// convert maps msgs to messages and their slots.
-func convert(msgs []llms.MessageContent) ([]history.Message, []slot, error) {
+// convert maps msgs to messages and their slots, recognising the notices a
+// trim with opts inserts (see markNotices).
+func convert(msgs []llms.MessageContent, opts []history.Option) ([]history.Message, []slot, error) {
+	out, slots, err := convertMessages(msgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	markNotices(out, opts, func(i int) bool { return len(msgs[slots[i].native].Parts) == 1 })
+	return out, slots, nil
+}
+
+// markNotices marks as history.KindBreadcrumb the messages of conv that
+// are notices an earlier Trim inserted, so that the core replaces them
+// instead of counting them as turns: a message of the notice's role holding
+// one text part with exactly its text (a cache-control wrapper is
+// allowed). single(i) reports whether conv[i] comes from a message of one
+// part. The turn notice is recognised only in the leading block (after the
+// leading system messages, where trims put it); the step notice anywhere,
+// since later turns leave it behind. The notices configured by opts and
+// the defaults are recognised. The only false positive is a message someone
+// wrote with exactly a notice's text.
+func markNotices(conv []history.Message, opts []history.Option, single func(int) bool) {
+	turn, step, _ := history.Breadcrumbs(opts...)
+	dturn, dstep, _ := history.Breadcrumbs()
+	turns, steps := rendered(turn, dturn), rendered(step, dstep)
+	lead := true
+	for i := range conv {
+		m := &conv[i]
+		if m.Kind == "" && single(i) && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
+			m.Kind = history.KindBreadcrumb
+		}
+		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
+			lead = false
+		}
+	}
+}
+
+// rendered returns the notices as ToHistory reads them once Trim has
+// rendered them.
+func rendered(notices ...history.Message) []history.Message {
+	out := make([]history.Message, len(notices))
+	for i, b := range notices {
+		m, _, _ := convertMessages([]llms.MessageContent{breadcrumb(b)})
+		out[i] = m[0]
+	}
+	return out
+}
+
+// isNotice reports whether m converts exactly as one of notices.
+func isNotice(m *history.Message, notices []history.Message) bool {
+	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+		return false
+	}
+	for i := range notices {
+		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content {
+			return true
+		}
+	}
+	return false
+}
+
+// convertMessages is convert without the recognition of notices.
+func convertMessages(msgs []llms.MessageContent) ([]history.Message, []slot, error) {
 	out := make([]history.Message, 0, len(msgs))
 	slots := make([]slot, 0, len(msgs))
 	for i, mc := range msgs {
