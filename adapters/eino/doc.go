@@ -10,13 +10,15 @@
 // that decision to the caller's own messages with history.Apply. Every kept
 // message is the caller's very pointer, so reasoning content, multi-content
 // parts, response metadata, tool call indices and Extra maps survive as
-// they are. Only two kinds of message are new values:
+// they are. Only three kinds of message are new values:
 //
-//   - the breadcrumb, a user message inserted where older turns were
-//     dropped, marked in its Extra (see KindKey);
+//   - a notice, a message of its role (user by default) inserted where
+//     older turns (or, under history.WithStepTrim, older steps of the
+//     latest turn) were dropped, marked in its Extra (see KindKey);
 //   - an assistant message whose unanswered tool calls the orphan sweep
 //     stripped: a shallow copy of the caller's message with a new ToolCalls
-//     slice holding the caller's remaining ToolCall values.
+//     slice holding the caller's remaining ToolCall values;
+//   - a tool message that history.WithElision elided (see below).
 //
 // The caller's slice and messages are never modified.
 //
@@ -29,13 +31,40 @@
 // GIF headers of base64 data so that images cost what they are); ToolCalls,
 // ToolCallID and ToolName (or Name) carry the pairing.
 //
+// # Elision and step trimming
+//
+// Every option of the core works through Trim, including the degradation
+// ladder: history.WithElision and history.WithStepTrim. A tool result the
+// core elided comes back as a shallow copy of the caller's message whose
+// Content is the placeholder and which holds nothing else (MultiContent,
+// UserInputMultiContent, AssistantGenMultiContent and ReasoningContent
+// cleared); ToolCallID, ToolName, Name and ResponseMeta are kept, and its
+// Extra is a copy with Extra[KindKey] = "elided":
+//
+//	&schema.Message{Role: schema.Tool, ToolCallID: "call_1", ToolName: "read_file",
+//		Content: "[elided tool result: read_file, 1834 tokens; re-run the tool if needed]",
+//		Extra: map[string]any{eino.KindKey: "elided"}}
+//
+// It counts exactly what the core counted, so the output fits the budget
+// whenever the Result does, and a later trim knows it is elided.
+//
 // # Kinds
 //
 // A runtime can tell the trimmer that a message is special by setting
 // Extra[KindKey] to "summary" (pinned when it follows the system messages),
 // "nudge" (a runtime note that never opens a turn) or "breadcrumb". Trim
-// marks the breadcrumbs it inserts the same way, so trimming its own output
-// again replaces the old breadcrumb instead of stacking a second one.
+// marks the notices it inserts the same way, so trimming its own output
+// again replaces an old notice instead of stacking a second one.
+//
+// A runtime that stores messages without their Extra loses that marker.
+// Trim then recognises its notices by exact text: a message without
+// Extra[KindKey] that converts exactly as a notice Trim would insert
+// (history.Breadcrumbs of its options) or a default notice (same role,
+// text and name, nothing else) is read as a breadcrumb; the turn notice
+// only after the leading system messages and summaries, the step notice
+// anywhere, since later turns leave it behind. A message someone wrote with
+// exactly a notice's text is the only false positive: it is then not
+// counted as a turn of its own. ToHistory recognises the default notices.
 //
 // # Module
 //

@@ -11,8 +11,9 @@ import (
 )
 
 // KindKey is the key in schema.Message.Extra that carries a history.Kind:
-// "breadcrumb", "summary" or "nudge" (a string). Any other value is rejected
-// by Trim with an error wrapping history.ErrInvalidMessage.
+// "breadcrumb", "summary" or "nudge" (a string), or "elided" on a tool
+// message whose content Trim replaced by a placeholder. Any other value is
+// rejected by Trim with an error wrapping history.ErrInvalidMessage.
 const KindKey = "histrim_kind"
 
 // Sentinel errors. Test with errors.Is; errors.As with *PairingError gives
@@ -30,8 +31,17 @@ var (
 // one. The result carries what the trimmer needs to count and pair, not the
 // payload (base64 data is reduced to its size and an image's dimensions), so
 // converting back is done with Trim, which returns the caller's originals.
-// ToHistory never modifies msgs.
+// A message without Extra[KindKey] that holds exactly the text of a default
+// notice is marked history.KindBreadcrumb (see the package documentation);
+// Trim also recognises the notices its options configure. ToHistory never
+// modifies msgs.
 func ToHistory(msgs []*schema.Message) ([]history.Message, error) {
+	return toHistory(msgs, nil)
+}
+
+// toHistory implements ToHistory, recognising the notices a trim with opts
+// inserts.
+func toHistory(msgs []*schema.Message, opts []history.Option) ([]history.Message, error) {
 	out := make([]history.Message, len(msgs))
 	for i, m := range msgs {
 		if m == nil {
@@ -42,18 +52,62 @@ func ToHistory(msgs []*schema.Message) ([]history.Message, error) {
 			return nil, fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, err)
 		}
 	}
+	markNotices(out, msgs, opts)
 	return out, nil
 }
 
-// Trim returns the longest suffix of whole turns of msgs that fits budget
-// tokens together with the leading system messages, pinned summaries and a
-// breadcrumb, as history.TrimToRecentTurns decides it, applied to the
-// caller's own messages with history.Apply (see the package documentation).
-// opts are the core's options (history.WithCounter, history.WithOnTrim, ...).
+// markNotices marks as history.KindBreadcrumb the messages of hist that are
+// notices an earlier Trim inserted but that carry no Extra[KindKey] (a
+// runtime may have stored them without Extra): messages that convert
+// exactly as a rendered notice does (same role, text and name, nothing
+// else). The turn notice is recognised only in the leading block (after
+// the leading system messages and summaries, where trims put it); the step
+// notice wherever it stands, since later turns leave it behind. The notices
+// configured by opts and the defaults are recognised. The only false
+// positive is a message someone wrote with exactly a notice's text.
+func markNotices(hist []history.Message, msgs []*schema.Message, opts []history.Option) {
+	turn, step, _ := history.Breadcrumbs(opts...)
+	dturn, dstep, _ := history.Breadcrumbs()
+	turns := []history.Message{turn, dturn}
+	steps := []history.Message{step, dstep}
+	lead := true
+	for i := range hist {
+		m := &hist[i]
+		if _, marked := msgs[i].Extra[KindKey]; !marked && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
+			m.Kind = history.KindBreadcrumb
+		}
+		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb && m.Kind != history.KindSummary {
+			lead = false
+		}
+	}
+}
+
+// isNotice reports whether m, which carries no kind, converts exactly as
+// one of notices once Trim has rendered it.
+func isNotice(m *history.Message, notices []history.Message) bool {
+	if m.Kind != "" || len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+		return false
+	}
+	for i := range notices {
+		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content && m.Name == n.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// Trim trims msgs to budget tokens as history.TrimToRecentTurns decides it
+// (the longest suffix of whole turns that fits together with the leading
+// system messages, pinned summaries and a breadcrumb, and under
+// history.WithElision and history.WithStepTrim the rest of the degradation
+// ladder), applied to the caller's own messages with history.Apply (see the
+// package documentation). opts are the core's options
+// (history.WithCounter, history.WithOnTrim, ...).
 //
-// The Result is the core's: Result.Kept indexes msgs (-1 for the
-// breadcrumb) and Result.Messages corresponds element for element to the
-// returned messages.
+// The Result is the core's: Result.Kept indexes msgs (-1 for a notice) and
+// Result.Messages corresponds element for element to the returned
+// messages, which convert back (ToHistory) to messages that count exactly
+// as Result.Messages, so they fit the budget whenever the Result does.
 //
 // Errors: a conversion error wraps ErrInvalidMessage and comes with an empty
 // Result; otherwise the error is the core's (history.ErrInvalidBudget,
@@ -62,7 +116,7 @@ func ToHistory(msgs []*schema.Message) ([]history.Message, error) {
 // When nothing needs trimming or sweeping, Trim returns msgs itself, clipped
 // to its length.
 func Trim(msgs []*schema.Message, budget int, opts ...history.Option) ([]*schema.Message, history.Result, error) {
-	conv, err := ToHistory(msgs)
+	conv, err := toHistory(msgs, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
@@ -70,19 +124,41 @@ func Trim(msgs []*schema.Message, budget int, opts ...history.Option) ([]*schema
 	if len(res.Messages) == 0 {
 		return nil, res, err
 	}
-	var crumb *schema.Message
+	// Apply returns the caller's originals; what the core inserted or
+	// changed is rendered from its own entry of res.Messages (there can be
+	// two notices: one for dropped turns, one for dropped steps).
+	out := history.Apply(msgs, res, func() *schema.Message { return nil })
 	for j, k := range res.Kept {
-		if k < 0 {
-			crumb = breadcrumb(res.Messages[j])
-		}
-	}
-	out := history.Apply(msgs, res, func() *schema.Message { return crumb })
-	for j, k := range res.Kept {
-		if k >= 0 && len(res.Messages[j].ToolCalls) < len(msgs[k].ToolCalls) {
-			out[j] = strip(msgs[k], res.Messages[j].ToolCalls)
+		switch m := &res.Messages[j]; {
+		case k < 0:
+			out[j] = breadcrumb(*m)
+		case m.Kind == history.KindElided && conv[k].Kind != history.KindElided:
+			out[j] = elide(msgs[k], m.Content)
+		case len(m.ToolCalls) < len(msgs[k].ToolCalls):
+			out[j] = strip(msgs[k], m.ToolCalls)
 		}
 	}
 	return out, res, err
+}
+
+// elide returns a shallow copy of the tool message m whose Content is text
+// and which holds no other content (multi-content parts, reasoning): its
+// ToolCallID, ToolName, Name and ResponseMeta are kept, and its Extra is a
+// copy with Extra[KindKey] = "elided", so a later trim knows it. m is not
+// modified.
+func elide(m *schema.Message, text string) *schema.Message {
+	c := *m
+	c.Content = text
+	c.MultiContent = nil
+	c.UserInputMultiContent = nil
+	c.AssistantGenMultiContent = nil
+	c.ReasoningContent = ""
+	c.Extra = make(map[string]any, len(m.Extra)+1)
+	for k, v := range m.Extra {
+		c.Extra[k] = v
+	}
+	c.Extra[KindKey] = string(history.KindElided)
+	return &c
 }
 
 // strip returns a shallow copy of m holding only the tool calls whose ids
