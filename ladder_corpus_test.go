@@ -99,13 +99,13 @@ func ladderFloor(msgs []Message) int {
 		open = 0
 	}
 	end := open
-	for end < len(last) && last[end].Role != RoleAssistant {
+	for end < len(last) && !startsStep(last[end]) {
 		end++
 	}
 	newest := len(last)
 	steps := 0
 	for i := end; i < len(last); i++ {
-		if last[i].Role == RoleAssistant {
+		if startsStep(last[i]) {
 			newest = i
 			steps++
 		}

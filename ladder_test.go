@@ -208,6 +208,24 @@ func TestStepBreadcrumbLocalised(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidMessage)
 }
 
+func TestAssistantStepBreadcrumbIsReplaced(t *testing.T) {
+	// A step notice in the assistant role, left by an earlier trim, belongs
+	// to the opening block: the next trim replaces it, never counts it as a
+	// step.
+	crumb := WithStepBreadcrumb(Message{Role: RoleAssistant, Content: "[steps omitted]"})
+	in := agentTask(8, 100)
+	first, err := TrimToRecentTurns(in, 500, WithCounter(chars), WithStepTrim(), crumb)
+	require.NoError(t, err)
+	require.Equal(t, "B:[steps omitted]", render(first.Messages)[2])
+	next := append(clone(first.Messages), call("z", "read"), big("z", 100))
+	again, err := TrimToRecentTurns(next, 500, WithCounter(chars), WithStepTrim(), crumb)
+	require.NoError(t, err)
+	assert.Equal(t, "B:[steps omitted]", render(again.Messages)[2])
+	assert.Equal(t, 1, again.DroppedSteps, "the old notice is replaced, not dropped as a step")
+	assert.Equal(t, 2, again.DroppedMessages)
+	checkResult(t, next, again, true)
+}
+
 func TestTrimStepTrimTooLarge(t *testing.T) {
 	in := agentTask(3, 1000)
 	in = in[:len(in)-1] // the newest step is a call with its 1000-byte result

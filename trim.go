@@ -490,13 +490,13 @@ func (p *planner) chooseSteps() {
 		open = ls // no user message: the block is what precedes the first assistant
 	}
 	end := open
-	for end < n && p.view[end].Role != RoleAssistant {
+	for end < n && !startsStep(p.view[end]) {
 		end++
 	}
 	p.openEnd = end
 	p.steps = p.steps[:0]
 	for i := end; i < n; i++ {
-		if p.view[i].Role == RoleAssistant {
+		if startsStep(p.view[i]) {
 			p.steps = append(p.steps, i)
 		}
 	}
@@ -547,6 +547,12 @@ func (p *planner) chooseSteps() {
 		}
 	}
 	p.d, p.hoist, p.hoistTok, p.cost = d, hoist, hoistTok, cost
+}
+
+// startsStep reports whether m opens a step: an assistant message that is
+// not a notice (a breadcrumb may have any role).
+func startsStep(m Message) bool {
+	return m.Role == RoleAssistant && m.Kind != KindBreadcrumb
 }
 
 // items lists the planned output: view indices in order, with
