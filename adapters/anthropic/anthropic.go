@@ -9,6 +9,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/media"
 )
 
 // MessageError reports a native message the adapter cannot convert: an
@@ -437,7 +438,7 @@ func imagePart(src *anthropic.ImageBlockParamSourceUnion) history.Part {
 	p := history.Part{Type: history.PartImage}
 	if s := src.OfBase64; s != nil {
 		p.MIMEType = string(s.MediaType)
-		p.Width, p.Height = imageSize(s.Data)
+		p.Width, p.Height = media.ImageSizeBase64(s.Data)
 	}
 	p.Tokens = imageTokens(p.Width, p.Height)
 	return p
@@ -452,7 +453,7 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 	case src.OfText != nil:
 		return append(parts, history.Part{Type: history.PartText, Text: src.OfText.Data})
 	case src.OfBase64 != nil:
-		return append(parts, history.Part{Type: history.PartFile, MIMEType: "application/pdf", Size: base64Size(src.OfBase64.Data)})
+		return append(parts, history.Part{Type: history.PartFile, MIMEType: "application/pdf", Size: media.Base64Size(src.OfBase64.Data)})
 	case src.OfContent != nil:
 		c := &src.OfContent.Content
 		if c.OfString.Valid() {

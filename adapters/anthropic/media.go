@@ -1,14 +1,6 @@
 package anthropic
 
-import (
-	"encoding/base64"
-	"image"
-	_ "image/gif" // register decoders for image.DecodeConfig
-	_ "image/jpeg"
-	_ "image/png"
-	"math"
-	"strings"
-)
+import "math"
 
 // Image cost rule of the Messages API: an image costs about
 // width*height/750 tokens after the API scales it down so that its long
@@ -37,26 +29,4 @@ func imageTokens(w, h int) int {
 		fw, fh = fw*s, fh*s
 	}
 	return min(max(int(math.Ceil(fw*fh/imagePixelsPerToken)), 1), imageMaxTokens)
-}
-
-// imageSize returns the size of a base64-encoded image, reading only as
-// much of it as the image header needs; 0 x 0 when it cannot be read.
-func imageSize(data string) (w, h int) {
-	cfg, _, err := image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)))
-	if err != nil || cfg.Width < 0 || cfg.Height < 0 {
-		return 0, 0
-	}
-	return cfg.Width, cfg.Height
-}
-
-// base64Size returns the decoded length of base64 text s, without decoding.
-func base64Size(s string) int64 {
-	n := int64(len(s)) * 3 / 4
-	switch {
-	case strings.HasSuffix(s, "=="):
-		n -= 2
-	case strings.HasSuffix(s, "="):
-		n--
-	}
-	return max(n, 0)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/media"
 )
 
 // KindKey is the key in schema.Message.Extra that carries a history.Kind:
@@ -264,7 +265,7 @@ func convert(m *schema.Message) (history.Message, error) {
 // is a base64 data URL of a PNG, JPEG or GIF) or a file (with its size when
 // the URL is a data URL).
 func urlPart(url, mime, detail string, image bool) history.Part {
-	data, dataMIME, ok := dataURL(url)
+	data, dataMIME, ok := media.DataURL(url)
 	if mime == "" {
 		mime = dataMIME
 	}
@@ -278,7 +279,7 @@ func commonPart(c schema.MessagePartCommon, detail string, image bool) history.P
 		data, ok = *c.Base64Data, true
 	} else if c.URL != nil {
 		var dataMIME string
-		data, dataMIME, ok = dataURL(*c.URL)
+		data, dataMIME, ok = media.DataURL(*c.URL)
 		if c.MIMEType == "" {
 			c.MIMEType = dataMIME
 		}
@@ -290,7 +291,7 @@ func mediaPart(b64 string, inline bool, mime, detail string, image bool) history
 	if image || strings.HasPrefix(strings.ToLower(mime), "image/") {
 		p := history.Part{Type: history.PartImage, MIMEType: mime, Detail: detail}
 		if inline {
-			p.Width, p.Height = imageSize(b64)
+			p.Width, p.Height = media.ImageSizeBase64(b64)
 		}
 		return p
 	}
@@ -299,19 +300,4 @@ func mediaPart(b64 string, inline bool, mime, detail string, image bool) history
 		p.Size = int64(len(b64)) * 3 / 4
 	}
 	return p
-}
-
-// dataURL splits an RFC 2397 base64 data URL into its payload and media
-// type; ok is false for any other URL.
-func dataURL(url string) (b64, mime string, ok bool) {
-	rest, found := strings.CutPrefix(url, "data:")
-	if !found {
-		return "", "", false
-	}
-	meta, payload, found := strings.Cut(rest, ",")
-	if !found || !strings.HasSuffix(meta, ";base64") {
-		return "", "", false
-	}
-	mime, _, _ = strings.Cut(meta, ";")
-	return payload, mime, true
 }

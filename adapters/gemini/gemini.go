@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/media"
 	"google.golang.org/genai"
 )
 
@@ -539,7 +540,7 @@ func syntheticID(i, p int) string { return "#c" + strconv.Itoa(i) + "." + strcon
 // (unknown size when data is nil).
 func dataPart(mime string, data []byte) history.Part {
 	if strings.HasPrefix(strings.ToLower(mime), "image/") {
-		w, h := imageSize(data)
+		w, h := media.ImageSize(data)
 		return history.Part{Type: history.PartImage, MIMEType: mime, Width: w, Height: h}
 	}
 	return history.Part{Type: history.PartFile, MIMEType: mime, Size: int64(len(data))}

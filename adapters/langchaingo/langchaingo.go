@@ -1,13 +1,13 @@
 package langchaingo
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/media"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -339,14 +339,14 @@ func addPart(m *history.Message, part llms.ContentPart, i, p int) error {
 		}
 	case llms.ImageURLContent:
 		hp := history.Part{Type: history.PartImage, Detail: x.Detail}
-		if b64, mime, ok := dataURL(x.URL); ok {
+		if b64, mime, ok := media.DataURL(x.URL); ok {
 			hp.MIMEType = mime
-			hp.Width, hp.Height = imageSize(b64)
+			hp.Width, hp.Height = media.ImageSizeBase64(b64)
 		}
 		m.Parts = append(m.Parts, hp)
 	case llms.BinaryContent:
 		if strings.HasPrefix(strings.ToLower(x.MIMEType), "image/") {
-			w, h := imageSizeBytes(x.Data)
+			w, h := media.ImageSize(x.Data)
 			m.Parts = append(m.Parts, history.Part{Type: history.PartImage, MIMEType: x.MIMEType, Width: w, Height: h})
 		} else {
 			m.Parts = append(m.Parts, history.Part{Type: history.PartFile, MIMEType: x.MIMEType, Size: int64(len(x.Data))})
@@ -370,39 +370,6 @@ func addPart(m *history.Message, part llms.ContentPart, i, p int) error {
 		}
 	}
 	return nil
-}
-
-// dataURL splits an RFC 2397 base64 data URL into its payload and media
-// type; ok is false for any other URL.
-func dataURL(url string) (b64, mime string, ok bool) {
-	rest, found := strings.CutPrefix(url, "data:")
-	if !found {
-		return "", "", false
-	}
-	meta, payload, found := strings.Cut(rest, ",")
-	if !found || !strings.HasSuffix(meta, ";base64") {
-		return "", "", false
-	}
-	mime, _, _ = strings.Cut(meta, ";")
-	return payload, mime, true
-}
-
-// headerLimit is how much base64 imageSize decodes: PNG and GIF headers are
-// at the start, JPEG frame headers almost always within the first tens of
-// kilobytes.
-const headerLimit = 64 << 10
-
-// imageSize returns the dimensions of a base64 image from its header.
-func imageSize(b64 string) (width, height int) {
-	b64 = strings.TrimRight(b64, "=")
-	if len(b64) > headerLimit {
-		b64 = b64[:headerLimit]
-	}
-	data, err := base64.StdEncoding.DecodeString(b64[:len(b64)/4*4])
-	if err != nil {
-		return 0, 0
-	}
-	return imageSizeBytes(data)
 }
 
 func msgErr(i, p int, reason string) error {

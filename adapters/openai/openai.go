@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/media"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
@@ -488,7 +489,7 @@ func userParts(parts []openai.ChatCompletionContentPartUnionParam) []history.Par
 			if a.Format != "" {
 				mime = "audio/" + a.Format
 			}
-			out = append(out, history.Part{Type: history.PartFile, MIMEType: mime, Size: base64Size(a.Data)})
+			out = append(out, history.Part{Type: history.PartFile, MIMEType: mime, Size: media.Base64Size(a.Data)})
 		case p.OfFile != nil:
 			mime, size := dataInfo(p.OfFile.File.FileData.Value)
 			out = append(out, history.Part{Type: history.PartFile, MIMEType: mime, Size: size})
