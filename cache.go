@@ -29,7 +29,10 @@ const DefaultCacheCapacity = 8192
 //
 // The cache holds at most capacity messages and evicts the least recently
 // used one beyond that. A capacity of zero or less means
-// DefaultCacheCapacity. A nil c means Heuristic (which is already cheaper
+// DefaultCacheCapacity. Size it above the number of messages you trim at
+// once (summed over the conversations sharing it): a history longer than
+// the capacity is counted oldest first on every trim, which evicts each entry
+// before its next use, so nothing hits. A nil c means Heuristic (which is already cheaper
 // than a cache lookup: caching pays off for exact counters).
 //
 // The returned Counter is safe for concurrent use if c is. c is called
