@@ -260,7 +260,9 @@ func formatMessage(m Message) string {
 	}
 	text := m.Content
 	for _, p := range m.Parts {
-		if (p.Type == PartText || p.Type == PartReasoning) && p.Text != "" && p.Type != PartReasoning {
+		// Text parts are rendered; reasoning is the model's private
+		// scratchpad and stays out of a transcript.
+		if p.Type == PartText && p.Text != "" {
 			if text != "" {
 				text += "\n"
 			}
