@@ -10,6 +10,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/regroup"
 )
 
 // MessageError reports a native message the adapter cannot convert: an
@@ -32,14 +33,6 @@ func (e *MessageError) Error() string {
 
 // Unwrap returns history.ErrInvalidMessage.
 func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
-
-// source says where a converted message came from: message msg of the
-// caller's slice (-1 for the system prompt), and which of its content blocks
-// (all of them when blocks is nil).
-type source struct {
-	msg    int
-	blocks []int
-}
 
 // ToHistory converts a Messages API request to the library's message model,
 // for counting and trimming (see the package documentation for the mapping).
@@ -65,7 +58,7 @@ func ToHistory(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam)
 // convert implements ToHistory and, with wantSources, also says where each
 // converted message came from. It recognises the notices a trim with opts
 // inserts (see markNotices).
-func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool, opts []history.Option) ([]history.Message, []source, error) {
+func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	hist, srcs, err := convertMessages(system, msgs, wantSources)
 	if err != nil {
 		return nil, nil, err
@@ -123,11 +116,11 @@ func isNotice(m *history.Message, notices []history.Message) bool {
 }
 
 // convertMessages is convert without the recognition of notices.
-func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool) ([]history.Message, []source, error) {
+func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool) ([]history.Message, []regroup.Slot, error) {
 	hist := make([]history.Message, 0, len(msgs)+1)
-	var srcs []source
+	var srcs []regroup.Slot
 	if wantSources {
-		srcs = make([]source, 0, len(msgs)+1)
+		srcs = make([]regroup.Slot, 0, len(msgs)+1)
 	}
 	if len(system) > 0 {
 		m := history.Message{Role: history.RoleSystem, Parts: make([]history.Part, len(system))}
@@ -136,7 +129,7 @@ func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.Message
 		}
 		hist = append(hist, m)
 		if wantSources {
-			srcs = append(srcs, source{msg: -1})
+			srcs = append(srcs, regroup.Slot{Native: -1}) // the system prompt: no message of msgs
 		}
 	}
 	for i := range msgs {
@@ -158,6 +151,9 @@ func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.Message
 				return nil, nil, &MessageError{Index: i, Reason: err.Error()}
 			}
 			hist = append(hist, m)
+			if wantSources {
+				srcs = append(srcs, regroup.Slot{Native: i, Calls: toolUses(blocks)})
+			}
 		case anthropic.MessageParamRoleUser:
 			if start > 0 && (hist[start-1].Role == history.RoleTool || hist[start-1].Kind == history.KindNudge) && hasResults(blocks) {
 				// The previous message answered tool calls too. The core
@@ -168,7 +164,7 @@ func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.Message
 				// the sweep drops these results as orphans.
 				hist = append(hist, history.Message{Role: history.RoleAssistant})
 				if wantSources {
-					srcs = append(srcs, source{msg: i, blocks: []int{}})
+					srcs = append(srcs, regroup.Slot{Native: i, Parts: []int{}})
 				}
 			}
 			var err error
@@ -180,7 +176,7 @@ func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.Message
 			return nil, nil, &MessageError{Index: i, Reason: "unknown role " + strconv.Quote(string(role))}
 		}
 		if wantSources && len(srcs) < len(hist) {
-			srcs = append(srcs, source{msg: i})
+			srcs = append(srcs, regroup.Slot{Native: i}) // every block
 		}
 	}
 	return hist, srcs, nil
@@ -214,7 +210,7 @@ func assistantMessage(blocks []block) (history.Message, error) {
 // userMessages appends the conversion of one user message: a plain RoleUser
 // message, or one RoleTool message per tool_result block followed by a
 // KindNudge message holding any other blocks.
-func userMessages(hist []history.Message, srcs []source, i int, blocks []block, wantSources bool) ([]history.Message, []source, error) {
+func userMessages(hist []history.Message, srcs []regroup.Slot, i int, blocks []block, wantSources bool) ([]history.Message, []regroup.Slot, error) {
 	results := 0
 	for j := range blocks {
 		b := blocks[j].typed
@@ -249,7 +245,7 @@ func userMessages(hist []history.Message, srcs []source, i int, blocks []block, 
 		}
 		hist = append(hist, m)
 		if wantSources {
-			srcs = append(srcs, source{msg: i, blocks: []int{j}})
+			srcs = append(srcs, regroup.Slot{Native: i, Parts: []int{j}})
 		}
 	}
 	if len(rest) > 0 {
@@ -259,10 +255,22 @@ func userMessages(hist []history.Message, srcs []source, i int, blocks []block, 
 		}
 		hist = append(hist, m)
 		if wantSources {
-			srcs = append(srcs, source{msg: i, blocks: rest})
+			srcs = append(srcs, regroup.Slot{Native: i, Parts: rest})
 		}
 	}
 	return hist, srcs, nil
+}
+
+// toolUses returns the index of each tool_use block of blocks, in order:
+// the block of each ToolCall assistantMessage makes of them.
+func toolUses(blocks []block) []int {
+	var calls []int
+	for j := range blocks {
+		if b := blocks[j].typed; b != nil && b.OfToolUse != nil {
+			calls = append(calls, j)
+		}
+	}
+	return calls
 }
 
 func hasResults(blocks []block) bool {
@@ -529,95 +537,32 @@ func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budg
 		return msgs[:len(msgs):len(msgs)], res, err
 	}
 
-	// Map the decision onto native indices: for each kept history message,
-	// the caller's message it came from (-1: system prompt, -2: breadcrumb).
-	origin := make([]int, len(srcs))
-	pieces := make([]int, len(msgs)) // history messages per native message
-	for i := range srcs {
-		origin[i] = srcs[i].msg
-		if srcs[i].msg >= 0 {
-			pieces[srcs[i].msg]++
-		}
-	}
-	nat := history.Apply(origin, res, func() int { return -2 })
-
-	out := make([]anthropic.MessageParam, 0, len(nat))
-	for j := 0; j < len(nat); {
-		k := nat[j]
-		switch k {
-		case -1:
-			j++
-			continue
-		case -2:
-			out = append(out, fromBreadcrumb(res.Messages[j]))
-			j++
+	out := make([]anthropic.MessageParam, 0, len(res.Kept))
+	groups := regroup.Groups(res, hist, srcs)
+	for j := range groups {
+		g := &groups[j]
+		if g.Native < 0 {
+			out = append(out, fromBreadcrumb(g.Notice))
 			continue
 		}
-		// Kept history messages j..e-1 all come from msgs[k].
-		e := j + 1
-		for e < len(nat) && nat[e] == k {
-			e++
-		}
-		if m, ok := rebuild(msgs[k], pieces[k], hist, srcs, res, j, e); ok {
+		if m, ok := rebuild(msgs[g.Native], g); ok {
 			out = append(out, m)
 		}
-		j = e
 	}
 	return out, res, err
 }
 
-// rebuild returns the native message orig, which became total history
-// messages, as the trim kept it: res.Messages[j:e] are its kept pieces. It
-// is the original when every piece was kept unchanged, otherwise a copy
-// holding only the blocks that were kept, with the tool_result blocks the
-// core elided replaced by their placeholder. ok is false when no block is
-// left.
-func rebuild(orig anthropic.MessageParam, total int, hist []history.Message, srcs []source, res history.Result, j, e int) (anthropic.MessageParam, bool) {
-	stripped := false
-	var elided map[int]string // block index of an elided tool_result: its placeholder
-	for p := j; p < e; p++ {
-		m := &res.Messages[p]
-		if len(m.ToolCalls) < len(hist[res.Kept[p]].ToolCalls) {
-			stripped = true
-		}
-		if m.Kind == history.KindElided {
-			if elided == nil {
-				elided = make(map[int]string)
-			}
-			elided[srcs[res.Kept[p]].blocks[0]] = m.Content
-		}
-	}
-	// All pieces present, no calls stripped, nothing elided: the original.
-	if e-j == total && !stripped && elided == nil {
+// rebuild returns the native message orig as the trim kept it, g being its
+// group. It is the original when g is whole, otherwise a copy holding only
+// the blocks g keeps (those of its kept pieces, minus the tool_use blocks
+// the sweep stripped), with the tool_result blocks the core elided replaced
+// by their placeholder. ok is false when no block is left.
+func rebuild(orig anthropic.MessageParam, g *regroup.Group) (anthropic.MessageParam, bool) {
+	if g.Whole {
 		return orig, true
 	}
-
-	// Which blocks survive: those of the kept parts, minus stripped
-	// tool_use blocks.
 	_, blocks, _ := readMessage(&orig)
-	keep := make([]bool, len(blocks))
-	var calls []history.ToolCall // the calls the core kept, when stripped
-	for p := j; p < e; p++ {
-		s := srcs[res.Kept[p]]
-		if s.blocks == nil {
-			for b := range keep {
-				keep[b] = true
-			}
-		}
-		for _, b := range s.blocks {
-			keep[b] = true
-		}
-		if stripped {
-			calls = append(calls, res.Messages[p].ToolCalls...)
-		}
-	}
-	if stripped {
-		for b := range blocks {
-			if t := blocks[b].typed; t != nil && t.OfToolUse != nil && !hasCall(calls, t.OfToolUse.ID) {
-				keep[b] = false
-			}
-		}
-	}
+	keep := g.Keep(len(blocks))
 	n := 0
 	for _, ok := range keep {
 		if ok {
@@ -628,7 +573,7 @@ func rebuild(orig anthropic.MessageParam, total int, hist []history.Message, src
 		return orig, false
 	}
 	if overridden(&orig) {
-		return rebuildJSON(orig, keep, elided)
+		return rebuildJSON(orig, keep, g.Elided)
 	}
 	m := orig // keeps the role and any extra fields
 	m.Content = make([]anthropic.ContentBlockParamUnion, 0, n)
@@ -636,7 +581,7 @@ func rebuild(orig anthropic.MessageParam, total int, hist []history.Message, src
 		if !ok {
 			continue
 		}
-		if text, ok := elided[b]; ok {
+		if text, ok := g.Elided[b]; ok {
 			m.Content = append(m.Content, elideBlock(orig.Content[b], text))
 			continue
 		}
@@ -719,15 +664,6 @@ func rebuildJSON(orig anthropic.MessageParam, keep []bool, elided map[int]string
 		return orig, true
 	}
 	return param.Override[anthropic.MessageParam](json.RawMessage(raw)), true
-}
-
-func hasCall(calls []history.ToolCall, id string) bool {
-	for i := range calls {
-		if calls[i].ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // fromBreadcrumb renders the breadcrumb b as a native message: a user

@@ -9,6 +9,7 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/regroup"
 	"google.golang.org/genai"
 )
 
@@ -110,99 +111,44 @@ func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...
 	return apply(contents, msgs, slots, res), res, err
 }
 
-// slot records where a converted message came from.
-type slot struct {
-	content int   // index into contents; -1 for the breadcrumb
-	msg     int   // index into the converted messages
-	parts   []int // indices of the parts of the content it stands for
-	calls   []int // part index of each of its ToolCalls, in order
-}
-
 // apply maps res back onto contents, part by part where the sweep cut a
-// content down.
-func apply(contents []*genai.Content, msgs []history.Message, slots []slot, res history.Result) []*genai.Content {
+// content down or the core elided function responses.
+func apply(contents []*genai.Content, msgs []history.Message, slots []regroup.Slot, res history.Result) []*genai.Content {
 	if res.Kept == nil {
 		return contents[:len(contents):len(contents)]
 	}
-	// The slots per content, to tell a whole content from part of one.
-	perContent := make([]int, len(contents))
-	for _, s := range slots {
-		perContent[s.content]++
-	}
-	sel := history.Apply(slots, res, func() slot { return slot{content: -1} })
-	out := make([]*genai.Content, 0, len(sel))
-	for j := 0; j < len(sel); {
-		s := sel[j]
-		if s.content < 0 {
+	groups := regroup.Groups(res, msgs, slots)
+	out := make([]*genai.Content, 0, len(groups))
+	for j := range groups {
+		g := &groups[j]
+		if g.Native < 0 {
 			// Gemini wants a function-call turn right after a user turn,
 			// and the notice before a kept step precedes one: a notice
 			// followed by a model content is a user content.
-			beforeModel := j+1 < len(sel) && sel[j+1].content >= 0 && contents[sel[j+1].content].Role == genai.RoleModel
-			out = append(out, breadcrumb(res.Messages[j], beforeModel))
-			j++
+			beforeModel := j+1 < len(groups) && groups[j+1].Native >= 0 && contents[groups[j+1].Native].Role == genai.RoleModel
+			out = append(out, breadcrumb(g.Notice, beforeModel))
 			continue
 		}
-		// The group of kept messages that came from this content.
-		end := j + 1
-		for end < len(sel) && sel[end].content == s.content {
-			end++
-		}
-		whole := end-j == perContent[s.content]
-		var drop map[int]bool     // parts of stripped calls
-		var elided map[int]string // parts of elided responses: their placeholder
-		for g := j; g < end; g++ {
-			if m := &res.Messages[g]; m.Kind == history.KindElided {
-				whole = false
-				if elided == nil {
-					elided = make(map[int]string)
-				}
-				elided[sel[g].parts[0]] = m.Content
-			}
-			orig, now := msgs[sel[g].msg].ToolCalls, res.Messages[g].ToolCalls
-			if len(now) == len(orig) {
-				continue
-			}
-			whole = false
-			if drop == nil {
-				drop = make(map[int]bool)
-			}
-			left := make(map[string]bool, len(now))
-			for _, c := range now {
-				left[c.ID] = true
-			}
-			for c := range orig {
-				if !left[orig[c].ID] {
-					drop[sel[g].calls[c]] = true
-				}
-			}
-		}
-		c := contents[s.content]
-		if whole {
+		c := contents[g.Native]
+		if g.Whole {
 			out = append(out, c)
-		} else if cut := cutDown(c, sel[j:end], drop, elided); cut != nil {
+		} else if cut := cutDown(c, g); cut != nil {
 			out = append(out, cut)
 		}
-		j = end
 	}
 	return out
 }
 
-// cutDown returns a new content with the parts of c that the kept slots
-// stand for, minus drop, in their original order, the function responses
-// of elided replaced by their placeholder; nil if none is left.
-func cutDown(c *genai.Content, kept []slot, drop map[int]bool, elided map[int]string) *genai.Content {
-	want := make([]bool, len(c.Parts))
-	for _, s := range kept {
-		for _, p := range s.parts {
-			want[p] = !drop[p]
-		}
-	}
+// cutDown returns a new content with the parts of c that g keeps, in their
+// original order, the function responses g elided replaced by their
+// placeholder; nil if none is left.
+func cutDown(c *genai.Content, g *regroup.Group) *genai.Content {
 	parts := make([]*genai.Part, 0, len(c.Parts))
-	for p, ok := range want {
+	for p, ok := range g.Keep(len(c.Parts)) {
 		if !ok {
 			continue
 		}
-		if text, ok := elided[p]; ok {
+		if text, ok := g.Elided[p]; ok {
 			parts = append(parts, elide(c.Parts[p], text))
 			continue
 		}
@@ -239,12 +185,12 @@ func breadcrumb(m history.Message, beforeModel bool) *genai.Content {
 
 // convert maps contents to messages and their slots, recognising the
 // notices a trim with opts inserts (see markNotices).
-func convert(contents []*genai.Content, opts []history.Option) ([]history.Message, []slot, error) {
+func convert(contents []*genai.Content, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	msgs, slots, err := convertContents(contents)
 	if err != nil {
 		return nil, nil, err
 	}
-	markNotices(msgs, opts, func(i int) bool { return len(contents[slots[i].content].Parts) == 1 })
+	markNotices(msgs, opts, func(i int) bool { return len(contents[slots[i].Native].Parts) == 1 })
 	return msgs, slots, nil
 }
 
@@ -301,9 +247,9 @@ func isNotice(m *history.Message, notices []history.Message) bool {
 }
 
 // convertContents is convert without the recognition of notices.
-func convertContents(contents []*genai.Content) ([]history.Message, []slot, error) {
+func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
 	msgs := make([]history.Message, 0, len(contents))
-	slots := make([]slot, 0, len(contents))
+	slots := make([]regroup.Slot, 0, len(contents))
 	var prev []*genai.Part // parts of the previous content if it was a model content
 	for i, c := range contents {
 		if c == nil {
@@ -320,10 +266,10 @@ func convertContents(contents []*genai.Content) ([]history.Message, []slot, erro
 			if err != nil {
 				return nil, nil, err
 			}
-			s := slot{content: i, msg: len(msgs), parts: seq(len(c.Parts))}
+			s := regroup.Slot{Native: i, Parts: seq(len(c.Parts))}
 			for p, part := range c.Parts {
 				if part.FunctionCall != nil {
-					s.calls = append(s.calls, p)
+					s.Calls = append(s.Calls, p)
 				}
 			}
 			msgs = append(msgs, m)
@@ -349,7 +295,7 @@ func convertContents(contents []*genai.Content) ([]history.Message, []slot, erro
 				return nil, nil, err
 			}
 			msgs = append(msgs, m)
-			slots = append(slots, slot{content: i, msg: len(msgs) - 1, parts: seq(len(c.Parts))})
+			slots = append(slots, regroup.Slot{Native: i, Parts: seq(len(c.Parts))})
 			prev = nil
 			continue
 		}
@@ -362,12 +308,12 @@ func convertContents(contents []*genai.Content) ([]history.Message, []slot, erro
 				if nudge < 0 {
 					nudge = len(msgs)
 					msgs = append(msgs, history.Message{Role: history.RoleUser, Kind: history.KindNudge})
-					slots = append(slots, slot{content: i, msg: nudge})
+					slots = append(slots, regroup.Slot{Native: i, Parts: []int{}})
 				}
 				if err := addPart(&msgs[nudge], part, i, p); err != nil {
 					return nil, nil, err
 				}
-				slots[nudge].parts = append(slots[nudge].parts, p)
+				slots[nudge].Parts = append(slots[nudge].Parts, p)
 				continue
 			}
 			m, err := response(part.FunctionResponse, ids[p], i, p)
@@ -375,7 +321,7 @@ func convertContents(contents []*genai.Content) ([]history.Message, []slot, erro
 				return nil, nil, err
 			}
 			msgs = append(msgs, m)
-			slots = append(slots, slot{content: i, msg: len(msgs) - 1, parts: []int{p}})
+			slots = append(slots, regroup.Slot{Native: i, Parts: []int{p}})
 		}
 		prev = nil
 	}

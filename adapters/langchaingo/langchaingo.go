@@ -8,6 +8,7 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/regroup"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -69,92 +70,39 @@ func Trim(msgs []llms.MessageContent, budget int, opts ...history.Option) ([]llm
 	return apply(msgs, conv, slots, res), res, err
 }
 
-// slot records where a converted message came from.
-type slot struct {
-	native int   // index into the caller's messages; -1 for the breadcrumb
-	msg    int   // index into the converted messages
-	parts  []int // indices of the parts of the native message it stands for
-	calls  []int // part index of each of its ToolCalls, in order
-}
-
 // apply maps res back onto msgs, part by part where the sweep cut a message
-// down.
-func apply(msgs []llms.MessageContent, conv []history.Message, slots []slot, res history.Result) []llms.MessageContent {
+// down or the core elided responses.
+func apply(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, res history.Result) []llms.MessageContent {
 	if res.Kept == nil {
 		return msgs[:len(msgs):len(msgs)]
 	}
-	perNative := make([]int, len(msgs))
-	for _, s := range slots {
-		perNative[s.native]++
-	}
-	sel := history.Apply(slots, res, func() slot { return slot{native: -1} })
-	out := make([]llms.MessageContent, 0, len(sel))
-	for j := 0; j < len(sel); {
-		s := sel[j]
-		if s.native < 0 {
-			out = append(out, breadcrumb(res.Messages[j]))
-			j++
+	groups := regroup.Groups(res, conv, slots)
+	out := make([]llms.MessageContent, 0, len(groups))
+	for j := range groups {
+		g := &groups[j]
+		if g.Native < 0 {
+			out = append(out, breadcrumb(g.Notice))
 			continue
 		}
-		end := j + 1
-		for end < len(sel) && sel[end].native == s.native {
-			end++
-		}
-		whole := end-j == perNative[s.native]
-		var drop map[int]bool     // parts of stripped calls
-		var elided map[int]string // parts of elided responses: their placeholder
-		for g := j; g < end; g++ {
-			if m := &res.Messages[g]; m.Kind == history.KindElided {
-				whole = false
-				if elided == nil {
-					elided = make(map[int]string)
-				}
-				elided[sel[g].parts[0]] = m.Content
-			}
-			orig, now := conv[sel[g].msg].ToolCalls, res.Messages[g].ToolCalls
-			if len(now) == len(orig) {
-				continue
-			}
-			whole = false
-			if drop == nil {
-				drop = make(map[int]bool)
-			}
-			left := make(map[string]bool, len(now))
-			for _, c := range now {
-				left[c.ID] = true
-			}
-			for c := range orig {
-				if !left[orig[c].ID] {
-					drop[sel[g].calls[c]] = true
-				}
-			}
-		}
-		if whole {
-			out = append(out, msgs[s.native])
-		} else if cut, ok := cutDown(msgs[s.native], sel[j:end], drop, elided); ok {
+		if g.Whole {
+			out = append(out, msgs[g.Native])
+		} else if cut, ok := cutDown(msgs[g.Native], g); ok {
 			out = append(out, cut)
 		}
-		j = end
 	}
 	return out
 }
 
-// cutDown returns a new message with the parts of m that the kept slots
-// stand for, minus drop, in their original order, the responses of elided
-// replaced by their placeholder; false if none is left.
-func cutDown(m llms.MessageContent, kept []slot, drop map[int]bool, elided map[int]string) (llms.MessageContent, bool) {
-	want := make([]bool, len(m.Parts))
-	for _, s := range kept {
-		for _, p := range s.parts {
-			want[p] = !drop[p]
-		}
-	}
+// cutDown returns a new message with the parts of m that g keeps, in their
+// original order, the responses g elided replaced by their placeholder;
+// false if none is left.
+func cutDown(m llms.MessageContent, g *regroup.Group) (llms.MessageContent, bool) {
 	parts := make([]llms.ContentPart, 0, len(m.Parts))
-	for p, ok := range want {
+	for p, ok := range g.Keep(len(m.Parts)) {
 		if !ok {
 			continue
 		}
-		if text, ok := elided[p]; ok {
+		if text, ok := g.Elided[p]; ok {
 			parts = append(parts, elide(m.Parts[p], text))
 			continue
 		}
@@ -192,12 +140,12 @@ func breadcrumb(m history.Message) llms.MessageContent {
 
 // convert maps msgs to messages and their slots, recognising the notices a
 // trim with opts inserts (see markNotices).
-func convert(msgs []llms.MessageContent, opts []history.Option) ([]history.Message, []slot, error) {
+func convert(msgs []llms.MessageContent, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	out, slots, err := convertMessages(msgs)
 	if err != nil {
 		return nil, nil, err
 	}
-	markNotices(out, opts, func(i int) bool { return len(msgs[slots[i].native].Parts) == 1 })
+	markNotices(out, opts, func(i int) bool { return len(msgs[slots[i].Native].Parts) == 1 })
 	return out, slots, nil
 }
 
@@ -252,9 +200,9 @@ func isNotice(m *history.Message, notices []history.Message) bool {
 }
 
 // convertMessages is convert without the recognition of notices.
-func convertMessages(msgs []llms.MessageContent) ([]history.Message, []slot, error) {
+func convertMessages(msgs []llms.MessageContent) ([]history.Message, []regroup.Slot, error) {
 	out := make([]history.Message, 0, len(msgs))
-	slots := make([]slot, 0, len(msgs))
+	slots := make([]regroup.Slot, 0, len(msgs))
 	for i, mc := range msgs {
 		var role history.Role
 		switch mc.Role {
@@ -273,10 +221,10 @@ func convertMessages(msgs []llms.MessageContent) ([]history.Message, []slot, err
 		}
 		if role != history.RoleTool {
 			m := history.Message{Role: role}
-			s := slot{native: i, msg: len(out), parts: seq(len(mc.Parts))}
+			s := regroup.Slot{Native: i, Parts: seq(len(mc.Parts))}
 			for p, part := range mc.Parts {
 				if isCall(part) {
-					s.calls = append(s.calls, p)
+					s.Calls = append(s.Calls, p)
 				}
 				if err := addPart(&m, part, i, p); err != nil {
 					return nil, nil, err
@@ -292,18 +240,18 @@ func convertMessages(msgs []llms.MessageContent) ([]history.Message, []slot, err
 		for p, part := range mc.Parts {
 			if r, ok := unwrap(part).(llms.ToolCallResponse); ok {
 				out = append(out, history.Message{Role: history.RoleTool, ToolCallID: r.ToolCallID, Name: r.Name, Content: r.Content})
-				slots = append(slots, slot{native: i, msg: len(out) - 1, parts: []int{p}})
+				slots = append(slots, regroup.Slot{Native: i, Parts: []int{p}})
 				continue
 			}
 			if nudge < 0 {
 				nudge = len(out)
 				out = append(out, history.Message{Role: history.RoleUser, Kind: history.KindNudge})
-				slots = append(slots, slot{native: i, msg: nudge})
+				slots = append(slots, regroup.Slot{Native: i, Parts: []int{}})
 			}
 			if err := addPart(&out[nudge], part, i, p); err != nil {
 				return nil, nil, err
 			}
-			slots[nudge].parts = append(slots[nudge].parts, p)
+			slots[nudge].Parts = append(slots[nudge].Parts, p)
 		}
 	}
 	return out, slots, nil

@@ -1,0 +1,154 @@
+// Package regroup maps a trim decision back onto native messages that the
+// SDK adapters split into several history messages. An adapter converts
+// each native message (a Gemini content, a langchaingo message, an
+// Anthropic message) to one or more history messages and records a Slot for
+// each; after the trim, Groups says, for each position of the output,
+// whether it is a notice the core inserted or a native message, and in the
+// latter case whether the message is kept whole or which of its parts the
+// core removed (tool calls the orphan sweep stripped) or replaced (tool
+// results history.WithElision elided). The adapter keeps only the rebuilding
+// of a cut-down message, which is specific to its SDK.
+//
+// Parts are whatever an adapter indexes inside a native message: Gemini
+// parts, langchaingo content parts, Anthropic content blocks.
+package regroup
+
+import "github.com/histrim/history"
+
+// Slot records where one converted history message came from.
+type Slot struct {
+	// Native is the index of the native message in the caller's slice. A
+	// negative Native stands for no native message (a system prompt the
+	// caller passes separately): Groups leaves such messages out.
+	Native int
+	// Parts are the indices of the native message's parts the history
+	// message stands for, in order. nil stands for every part; an empty,
+	// non-nil slice for none (a message that maps to no part).
+	Parts []int
+	// Calls holds the part index of each of the history message's
+	// ToolCalls, in order; nil when it has none.
+	Calls []int
+}
+
+// Group is one position of the output of Groups: a notice the core
+// inserted, or one native message as the trim kept it. The zero value
+// stands for native message 0 with no part kept.
+type Group struct {
+	// Native is the index of the native message; -1 for a notice.
+	Native int
+	// Notice is the notice, the Result.Messages entry the core inserted,
+	// when Native is -1; the zero Message otherwise.
+	Notice history.Message
+	// Slots are the slots of the native message's kept history messages,
+	// in order: a clipped window onto an array all groups share, which the
+	// caller must not modify.
+	Slots []Slot
+	// Whole reports that every history message of the native message was
+	// kept unchanged (no call stripped, no result elided): the caller's
+	// original stands for it.
+	Whole bool
+	// Drop holds the parts of the tool calls the orphan sweep stripped;
+	// nil when none was.
+	Drop map[int]bool
+	// Elided maps the part of each tool result the core elided to its
+	// placeholder text; nil when none was.
+	Elided map[int]string
+}
+
+// Keep returns, for a native message of n parts, which parts a cut-down
+// copy keeps: those the kept slots stand for, minus Drop. It is meaningful
+// for a native group (Native >= 0); a part index outside [0, n) in a slot
+// panics, like an index expression.
+func (g *Group) Keep(n int) []bool {
+	keep := make([]bool, n)
+	for _, s := range g.Slots {
+		if s.Parts == nil {
+			for p := range keep {
+				keep[p] = !g.Drop[p]
+			}
+			continue
+		}
+		for _, p := range s.Parts {
+			keep[p] = !g.Drop[p]
+		}
+	}
+	return keep
+}
+
+// Groups maps res back onto the native messages. conv are the converted
+// history messages res was computed from (res.Kept indexes them), and
+// slots[i] says where conv[i] came from; slots of one native message are
+// consecutive. Each group is either a notice (res.Kept holds -1 at its
+// position) or the run of consecutive kept history messages that came from
+// one native message, in output order; kept messages of slots with a
+// negative Native are left out. When res.Kept is nil every message is kept
+// as it is.
+//
+// Groups never modifies its arguments. It panics, like an index
+// expression, if res.Kept names an index outside slots or conv, or if an
+// elided message's slot has no Parts.
+func Groups(res history.Result, conv []history.Message, slots []Slot) []Group {
+	n := 0
+	for _, s := range slots {
+		n = max(n, s.Native+1)
+	}
+	count := make([]int, n) // history messages per native message
+	for _, s := range slots {
+		if s.Native >= 0 {
+			count[s.Native]++
+		}
+	}
+	sel := history.Apply(slots, res, func() Slot { return Slot{Native: -1} })
+	out := make([]Group, 0, len(sel))
+	for j := 0; j < len(sel); {
+		if res.Kept != nil && res.Kept[j] < 0 {
+			out = append(out, Group{Native: -1, Notice: res.Messages[j]})
+			j++
+			continue
+		}
+		s := sel[j]
+		if s.Native < 0 {
+			j++
+			continue
+		}
+		end := j + 1
+		for end < len(sel) && sel[end].Native == s.Native { // a notice's slot has Native -1
+			end++
+		}
+		g := Group{Native: s.Native, Slots: sel[j:end:end], Whole: end-j == count[s.Native]}
+		for p := j; p < end; p++ {
+			m := &res.Messages[p]
+			if m.Kind == history.KindElided {
+				g.Whole = false
+				if g.Elided == nil {
+					g.Elided = make(map[int]string)
+				}
+				g.Elided[sel[p].Parts[0]] = m.Content
+			}
+			k := p
+			if res.Kept != nil {
+				k = res.Kept[p]
+			}
+			orig, now := conv[k].ToolCalls, m.ToolCalls
+			if len(now) == len(orig) {
+				continue
+			}
+			g.Whole = false
+			if g.Drop == nil {
+				g.Drop = make(map[int]bool)
+			}
+			left := make(map[string]bool, len(now))
+			for _, c := range now {
+				left[c.ID] = true
+			}
+			for c := range orig {
+				if !left[orig[c].ID] {
+					g.Drop[sel[p].Calls[c]] = true
+				}
+			}
+		}
+		out = append(out, g)
+		j = end
+	}
+	return out
+}

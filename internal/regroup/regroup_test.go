@@ -1,0 +1,202 @@
+package regroup
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/histrim/history"
+)
+
+// The converted history of five native messages used by the table below:
+//
+//	native 0: a user message (parts 0, 1)
+//	native 1: an assistant message, text part 0, calls a (part 1) and b (part 2)
+//	native 2: a tool message answering a (part 0) and b (part 2), a nudge (part 1)
+//	native 3: an assistant message with text only
+//
+// plus a system prompt that is no native message.
+var (
+	conv = []history.Message{
+		{Role: history.RoleSystem, Content: "sys"},
+		{Role: history.RoleUser, Content: "q"},
+		{Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}, {ID: "b"}}},
+		{Role: history.RoleTool, ToolCallID: "a", Content: "ra"},
+		{Role: history.RoleTool, ToolCallID: "b", Content: "rb"},
+		{Role: history.RoleUser, Kind: history.KindNudge, Content: "n"},
+		{Role: history.RoleAssistant, Content: "done"},
+	}
+	slots = []Slot{
+		{Native: -1},
+		{Native: 0},
+		{Native: 1, Parts: []int{0, 1, 2}, Calls: []int{1, 2}},
+		{Native: 2, Parts: []int{0}},
+		{Native: 2, Parts: []int{2}},
+		{Native: 2, Parts: []int{1}},
+		{Native: 3, Parts: []int{0}},
+	}
+)
+
+// result returns a Result keeping conv[k] for each k of kept (-1: a
+// notice), with the messages at the output positions of with replaced.
+func result(kept []int, with map[int]history.Message) history.Result {
+	res := history.Result{Kept: kept}
+	for j, k := range kept {
+		switch m, ok := with[j]; {
+		case ok:
+			res.Messages = append(res.Messages, m)
+		case k < 0:
+			res.Messages = append(res.Messages, history.Message{Role: history.RoleUser, Kind: history.KindBreadcrumb, Content: "earlier turns dropped"})
+		default:
+			res.Messages = append(res.Messages, conv[k])
+		}
+	}
+	return res
+}
+
+func TestGroups(t *testing.T) {
+	notice := history.Message{Role: history.RoleUser, Kind: history.KindBreadcrumb, Content: "earlier turns dropped"}
+	tests := []struct {
+		name   string
+		reason string
+		res    history.Result
+		want   []Group
+	}{
+		{
+			name:   "all kept",
+			reason: "every native message whole; the system prompt left out",
+			res:    result([]int{0, 1, 2, 3, 4, 5, 6}, nil),
+			want: []Group{
+				{Native: 0, Slots: slots[1:2], Whole: true},
+				{Native: 1, Slots: slots[2:3], Whole: true},
+				{Native: 2, Slots: slots[3:6], Whole: true},
+				{Native: 3, Slots: slots[6:7], Whole: true},
+			},
+		},
+		{
+			name:   "nil kept",
+			reason: "a nil Kept keeps every message as it is",
+			res:    history.Result{Messages: conv},
+			want: []Group{
+				{Native: 0, Slots: slots[1:2], Whole: true},
+				{Native: 1, Slots: slots[2:3], Whole: true},
+				{Native: 2, Slots: slots[3:6], Whole: true},
+				{Native: 3, Slots: slots[6:7], Whole: true},
+			},
+		},
+		{
+			name:   "notice",
+			reason: "a notice where Kept holds -1, before the whole native messages that follow",
+			res:    result([]int{0, -1, 6}, nil),
+			want: []Group{
+				{Native: -1, Notice: notice},
+				{Native: 3, Slots: slots[6:7], Whole: true},
+			},
+		},
+		{
+			name:   "stripped call",
+			reason: "the sweep stripped call b: its part is dropped, and the message that lost b's answer is not whole",
+			res: result([]int{0, 1, 2, 3, 5, 6}, map[int]history.Message{
+				2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
+			}),
+			want: []Group{
+				{Native: 0, Slots: slots[1:2], Whole: true},
+				{Native: 1, Slots: slots[2:3], Drop: map[int]bool{2: true}},
+				{Native: 2, Slots: []Slot{slots[3], slots[5]}},
+				{Native: 3, Slots: slots[6:7], Whole: true},
+			},
+		},
+		{
+			name:   "elided result",
+			reason: "an elided result maps its part to the placeholder; the others stay",
+			res: result([]int{0, 1, 2, 3, 4, 5, 6}, map[int]history.Message{
+				4: {Role: history.RoleTool, Kind: history.KindElided, ToolCallID: "b", Content: "[elided]"},
+			}),
+			want: []Group{
+				{Native: 0, Slots: slots[1:2], Whole: true},
+				{Native: 1, Slots: slots[2:3], Whole: true},
+				{Native: 2, Slots: slots[3:6], Elided: map[int]string{2: "[elided]"}},
+				{Native: 3, Slots: slots[6:7], Whole: true},
+			},
+		},
+		{
+			name:   "notice between pieces",
+			reason: "a notice splits the run of one native message's pieces into two groups",
+			res:    result([]int{3, -1, 5}, nil),
+			want: []Group{
+				{Native: 2, Slots: slots[3:4]},
+				{Native: -1, Notice: notice},
+				{Native: 2, Slots: slots[5:6]},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Groups(tt.res, conv, slots)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s\ngot  %+v\nwant %+v", tt.reason, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestKeep(t *testing.T) {
+	tests := []struct {
+		name   string
+		reason string
+		g      Group
+		n      int
+		want   []bool
+	}{
+		{
+			name:   "kept parts",
+			reason: "only the parts of kept slots",
+			g:      Group{Slots: []Slot{{Parts: []int{0}}, {Parts: []int{2}}}},
+			n:      3,
+			want:   []bool{true, false, true},
+		},
+		{
+			name:   "nil parts",
+			reason: "nil Parts stands for every part",
+			g:      Group{Slots: []Slot{{}}},
+			n:      2,
+			want:   []bool{true, true},
+		},
+		{
+			name:   "empty parts",
+			reason: "an empty, non-nil Parts stands for none",
+			g:      Group{Slots: []Slot{{Parts: []int{}}}},
+			n:      2,
+			want:   []bool{false, false},
+		},
+		{
+			name:   "drop",
+			reason: "parts of stripped calls are left out, also under nil Parts",
+			g:      Group{Slots: []Slot{{}}, Drop: map[int]bool{1: true}},
+			n:      3,
+			want:   []bool{true, false, true},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.g.Keep(tt.n); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s: got %v, want %v", tt.reason, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGroupsDoesNotModify(t *testing.T) {
+	res := result([]int{0, 1, 2, 3, 5, 6}, map[int]history.Message{
+		2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
+	})
+	wantSlots := make([]Slot, len(slots))
+	for i, s := range slots {
+		wantSlots[i] = Slot{Native: s.Native, Parts: slices.Clone(s.Parts), Calls: slices.Clone(s.Calls)}
+	}
+	wantConv := append([]history.Message(nil), conv...)
+	Groups(res, conv, slots)
+	if !reflect.DeepEqual(slots, wantSlots) || !reflect.DeepEqual(conv, wantConv) {
+		t.Error("Groups modified its arguments")
+	}
+}
