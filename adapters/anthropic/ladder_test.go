@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 )
 
 // genAgent builds an agent request from data: tasks followed by many tool
@@ -173,30 +174,13 @@ var ladderSeeds = [][]byte{
 // TestTrimLadder trims generated agent requests with elision and step
 // trimming at budgets from 1 to above their size.
 func TestTrimLadder(t *testing.T) {
-	seeds := append([][]byte(nil), ladderSeeds...)
-	for s := range 12 {
-		b := make([]byte, 8+s)
-		for i := range b {
-			b[i] = byte((s*37 + i*13 + i*i*s) % 253)
-		}
-		seeds = append(seeds, b)
-	}
-	for _, seed := range seeds {
+	for _, seed := range adaptertest.Seeds(ladderSeeds) {
 		for _, gen := range []func([]byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam){genAgent, genRequest} {
 			system, msgs := gen(seed)
 			total := history.Estimate(mustHistory(t, system, msgs), nil)
-			for o, opts := range ladderOpts {
-				for budget := 1; budget <= total+5; budget += 1 + total/20 {
-					t.Run("", func(t *testing.T) {
-						defer func() {
-							if t.Failed() {
-								t.Logf("seed %v, options %d", seed, o)
-							}
-						}()
-						checkLadder(t, system, msgs, budget, opts...)
-					})
-				}
-			}
+			adaptertest.Sweep(t, seed, total, ladderOpts, func(t *testing.T, budget int, opts []history.Option) {
+				checkLadder(t, system, msgs, budget, opts...)
+			})
 		}
 	}
 }

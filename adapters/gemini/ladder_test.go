@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"google.golang.org/genai"
 )
 
@@ -167,33 +168,16 @@ var ladderSeeds = [][]byte{
 // TestTrimLadder trims generated agent conversations with elision and step
 // trimming at budgets from 1 to above their size.
 func TestTrimLadder(t *testing.T) {
-	seeds := append([][]byte(nil), ladderSeeds...)
-	for s := range 12 {
-		b := make([]byte, 8+s)
-		for i := range b {
-			b[i] = byte((s*37 + i*13 + i*i*s) % 253)
-		}
-		seeds = append(seeds, b)
-	}
 	sys := text("", "You are an agent.")
-	for _, seed := range seeds {
+	for _, seed := range adaptertest.Seeds(ladderSeeds) {
 		for _, g := range []func([]byte) []*genai.Content{genAgent, gen} {
 			in := g(seed)
 			_, res, _ := Trim(nil, in, 1<<30)
 			total := res.TokensBefore
-			for o, opts := range ladderOpts {
-				for budget := 1; budget <= total+5; budget += 1 + total/20 {
-					t.Run("", func(t *testing.T) {
-						defer func() {
-							if t.Failed() {
-								t.Logf("seed %v, options %d", seed, o)
-							}
-						}()
-						checkLadder(t, nil, in, budget, opts...)
-						checkLadder(t, sys, in, budget, opts...)
-					})
-				}
-			}
+			adaptertest.Sweep(t, seed, total, ladderOpts, func(t *testing.T, budget int, opts []history.Option) {
+				checkLadder(t, nil, in, budget, opts...)
+				checkLadder(t, sys, in, budget, opts...)
+			})
 		}
 	}
 }

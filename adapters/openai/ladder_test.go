@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
@@ -158,30 +159,13 @@ var ladderSeeds = [][]byte{
 // TestTrimLadder trims generated agent conversations with elision and step
 // trimming at budgets from 1 to above their size.
 func TestTrimLadder(t *testing.T) {
-	seeds := append([][]byte(nil), ladderSeeds...)
-	for s := range 12 {
-		b := make([]byte, 8+s)
-		for i := range b {
-			b[i] = byte((s*37 + i*13 + i*i*s) % 253)
-		}
-		seeds = append(seeds, b)
-	}
-	for _, seed := range seeds {
+	for _, seed := range adaptertest.Seeds(ladderSeeds) {
 		for _, gen := range []func([]byte) []openai.ChatCompletionMessageParamUnion{genAgent, genConversation} {
 			msgs := gen(seed)
 			total := history.Estimate(mustHistory(t, msgs), nil)
-			for o, opts := range ladderOpts {
-				for budget := 1; budget <= total+5; budget += 1 + total/20 {
-					t.Run("", func(t *testing.T) {
-						defer func() {
-							if t.Failed() {
-								t.Logf("seed %v, options %d", seed, o)
-							}
-						}()
-						checkLadder(t, msgs, budget, opts...)
-					})
-				}
-			}
+			adaptertest.Sweep(t, seed, total, ladderOpts, func(t *testing.T, budget int, opts []history.Option) {
+				checkLadder(t, msgs, budget, opts...)
+			})
 		}
 	}
 }
