@@ -411,7 +411,6 @@ func checkResult(t testing.TB, in []Message, res Result, swept bool) {
 	if d != len(res.Dropped) {
 		t.Fatalf("Dropped has %d messages that are not input messages in order", len(res.Dropped)-d)
 	}
-	_ = swept
 }
 
 func TestTrimRepeatedIsStable(t *testing.T) {
