@@ -32,7 +32,7 @@ func synth(n, size int) []Message {
 
 func benchmarkTrim(b *testing.B, n int) {
 	msgs := synth(n, 200)
-	total := Estimate(msgs, Heuristic)
+	total := Estimate(msgs, Heuristic())
 	budget := total / 2
 	b.ReportAllocs()
 	b.ReportMetric(float64(len(msgs)), "msgs")
@@ -51,7 +51,7 @@ func BenchmarkTrim100k(b *testing.B) { benchmarkTrim(b, 100_000) }
 // counting and the orphan check run.
 func BenchmarkTrimFits10k(b *testing.B) {
 	msgs := synth(10_000, 200)
-	budget := Estimate(msgs, Heuristic)
+	budget := Estimate(msgs, Heuristic())
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := TrimToRecentTurns(msgs, budget); err != nil {

@@ -1,7 +1,13 @@
+// This file owns the omission notices: the default turn and step
+// breadcrumbs and InsertBreadcrumb.
 package history
 
 // BreadcrumbText is the content of the default breadcrumb.
 const BreadcrumbText = "[earlier turns omitted to fit the context window]"
+
+// StepBreadcrumbText is the content of the breadcrumb that marks steps
+// dropped inside the latest turn (see [WithStepTrim]).
+const StepBreadcrumbText = "[earlier steps of this task omitted to fit the context window]"
 
 // Breadcrumb returns the default omission notice: a RoleUser message of
 // KindBreadcrumb with BreadcrumbText as its content. TrimToRecentTurns
@@ -27,32 +33,4 @@ func InsertBreadcrumb(msgs []Message, b Message) []Message {
 	}
 	out = append(out, b)
 	return append(out, msgs[lead:]...)
-}
-
-// checkBreadcrumb validates a breadcrumb given through WithBreadcrumb: it
-// must be a plain user, system or assistant message, never part of a tool
-// exchange.
-func checkBreadcrumb(b Message) error {
-	switch {
-	case b.Role != RoleUser && b.Role != RoleSystem && b.Role != RoleAssistant:
-		return &MessageError{Index: -1, Reason: "breadcrumb role must be user, system or assistant, not " + quote(string(b.Role))}
-	case len(b.ToolCalls) > 0:
-		return &MessageError{Index: -1, Reason: "breadcrumb must not carry tool calls"}
-	case b.ToolCallID != "":
-		return &MessageError{Index: -1, Reason: "breadcrumb must not carry a tool call id"}
-	}
-	return nil
-}
-
-// Breadcrumbs returns the notices a trim with opts would insert: turn after
-// the prefix when turns are dropped (WithBreadcrumb, or Breadcrumb()), and
-// step after the latest turn's opening message when steps are dropped
-// (WithStepBreadcrumb, or StepBreadcrumbText in the turn notice's role).
-// enabled is false under WithoutBreadcrumb. Adapters use it to recognise,
-// in a native history they trimmed before, the notices they inserted, so
-// that the next trim replaces them instead of keeping them as turns.
-func Breadcrumbs(opts ...Option) (turn, step Message, enabled bool) {
-	o := newOptions(opts)
-	defer o.release()
-	return o.breadcrumb, o.stepBreadcrumb(), !o.noBreadcrumb
 }

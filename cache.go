@@ -1,3 +1,4 @@
+// This file owns NewCache, the memoizing Counter.
 package history
 
 import (
@@ -42,7 +43,7 @@ const DefaultCacheCapacity = 8192
 // random per cache, which affects no result.
 func NewCache(c Counter, capacity int) Counter {
 	if c == nil {
-		c = Heuristic
+		c = heuristic{}
 	}
 	if capacity <= 0 {
 		capacity = DefaultCacheCapacity
@@ -92,7 +93,7 @@ func (c *cache) count(m *Message, key uint64) int {
 	// The comparison runs outside the lock: e.msg is immutable. For the
 	// same message from the same history the strings share memory and
 	// compare in constant time.
-	if e != nil && sameMessage(&e.msg, m) {
+	if e != nil && equal(&e.msg, m) {
 		return e.tokens
 	}
 
@@ -104,7 +105,7 @@ func (c *cache) count(m *Message, key uint64) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.entries[key]; old != nil {
-		if sameMessage(&old.msg, m) {
+		if equal(&old.msg, m) {
 			// Another goroutine stored it meanwhile.
 			c.toFront(old)
 			return n
@@ -199,11 +200,4 @@ func hashInt(h *maphash.Hash, v uint64) {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], v)
 	h.Write(b[:])
-}
-
-// sameMessage reports whether a and b are equal in every field.
-func sameMessage(a, b *Message) bool {
-	return a.Role == b.Role && a.Content == b.Content && a.Name == b.Name &&
-		a.Kind == b.Kind && a.ToolCallID == b.ToolCallID &&
-		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Parts, b.Parts)
 }

@@ -1,3 +1,6 @@
+// This file owns tool-result elision: which results may become placeholders
+// (elisionCandidates), the placeholder itself, archiving originals, and the
+// stand-alone ElideToolResults. The trim's planner decides how many to elide.
 package history
 
 import (
@@ -5,11 +8,6 @@ import (
 	"strconv"
 	"strings"
 )
-
-// KindElided marks a tool result whose content the library replaced with a
-// placeholder (see ElideToolResults). Only RoleTool messages may carry it. An
-// elided result is never elided again, whatever its text says.
-const KindElided Kind = "elided"
 
 // Elision defaults.
 const (
@@ -44,8 +42,10 @@ type ElideOptions struct {
 	// before anything is replaced. If it returns an error, elision stops
 	// and nothing is changed: the error is returned, wrapped.
 	Archive func(m Message) error
-	// Counter counts tokens; nil means Heuristic. Under WithElision the
-	// trim's own counter is used instead.
+	// Counter measures results for these rules (MinTokens, and the count in
+	// the default placeholder); nil means the counter of the call: Heuristic
+	// for ElideToolResults, the trim's Counter under WithElision. The
+	// budget itself is always measured with the trim's Counter.
 	Counter Counter
 }
 
@@ -78,15 +78,17 @@ func ElideToolResults(msgs []Message, opts ElideOptions) (ElideResult, error) {
 	}
 	c := opts.Counter
 	if c == nil {
-		c = Heuristic
+		c = heuristic{}
 	}
 	counts := make([]int, len(msgs))
 	for i := range msgs {
 		if msgs[i].Role == RoleTool {
-			counts[i] = c.CountMessage(msgs[i])
+			counts[i] = clampCount(c.CountMessage(msgs[i]))
 		}
 	}
-	cands := elisionCandidates(msgs, counts, &opts, c)
+	policy := opts
+	policy.Counter = nil // counts already are c's
+	cands := elisionCandidates(msgs, counts, &policy, c)
 	if len(cands) == 0 {
 		return ElideResult{Messages: msgs[:len(msgs):len(msgs)]}, nil
 	}
@@ -112,7 +114,9 @@ type elideCand struct {
 
 // elisionCandidates returns, oldest first, the tool results of msgs that the
 // options allow to elide and whose replacement saves tokens. counts holds
-// the token count of every tool message.
+// c's count of every tool message; opts.Counter, when set, measures results
+// for the elision rules instead. It is linear in the number of messages and
+// tool calls.
 func elisionCandidates(msgs []Message, counts []int, opts *ElideOptions, c Counter) []elideCand {
 	keep := opts.KeepRecent
 	if keep == 0 {
@@ -131,27 +135,34 @@ func elisionCandidates(msgs []Message, counts []int, opts *ElideOptions, c Count
 		}
 	}
 	var cands []elideCand
-	var calls []ToolCall // calls of the nearest preceding assistant message
+	var calls callIndex // calls of the nearest preceding assistant message
 	for i := 0; i < protect; i++ {
 		m := &msgs[i]
 		if m.Role == RoleAssistant {
-			calls = m.ToolCalls
+			calls.reset(m.ToolCalls)
 			continue
 		}
-		if m.Role != RoleTool || m.Kind == KindElided || counts[i] < minTok {
+		if m.Role != RoleTool || m.Kind == KindElided {
 			continue
 		}
-		name := toolName(m, calls)
+		size := counts[i]
+		if opts.Counter != nil {
+			size = clampCount(opts.Counter.CountMessage(*m))
+		}
+		if size < minTok {
+			continue
+		}
+		name := toolName(m, &calls)
 		if slices.Contains(opts.ExcludeTools, name) || (opts.KeepErrors && looksLikeError(m.Content)) {
 			continue
 		}
 		var text string
 		if opts.Placeholder != nil {
-			text = opts.Placeholder(*m, counts[i])
+			text = opts.Placeholder(*m, size)
 		} else {
-			text = defaultPlaceholder(name, counts[i])
+			text = defaultPlaceholder(name, size)
 		}
-		if saved := counts[i] - c.CountMessage(elided(*m, text)); saved > 0 {
+		if saved := counts[i] - clampCount(c.CountMessage(elided(*m, text))); saved > 0 {
 			cands = append(cands, elideCand{idx: i, saved: saved, text: text})
 		}
 	}
@@ -190,14 +201,14 @@ func elided(m Message, text string) Message {
 	return m
 }
 
-func toolName(m *Message, calls []ToolCall) string {
+// toolName returns the name of the tool that produced result m: its Name, or
+// the Name of the call it answers, or "tool".
+func toolName(m *Message, calls *callIndex) string {
 	if m.Name != "" {
 		return m.Name
 	}
-	for i := range calls {
-		if calls[i].ID == m.ToolCallID {
-			return calls[i].Name
-		}
+	if j := calls.find(m.ToolCallID); j >= 0 {
+		return calls.calls[j].Name
 	}
 	return "tool"
 }
@@ -222,54 +233,4 @@ func looksLikeError(s string) bool {
 		}
 	}
 	return false
-}
-
-// WithElision makes a trim elide old tool results (see ElideToolResults)
-// before it drops anything: oldest results first, and only as many as needed
-// to fit. Whole turns are dropped only when eliding every eligible result is
-// not enough, and then results are elided only in the turns that are kept.
-// The trim's Counter is used (opts.Counter is ignored). An Archive error
-// aborts the trim with nothing changed.
-func WithElision(opts ElideOptions) Option {
-	opts.ExcludeTools = slices.Clone(opts.ExcludeTools)
-	return func(o *options) { o.elide = &opts }
-}
-
-// WithStepTrim lets a trim cut inside the latest turn when that turn alone
-// does not fit: the turn's opening user message (the task) is kept, its
-// oldest steps are dropped and the newest kept. A step is one assistant
-// message with every tool result that answers it (and any nudge between
-// them), dropped or kept whole, so no call is ever separated from its
-// result. A breadcrumb (StepBreadcrumbText) goes right after the opening
-// message; the newest step is always kept.
-func WithStepTrim() Option {
-	return func(o *options) { o.stepTrim = true }
-}
-
-// StepBreadcrumbText is the content of the breadcrumb that marks steps
-// dropped inside the latest turn.
-const StepBreadcrumbText = "[earlier steps of this task omitted to fit the context window]"
-
-// WithStepBreadcrumb replaces the notice WithStepTrim places after the
-// latest turn's opening message (for another language or wording). Its
-// Kind is forced to KindBreadcrumb and it must obey the rules of
-// WithBreadcrumb. By default it is StepBreadcrumbText in the role of the
-// turn breadcrumb.
-func WithStepBreadcrumb(m Message) Option {
-	return func(o *options) {
-		m.Kind = KindBreadcrumb
-		if err := checkBreadcrumb(m); err != nil && o.err == nil {
-			o.err = err
-		}
-		o.stepCrumb = &m
-	}
-}
-
-// stepBreadcrumb returns the notice placed after the latest turn's opening
-// message.
-func (o *options) stepBreadcrumb() Message {
-	if o.stepCrumb != nil {
-		return *o.stepCrumb
-	}
-	return Message{Role: o.breadcrumb.Role, Content: StepBreadcrumbText, Kind: KindBreadcrumb}
 }

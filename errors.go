@@ -1,3 +1,5 @@
+// This file owns the package's error values: the sentinels and the typed
+// errors that carry their detail.
 package history
 
 import (
@@ -13,6 +15,11 @@ var (
 	// ErrInvalidMessage is wrapped by *MessageError when the input breaks a
 	// rule of the message model.
 	ErrInvalidMessage = errors.New("history: invalid message")
+	// ErrInvalidOption is wrapped by *OptionError when an option's value is
+	// out of its domain (a low-water fraction outside (0, 1), a breadcrumb
+	// that is not a valid message, ...). The call that uses the option
+	// returns it before doing anything.
+	ErrInvalidOption = errors.New("history: invalid option")
 	// ErrLatestTurnTooLarge is wrapped by *BudgetError when what the library
 	// must always keep (the prefix, the breadcrumb and the latest turn) does
 	// not fit the budget. It is returned together with a usable Result.
@@ -64,3 +71,32 @@ func (e *BudgetError) Error() string {
 
 // Unwrap returns ErrLatestTurnTooLarge.
 func (e *BudgetError) Unwrap() error { return ErrLatestTurnTooLarge }
+
+// OptionError reports an option whose value is invalid. It wraps
+// ErrInvalidOption and, when there is one, the detailed error (such as a
+// *MessageError for an invalid breadcrumb), so errors.Is and errors.As work
+// with either.
+type OptionError struct {
+	// Option is the name of the option, such as "WithLowWater".
+	Option string
+	// Reason says what is wrong with the value.
+	Reason string
+	// Err is the detailed error, or nil.
+	Err error
+}
+
+func (e *OptionError) Error() string {
+	s := "history: invalid option " + e.Option + ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns ErrInvalidOption and Err (when not nil).
+func (e *OptionError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInvalidOption}
+	}
+	return []error{ErrInvalidOption, e.Err}
+}

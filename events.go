@@ -1,3 +1,4 @@
+// This file owns the trim Event: its fields, its log form, and LogTrims.
 package history
 
 import (
@@ -63,15 +64,38 @@ func (e Event) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// LogTrims returns a callback for WithOnTrim that logs every event to l at
+// LogTrims returns a callback for [WithOnTrim] that logs every event to l at
 // Info level, as the message "history trimmed" with the event as a group
-// named "trim". A nil l means slog.Default().
+// named "trim". A nil l means the default logger at the time of each event
+// ([slog.Default] is read on every call, so a later [slog.SetDefault] takes
+// effect). The callback writes to nothing but the logger and is safe for
+// concurrent use.
 func LogTrims(l *slog.Logger) func(Event) {
 	return func(e Event) {
-		if l == nil {
-			l = slog.Default()
+		logger := l
+		if logger == nil {
+			logger = slog.Default()
 		}
-		l.Info("history trimmed", slog.Any("trim", e))
+		logger.Info("history trimmed", slog.Any("trim", e))
+	}
+}
+
+// newEvent returns the Event of res, a trim made for reason on the given
+// attempt, with a fresh copy of labels.
+func newEvent(res *Result, reason string, attempt int, labels map[string]string) Event {
+	return Event{
+		Type:            EventType,
+		Reason:          reason,
+		DroppedMessages: res.DroppedMessages,
+		DroppedTurns:    res.DroppedTurns,
+		KeptTurns:       res.KeptTurns,
+		DroppedSteps:    res.DroppedSteps,
+		ElidedResults:   res.ElidedResults,
+		TokensBefore:    res.TokensBefore,
+		TokensAfter:     res.TokensAfter,
+		Budget:          res.Budget,
+		Attempt:         attempt,
+		Labels:          maps.Clone(labels),
 	}
 }
 

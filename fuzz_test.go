@@ -169,7 +169,7 @@ func isTooLarge(err error) bool {
 func newestSummaryTokens(msgs []Message) int {
 	for i := len(msgs) - 1; i >= leadEnd(msgs); i-- {
 		if msgs[i].Kind == KindSummary {
-			return Heuristic.CountMessage(msgs[i])
+			return Heuristic().CountMessage(msgs[i])
 		}
 	}
 	return 0

@@ -104,3 +104,16 @@ func clone(msgs []Message) []Message {
 	}
 	return out
 }
+
+// isIdentity reports whether kept is 0, 1, ..., n-1.
+func isIdentity(kept []int, n int) bool {
+	if len(kept) != n {
+		return false
+	}
+	for i, k := range kept {
+		if k != i {
+			return false
+		}
+	}
+	return true
+}

@@ -66,7 +66,7 @@ func TestLadderOnCorpus(t *testing.T) {
 			t.Errorf("%d%%: %d runs broke tool pairing", pct, r.pairing)
 		}
 	}
-	t.Logf("%d conversations, Heuristic counter:%s", len(convs), b.String())
+	t.Logf("%d conversations, Heuristic() counter:%s", len(convs), b.String())
 }
 
 // ladderFloor returns the tokens of what the ladder can never drop: the

@@ -1,4 +1,12 @@
+// This file owns the message model: roles, kinds, tool calls, parts, and the
+// rules a valid Message obeys (validate), with the two helpers every other
+// file shares: Clone and equal.
 package history
+
+import (
+	"slices"
+	"strconv"
+)
 
 // Role is the author of a message, as chat-completion providers name it.
 type Role string
@@ -28,6 +36,11 @@ const (
 	// KindNudge is a runtime-injected user-role note (a reminder, a
 	// "[system: ...]" line). It never starts a turn.
 	KindNudge Kind = "nudge"
+	// KindElided marks a tool result whose content the library replaced
+	// with a placeholder (see [ElideToolResults]). Only RoleTool messages
+	// may carry it. An elided result is never elided again, whatever its
+	// text says.
+	KindElided Kind = "elided"
 )
 
 // ToolCall is one tool invocation requested by an assistant message.
@@ -45,7 +58,8 @@ type ToolCall struct {
 //
 // The library never modifies a Message it is given: results hold copies, and a
 // message whose tool calls had to be stripped is a new value with a new
-// ToolCalls slice.
+// ToolCalls slice. A copied Message still shares its Parts and ToolCalls
+// backing arrays with the original; use [Message.Clone] before editing them.
 type Message struct {
 	Role    Role   `json:"role"`
 	Content string `json:"content,omitempty"`
@@ -101,3 +115,149 @@ type Part struct {
 	// Size is a file's size in bytes. Zero means unknown.
 	Size int64 `json:"size,omitempty"`
 }
+
+// Clone returns a copy of m whose Parts and ToolCalls are new slices, so
+// that editing the copy's parts or tool calls cannot change m (strings are
+// immutable and are shared). Nil slices stay nil.
+func (m Message) Clone() Message {
+	m.Parts = slices.Clone(m.Parts)
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	return m
+}
+
+// equal reports whether a and b are equal in every field. Strings that share
+// memory compare in constant time, so comparing a message with an unedited
+// copy of itself does not scan its content.
+func equal(a, b *Message) bool {
+	return a.Role == b.Role && a.Kind == b.Kind && a.Content == b.Content &&
+		a.ToolCallID == b.ToolCallID && a.Name == b.Name &&
+		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Parts, b.Parts)
+}
+
+// validate checks every message against the message model. It is linear in
+// the total number of messages, tool calls and parts.
+func validate(msgs []Message) error {
+	for i := range msgs {
+		if reason := checkMessage(&msgs[i]); reason != "" {
+			return &MessageError{Index: i, Reason: reason}
+		}
+	}
+	return nil
+}
+
+// smallCalls is the number of tool calls up to which a linear scan beats a
+// map for finding a call by ID.
+const smallCalls = 16
+
+// checkMessage returns why m is invalid, or "".
+func checkMessage(m *Message) string {
+	switch m.Role {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+	default:
+		return "unknown role " + quote(string(m.Role))
+	}
+	switch m.Kind {
+	case "", KindBreadcrumb, KindSummary, KindNudge:
+		if m.Kind != "" && (m.Role == RoleTool || len(m.ToolCalls) > 0) {
+			return "a " + string(m.Kind) + " message cannot be part of a tool exchange"
+		}
+	case KindElided:
+		if m.Role != RoleTool {
+			return "only tool messages can be elided"
+		}
+	default:
+		return "unknown kind " + quote(string(m.Kind))
+	}
+	if m.Role == RoleTool {
+		if m.ToolCallID == "" {
+			return "tool message without tool_call_id"
+		}
+	} else if m.ToolCallID != "" {
+		return "tool_call_id on a " + string(m.Role) + " message"
+	}
+	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+		return "tool calls on a " + string(m.Role) + " message"
+	}
+	if reason := checkCallIDs(m.ToolCalls); reason != "" {
+		return reason
+	}
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		switch p.Type {
+		case PartText, PartImage, PartFile, PartReasoning:
+		default:
+			return "part " + strconv.Itoa(j) + " has unknown type " + quote(string(p.Type))
+		}
+		if p.Tokens < 0 || p.Width < 0 || p.Height < 0 || p.Size < 0 {
+			return "part " + strconv.Itoa(j) + " has a negative size"
+		}
+	}
+	return ""
+}
+
+// checkCallIDs returns why the IDs of calls are invalid (empty or used twice),
+// or "". It is linear in len(calls).
+func checkCallIDs(calls []ToolCall) string {
+	var seen map[string]struct{}
+	if len(calls) > smallCalls {
+		seen = make(map[string]struct{}, len(calls))
+	}
+	for j := range calls {
+		id := calls[j].ID
+		if id == "" {
+			return "tool call " + strconv.Itoa(j) + " has an empty id"
+		}
+		dup := false
+		if seen != nil {
+			_, dup = seen[id]
+			seen[id] = struct{}{}
+		} else {
+			for k := range j {
+				if calls[k].ID == id {
+					dup = true
+					break
+				}
+			}
+		}
+		if dup {
+			return "tool call id " + quote(id) + " used twice in one message"
+		}
+	}
+	return ""
+}
+
+// callIndex finds a tool call by ID among the calls of one assistant
+// message: a linear scan for a few calls, a map built on first use for many,
+// so that answering every one of n parallel calls costs O(n), not O(n²).
+type callIndex struct {
+	calls []ToolCall
+	ids   map[string]int
+}
+
+func (x *callIndex) reset(calls []ToolCall) {
+	x.calls, x.ids = calls, nil
+}
+
+// find returns the position of the call with the given id, or -1.
+func (x *callIndex) find(id string) int {
+	if len(x.calls) <= smallCalls {
+		for j := range x.calls {
+			if x.calls[j].ID == id {
+				return j
+			}
+		}
+		return -1
+	}
+	if x.ids == nil {
+		x.ids = make(map[string]int, len(x.calls))
+		for j := len(x.calls) - 1; j >= 0; j-- {
+			x.ids[x.calls[j].ID] = j // the first call with an id wins
+		}
+	}
+	if j, ok := x.ids[id]; ok {
+		return j
+	}
+	return -1
+}
+
+func quote(s string) string { return strconv.Quote(s) }

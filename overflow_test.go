@@ -708,7 +708,7 @@ type fakeProvider struct {
 }
 
 func (p fakeProvider) send(msgs []Message) error {
-	n := int(float64(Estimate(msgs, Heuristic)) * p.factor)
+	n := int(float64(Estimate(msgs, Heuristic())) * p.factor)
 	if n <= p.limit {
 		return nil
 	}
@@ -724,7 +724,7 @@ func (p fakeProvider) send(msgs []Message) error {
 // bounded number of attempts, dropping turns on every attempt.
 func TestRecoverOverflowTerminates(t *testing.T) {
 	big := toolHistory(200)
-	est := Estimate(big, Heuristic)
+	est := Estimate(big, Heuristic())
 	tests := []struct {
 		name        string
 		p           fakeProvider
@@ -753,7 +753,7 @@ func TestRecoverOverflowTerminates(t *testing.T) {
 				if attempt > tc.maxAttempts {
 					t.Fatalf("still rejected after %d attempts (%d messages left)", tc.maxAttempts, len(msgs))
 				}
-				before := Estimate(msgs, Heuristic)
+				before := Estimate(msgs, Heuristic())
 				res, err := RecoverOverflow(msgs, perr, attempt)
 				if errors.Is(err, ErrCannotRecover) {
 					if tc.accepted {

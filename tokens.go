@@ -30,8 +30,9 @@ func (f CounterFunc) CountMessage(m Message) int { return f(m) }
 // non-ASCII text per character, plus the same per-message, per-name and
 // per-tool-call framing as the exact counters, and the Part rules of
 // PartTokens. Its measured error is documented in docs/tokens.md. It never
-// allocates and is safe for concurrent use.
-var Heuristic Counter = heuristic{}
+// allocates and is safe for concurrent use. Heuristic is a function so that
+// no package can replace the default Counter for the whole process.
+func Heuristic() Counter { return heuristic{} }
 
 // Framing overhead shared by the heuristic and the exact counters, as
 // documented in docs/tokens.md: OpenAI's chat format spends 3 tokens per
@@ -72,7 +73,7 @@ func (heuristic) CountMessage(m Message) int {
 // the trim functions compare with a budget.
 func Estimate(msgs []Message, c Counter) int {
 	if c == nil {
-		c = Heuristic
+		c = heuristic{}
 	}
 	n := 0
 	for i := range msgs {

@@ -198,7 +198,7 @@ func TestEstimateTextSWAR(t *testing.T) {
 }
 
 func TestHeuristicFraming(t *testing.T) {
-	h := Heuristic.CountMessage
+	h := Heuristic().CountMessage
 	tests := []struct {
 		name   string
 		m      Message

@@ -1,3 +1,5 @@
+// This file owns the Trimmer: a trim that remembers its cut between calls so
+// that the provider's cached prompt prefix survives.
 package history
 
 import (
@@ -76,6 +78,10 @@ type trimState struct {
 	// was made, with their slices cloned so that later in-place edits by
 	// the caller cannot change them.
 	at, before Message
+	// hoist is the index of the summary the trim moved out of the dropped
+	// turns into the prefix, or -1; hoisted is its copy.
+	hoist   int
+	hoisted Message
 	// crumb is the breadcrumb the fresh trim inserted; hasCrumb is false
 	// under WithoutBreadcrumb.
 	crumb    Message
@@ -124,16 +130,22 @@ func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 	st := t.st
 	t.mu.Unlock()
 
-	if st.cut > 0 {
-		if res, ok := t.reuse(msgs, budget, &st); ok {
+	o := newOptions(t.opts)
+	defer o.release()
+	if st.cut > 0 && o.err == nil {
+		res, ok, memo := t.reuse(msgs, budget, &st)
+		if ok {
 			return res, nil
 		}
+		o.memo = memo // what the check counted is not counted again
 	}
-	res, err := TrimToRecentTurns(msgs, budget, t.opts...)
+	var cut cutInfo
+	o.cut = &cut
+	res, err := trimToBudget(msgs, budget, o)
 	var be *BudgetError
 	next := trimState{}
 	if err == nil || errors.As(err, &be) {
-		next = remember(msgs, &res)
+		next = remember(msgs, &res, cut)
 	}
 	t.mu.Lock()
 	t.st = next
@@ -142,21 +154,26 @@ func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 }
 
 // reuse returns the Result for the remembered cut when it still applies to
-// msgs and what it keeps fits budget.
-func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool) {
+// msgs and what it keeps fits budget. When it does not, it returns the counts
+// it made, by index into msgs (negative: not counted), for the fresh trim.
+func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool, []int) {
 	cut := st.cut
 	if cut >= len(msgs) {
-		return Result{}, false // truncated at or before the cut
+		return Result{}, false, nil // truncated at or before the cut
 	}
 	lead := leadEnd(msgs)
-	if cut <= lead || !unchanged(&msgs[cut], &st.at) || !unchanged(&msgs[cut-1], &st.before) {
-		return Result{}, false
+	if cut <= lead || !equal(&msgs[cut], &st.at) || !equal(&msgs[cut-1], &st.before) {
+		return Result{}, false, nil
+	}
+	if st.hoist >= 0 && (st.hoist < lead || st.hoist >= cut || !equal(&msgs[st.hoist], &st.hoisted)) {
+		return Result{}, false, nil
 	}
 
 	// The view is what TrimToRecentTurns would have built for this cut:
-	// the prefix (old breadcrumbs out if ours goes in), the breadcrumb,
-	// and the kept turns. index maps it back to msgs.
-	n := lead + 1 + len(msgs) - cut
+	// the prefix (old breadcrumbs out if ours goes in), the hoisted
+	// summary, the breadcrumb, and the kept turns. index maps it back to
+	// msgs.
+	n := lead + 2 + len(msgs) - cut
 	view := make([]Message, 0, n)
 	index := make([]int, 0, n)
 	for i := range lead {
@@ -165,6 +182,10 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 		}
 		view = append(view, msgs[i])
 		index = append(index, i)
+	}
+	if st.hoist >= 0 {
+		view = append(view, msgs[st.hoist])
+		index = append(index, st.hoist)
 	}
 	if st.hasCrumb {
 		view = append(view, st.crumb)
@@ -178,19 +199,31 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 	// Validate, sweep and count the view exactly as a trim does; if it
 	// does not fit as it is, the caller needs a new cut. This pass only
 	// checks: no event, no elision (whose Archive callback has effects),
-	// no step trimming.
-	opts := append(slices.Clip(t.opts), checkOnly)
-	r, err := TrimToRecentTurns(view, budget, opts...)
-	if err != nil || r.Trimmed || r.ElidedResults > 0 || r.DroppedSteps > 0 {
-		return Result{}, false
+	// no step trimming. Its counts are recorded for that new cut.
+	o := newOptions(t.opts)
+	defer o.release()
+	o.onTrim, o.elide, o.stepTrim = nil, nil, false
+	o.record = make([]int, len(view))
+	for i := range o.record {
+		o.record[i] = -1
+	}
+	r, err := trimToBudget(view, budget, o)
+	if err != nil || r.Trimmed {
+		memo := make([]int, len(msgs))
+		for i := range memo {
+			memo[i] = -1
+		}
+		for i, c := range o.record {
+			if index[i] >= 0 {
+				memo[index[i]] = c
+			}
+		}
+		return Result{}, false, memo
 	}
 
-	kept := index
-	if r.Kept != nil { // the sweep removed something from the view
-		kept = make([]int, len(r.Kept))
-		for i, k := range r.Kept {
-			kept[i] = index[k]
-		}
+	kept := make([]int, len(r.Kept))
+	for i, k := range r.Kept {
+		kept[i] = index[k]
 	}
 	replaced := -1
 	if st.hasCrumb {
@@ -204,47 +237,38 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 		DroppedMessages: st.droppedMessages,
 		DroppedTurns:    st.droppedTurns,
 		KeptTurns:       r.KeptTurns,
-		TokensBefore:    r.TokensBefore + st.droppedTokens,
+		TokensBefore:    satAdd(r.TokensBefore, st.droppedTokens),
 		TokensAfter:     r.TokensAfter,
 		Budget:          budget,
 		OrphansRemoved:  r.OrphansRemoved,
-	}, true
+	}, true, nil
 }
 
-// checkOnly is the Option of the reuse pass: it turns off the OnTrim
-// callback, elision and step trimming, so that the pass has no effect
-// beyond its Result.
-func checkOnly(o *options) {
-	o.onTrim = nil
-	o.elide = nil
-	o.stepTrim = false
-}
-
-// remember returns the state for the Result of a fresh trim of msgs: the
-// cut it made, or no cut when it dropped no whole turn. A trim that elided
-// tool results or dropped steps of the latest turn is not remembered: its
-// messages differ from the transcript's, so the next call trims afresh.
-func remember(msgs []Message, res *Result) trimState {
-	if !res.Trimmed || res.Kept == nil || res.ElidedResults > 0 || res.DroppedSteps > 0 {
+// remember returns the state for the Result of a fresh trim of msgs that
+// cut where cut says: no cut when it dropped no whole turn. A trim that
+// elided tool results or dropped steps of the latest turn is not
+// remembered: its messages differ from the transcript's, so the next call
+// trims afresh.
+func remember(msgs []Message, res *Result, cut cutInfo) trimState {
+	if cut.start < 0 || res.ElidedResults > 0 || res.DroppedSteps > 0 {
 		return trimState{}
 	}
 	lead := leadEnd(msgs)
-	st := trimState{}
+	if cut.start <= lead || cut.start >= len(msgs) {
+		return trimState{}
+	}
+	st := trimState{cut: cut.start, hoist: cut.hoist}
 	for i, k := range res.Kept {
 		if k < 0 {
 			st.crumb, st.hasCrumb = res.Messages[i], true
-			continue
-		}
-		if k >= lead {
-			st.cut = k
 			break
 		}
 	}
-	if st.cut <= lead || st.cut >= len(msgs) {
-		return trimState{}
+	st.at = msgs[st.cut].Clone()
+	st.before = msgs[st.cut-1].Clone()
+	if st.hoist >= 0 {
+		st.hoisted = msgs[st.hoist].Clone()
 	}
-	st.at = cloneMessage(msgs[st.cut])
-	st.before = cloneMessage(msgs[st.cut-1])
 	st.droppedTokens = res.TokensBefore - res.TokensAfter
 	st.droppedMessages = res.DroppedMessages
 	st.droppedTurns = res.DroppedTurns
@@ -279,22 +303,4 @@ func droppedFrom(msgs []Message, kept []int, replaced int) []Message {
 		out = append(out, msgs[i])
 	}
 	return slices.Clip(out)
-}
-
-// cloneMessage returns m with its Parts and ToolCalls copied, so that the
-// caller's later in-place edits cannot change it.
-func cloneMessage(m Message) Message {
-	m.Parts = slices.Clone(m.Parts)
-	m.ToolCalls = slices.Clone(m.ToolCalls)
-	return m
-}
-
-// unchanged reports whether m still equals the remembered copy r in every
-// field. Strings that share memory compare in constant time, so checking a
-// message the caller did not touch costs no scan of its content.
-func unchanged(m, r *Message) bool {
-	a, b := m, r
-	return a.Role == b.Role && a.Kind == b.Kind && a.Content == b.Content &&
-		a.ToolCallID == b.ToolCallID && a.Name == b.Name &&
-		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Parts, b.Parts)
 }

@@ -1,3 +1,5 @@
+// This file owns the structure of a history: the prefix (leadEnd, isPinned),
+// the turn rule (isTurnStart, appendTurnStarts) and NormalizeSystem.
 package history
 
 import "strings"
@@ -11,33 +13,26 @@ type Turn struct {
 // Len returns the number of messages in the turn.
 func (t Turn) Len() int { return t.End - t.Start }
 
-// Turns returns the turns of msgs, oldest first, as index ranges into msgs.
-//
-// The prefix (the leading system messages, pinned summaries and leading
-// breadcrumbs, see TrimToRecentTurns) belongs to no turn. A turn starts at
-// every RoleUser message whose Kind is empty; breadcrumbs, nudges and
-// summaries never start one. Messages between the prefix and the first user
-// message belong to the first turn, so every message after the prefix is in
-// exactly one turn and a tool result is always in the same turn as its call.
-// Turns returns nil when there is no message after the prefix.
-func Turns(msgs []Message) []Turn {
-	lead := leadEnd(msgs)
-	if lead == len(msgs) {
-		return nil
+// appendTurnStarts appends to dst the index of the first message of each
+// turn of msgs after the prefix ending at lead, oldest first, and returns
+// the extended slice: lead itself, then every later turn start under rule.
+// What precedes the first real turn start belongs to the first turn. It
+// appends nothing when lead == len(msgs).
+func appendTurnStarts(dst []int, msgs []Message, lead int, rule func(Message) bool) []int {
+	if lead >= len(msgs) {
+		return dst
 	}
-	var turns []Turn
-	start := lead
-	opened := isTurnStart(msgs[lead], nil)
+	dst = append(dst, lead)
+	opened := isTurnStart(msgs[lead], rule)
 	for i := lead + 1; i < len(msgs); i++ {
-		if isTurnStart(msgs[i], nil) {
+		if isTurnStart(msgs[i], rule) {
 			if opened {
-				turns = append(turns, Turn{start, i})
-				start = i
+				dst = append(dst, i)
 			}
 			opened = true
 		}
 	}
-	return append(turns, Turn{start, len(msgs)})
+	return dst
 }
 
 // isTurnStart reports whether m opens a turn. Special kinds and tool results

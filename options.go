@@ -1,0 +1,280 @@
+// This file owns the options of the trim entry points: every Option, the
+// options value they fill, and the validation of option values. Options are
+// read once, at the start of a call, into an options value that the planner
+// and the entry points read; nothing below this file knows about options.
+package history
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Option configures [TrimToRecentTurns], [Trimmer], [RecoverOverflow] and
+// [Turns]. Options are immutable values: one built once may be shared by any
+// number of goroutines and calls, and applying it never writes to anything
+// but the call's own settings. An option whose value is invalid makes the
+// call that uses it return an *[OptionError] wrapping [ErrInvalidOption]. A
+// nil Option is ignored.
+type Option func(*options)
+
+// options is the settings of one call, filled from its Options.
+type options struct {
+	counter      Counter
+	onTrim       func(Event)
+	breadcrumb   Message
+	stepCrumb    *Message
+	noBreadcrumb bool
+	turnStart    func(Message) bool
+	labels       map[string]string
+	noSweep      bool
+	lowWater     float64 // 0: off
+	elide        *ElideOptions
+	stepTrim     bool
+	err          error // first invalid option
+
+	// Set by the entry points, never by an exported Option.
+	reason  string
+	attempt int
+	// budgetFor, when set, replaces the budget once the history is
+	// counted (RecoverOverflow derives it from the size that failed), so
+	// that no message is counted twice.
+	budgetFor func(total int) int
+	// memo, when set, holds known counts of the call's messages by index
+	// (negative: unknown), and record, when set, receives the counts the
+	// call makes, by the same index. The Trimmer records the counts of its
+	// reuse check and passes them to the fresh trim that follows a failed
+	// check, so that no message is counted twice.
+	memo, record []int
+	// cut, when set, receives where the trim cut (see cutInfo).
+	cut *cutInfo
+}
+
+// cutInfo says where a trim cut, as indices into its input: the first
+// message of the first kept turn (-1 when no whole turn was dropped) and the
+// summary hoisted out of the dropped turns (-1 when none).
+type cutInfo struct {
+	start, hoist int
+}
+
+// optionsPool recycles option sets: options are applied through caller
+// functions, which forces them onto the heap, and a trim before every
+// request should not allocate for them.
+var optionsPool = sync.Pool{New: func() any { return new(options) }}
+
+// newOptions applies opts over the defaults. Call release when done.
+func newOptions(opts []Option) *options {
+	o := optionsPool.Get().(*options)
+	*o = options{counter: heuristic{}, breadcrumb: Breadcrumb(), reason: ReasonBudget}
+	for _, f := range opts {
+		if f != nil {
+			f(o)
+		}
+	}
+	return o
+}
+
+// release returns o to the pool. o must not be used afterwards.
+func (o *options) release() {
+	*o = options{}
+	optionsPool.Put(o)
+}
+
+// fail records err as the call's error unless an earlier option failed.
+func (o *options) fail(err error) {
+	if o.err == nil {
+		o.err = err
+	}
+}
+
+// WithCounter sets the token counter. The default, and what a nil c means,
+// is [Heuristic]. For exact counts use the tiktoken subpackage; wrap it with
+// [NewCache] when trimming before every request.
+func WithCounter(c Counter) Option {
+	if c == nil {
+		c = heuristic{}
+	}
+	return func(o *options) { o.counter = c }
+}
+
+// WithOnTrim registers f to receive one [Event], synchronously and before the
+// trim returns, each time a trim drops or elides something. It is never
+// called when nothing changed. The Event is a copy f may keep. A nil f
+// removes the callback.
+func WithOnTrim(f func(Event)) Option {
+	return func(o *options) { o.onTrim = f }
+}
+
+// WithBreadcrumb replaces the default breadcrumb (for another language or
+// wording, or another role). Its Kind is forced to [KindBreadcrumb]. It must
+// be a valid [Message] whose role is user, system or assistant, with no tool
+// calls and no tool call id; otherwise the call returns an *[OptionError]
+// that wraps both [ErrInvalidOption] and a *[MessageError] with Index -1.
+func WithBreadcrumb(m Message) Option {
+	m = m.Clone()
+	m.Kind = KindBreadcrumb
+	err := checkNotice("WithBreadcrumb", &m)
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+		}
+		o.breadcrumb = m
+		o.noBreadcrumb = false
+	}
+}
+
+// WithoutBreadcrumb turns the breadcrumbs off: dropped turns and steps
+// leave no notice. Breadcrumbs already in the input are then kept as they
+// are.
+func WithoutBreadcrumb() Option {
+	return func(o *options) { o.noBreadcrumb = true }
+}
+
+// WithStepBreadcrumb replaces the notice [WithStepTrim] places after the
+// latest turn's opening message (for another language or wording). Its
+// Kind is forced to [KindBreadcrumb] and it must obey the rules of
+// [WithBreadcrumb]. By default it is [StepBreadcrumbText] in the role of the
+// turn breadcrumb.
+func WithStepBreadcrumb(m Message) Option {
+	m = m.Clone()
+	m.Kind = KindBreadcrumb
+	err := checkNotice("WithStepBreadcrumb", &m)
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+		}
+		o.stepCrumb = &m
+	}
+}
+
+// checkNotice validates a breadcrumb given through an option: a valid
+// message in the user, system or assistant role, never part of a tool
+// exchange.
+func checkNotice(option string, b *Message) error {
+	reason := checkMessage(b)
+	switch {
+	case reason != "":
+	case b.Role != RoleUser && b.Role != RoleSystem && b.Role != RoleAssistant:
+		reason = "breadcrumb role must be user, system or assistant, not " + quote(string(b.Role))
+	case len(b.ToolCalls) > 0:
+		reason = "breadcrumb must not carry tool calls"
+	}
+	if reason == "" {
+		return nil
+	}
+	return &OptionError{Option: option, Reason: "invalid breadcrumb", Err: &MessageError{Index: -1, Reason: reason}}
+}
+
+// WithTurnStart replaces the rule that decides which messages open a turn
+// (by default: every RoleUser message with an empty Kind). Use it when
+// tool results reach the model as user text, e.g.
+//
+//	history.WithTurnStart(func(m history.Message) bool {
+//		return m.Role == history.RoleUser && !strings.HasPrefix(m.Content, "[Tool results]")
+//	})
+//
+// Whatever f says, tool results, breadcrumbs, nudges and summaries never open
+// a turn, and the first message after the prefix always does. [Turns] takes
+// the same option, so it reports the turns a trim works with. A nil f
+// restores the default.
+func WithTurnStart(f func(Message) bool) Option {
+	return func(o *options) { o.turnStart = f }
+}
+
+// WithLabels attaches caller attribution (session_id, channel, agent,
+// turn_id, ...) to every [Event]. The map is copied when the option is built
+// and again for every event, so neither side can change the other's.
+func WithLabels(labels map[string]string) Option {
+	labels = maps.Clone(labels)
+	return func(o *options) { o.labels = labels }
+}
+
+// WithoutOrphanSweep turns the orphan sweep off. Use it only when the
+// history is known to be well paired; trimming itself never breaks a pair.
+func WithoutOrphanSweep() Option {
+	return func(o *options) { o.noSweep = true }
+}
+
+// WithLowWater adds hysteresis for prompt caching: when a trim is needed
+// (the history exceeds the budget), it trims down to fraction*budget instead
+// of just under the budget, so the next requests fit without another trim
+// and the provider's cached prefix survives them. Histories that fit the
+// budget are still returned untouched. fraction must lie in the open
+// interval (0, 1); any other value (0, 1, negative, NaN) makes the call
+// return an *[OptionError]. See docs/prompt-caching.md.
+func WithLowWater(fraction float64) Option {
+	var err error
+	if !(fraction > 0 && fraction < 1) { // also catches NaN
+		err = &OptionError{Option: "WithLowWater", Reason: "fraction " + strconv.FormatFloat(fraction, 'g', -1, 64) + " is outside (0, 1)"}
+	}
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+			return
+		}
+		o.lowWater = fraction
+	}
+}
+
+// WithElision makes a trim elide old tool results (see [ElideToolResults])
+// before it drops anything: oldest results first, and only as many as needed
+// to fit. Whole turns are dropped only when eliding every eligible result is
+// not enough, and then results are elided only in the turns that are kept.
+//
+// The trim's Counter measures the budget. opts.Counter, when set, measures
+// the results for the elision rules (MinTokens and the token count in the
+// default placeholder), as it does for ElideToolResults; when nil, the trim's
+// Counter does both. An Archive error aborts the trim with nothing changed.
+func WithElision(opts ElideOptions) Option {
+	opts.ExcludeTools = slices.Clone(opts.ExcludeTools)
+	return func(o *options) { o.elide = &opts }
+}
+
+// WithStepTrim lets a trim cut inside the latest turn when that turn alone
+// does not fit: the turn's opening user message (the task) is kept, its
+// oldest steps are dropped and the newest kept. A step is one assistant
+// message with every tool result that answers it (and any nudge between
+// them), dropped or kept whole, so no call is ever separated from its
+// result. A breadcrumb ([StepBreadcrumbText]) goes right after the opening
+// message; the newest step is always kept.
+func WithStepTrim() Option {
+	return func(o *options) { o.stepTrim = true }
+}
+
+// stepBreadcrumb returns the notice placed after the latest turn's opening
+// message.
+func (o *options) stepBreadcrumb() Message {
+	if o.stepCrumb != nil {
+		return *o.stepCrumb
+	}
+	return Message{Role: o.breadcrumb.Role, Content: StepBreadcrumbText, Kind: KindBreadcrumb}
+}
+
+// target returns the budget a trim aims for once it has to trim: budget, or
+// the low-water share of it.
+func (o *options) target(budget int) int {
+	if o.lowWater == 0 {
+		return budget
+	}
+	t := float64(budget) * o.lowWater
+	if !(t < float64(math.MaxInt)) { // float rounding near MaxInt
+		return budget - 1
+	}
+	return min(max(int(t), 1), budget)
+}
+
+// Breadcrumbs returns the notices a trim with opts would insert: turn after
+// the prefix when turns are dropped ([WithBreadcrumb], or [Breadcrumb]), and
+// step after the latest turn's opening message when steps are dropped
+// ([WithStepBreadcrumb], or [StepBreadcrumbText] in the turn notice's role).
+// enabled is false under [WithoutBreadcrumb]. Adapters use it to recognise,
+// in a native history they trimmed before, the notices they inserted, so
+// that the next trim replaces them instead of keeping them as turns. Invalid
+// options are reported by the trim that uses them, not here.
+func Breadcrumbs(opts ...Option) (turn, step Message, enabled bool) {
+	o := newOptions(opts)
+	defer o.release()
+	return o.breadcrumb, o.stepBreadcrumb(), !o.noBreadcrumb
+}
