@@ -1,3 +1,5 @@
+// This file owns the orphan sweep: tool results without their call and calls
+// without their results.
 package history
 
 // SweepReport counts what SweepOrphans removed.
@@ -54,6 +56,7 @@ func sweep(msgs []Message, wantIndex bool) (out []Message, index []int, rep Swee
 		index = make([]int, 0, len(msgs))
 	}
 	var ex exchange
+	var calls callIndex
 	open := -1 // position in out of the open exchange's assistant message
 	closeExchange := func() {
 		if open < 0 {
@@ -86,7 +89,7 @@ func sweep(msgs []Message, wantIndex bool) (out []Message, index []int, rep Swee
 		m := &msgs[i]
 		switch {
 		case m.Role == RoleTool:
-			if open < 0 || !ex.answer(out[open].ToolCalls, m.ToolCallID) {
+			if open < 0 || !ex.answer(&calls, m.ToolCallID) {
 				rep.Results++
 				continue
 			}
@@ -97,6 +100,7 @@ func sweep(msgs []Message, wantIndex bool) (out []Message, index []int, rep Swee
 			if m.Role == RoleAssistant {
 				open = len(out)
 				ex.reset(len(m.ToolCalls))
+				calls.reset(m.ToolCalls)
 			}
 		}
 		out = append(out, *m)
@@ -112,13 +116,13 @@ func sweep(msgs []Message, wantIndex bool) (out []Message, index []int, rep Swee
 // for exchanges of up to 64 parallel calls.
 func hasOrphans(msgs []Message) bool {
 	var ex exchange
-	var calls []ToolCall
+	var calls callIndex
 	open := false
 	for i := range msgs {
 		m := &msgs[i]
 		switch {
 		case m.Role == RoleTool:
-			if !open || !ex.answer(calls, m.ToolCallID) {
+			if !open || !ex.answer(&calls, m.ToolCallID) {
 				return true
 			}
 		case m.Kind == KindNudge:
@@ -127,8 +131,8 @@ func hasOrphans(msgs []Message) bool {
 				return true
 			}
 			open = m.Role == RoleAssistant
-			calls = m.ToolCalls
-			ex.reset(len(calls))
+			calls.reset(m.ToolCalls)
+			ex.reset(len(m.ToolCalls))
 		}
 	}
 	return open && ex.unanswered() > 0
@@ -162,20 +166,20 @@ func (e *exchange) flag(j int) *bool {
 }
 
 // answer marks the call with the given id answered. It reports false when
-// there is no such call or it was answered already.
-func (e *exchange) answer(calls []ToolCall, id string) bool {
-	for j := range calls {
-		if calls[j].ID == id {
-			f := e.flag(j)
-			if *f {
-				return false
-			}
-			*f = true
-			e.n++
-			return true
-		}
+// there is no such call or it was answered already. Within one message,
+// call IDs are unique (validate checks it), so the first match is the call.
+func (e *exchange) answer(calls *callIndex, id string) bool {
+	j := calls.find(id)
+	if j < 0 {
+		return false
 	}
-	return false
+	f := e.flag(j)
+	if *f {
+		return false
+	}
+	*f = true
+	e.n++
+	return true
 }
 
 func (e *exchange) answered(j int) bool { return *e.flag(j) }

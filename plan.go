@@ -41,21 +41,21 @@ type tally struct {
 // can wrap: a Counter that returns a negative count is read as 0, and one
 // that returns more than capPer is read as capPer, which the caller then
 // treats as larger than any budget (see trimToBudget).
-func countView(sc *scratch, msgs, view []Message, index []int, o *options) tally {
+func countView(sc *scratch, view []Message, index []int, o *options) tally {
 	n := len(view)
 	if cap(sc.counts) < n {
 		sc.counts = make([]int, n)
 	}
 	t := tally{counts: sc.counts[:n], lead: leadEnd(view), capPer: math.MaxInt / (n + 4)}
 	for i := range view {
-		// mi is the message's index in msgs, or -1 when the sweep
-		// stripped it (a new value, counted anew).
+		// mi is the message's index in msgs. The memo is keyed by it even
+		// for a message the sweep stripped: the Trimmer's check and its
+		// fresh trim sweep the same exchanges (a kept turn starts at a
+		// turn start, which closes every exchange before it), so they
+		// strip the same calls.
 		mi := i
 		if index != nil {
 			mi = index[i]
-		}
-		if len(view[i].ToolCalls) != len(msgs[mi].ToolCalls) {
-			mi = -1
 		}
 		c := -1
 		if mi >= 0 && mi < len(o.memo) {

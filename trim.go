@@ -159,7 +159,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	t := countView(sc, msgs, view, index, o)
+	t := countView(sc, view, index, o)
 	counts, starts, lead, total := t.counts, t.starts, t.lead, t.total
 	res.TokensBefore = total
 	if o.budgetFor != nil {
