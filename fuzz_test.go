@@ -174,3 +174,87 @@ func newestSummaryTokens(msgs []Message) int {
 	}
 	return 0
 }
+
+// FuzzTrimmerLadder feeds growing prefixes of a generated history (mid-history
+// summaries, parallel calls, orphans, nudges) to a Trimmer and to the
+// stateless trim, both with the whole ladder (low water, elision, step trim),
+// and checks what must hold for every request:
+//
+//   - the result is valid, well paired, counted right and within budget
+//     unless the error says why;
+//   - whatever was trimmed is announced: when a message the sweep kept is
+//     missing before the newest kept one, a breadcrumb is in the result;
+//   - a too-large error is never false: the result, trimmed again with the
+//     same options, still does not fit, and a result that fits comes back
+//     unchanged.
+func FuzzTrimmerLadder(f *testing.F) {
+	f.Add([]byte{0, 9, 1, 200, 9, 30, 1, 3, 4, 2, 11, 200, 4, 5, 11, 7, 1, 1, 9, 3, 4, 1, 11, 3}, uint16(90), uint8(3))
+	f.Add([]byte{4, 1, 11, 250, 1, 2, 3, 120, 9, 4, 3, 2}, uint16(60), uint8(0))
+	f.Add([]byte{0, 0, 1, 250, 9, 10, 1, 90, 3, 1, 1, 5, 3, 1}, uint16(100), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, budget16 uint16, keep uint8) {
+		msgs := genHistory(data)
+		if len(msgs) > 60 {
+			msgs = msgs[:60] // every prefix is trimmed: keep the work bounded
+		}
+		budget := int(budget16%600) + 20
+		opts := []Option{
+			WithLowWater(0.8), WithStepTrim(),
+			WithElision(ElideOptions{KeepRecent: int(keep%4) - 1, MinTokens: -1}),
+		}
+		tr := NewTrimmer(opts...)
+		for n := 1; n <= len(msgs); n++ {
+			in := msgs[:n]
+			for _, trim := range []func() (Result, error){
+				func() (Result, error) { return tr.Trim(in, budget) },
+				func() (Result, error) { return TrimToRecentTurns(in, budget, opts...) },
+			} {
+				res, err := trim()
+				if err != nil && !isTooLarge(err) {
+					t.Fatalf("n=%d: unexpected error %v", n, err)
+				}
+				checkResult(t, in, res, true)
+				if got := Estimate(res.Messages, nil); got != res.TokensAfter {
+					t.Fatalf("n=%d: TokensAfter %d, recount %d", n, res.TokensAfter, got)
+				}
+				if err == nil && res.TokensAfter > budget {
+					t.Fatalf("n=%d: over budget without an error", n)
+				}
+				checkAnnounced(t, in, res)
+				re, err2 := TrimToRecentTurns(res.Messages, budget, opts...)
+				if err != nil && err2 == nil && re.TokensAfter <= budget && !re.Trimmed {
+					t.Fatalf("n=%d: false too-large error: the result fits as it is (%d <= %d)", n, re.TokensAfter, budget)
+				}
+				if err == nil && (re.Trimmed || !reflect.DeepEqual(re.Messages, res.Messages)) {
+					t.Fatalf("n=%d: a result that fits changed when trimmed again", n)
+				}
+			}
+		}
+	})
+}
+
+// checkAnnounced fails when res leaves out a message of in that the orphan
+// sweep would keep, before the newest message it sends, without a breadcrumb
+// in the result to say so.
+func checkAnnounced(t *testing.T, in []Message, res Result) {
+	t.Helper()
+	_, survivors, _ := sweep(in, true)
+	if survivors == nil {
+		survivors = identity(len(in))
+	}
+	kept := make(map[int]bool, len(res.Kept))
+	newest, crumb := -1, false
+	for i, k := range res.Kept {
+		if k < 0 || res.Messages[i].Kind == KindBreadcrumb {
+			crumb = true
+		}
+		if k >= 0 {
+			kept[k] = true
+			newest = max(newest, k)
+		}
+	}
+	for _, k := range survivors {
+		if k < newest && !kept[k] && in[k].Kind != KindBreadcrumb && !crumb {
+			t.Fatalf("message %d was left out without a breadcrumb: kept %v", k, res.Kept)
+		}
+	}
+}
