@@ -82,7 +82,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		return fail(exitUsage, "unknown -format %q (want auto, jsonl, openai or anthropic)", *format)
 	}
-	counter, counterName := history.Counter(history.Heuristic), "heuristic"
+	counter, counterName := history.Heuristic(), "heuristic"
 	if *model != "" {
 		c, err := tiktoken.ForModel(*model)
 		if err != nil {
@@ -190,11 +190,6 @@ func newReport(msgs []history.Message, res history.Result, event *history.Event,
 		Turns: []turnReport{}, Sent: []messageReport{},
 	}
 	kept := make([]bool, len(msgs))
-	if res.Kept == nil {
-		for i := range kept {
-			kept[i] = true
-		}
-	}
 	for _, k := range res.Kept {
 		if k >= 0 {
 			kept[k] = true

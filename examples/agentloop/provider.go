@@ -112,7 +112,7 @@ func (p *FakeProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	msgs := fromWire(req.Messages)
-	n := int(float64(history.Estimate(msgs, history.Heuristic))*p.Factor) + p.Overhead
+	n := int(float64(history.Estimate(msgs, history.Heuristic()))*p.Factor) + p.Overhead
 	if n > p.Limit {
 		p.mu.Lock()
 		p.stats.LengthRejections++

@@ -64,7 +64,7 @@ func main() {
 		if len(m.ToolCalls) > 0 {
 			text = "calls " + m.ToolCalls[0].Name + " " + m.ToolCalls[0].Arguments
 		}
-		fmt.Printf("  %-4s %-9s %5d tok  %s\n", from, m.Role, history.Heuristic.CountMessage(m), clip(text, 60))
+		fmt.Printf("  %-4s %-9s %5d tok  %s\n", from, m.Role, history.Heuristic().CountMessage(m), clip(text, 60))
 	}
 
 	fmt.Printf("\ntoken math: before %d, after %d (budget %d): %d turn(s) and %d message(s) dropped, %d turn(s) kept\n",

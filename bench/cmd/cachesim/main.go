@@ -51,7 +51,7 @@ func main() {
 			}
 		}
 		fmt.Printf("\n### Session: %s\n\n%d messages, %d user turns, %d tokens (history.Heuristic: %d), budget %d tokens\n",
-			sp.name, len(s), users, history.Estimate(s, cachesim.Counter), history.Estimate(s, history.Heuristic), sp.budget)
+			sp.name, len(s), users, history.Estimate(s, cachesim.Counter), history.Estimate(s, history.Heuristic()), sp.budget)
 		for _, p := range patterns {
 			fmt.Printf("\nPattern %s\n\n", p)
 			fmt.Println("| low-water | requests | at limit | prefix rewrites | read tok | write tok | uncached tok | billed (tok-equiv) | vs exact | vs no cache | mean prompt at limit (x budget) | min prompt at limit |")
