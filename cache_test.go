@@ -323,15 +323,3 @@ func BenchmarkCacheHit(b *testing.B) {
 		}
 	}
 }
-
-func ExampleNewCache() {
-	var calls int
-	slow := CounterFunc(func(m Message) int { calls++; return Heuristic().CountMessage(m) })
-	c := NewCache(slow, 1000)
-	msgs := []Message{{Role: RoleUser, Content: "hi"}, {Role: RoleAssistant, Content: "hello"}}
-	TrimToRecentTurns(msgs, 1000, WithCounter(c))
-	msgs = append(msgs, Message{Role: RoleUser, Content: "how are you?"})
-	TrimToRecentTurns(msgs, 1000, WithCounter(c))
-	fmt.Println("messages counted:", calls)
-	// Output: messages counted: 3
-}
