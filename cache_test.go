@@ -55,10 +55,11 @@ func TestCacheTokenizesOnlyNewMessage(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		budget int
+		trims  bool
 		reason string
 	}{
-		{"fits", 1 << 30, "no-trim path: every message counted once, then served from the cache"},
-		{"trims", 2000, "trim path: the breadcrumb and the old turns are cached too"},
+		{"fits", 1 << 30, false, "no-trim path: every message counted once, then served from the cache"},
+		{"trims", 2000, true, "trim path: the breadcrumb and the old turns are cached too"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inner := &countingCounter{}
@@ -68,8 +69,8 @@ func TestCacheTokenizesOnlyNewMessage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.budget < 1<<30 && !first.Trimmed {
-				t.Fatalf("budget %d did not trim; the test needs a trimming case", tc.budget)
+			if first.Trimmed != tc.trims {
+				t.Fatalf("budget %d: Trimmed = %v, the case needs %v", tc.budget, first.Trimmed, tc.trims)
 			}
 			if n := len(inner.reset()); n < len(msgs) {
 				t.Fatalf("first trim counted %d messages, want at least %d", n, len(msgs))

@@ -327,18 +327,22 @@ func TestRenderTranscriptSummary(t *testing.T) {
 }
 
 func TestRenderTranscriptGraphemes(t *testing.T) {
-	// e + combining acute, a family emoji (ZWJ sequence), flags.
-	text := "cafe\u0301 👨\u200d👩\u200d👧 🇫🇷🇩🇪 done"
+	// e + combining acute, a family emoji (a ZWJ sequence), two flags: a cut
+	// may fall only between these clusters, never inside one.
+	clusters := []string{"c", "a", "f", "e\u0301", " ", "👨\u200d👩\u200d👧", " ", "🇫🇷", "🇩🇪", " ", "d", "o", "n", "e"}
+	text := strings.Join(clusters, "")
+	whole := make(map[string]bool, len(clusters)) // every suffix that starts a cluster
+	for i := range clusters {
+		whole[strings.Join(clusters[i:], "")] = true
+	}
 	msgs := []Message{{Role: RoleUser, Content: text}}
-	for n := 1; n <= utf8.RuneCountInString(text)+6; n++ {
-		got := RenderTranscript(msgs, n, RenderOptions{Format: func(m Message) string { return m.Content }})
+	format := RenderOptions{Format: func(m Message) string { return m.Content }}
+	for n := 1; n <= utf8.RuneCountInString(DefaultRenderMarker+"\n"+text)+2; n++ {
+		got := RenderTranscript(msgs, n, format)
 		require.True(t, utf8.ValidString(got))
 		require.LessOrEqual(t, utf8.RuneCountInString(got), n)
-		r, _ := utf8.DecodeRuneInString(got)
-		assert.False(t, r == '\u0301' || r == '\u200d' || (r >= 0x1F3FB && r <= 0x1F3FF), "cut inside a character at %d: %q", n, got)
-		if strings.Contains(got, "🇩🇪") && !strings.Contains(got, "🇫🇷") {
-			assert.True(t, strings.HasPrefix(got, "🇩🇪") || !strings.HasPrefix(got, "\U0001F1EA"), "flag split: %q", got)
-		}
+		kept := strings.TrimPrefix(got, DefaultRenderMarker+"\n")
+		assert.True(t, whole[kept], "cut inside a character at %d: %q", n, got)
 	}
 }
 

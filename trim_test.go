@@ -24,6 +24,7 @@ func TestTrimToRecentTurns(t *testing.T) {
 		dropped int // DroppedTurns
 		kept    int // KeptTurns
 		trimmed bool
+		unswept bool // WithoutOrphanSweep: the pairs stay as the caller gave them
 	}{
 		{
 			name:   "under budget untouched",
@@ -212,13 +213,14 @@ func TestTrimToRecentTurns(t *testing.T) {
 			kept:   1,
 		},
 		{
-			name:   "without orphan sweep",
-			reason: "WithoutOrphanSweep leaves pairing as the caller gave it",
-			in:     []string{"S:sys", "T:c0", "U:q1", "A:a1"},
-			budget: 100,
-			opts:   []Option{WithoutOrphanSweep()},
-			want:   []string{"S:sys", "T:c0", "U:q1", "A:a1"},
-			kept:   1,
+			name:    "without orphan sweep",
+			reason:  "WithoutOrphanSweep leaves pairing as the caller gave it",
+			in:      []string{"S:sys", "T:c0", "U:q1", "A:a1"},
+			budget:  100,
+			opts:    []Option{WithoutOrphanSweep()},
+			want:    []string{"S:sys", "T:c0", "U:q1", "A:a1"},
+			kept:    1,
+			unswept: true,
 		},
 		{
 			name:   "only system messages",
@@ -316,7 +318,7 @@ func TestTrimToRecentTurns(t *testing.T) {
 			assert.Equal(t, tc.kept, res.KeptTurns, "KeptTurns: %s", tc.reason)
 			assert.Equal(t, orig, in, "input modified")
 			assert.Equal(t, Estimate(res.Messages, unit), res.TokensAfter, "TokensAfter")
-			checkResult(t, in, res, tc.opts == nil || tc.name != "without orphan sweep")
+			checkResult(t, in, res, !tc.unswept)
 			if tc.trimmed {
 				require.Len(t, events, 1, "one event per trim")
 				assert.Equal(t, eventOf(res, ReasonBudget, 0), stripLabels(events[0]))

@@ -437,21 +437,36 @@ func TestTrimmerDoesNotModifyInput(t *testing.T) {
 	}
 }
 
+// TestTrimmerConcurrent shares one Trimmer between goroutines (run with
+// -race). The goroutines only trim; their results are checked afterwards,
+// on the test's goroutine, where a failed check may stop the test.
 func TestTrimmerConcurrent(t *testing.T) {
 	full := trSession(200, 10)
 	tr := NewTrimmer(WithLowWater(0.7))
+	type outcome struct {
+		n   int
+		res Result
+		err error
+	}
+	const workers = 4
+	outcomes := make([][]outcome, workers)
 	var wg sync.WaitGroup
-	for g := range 4 {
+	for g := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for n := 20 + g; n < len(full); n += 9 {
 				res, err := tr.Trim(full[:n], 4000)
-				trCheck(t, full[:n], res, err, 4000)
+				outcomes[g] = append(outcomes[g], outcome{n, res, err})
 			}
 		}()
 	}
 	wg.Wait()
+	for _, got := range outcomes {
+		for _, o := range got {
+			trCheck(t, full[:o.n], o.res, o.err, 4000)
+		}
+	}
 }
 
 // FuzzTrimmer drives a Trimmer through random appends, truncations,
