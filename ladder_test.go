@@ -286,21 +286,26 @@ func TestRenderTranscript(t *testing.T) {
 		"assistant: [called fn({\"id\":\"c1\"})]\ntool (c1): result of c1\nassistant: main.go and go.mod", full)
 
 	tests := []struct {
-		name string
-		max  int
-		want string
+		name   string
+		max    int
+		want   string
+		reason string
 	}{
-		{"keeps the newest", 86, "[earlier conversation truncated]\ntool (c1): result of c1\nassistant: main.go and go.mod"},
-		{"cuts at a word", 80, "[earlier conversation truncated]\nresult of c1\nassistant: main.go and go.mod"},
-		{"cuts the newest at a word", 60, "[earlier conversation truncated]\nmain.go and go.mod"},
-		{"marker never alone", 20, "main.go and go.mod"},
-		{"tiny", 3, "mod"},
-		{"zero", 0, ""},
+		{"keeps the newest", 86, "[earlier conversation truncated]\ntool (c1): result of c1\nassistant: main.go and go.mod",
+			"whole messages, newest first, after the marker"},
+		{"cuts at a word", 80, "[earlier conversation truncated]\nresult of c1\nassistant: main.go and go.mod",
+			"a message cut at its start loses whole words"},
+		{"cuts the newest at a word", 60, "[earlier conversation truncated]\nmain.go and go.mod",
+			"even the newest message is cut when it alone does not fit"},
+		{"marker never alone", 20, "main.go and go.mod",
+			"no room for the marker and content: the content wins"},
+		{"tiny", 3, "mod", "a limit below a word still returns the newest characters"},
+		{"zero", 0, "", "no room at all"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := RenderTranscript(msgs, tc.max, RenderOptions{})
-			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.want, got, tc.reason)
 			assert.LessOrEqual(t, utf8.RuneCountInString(got), max(tc.max, 0))
 		})
 	}

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"errors"
 	"reflect"
 	"runtime/debug"
 	"strings"
@@ -467,31 +466,42 @@ func TestTrimResultAccounting(t *testing.T) {
 
 func TestTrimInvalidInput(t *testing.T) {
 	tests := []struct {
-		name   string
-		msgs   []Message
-		index  int
-		reason string
+		name       string
+		msgs       []Message
+		index      int
+		wantReason string
+		why        string
 	}{
-		{"unknown role", []Message{{Role: "robot"}}, 0, `unknown role "robot"`},
-		{"unknown kind", []Message{{Role: RoleUser}, {Role: RoleUser, Kind: "pinned"}}, 1, `unknown kind "pinned"`},
-		{"tool without id", []Message{{Role: RoleUser}, {Role: RoleTool}}, 1, "tool message without tool_call_id"},
-		{"tool call id on user", []Message{{Role: RoleUser, ToolCallID: "x"}}, 0, "tool_call_id on a user message"},
-		{"calls on user", []Message{{Role: RoleUser, ToolCalls: []ToolCall{{ID: "a"}}}}, 0, "tool calls on a user message"},
-		{"empty call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: ""}}}}, 0, "tool call 1 has an empty id"},
-		{"duplicate call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: "a"}}}}, 0, `tool call id "a" used twice in one message`},
-		{"kind on tool message", []Message{{Role: RoleTool, ToolCallID: "a", Kind: KindNudge}}, 0, "a nudge message cannot be part of a tool exchange"},
-		{"unknown part", []Message{{Role: RoleUser, Parts: []Part{{Type: "video"}}}}, 0, `part 0 has unknown type "video"`},
-		{"negative part", []Message{{Role: RoleUser, Parts: []Part{{Type: PartImage, Width: -1}}}}, 0, "part 0 has a negative size"},
+		{"unknown role", []Message{{Role: "robot"}}, 0, `unknown role "robot"`,
+			"no provider accepts it"},
+		{"unknown kind", []Message{{Role: RoleUser}, {Role: RoleUser, Kind: "pinned"}}, 1, `unknown kind "pinned"`,
+			"a misspelt kind would silently turn a pinned summary into a droppable turn"},
+		{"tool without id", []Message{{Role: RoleUser}, {Role: RoleTool}}, 1, "tool message without tool_call_id",
+			"a result that names no call cannot be paired"},
+		{"tool call id on user", []Message{{Role: RoleUser, ToolCallID: "x"}}, 0, "tool_call_id on a user message",
+			"only tool results answer calls"},
+		{"calls on user", []Message{{Role: RoleUser, ToolCalls: []ToolCall{{ID: "a"}}}}, 0, "tool calls on a user message",
+			"only assistant messages make calls"},
+		{"empty call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: ""}}}}, 0, "tool call 1 has an empty id",
+			"no result could answer it"},
+		{"duplicate call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: "a"}}}}, 0, `tool call id "a" used twice in one message`,
+			"a result would answer both"},
+		{"kind on tool message", []Message{{Role: RoleTool, ToolCallID: "a", Kind: KindNudge}}, 0, "a nudge message cannot be part of a tool exchange",
+			"a nudge never starts a turn, a tool result must stay with its call: both cannot hold"},
+		{"unknown part", []Message{{Role: RoleUser, Parts: []Part{{Type: "video"}}}}, 0, `part 0 has unknown type "video"`,
+			"its cost cannot be estimated"},
+		{"negative part", []Message{{Role: RoleUser, Parts: []Part{{Type: PartImage, Width: -1}}}}, 0, "part 0 has a negative size",
+			"a negative size would make the message cheaper than nothing"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			orig := clone(tc.msgs)
 			_, err := TrimToRecentTurns(tc.msgs, 100)
-			require.ErrorIs(t, err, ErrInvalidMessage)
+			require.ErrorIs(t, err, ErrInvalidMessage, tc.why)
 			var me *MessageError
 			require.ErrorAs(t, err, &me)
-			assert.Equal(t, tc.index, me.Index)
-			assert.Equal(t, tc.reason, me.Reason)
+			assert.Equal(t, tc.index, me.Index, tc.why)
+			assert.Equal(t, tc.wantReason, me.Reason, tc.why)
 			assert.True(t, strings.HasPrefix(err.Error(), "history: "), err.Error())
 			assert.Equal(t, orig, tc.msgs)
 		})
@@ -499,19 +509,17 @@ func TestTrimInvalidInput(t *testing.T) {
 }
 
 func TestTrimInvalidBudget(t *testing.T) {
-	for _, b := range []int{0, -1} {
-		res, err := TrimToRecentTurns(parse(t, "U:q"), b)
-		assert.ErrorIs(t, err, ErrInvalidBudget)
-		assert.Nil(t, res.Messages)
+	for _, tc := range []struct {
+		budget int
+		reason string
+	}{
+		{0, "a zero budget fits nothing, not even the latest turn"},
+		{-1, "a negative budget is never meaningful"},
+	} {
+		res, err := TrimToRecentTurns(parse(t, "U:q"), tc.budget)
+		assert.ErrorIs(t, err, ErrInvalidBudget, tc.reason)
+		assert.Nil(t, res.Messages, tc.reason)
 	}
-}
-
-func TestTrimInvalidBreadcrumb(t *testing.T) {
-	_, err := TrimToRecentTurns(parse(t, "U:q"), 100, WithBreadcrumb(Message{Role: RoleTool, ToolCallID: "x"}))
-	var me *MessageError
-	require.ErrorAs(t, err, &me)
-	assert.Equal(t, -1, me.Index)
-	assert.True(t, errors.Is(err, ErrInvalidMessage))
 }
 
 func TestTrimLabelsAreCopied(t *testing.T) {
