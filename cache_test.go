@@ -107,11 +107,11 @@ func TestCacheKeyedByContent(t *testing.T) {
 	c.CountMessage(base)
 	inner.reset()
 	// The same content in a fresh value (different backing memory) hits.
-	clone := base
-	clone.Content = strings.Clone(base.Content)
-	clone.ToolCalls = []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}
-	clone.Parts = []Part{{Type: PartImage, Width: 100, Height: 100}}
-	c.CountMessage(clone)
+	fresh := base
+	fresh.Content = strings.Clone(base.Content)
+	fresh.ToolCalls = []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}
+	fresh.Parts = []Part{{Type: PartImage, Width: 100, Height: 100}}
+	c.CountMessage(fresh)
 	if n := len(inner.reset()); n != 0 {
 		t.Fatalf("an equal message in new memory missed (%d counts)", n)
 	}

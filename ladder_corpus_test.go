@@ -78,17 +78,17 @@ func ladderFloor(msgs []Message) int {
 	view, _ := SweepOrphans(msgs)
 	turns := Turns(view)
 	lead := leadEnd(view)
-	var min []Message
+	var keep []Message
 	for _, m := range view[:lead] {
 		if m.Kind != KindBreadcrumb {
-			min = append(min, m)
+			keep = append(keep, m)
 		}
 	}
 	if len(turns) == 0 {
-		return Estimate(min, nil)
+		return Estimate(keep, nil)
 	}
 	if len(turns) > 1 {
-		min = append(min, Breadcrumb())
+		keep = append(keep, Breadcrumb())
 	}
 	last := view[turns[len(turns)-1].Start:]
 	open := 0
@@ -110,12 +110,12 @@ func ladderFloor(msgs []Message) int {
 			steps++
 		}
 	}
-	min = append(min, last[:end]...)
+	keep = append(keep, last[:end]...)
 	if steps > 1 {
-		min = append(min, Message{Role: RoleUser, Content: StepBreadcrumbText, Kind: KindBreadcrumb})
+		keep = append(keep, Message{Role: RoleUser, Content: StepBreadcrumbText, Kind: KindBreadcrumb})
 	}
-	min = append(min, last[newest:]...)
-	el, err := ElideToolResults(min, ElideOptions{})
+	keep = append(keep, last[newest:]...)
+	el, err := ElideToolResults(keep, ElideOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -328,92 +327,6 @@ func TestTrimToRecentTurns(t *testing.T) {
 	}
 }
 
-func eventOf(r Result, reason string, attempt int) Event {
-	return Event{Type: EventType, Reason: reason, DroppedMessages: r.DroppedMessages, DroppedTurns: r.DroppedTurns,
-		KeptTurns: r.KeptTurns, DroppedSteps: r.DroppedSteps, ElidedResults: r.ElidedResults,
-		TokensBefore: r.TokensBefore, TokensAfter: r.TokensAfter, Budget: r.Budget, Attempt: attempt}
-}
-
-func stripLabels(e Event) Event { e.Labels = nil; return e }
-
-// checkResult asserts the structural invariants every Result must hold.
-func checkResult(t testing.TB, in []Message, res Result, swept bool) {
-	t.Helper()
-	if res.Kept == nil {
-		if !reflect.DeepEqual(res.Messages, in) && !(len(in) == 0 && len(res.Messages) == 0) {
-			t.Fatalf("Kept is nil but Messages differ from the input")
-		}
-	} else {
-		if len(res.Kept) != len(res.Messages) {
-			t.Fatalf("len(Kept)=%d, len(Messages)=%d", len(res.Kept), len(res.Messages))
-		}
-		seen := map[int]bool{}
-		for i, k := range res.Kept {
-			m := res.Messages[i]
-			if k < 0 {
-				if m.Kind != KindBreadcrumb {
-					t.Fatalf("Kept[%d] = -1 but message is %+v", i, m)
-				}
-				continue
-			}
-			if seen[k] {
-				t.Fatalf("Kept names %d twice: %v", k, res.Kept)
-			}
-			seen[k] = true
-			o := in[k]
-			if len(m.ToolCalls) != len(o.ToolCalls) {
-				o.ToolCalls = m.ToolCalls // the sweep may strip calls
-			}
-			if m.Kind == KindElided && o.Kind != KindElided {
-				o.Content, o.Parts, o.Kind = m.Content, nil, KindElided
-			}
-			if !reflect.DeepEqual(m, o) {
-				t.Fatalf("Messages[%d] is not input[%d]", i, k)
-			}
-		}
-	}
-	// No broken pairs: a second sweep finds nothing.
-	if _, rep := SweepOrphans(res.Messages); swept && rep != (SweepReport{}) {
-		t.Fatalf("trimmed history still has orphans: %+v\n%v", rep, render(res.Messages))
-	}
-	// Breadcrumbs never stack: an inserted one never sits next to another.
-	for i, k := range res.Kept {
-		if k >= 0 {
-			continue
-		}
-		if (i > 0 && res.Messages[i-1].Kind == KindBreadcrumb) ||
-			(i+1 < len(res.Messages) && res.Messages[i+1].Kind == KindBreadcrumb) {
-			t.Fatalf("stacked breadcrumbs: %v", render(res.Messages))
-		}
-	}
-	// Every input message is either kept or dropped (breadcrumbs the trim
-	// replaced aside), and Dropped lists them in input order.
-	keptSet := map[int]bool{}
-	for i := range res.Messages {
-		if res.Kept == nil {
-			keptSet[i] = true
-		} else if res.Kept[i] >= 0 {
-			keptSet[res.Kept[i]] = true
-		}
-	}
-	d := 0
-	for i, m := range in {
-		if keptSet[i] {
-			continue
-		}
-		if d < len(res.Dropped) && reflect.DeepEqual(res.Dropped[d], m) {
-			d++
-			continue
-		}
-		if m.Kind != KindBreadcrumb {
-			t.Fatalf("input message %d is neither kept nor dropped: %+v", i, m)
-		}
-	}
-	if d != len(res.Dropped) {
-		t.Fatalf("Dropped has %d messages that are not input messages in order", len(res.Dropped)-d)
-	}
-}
-
 func TestTrimRepeatedIsStable(t *testing.T) {
 	in := parse(t, "S:sys", "U:q1", "A:>c1", "T:c1", "A:a1", "U:q2", "A:a2", "U:q3", "A:>c2,c3", "T:c3", "T:c2", "A:a3")
 	first, err := TrimToRecentTurns(in, 70, WithCounter(unit))
@@ -423,13 +336,7 @@ func TestTrimRepeatedIsStable(t *testing.T) {
 	next := append(clone(first.Messages), parse(t, "U:q4", "A:a4")...)
 	second, err := TrimToRecentTurns(next, 70, WithCounter(unit))
 	require.NoError(t, err)
-	n := 0
-	for _, m := range second.Messages {
-		if m.Kind == KindBreadcrumb {
-			n++
-		}
-	}
-	assert.Equal(t, 1, n, "breadcrumbs never stack: %v", render(second.Messages))
+	assert.Len(t, ofKind(second.Messages, KindBreadcrumb), 1, "breadcrumbs never stack: %v", render(second.Messages))
 	// Trimming a result again with the same budget changes nothing.
 	again, err := TrimToRecentTurns(second.Messages, 70, WithCounter(unit))
 	require.NoError(t, err)

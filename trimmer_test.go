@@ -45,12 +45,13 @@ func trAppendTurn(msgs []Message, i int, r *rand.Rand, text func(int) string) []
 	return append(msgs, Message{Role: RoleAssistant, Content: "done " + text(10+r.IntN(60))})
 }
 
-// trCheck verifies the guarantees of a Trimmer result for msgs: pairs
-// intact, the budget respected unless the error says why, every sent
-// message equal to the caller's current message it maps to (never stale),
-// the kept part a prefix plus whole turns from a turn start, and Dropped
-// plus Kept covering msgs.
-func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
+// trCheckValid verifies what holds for every Trimmer result, whatever the
+// options (elision and step trimming included): the error is nil or a
+// *BudgetError, no tool pair is broken, TokensAfter is the count of
+// Messages, the budget is respected unless the error says why, and Kept
+// parallels Messages with each entry -1 (an inserted breadcrumb) or an index
+// into msgs.
+func trCheckValid(t *testing.T, msgs []Message, res Result, err error, budget int) {
 	t.Helper()
 	var be *BudgetError
 	if err != nil && !errors.As(err, &be) {
@@ -65,26 +66,37 @@ func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
 	if err == nil && res.TokensAfter > budget {
 		t.Fatalf("TokensAfter %d over budget %d without an error", res.TokensAfter, budget)
 	}
-	if res.Kept == nil {
-		if !reflect.DeepEqual(res.Messages, msgs[:len(msgs):len(msgs)]) {
-			t.Fatal("Kept is nil but Messages is not the input")
-		}
-		return
-	}
 	if len(res.Kept) != len(res.Messages) {
 		t.Fatalf("len(Kept) = %d, len(Messages) = %d", len(res.Kept), len(res.Messages))
 	}
+	for i, k := range res.Kept {
+		if k >= len(msgs) {
+			t.Fatalf("Kept[%d] = %d out of range", i, k)
+		}
+		if k < 0 && res.Messages[i].Kind != KindBreadcrumb {
+			t.Fatalf("inserted message %d is not a breadcrumb", i)
+		}
+	}
+}
+
+// trCheck verifies, on top of trCheckValid, the guarantees of a Trimmer
+// result when whole turns are all it drops: every sent message is the
+// caller's current message it maps to (never stale), the kept part is the
+// prefix plus every message from a turn start on, and Dropped plus Kept
+// cover msgs.
+func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
+	t.Helper()
+	trCheckValid(t, msgs, res, err, budget)
 	lead := leadEnd(msgs)
 	first := -1
 	keptReal := 0
+	sent := make([]bool, len(msgs))
 	for i, k := range res.Kept {
 		if k < 0 {
-			if res.Messages[i].Kind != KindBreadcrumb {
-				t.Fatalf("inserted message %d is not a breadcrumb", i)
-			}
 			continue
 		}
 		keptReal++
+		sent[k] = true
 		m := res.Messages[i]
 		// The sweep may strip calls from a copy; everything else is the
 		// caller's current message.
@@ -104,22 +116,13 @@ func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
 		t.Fatalf("kept part starts at message %d (%s), not at a turn start", first, msgs[first].Role)
 	}
 	for k := first; first >= 0 && k < len(msgs); k++ {
-		if !slicesContainsInt(res.Kept, k) && msgs[k].Role != RoleTool && len(msgs[k].ToolCalls) == 0 {
+		if !sent[k] && msgs[k].Role != RoleTool && len(msgs[k].ToolCalls) == 0 {
 			t.Fatalf("message %d after the cut is missing", k)
 		}
 	}
 	if keptReal+len(res.Dropped) > len(msgs) {
 		t.Fatalf("kept %d + dropped %d > %d messages", keptReal, len(res.Dropped), len(msgs))
 	}
-}
-
-func slicesContainsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // isPrefix reports whether a is a prefix of b, message by message.
@@ -349,7 +352,7 @@ func TestTrimmerEdits(t *testing.T) {
 				}
 				return
 			}
-			if got.Kept == nil || !got.Trimmed {
+			if !got.Trimmed {
 				t.Fatalf("%s: want the cut reused, got untrimmed", tc.reason)
 			}
 			if g := firstKept(got, leadEnd(edited)); g != cut {
@@ -413,10 +416,8 @@ func TestTrimmerWithoutBreadcrumb(t *testing.T) {
 	for n := 50; n < len(full); n += 7 {
 		res, err := tr.Trim(full[:n], 4000)
 		trCheck(t, full[:n], res, err, 4000)
-		for _, m := range res.Messages {
-			if m.Kind == KindBreadcrumb {
-				t.Fatal("breadcrumb inserted under WithoutBreadcrumb")
-			}
+		if crumbs := ofKind(res.Messages, KindBreadcrumb); crumbs != nil {
+			t.Fatalf("breadcrumbs at %v under WithoutBreadcrumb", crumbs)
 		}
 	}
 }
@@ -530,7 +531,7 @@ func TestTrimmerLadderOptions(t *testing.T) {
 	}})}
 	for n := 20; n < len(full); n += 3 {
 		res, err := tr.Trim(full[:n], 2500)
-		trCheckLadder(t, full[:n], res, err, 2500)
+		trCheckValid(t, full[:n], res, err, 2500)
 		if res.ElidedResults == 0 && res.DroppedSteps == 0 {
 			continue
 		}
@@ -545,27 +546,6 @@ func TestTrimmerLadderOptions(t *testing.T) {
 	}
 	if archived > statelessArchived {
 		t.Fatalf("Archive called %d times by the Trimmer, %d by the stateless trims of the same results", archived, statelessArchived)
-	}
-}
-
-// trCheckLadder is the part of trCheck that holds when messages may be
-// elided or steps dropped: pairs intact, counts right, budget kept.
-func trCheckLadder(t *testing.T, msgs []Message, res Result, err error, budget int) {
-	t.Helper()
-	var be *BudgetError
-	if err != nil && !errors.As(err, &be) {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if _, rep := SweepOrphans(res.Messages); rep.Total()+rep.Messages != 0 {
-		t.Fatalf("result has broken tool pairs: %+v", rep)
-	}
-	if err == nil && res.TokensAfter > budget {
-		t.Fatalf("TokensAfter %d over budget %d without an error", res.TokensAfter, budget)
-	}
-	for i, k := range res.Kept {
-		if k >= len(msgs) {
-			t.Fatalf("Kept[%d] = %d out of range", i, k)
-		}
 	}
 }
 
