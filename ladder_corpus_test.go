@@ -77,15 +77,15 @@ func TestLadderOnCorpus(t *testing.T) {
 func ladderFloor(msgs []Message) int {
 	view, _ := SweepOrphans(msgs)
 	turns := Turns(view)
+	if len(turns) == 0 {
+		return Estimate(view, nil) // nothing to trim: the view is sent as it is
+	}
 	lead := leadEnd(view)
 	var keep []Message
 	for _, m := range view[:lead] {
 		if m.Kind != KindBreadcrumb {
 			keep = append(keep, m)
 		}
-	}
-	if len(turns) == 0 {
-		return Estimate(keep, nil)
 	}
 	if len(turns) > 1 {
 		keep = append(keep, Breadcrumb())
