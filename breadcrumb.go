@@ -1,5 +1,6 @@
 // This file owns the omission notices: the default turn and step
 // breadcrumbs and InsertBreadcrumb.
+
 package history
 
 // BreadcrumbText is the content of the default breadcrumb.

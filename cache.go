@@ -1,4 +1,5 @@
 // This file owns NewCache, the memoizing Counter.
+
 package history
 
 import (

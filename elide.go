@@ -1,6 +1,7 @@
 // This file owns tool-result elision: which results may become placeholders
 // (elisionCandidates), the placeholder itself, archiving originals, and the
 // stand-alone ElideToolResults. The trim's planner decides how many to elide.
+
 package history
 
 import (

@@ -1,5 +1,6 @@
 // This file owns the package's error values: the sentinels and the typed
 // errors that carry their detail.
+
 package history
 
 import (

@@ -1,4 +1,5 @@
 // This file owns the trim Event: its fields, its log form, and LogTrims.
+
 package history
 
 import (

@@ -1,6 +1,7 @@
 // This file owns the message model: roles, kinds, tool calls, parts, and the
 // rules a valid Message obeys (validate), with the two helpers every other
 // file shares: Clone and equal.
+
 package history
 
 import (

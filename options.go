@@ -2,6 +2,7 @@
 // options value they fill, and the validation of option values. Options are
 // read once, at the start of a call, into an options value that the planner
 // and the entry points read; nothing below this file knows about options.
+
 package history
 
 import (

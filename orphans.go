@@ -1,5 +1,6 @@
 // This file owns the orphan sweep: tool results without their call and calls
 // without their results.
+
 package history
 
 // SweepReport counts what SweepOrphans removed.

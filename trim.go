@@ -2,6 +2,7 @@
 // Result they return: it validates, sweeps, asks plan.go what to keep, and
 // materialises the decision (messages, original indices, dropped messages,
 // the event).
+
 package history
 
 // Result is the outcome of a trim.

@@ -1,5 +1,6 @@
 // This file owns the Trimmer: a trim that remembers its cut between calls so
 // that the provider's cached prompt prefix survives.
+
 package history
 
 import (

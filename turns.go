@@ -1,5 +1,6 @@
 // This file owns the structure of a history: the prefix (leadEnd, isPinned),
 // the turn rule (isTurnStart, appendTurnStarts) and NormalizeSystem.
+
 package history
 
 import "strings"
