@@ -40,16 +40,16 @@ func ExampleElideToolResults() {
 // turns only when that is not enough. Here eliding one result suffices:
 // the first request, and the answer to it, stay.
 func ExampleWithElision() {
-	log := strings.Repeat("2024-05-01 12:00:00 INFO request served\n", 100)
+	logText := strings.Repeat("2024-05-01 12:00:00 INFO request served\n", 100)
 	msgs := []history.Message{
 		{Role: history.RoleSystem, Content: "You are an operations agent."},
 		{Role: history.RoleUser, Content: "Why did the service restart?"},
 		{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: "1", Name: "read_log"}}},
-		{Role: history.RoleTool, ToolCallID: "1", Content: log},
+		{Role: history.RoleTool, ToolCallID: "1", Content: logText},
 		{Role: history.RoleAssistant, Content: "It ran out of memory at 12:03."},
 		{Role: history.RoleUser, Content: "Did it happen again today?"},
 		{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: "2", Name: "read_log"}}},
-		{Role: history.RoleTool, ToolCallID: "2", Content: log},
+		{Role: history.RoleTool, ToolCallID: "2", Content: logText},
 	}
 	res, err := history.TrimToRecentTurns(msgs, 2000, history.WithElision(history.ElideOptions{KeepRecent: 1}))
 	if err != nil {

@@ -224,7 +224,7 @@ func checkResult(t testing.TB, in []Message, res Result, swept bool) {
 // cannot hide a fault in the library.
 
 func TestParseRender(t *testing.T) {
-	call := func(id string) ToolCall { return ToolCall{ID: id, Name: "fn", Arguments: `{"id":"` + id + `"}`} }
+	fnCall := func(id string) ToolCall { return ToolCall{ID: id, Name: "fn", Arguments: `{"id":"` + id + `"}`} }
 	tests := []struct {
 		spec   string
 		want   Message
@@ -233,8 +233,8 @@ func TestParseRender(t *testing.T) {
 		{"S:sys", Message{Role: RoleSystem, Content: "sys"}, "a system message"},
 		{"U:q", Message{Role: RoleUser, Content: "q"}, "a real user message has no Kind"},
 		{"A:a", Message{Role: RoleAssistant, Content: "a"}, "assistant text without calls"},
-		{"A:>c1", Message{Role: RoleAssistant, ToolCalls: []ToolCall{call("c1")}}, "a call without text"},
-		{"A:let me see>c1,c2", Message{Role: RoleAssistant, Content: "let me see", ToolCalls: []ToolCall{call("c1"), call("c2")}},
+		{"A:>c1", Message{Role: RoleAssistant, ToolCalls: []ToolCall{fnCall("c1")}}, "a call without text"},
+		{"A:let me see>c1,c2", Message{Role: RoleAssistant, Content: "let me see", ToolCalls: []ToolCall{fnCall("c1"), fnCall("c2")}},
 			"text, then parallel calls in order"},
 		{"T:c1", Message{Role: RoleTool, ToolCallID: "c1", Content: "result of c1"}, "a tool result names its call"},
 		{"B", Breadcrumb(), "B alone is the library's default breadcrumb"},

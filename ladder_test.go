@@ -227,12 +227,21 @@ func TestTrimStepTrimTooLarge(t *testing.T) {
 func TestTrimStepsKeepPairs(t *testing.T) {
 	// Parallel calls and a nudge between call and results: a step is whole.
 	in := parse(t, "S:sys", "U:task", "A:>c1,c2", "N:hurry", "T:c2", "T:c1", "A:>c3", "T:c3", "A:>c4,c5", "T:c4", "T:c5", "A:final")
-	res, err := TrimToRecentTurns(in, 60, WithCounter(unit), WithStepTrim())
-	require.NoError(t, err)
-	assert.Equal(t, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:final"}, render(res.Messages))
-	res, err = TrimToRecentTurns(in, 80, WithCounter(unit), WithStepTrim())
-	require.NoError(t, err)
-	assert.Equal(t, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:>c4,c5", "T:c4", "T:c5", "A:final"}, render(res.Messages))
+	for _, tc := range []struct {
+		budget int
+		want   []string
+		reason string
+	}{
+		{60, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:final"},
+			"room for the newest step only: the parallel step before it goes with both results"},
+		{80, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:>c4,c5", "T:c4", "T:c5", "A:final"},
+			"room for one more step: the parallel calls come back with both results"},
+	} {
+		res, err := TrimToRecentTurns(in, tc.budget, WithCounter(unit), WithStepTrim())
+		require.NoError(t, err, tc.reason)
+		assert.Equal(t, tc.want, render(res.Messages), tc.reason)
+		checkResult(t, in, res, true)
+	}
 }
 
 func TestSummaries(t *testing.T) {

@@ -518,13 +518,13 @@ func TestTrimmerLadderOptions(t *testing.T) {
 	full := trSession(200, 11)
 	var mu sync.Mutex
 	archived := 0
-	archive := func(Message) error {
+	recordArchive := func(Message) error {
 		mu.Lock()
 		archived++
 		mu.Unlock()
 		return nil
 	}
-	tr := NewTrimmer(WithLowWater(0.7), WithStepTrim(), WithElision(ElideOptions{MinTokens: -1, Archive: archive}))
+	tr := NewTrimmer(WithLowWater(0.7), WithStepTrim(), WithElision(ElideOptions{MinTokens: -1, Archive: recordArchive}))
 	statelessArchived := 0
 	sopts := []Option{WithLowWater(0.7), WithStepTrim(), WithElision(ElideOptions{MinTokens: -1, Archive: func(Message) error {
 		statelessArchived++
