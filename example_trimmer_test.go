@@ -42,7 +42,7 @@ func ExampleNewTrimmer() {
 	// request 8: sends 5 of 18 messages, 50 tokens, same prefix: false
 }
 
-// Over a long session, a Trimmer changes the beginning of the prompt only
+// Over a long conversation, a Trimmer changes the beginning of the prompt only
 // when it must cut again; a stateless trim of the same transcript moves its
 // cut with almost every new turn once the transcript is over budget, and
 // every such move makes the provider's prompt cache miss.

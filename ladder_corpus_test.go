@@ -9,8 +9,8 @@ import (
 
 // TestLadderOnCorpus trims every conversation of the shared corpus at
 // budgets from 5% to 100% of its size, whole-turn only and with the whole
-// ladder (elision and step trimming), and checks the acceptance:
-// with the ladder every run fits, or fails only where the prefix, the
+// ladder (elision and step trimming), and checks what the ladder promises:
+// with it every run fits, or fails only where the prefix, the
 // opening message and the newest step alone exceed the budget; no run
 // breaks a tool pair. Run with -v for the table (docs/performance.md).
 func TestLadderOnCorpus(t *testing.T) {

@@ -131,8 +131,8 @@ func isPrefix(a, b []Message) bool {
 	return len(a) <= len(b) && slices.EqualFunc(a, b[:len(a)], func(x, y Message) bool { return reflect.DeepEqual(x, y) })
 }
 
-// TestTrimmerKeepsPrefix replays a session request by request (pattern b:
-// the runtime keeps the full transcript) and checks that the Trimmer keeps
+// TestTrimmerKeepsPrefix replays a session request by request (pattern (b)
+// of docs/prompt-caching.md: the runtime keeps the full transcript) and checks that the Trimmer keeps
 // the previous request as a prefix of the next far more often than a
 // stateless trim does, that every result is valid, and that each new cut is
 // exactly what TrimToRecentTurns computes.
