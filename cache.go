@@ -1,4 +1,5 @@
 // This file owns NewCache, the memoizing Counter.
+
 package history
 
 import (
@@ -8,18 +9,18 @@ import (
 	"sync"
 )
 
-// DefaultCacheCapacity is the number of messages a cache made by NewCache
+// DefaultCacheCapacity is the number of messages a cache made by [NewCache]
 // holds when it is given a capacity of zero or less.
 const DefaultCacheCapacity = 8192
 
-// NewCache returns a Counter that memoizes c's per-message counts, so that a
+// NewCache returns a [Counter] that memoizes c's per-message counts, so that a
 // runtime which trims its history before every request tokenizes each
 // message once, not once per request: with an exact counter, re-trimming a
 // history with one new message costs one tokenization plus a hash of each
 // message.
 //
 // Entries are keyed by message content, not by position: every field of the
-// Message (role, content, name, kind, tool-call ID, every tool call and every
+// [Message] (role, content, name, kind, tool-call ID, every tool call and every
 // part) takes part in the key, so the same message anywhere in any history
 // hits, and a changed message misses. A hit is verified by comparing the
 // stored message with the one asked about, field by field, so a hash
@@ -30,11 +31,12 @@ const DefaultCacheCapacity = 8192
 //
 // The cache holds at most capacity messages and evicts the least recently
 // used one beyond that. A capacity of zero or less means
-// DefaultCacheCapacity. Size it above the number of messages you trim at
+// [DefaultCacheCapacity]. Size it above the number of messages you trim at
 // once (summed over the conversations sharing it): a history longer than
 // the capacity is counted oldest first on every trim, which evicts each entry
-// before its next use, so nothing hits. A nil c means Heuristic (which is already cheaper
-// than a cache lookup: caching pays off for exact counters).
+// before its next use, so nothing hits. A nil c means [Heuristic] (which is
+// already cheaper than a cache lookup: caching pays off for exact counters).
+// Pass the cache to every trim with [WithCounter].
 //
 // The returned Counter is safe for concurrent use if c is. c is called
 // without the cache's lock held, so concurrent misses on different messages

@@ -55,10 +55,11 @@ func TestCacheTokenizesOnlyNewMessage(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		budget int
+		trims  bool
 		reason string
 	}{
-		{"fits", 1 << 30, "no-trim path: every message counted once, then served from the cache"},
-		{"trims", 2000, "trim path: the breadcrumb and the old turns are cached too"},
+		{"fits", 1 << 30, false, "no-trim path: every message counted once, then served from the cache"},
+		{"trims", 2000, true, "trim path: the breadcrumb and the old turns are cached too"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inner := &countingCounter{}
@@ -68,8 +69,8 @@ func TestCacheTokenizesOnlyNewMessage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.budget < 1<<30 && !first.Trimmed {
-				t.Fatalf("budget %d did not trim; the test needs a trimming case", tc.budget)
+			if first.Trimmed != tc.trims {
+				t.Fatalf("budget %d: Trimmed = %v, the case needs %v", tc.budget, first.Trimmed, tc.trims)
 			}
 			if n := len(inner.reset()); n < len(msgs) {
 				t.Fatalf("first trim counted %d messages, want at least %d", n, len(msgs))
@@ -106,11 +107,11 @@ func TestCacheKeyedByContent(t *testing.T) {
 	c.CountMessage(base)
 	inner.reset()
 	// The same content in a fresh value (different backing memory) hits.
-	clone := base
-	clone.Content = strings.Clone(base.Content)
-	clone.ToolCalls = []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}
-	clone.Parts = []Part{{Type: PartImage, Width: 100, Height: 100}}
-	c.CountMessage(clone)
+	fresh := base
+	fresh.Content = strings.Clone(base.Content)
+	fresh.ToolCalls = []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}
+	fresh.Parts = []Part{{Type: PartImage, Width: 100, Height: 100}}
+	c.CountMessage(fresh)
 	if n := len(inner.reset()); n != 0 {
 		t.Fatalf("an equal message in new memory missed (%d counts)", n)
 	}
@@ -322,16 +323,4 @@ func BenchmarkCacheHit(b *testing.B) {
 			c.CountMessage(msgs[i])
 		}
 	}
-}
-
-func ExampleNewCache() {
-	var calls int
-	slow := CounterFunc(func(m Message) int { calls++; return Heuristic().CountMessage(m) })
-	c := NewCache(slow, 1000)
-	msgs := []Message{{Role: RoleUser, Content: "hi"}, {Role: RoleAssistant, Content: "hello"}}
-	TrimToRecentTurns(msgs, 1000, WithCounter(c))
-	msgs = append(msgs, Message{Role: RoleUser, Content: "how are you?"})
-	TrimToRecentTurns(msgs, 1000, WithCounter(c))
-	fmt.Println("messages counted:", calls)
-	// Output: messages counted: 3
 }

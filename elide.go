@@ -1,6 +1,7 @@
 // This file owns tool-result elision: which results may become placeholders
 // (elisionCandidates), the placeholder itself, archiving originals, and the
 // stand-alone ElideToolResults. The trim's planner decides how many to elide.
+
 package history
 
 import (
@@ -9,26 +10,33 @@ import (
 	"strings"
 )
 
-// Elision defaults.
+// Elision defaults, used where an [ElideOptions] field is zero.
 const (
+	// DefaultKeepRecent is how many of the newest tool results are never
+	// elided when [ElideOptions.KeepRecent] is 0.
 	DefaultKeepRecent = 3
-	DefaultMinTokens  = 256
+	// DefaultMinTokens is the smallest result elided when
+	// [ElideOptions.MinTokens] is 0.
+	DefaultMinTokens = 256
 )
 
-// ElideOptions configures tool-result elision. The zero value works: it
-// elides every tool result of at least 256 tokens except the 3 newest,
-// with the default placeholder and the Heuristic counter.
+// ElideOptions configures tool-result elision, by [ElideToolResults] or by a
+// trim under [WithElision]. The zero value works: it elides every tool
+// result of at least 256 tokens except the 3 newest, with the default
+// placeholder and the call's counter ([Heuristic] for ElideToolResults).
 type ElideOptions struct {
 	// KeepRecent is how many of the newest tool results, counted across
-	// turns, are never elided. 0 means DefaultKeepRecent (3); a negative
+	// turns, are never elided. 0 means [DefaultKeepRecent] (3); a negative
 	// value protects none.
 	KeepRecent int
 	// MinTokens is the smallest result (by Counter, framing included) that
-	// is elided; smaller ones are cheap to keep. 0 means DefaultMinTokens
+	// is elided; smaller ones are cheap to keep. 0 means [DefaultMinTokens]
 	// (256); a negative value elides any size.
 	MinTokens int
 	// ExcludeTools names tools whose results are never elided. The tool
-	// name is the result's Name, or else the Name of the call it answers.
+	// name is the result's [Message.Name], or else the [ToolCall.Name] of the
+	// call it answers. The slice is read, never modified; [WithElision]
+	// copies it.
 	ExcludeTools []string
 	// KeepErrors keeps results that look like errors (their first line
 	// mentions an error, exception, traceback, panic or failure): the model
@@ -37,24 +45,29 @@ type ElideOptions struct {
 	// Placeholder returns the text that replaces a result, given the
 	// original message and its token count. nil means the default,
 	// "[elided tool result: <name>, N tokens; re-run the tool if needed]".
+	// A result is elided only when its placeholder costs fewer tokens.
 	Placeholder func(m Message, tokens int) string
 	// Archive, if set, is called with each original result, oldest first,
-	// before anything is replaced. If it returns an error, elision stops
-	// and nothing is changed: the error is returned, wrapped.
+	// before anything is replaced, and only for results that are elided.
+	// If it returns an error, elision stops and nothing is changed: the
+	// error is returned, wrapped. It must not modify the message.
 	Archive func(m Message) error
 	// Counter measures results for these rules (MinTokens, and the count in
-	// the default placeholder); nil means the counter of the call: Heuristic
-	// for ElideToolResults, the trim's Counter under WithElision. The
-	// budget itself is always measured with the trim's Counter.
+	// the default placeholder); nil means the counter of the call:
+	// [Heuristic] for [ElideToolResults], the trim's [Counter] under
+	// [WithElision]. The budget itself is always measured with the trim's
+	// Counter.
 	Counter Counter
 }
 
-// ElideResult is the outcome of ElideToolResults.
+// ElideResult is the outcome of [ElideToolResults].
 type ElideResult struct {
 	// Messages is the new history: the same messages in the same order,
 	// elided results replaced by copies with the placeholder as Content, no
-	// Parts, and Kind set to KindElided. When nothing was elided it is the
-	// input slice, clipped to its length.
+	// Parts, and Kind set to [KindElided]. When nothing was elided (or
+	// Archive failed) it is the input slice, clipped to its length;
+	// otherwise a new slice whose other messages are shallow copies, as in a
+	// [Result].
 	Messages []Message
 	// Elided is the number of results replaced.
 	Elided int
@@ -66,12 +79,14 @@ type ElideResult struct {
 // short placeholder. It never removes or reorders a message and never
 // touches ToolCallID, Name, roles or the assistant's calls, so pairing (and
 // any signed reasoning next to the calls) stays intact by construction. It
-// is idempotent: elided results carry KindElided and are skipped. The input
-// is validated like TrimToRecentTurns' and never modified.
+// is idempotent: elided results carry [KindElided] and are skipped. The input
+// is validated like [TrimToRecentTurns]' (a *[MessageError] with an empty
+// [ElideResult]) and never modified.
 //
 // Stale tool results are usually re-derivable (a file can be read again, a
 // command re-run), which makes them the cheapest tokens to give up. Under
-// TrimToRecentTurns, WithElision applies the same rule only as far as needed.
+// TrimToRecentTurns, [WithElision] applies the same rule only as far as
+// needed.
 func ElideToolResults(msgs []Message, opts ElideOptions) (ElideResult, error) {
 	if err := validate(msgs); err != nil {
 		return ElideResult{}, err

@@ -1,5 +1,6 @@
 // This file owns the package's error values: the sentinels and the typed
 // errors that carry their detail.
+
 package history
 
 import (
@@ -7,34 +8,40 @@ import (
 	"strconv"
 )
 
-// Sentinel errors. Detailed errors wrap them: test with errors.Is, and use
-// errors.As with *MessageError or *BudgetError for the detail.
+// Sentinel errors. Detailed errors wrap them: test with [errors.Is], and use
+// [errors.As] with *[MessageError], *[BudgetError] or *[OptionError] for the
+// detail.
 var (
-	// ErrInvalidBudget is returned when the budget is zero or negative.
+	// ErrInvalidBudget is returned, with a [Result] that holds no messages,
+	// when the budget is zero or negative.
 	ErrInvalidBudget = errors.New("history: budget must be positive")
-	// ErrInvalidMessage is wrapped by *MessageError when the input breaks a
-	// rule of the message model.
+	// ErrInvalidMessage is wrapped by *[MessageError] when the input breaks a
+	// rule of the message model (see [Message], [Kind], [Part]).
 	ErrInvalidMessage = errors.New("history: invalid message")
-	// ErrInvalidOption is wrapped by *OptionError when an option's value is
-	// out of its domain (a low-water fraction outside (0, 1), a breadcrumb
-	// that is not a valid message, ...). The call that uses the option
-	// returns it before doing anything.
+	// ErrInvalidOption is wrapped by *[OptionError] when an option's value is
+	// out of its domain (a [WithLowWater] fraction outside (0, 1), a
+	// [WithBreadcrumb] notice that is not a valid message, ...). The call
+	// that uses the option returns it, with a [Result] that holds no
+	// messages, before doing anything else.
 	ErrInvalidOption = errors.New("history: invalid option")
-	// ErrLatestTurnTooLarge is wrapped by *BudgetError when what the library
-	// must always keep (the prefix, the breadcrumb and the latest turn) does
-	// not fit the budget. It is returned together with a usable Result.
+	// ErrLatestTurnTooLarge is wrapped by *[BudgetError] when what the
+	// library must always keep (the prefix, the breadcrumb and the latest
+	// turn) does not fit the budget. It is returned together with a usable
+	// [Result]: the smallest history the library can send.
 	ErrLatestTurnTooLarge = errors.New("history: latest turn does not fit the budget")
 )
 
-// MessageError reports an invalid message. It wraps ErrInvalidMessage.
+// MessageError reports an invalid message. It wraps [ErrInvalidMessage].
 type MessageError struct {
 	// Index is the position of the offending message in the input slice, or
-	// -1 when the message came from an option (such as WithBreadcrumb).
+	// -1 when the message came from an option (such as [WithBreadcrumb]).
 	Index int
 	// Reason says which rule the message breaks.
 	Reason string
 }
 
+// Error returns "history: invalid message at index N: reason", or
+// "history: invalid message in options: reason" for Index -1.
 func (e *MessageError) Error() string {
 	if e.Index < 0 {
 		return "history: invalid message in options: " + e.Reason
@@ -42,11 +49,12 @@ func (e *MessageError) Error() string {
 	return "history: invalid message at index " + strconv.Itoa(e.Index) + ": " + e.Reason
 }
 
-// Unwrap returns ErrInvalidMessage.
+// Unwrap returns [ErrInvalidMessage].
 func (e *MessageError) Unwrap() error { return ErrInvalidMessage }
 
 // BudgetError reports that the messages the library must keep need more
-// tokens than the budget allows. It wraps ErrLatestTurnTooLarge.
+// tokens than the budget allows. It wraps [ErrLatestTurnTooLarge], and the
+// [Result] returned with it holds those messages.
 type BudgetError struct {
 	// Need is the token count of what had to be kept: the prefix, the
 	// breadcrumb (if any) and the latest turn.
@@ -60,6 +68,9 @@ type BudgetError struct {
 	Pinned int
 }
 
+// Error returns the sizes: "history: latest turn does not fit the budget:
+// need N tokens, budget B", naming the pinned part when it alone is too
+// large.
 func (e *BudgetError) Error() string {
 	s := "history: latest turn does not fit the budget: need " + strconv.Itoa(e.Need) +
 		" tokens, budget " + strconv.Itoa(e.Budget)
@@ -69,13 +80,13 @@ func (e *BudgetError) Error() string {
 	return s
 }
 
-// Unwrap returns ErrLatestTurnTooLarge.
+// Unwrap returns [ErrLatestTurnTooLarge].
 func (e *BudgetError) Unwrap() error { return ErrLatestTurnTooLarge }
 
-// OptionError reports an option whose value is invalid. It wraps
-// ErrInvalidOption and, when there is one, the detailed error (such as a
-// *MessageError for an invalid breadcrumb), so errors.Is and errors.As work
-// with either.
+// OptionError reports an [Option] whose value is invalid. It wraps
+// [ErrInvalidOption] and, when there is one, the detailed error (such as a
+// *[MessageError] for an invalid breadcrumb), so [errors.Is] and [errors.As]
+// work with either.
 type OptionError struct {
 	// Option is the name of the option, such as "WithLowWater".
 	Option string
@@ -85,6 +96,8 @@ type OptionError struct {
 	Err error
 }
 
+// Error returns "history: invalid option Name: reason", followed by the
+// detailed error when there is one.
 func (e *OptionError) Error() string {
 	s := "history: invalid option " + e.Option + ": " + e.Reason
 	if e.Err != nil {
@@ -93,7 +106,7 @@ func (e *OptionError) Error() string {
 	return s
 }
 
-// Unwrap returns ErrInvalidOption and Err (when not nil).
+// Unwrap returns [ErrInvalidOption] and Err (when not nil).
 func (e *OptionError) Unwrap() []error {
 	if e.Err == nil {
 		return []error{ErrInvalidOption}

@@ -1,4 +1,5 @@
 // This file owns the trim Event: its fields, its log form, and LogTrims.
+
 package history
 
 import (
@@ -7,38 +8,49 @@ import (
 	"slices"
 )
 
-// EventType is the Type of every Event.
+// EventType is the Type of every [Event].
 const EventType = "history_trimmed"
 
-// Reasons an Event can carry.
+// Reasons an [Event] can carry.
 const (
-	// ReasonBudget: TrimToRecentTurns trimmed to fit the budget.
+	// ReasonBudget: [TrimToRecentTurns] or [Trimmer.Trim] trimmed to fit the
+	// budget.
 	ReasonBudget = "budget"
-	// ReasonOverflow: RecoverOverflow trimmed after a provider rejected a
+	// ReasonOverflow: [RecoverOverflow] trimmed after a provider rejected a
 	// request for its length.
 	ReasonOverflow = "overflow"
 )
 
-// Event describes one trim, for logs and metrics. Its numbers are the
-// numbers of the Result it belongs to. It is a plain value: the Labels map
-// is a fresh copy for every event, so a callback may keep or modify it.
+// Event describes one trim, for logs and metrics; [WithOnTrim] receives it.
+// Its numbers are the numbers of the [Result] it belongs to. It is a plain
+// value: the Labels map is a fresh copy for every event, so a callback may
+// keep or modify it.
 //
 // Its JSON form is {"type":"history_trimmed","reason":"budget",...} with
-// snake_case fields, and it implements slog.LogValuer so that
-// slog.Any("trim", ev) logs it as a group.
+// snake_case fields, and it implements [slog.LogValuer] so that
+// slog.Any("trim", ev) logs it as a group (see [LogTrims]).
 type Event struct {
-	Type            string            `json:"type"`
-	Reason          string            `json:"reason"`
-	DroppedMessages int               `json:"dropped_messages"`
-	DroppedTurns    int               `json:"dropped_turns"`
-	KeptTurns       int               `json:"kept_turns"`
-	DroppedSteps    int               `json:"dropped_steps"`
-	ElidedResults   int               `json:"elided_results"`
-	TokensBefore    int               `json:"tokens_before"`
-	TokensAfter     int               `json:"tokens_after"`
-	Budget          int               `json:"budget"`
-	Attempt         int               `json:"attempt"`
-	Labels          map[string]string `json:"labels,omitempty"`
+	// Type is always [EventType], so that events can be told apart in a
+	// mixed log or stream.
+	Type string `json:"type"`
+	// Reason is [ReasonBudget] or [ReasonOverflow].
+	Reason string `json:"reason"`
+	// DroppedMessages, DroppedTurns, KeptTurns, DroppedSteps,
+	// ElidedResults, TokensBefore, TokensAfter and Budget are the
+	// same-named figures of the [Result].
+	DroppedMessages int `json:"dropped_messages"`
+	DroppedTurns    int `json:"dropped_turns"`
+	KeptTurns       int `json:"kept_turns"`
+	DroppedSteps    int `json:"dropped_steps"`
+	ElidedResults   int `json:"elided_results"`
+	TokensBefore    int `json:"tokens_before"`
+	TokensAfter     int `json:"tokens_after"`
+	Budget          int `json:"budget"`
+	// Attempt is the attempt number of a [RecoverOverflow] call (1 or
+	// more), and 0 for a trim to a budget.
+	Attempt int `json:"attempt"`
+	// Labels are the caller's [WithLabels], copied; nil without them.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // LogValue returns the event as a slog group: its numbers, then its labels

@@ -9,8 +9,8 @@ import (
 
 // TestLadderOnCorpus trims every conversation of the shared corpus at
 // budgets from 5% to 100% of its size, whole-turn only and with the whole
-// ladder (elision and step trimming), and checks the acceptance:
-// with the ladder every run fits, or fails only where the prefix, the
+// ladder (elision and step trimming), and checks what the ladder promises:
+// with it every run fits, or fails only where the prefix, the
 // opening message and the newest step alone exceed the budget; no run
 // breaks a tool pair. Run with -v for the table (docs/performance.md).
 func TestLadderOnCorpus(t *testing.T) {
@@ -77,18 +77,18 @@ func TestLadderOnCorpus(t *testing.T) {
 func ladderFloor(msgs []Message) int {
 	view, _ := SweepOrphans(msgs)
 	turns := Turns(view)
+	if len(turns) == 0 {
+		return Estimate(view, nil) // nothing to trim: the view is sent as it is
+	}
 	lead := leadEnd(view)
-	var min []Message
+	var keep []Message
 	for _, m := range view[:lead] {
 		if m.Kind != KindBreadcrumb {
-			min = append(min, m)
+			keep = append(keep, m)
 		}
 	}
-	if len(turns) == 0 {
-		return Estimate(min, nil)
-	}
 	if len(turns) > 1 {
-		min = append(min, Breadcrumb())
+		keep = append(keep, Breadcrumb())
 	}
 	last := view[turns[len(turns)-1].Start:]
 	open := 0
@@ -110,12 +110,12 @@ func ladderFloor(msgs []Message) int {
 			steps++
 		}
 	}
-	min = append(min, last[:end]...)
+	keep = append(keep, last[:end]...)
 	if steps > 1 {
-		min = append(min, Message{Role: RoleUser, Content: StepBreadcrumbText, Kind: KindBreadcrumb})
+		keep = append(keep, Message{Role: RoleUser, Content: StepBreadcrumbText, Kind: KindBreadcrumb})
 	}
-	min = append(min, last[newest:]...)
-	el, err := ElideToolResults(min, ElideOptions{})
+	keep = append(keep, last[newest:]...)
+	el, err := ElideToolResults(keep, ElideOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -87,13 +88,7 @@ func TestElideToolResultsOptions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := ElideToolResults(msgs, tc.opts)
 			require.NoError(t, err)
-			var got []int
-			for i, m := range res.Messages {
-				if m.Kind == KindElided {
-					got = append(got, i)
-				}
-			}
-			assert.Equal(t, tc.elided, got, tc.why)
+			assert.Equal(t, tc.elided, ofKind(res.Messages, KindElided), tc.why)
 		})
 	}
 	res, err := ElideToolResults(msgs, ElideOptions{Counter: chars, KeepRecent: -1,
@@ -130,10 +125,8 @@ func TestTrimWithElision(t *testing.T) {
 	res, err := TrimToRecentTurns(in, total-500, WithCounter(chars), WithElision(ElideOptions{}),
 		WithOnTrim(func(e Event) { ev = e }))
 	require.NoError(t, err)
-	assert.Equal(t, 2, res.ElidedResults, "oldest first, stopping as soon as it fits")
-	assert.Equal(t, KindElided, res.Messages[3].Kind)
-	assert.Equal(t, KindElided, res.Messages[5].Kind)
-	assert.NotEqual(t, KindElided, res.Messages[7].Kind)
+	assert.Equal(t, 2, res.ElidedResults)
+	assert.Equal(t, []int{3, 5}, ofKind(res.Messages, KindElided), "oldest first, stopping as soon as it fits")
 	assert.Zero(t, res.DroppedTurns, "no turn dropped when elision suffices")
 	assert.True(t, res.Trimmed)
 	assert.Equal(t, 2, ev.ElidedResults)
@@ -188,13 +181,7 @@ func TestTrimStepTrim(t *testing.T) {
 	next := append(clone(res.Messages), call("z", "read"), big("z", 100))
 	again, err := TrimToRecentTurns(next, 500, WithCounter(chars), WithStepTrim())
 	require.NoError(t, err)
-	n := 0
-	for _, m := range again.Messages {
-		if m.Kind == KindBreadcrumb {
-			n++
-		}
-	}
-	assert.Equal(t, 1, n, "never stacked: %v", render(again.Messages))
+	assert.Len(t, ofKind(again.Messages, KindBreadcrumb), 1, "never stacked: %v", render(again.Messages))
 	checkResult(t, next, again, true)
 }
 
@@ -240,12 +227,21 @@ func TestTrimStepTrimTooLarge(t *testing.T) {
 func TestTrimStepsKeepPairs(t *testing.T) {
 	// Parallel calls and a nudge between call and results: a step is whole.
 	in := parse(t, "S:sys", "U:task", "A:>c1,c2", "N:hurry", "T:c2", "T:c1", "A:>c3", "T:c3", "A:>c4,c5", "T:c4", "T:c5", "A:final")
-	res, err := TrimToRecentTurns(in, 60, WithCounter(unit), WithStepTrim())
-	require.NoError(t, err)
-	assert.Equal(t, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:final"}, render(res.Messages))
-	res, err = TrimToRecentTurns(in, 80, WithCounter(unit), WithStepTrim())
-	require.NoError(t, err)
-	assert.Equal(t, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:>c4,c5", "T:c4", "T:c5", "A:final"}, render(res.Messages))
+	for _, tc := range []struct {
+		budget int
+		want   []string
+		reason string
+	}{
+		{60, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:final"},
+			"room for the newest step only: the parallel step before it goes with both results"},
+		{80, []string{"S:sys", "U:task", "B:" + StepBreadcrumbText, "A:>c4,c5", "T:c4", "T:c5", "A:final"},
+			"room for one more step: the parallel calls come back with both results"},
+	} {
+		res, err := TrimToRecentTurns(in, tc.budget, WithCounter(unit), WithStepTrim())
+		require.NoError(t, err, tc.reason)
+		assert.Equal(t, tc.want, render(res.Messages), tc.reason)
+		checkResult(t, in, res, true)
+	}
 }
 
 func TestSummaries(t *testing.T) {
@@ -286,21 +282,26 @@ func TestRenderTranscript(t *testing.T) {
 		"assistant: [called fn({\"id\":\"c1\"})]\ntool (c1): result of c1\nassistant: main.go and go.mod", full)
 
 	tests := []struct {
-		name string
-		max  int
-		want string
+		name   string
+		max    int
+		want   string
+		reason string
 	}{
-		{"keeps the newest", 86, "[earlier conversation truncated]\ntool (c1): result of c1\nassistant: main.go and go.mod"},
-		{"cuts at a word", 80, "[earlier conversation truncated]\nresult of c1\nassistant: main.go and go.mod"},
-		{"cuts the newest at a word", 60, "[earlier conversation truncated]\nmain.go and go.mod"},
-		{"marker never alone", 20, "main.go and go.mod"},
-		{"tiny", 3, "mod"},
-		{"zero", 0, ""},
+		{"keeps the newest", 86, "[earlier conversation truncated]\ntool (c1): result of c1\nassistant: main.go and go.mod",
+			"whole messages, newest first, after the marker"},
+		{"cuts at a word", 80, "[earlier conversation truncated]\nresult of c1\nassistant: main.go and go.mod",
+			"a message cut at its start loses whole words"},
+		{"cuts the newest at a word", 60, "[earlier conversation truncated]\nmain.go and go.mod",
+			"even the newest message is cut when it alone does not fit"},
+		{"marker never alone", 20, "main.go and go.mod",
+			"no room for the marker and content: the content wins"},
+		{"tiny", 3, "mod", "a limit below a word still returns the newest characters"},
+		{"zero", 0, "", "no room at all"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := RenderTranscript(msgs, tc.max, RenderOptions{})
-			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.want, got, tc.reason)
 			assert.LessOrEqual(t, utf8.RuneCountInString(got), max(tc.max, 0))
 		})
 	}
@@ -327,18 +328,22 @@ func TestRenderTranscriptSummary(t *testing.T) {
 }
 
 func TestRenderTranscriptGraphemes(t *testing.T) {
-	// e + combining acute, a family emoji (ZWJ sequence), flags.
-	text := "cafe\u0301 👨\u200d👩\u200d👧 🇫🇷🇩🇪 done"
+	// e + combining acute, a family emoji (a ZWJ sequence), two flags: a cut
+	// may fall only between these clusters, never inside one.
+	clusters := []string{"c", "a", "f", "e\u0301", " ", "👨\u200d👩\u200d👧", " ", "🇫🇷", "🇩🇪", " ", "d", "o", "n", "e"}
+	text := strings.Join(clusters, "")
+	whole := make(map[string]bool, len(clusters)) // every suffix that starts a cluster
+	for i := range clusters {
+		whole[strings.Join(clusters[i:], "")] = true
+	}
 	msgs := []Message{{Role: RoleUser, Content: text}}
-	for n := 1; n <= utf8.RuneCountInString(text)+6; n++ {
-		got := RenderTranscript(msgs, n, RenderOptions{Format: func(m Message) string { return m.Content }})
+	format := RenderOptions{Format: func(m Message) string { return m.Content }}
+	for n := 1; n <= utf8.RuneCountInString(DefaultRenderMarker+"\n"+text)+2; n++ {
+		got := RenderTranscript(msgs, n, format)
 		require.True(t, utf8.ValidString(got))
 		require.LessOrEqual(t, utf8.RuneCountInString(got), n)
-		r, _ := utf8.DecodeRuneInString(got)
-		assert.False(t, r == '\u0301' || r == '\u200d' || (r >= 0x1F3FB && r <= 0x1F3FF), "cut inside a character at %d: %q", n, got)
-		if strings.Contains(got, "🇩🇪") && !strings.Contains(got, "🇫🇷") {
-			assert.True(t, strings.HasPrefix(got, "🇩🇪") || !strings.HasPrefix(got, "\U0001F1EA"), "flag split: %q", got)
-		}
+		kept := strings.TrimPrefix(got, DefaultRenderMarker+"\n")
+		assert.True(t, whole[kept], "cut inside a character at %d: %q", n, got)
 	}
 }
 
@@ -403,7 +408,7 @@ func FuzzLadder(f *testing.F) {
 		if err != nil && !isTooLarge(err) {
 			t.Fatal(err)
 		}
-		if !equalMessages(orig, msgs) {
+		if !reflect.DeepEqual(orig, msgs) {
 			t.Fatal("input modified")
 		}
 		checkResult(t, msgs, res, true)
@@ -414,17 +419,4 @@ func FuzzLadder(f *testing.F) {
 			t.Fatalf("over budget without error")
 		}
 	})
-}
-
-func equalMessages(a, b []Message) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Role != b[i].Role || a[i].Content != b[i].Content || a[i].Kind != b[i].Kind ||
-			a[i].ToolCallID != b[i].ToolCallID || len(a[i].ToolCalls) != len(b[i].ToolCalls) {
-			return false
-		}
-	}
-	return true
 }

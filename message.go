@@ -1,6 +1,7 @@
 // This file owns the message model: roles, kinds, tool calls, parts, and the
 // rules a valid Message obeys (validate), with the two helpers every other
 // file shares: Clone and equal.
+
 package history
 
 import (
@@ -8,10 +9,11 @@ import (
 	"strconv"
 )
 
-// Role is the author of a message, as chat-completion providers name it.
+// Role is the author of a [Message], as chat-completion providers name it.
 type Role string
 
-// The roles a Message may have. Any other value is rejected with ErrInvalidMessage.
+// The roles a [Message] may have. Any other value is rejected with
+// [ErrInvalidMessage].
 const (
 	RoleSystem    Role = "system"
 	RoleUser      Role = "user"
@@ -21,17 +23,21 @@ const (
 
 // Kind marks messages the library treats specially. The zero value is an
 // ordinary message. Any value other than the constants below is rejected with
-// ErrInvalidMessage, so that a misspelt kind cannot silently turn a pinned
-// summary into an ordinary, droppable message.
+// [ErrInvalidMessage], so that a misspelt kind cannot silently turn a pinned
+// summary into an ordinary, droppable message. Only [KindElided] may be set
+// on a [RoleTool] message, and no kind on a message with tool calls.
 type Kind string
 
 // The special kinds of message.
 const (
-	// KindBreadcrumb is the library's omission notice. It never starts a turn
-	// and the library never stacks two of them: a new one replaces the old.
+	// KindBreadcrumb is the library's omission notice (see [Breadcrumb]). It
+	// never starts a turn and the library never stacks two of them: a new one
+	// replaces the old.
 	KindBreadcrumb Kind = "breadcrumb"
 	// KindSummary is a compaction summary written by the runtime. Summaries
 	// directly after the leading system messages are pinned: never dropped.
+	// When dropped turns hold summaries, the newest of them is moved into
+	// the prefix (see [Summaries]).
 	KindSummary Kind = "summary"
 	// KindNudge is a runtime-injected user-role note (a reminder, a
 	// "[system: ...]" line). It never starts a turn.
@@ -43,12 +49,15 @@ const (
 	KindElided Kind = "elided"
 )
 
-// ToolCall is one tool invocation requested by an assistant message.
+// ToolCall is one tool invocation requested by an assistant message (see
+// [Message.ToolCalls]).
 type ToolCall struct {
-	// ID pairs the call with the RoleTool message that answers it. It must be
-	// non-empty and unique within its assistant message; the same ID may be
-	// reused by later, separate exchanges.
-	ID   string `json:"id"`
+	// ID pairs the call with the [RoleTool] message that answers it. It must
+	// be non-empty and unique within its assistant message; the same ID may
+	// be reused by later, separate exchanges.
+	ID string `json:"id"`
+	// Name is the tool's name. Elision placeholders and ExcludeTools (see
+	// [ElideOptions]) read it.
 	Name string `json:"name"`
 	// Arguments is the raw JSON text of the arguments, as the model wrote it.
 	Arguments string `json:"arguments,omitempty"`
@@ -61,27 +70,31 @@ type ToolCall struct {
 // ToolCalls slice. A copied Message still shares its Parts and ToolCalls
 // backing arrays with the original; use [Message.Clone] before editing them.
 type Message struct {
-	Role    Role   `json:"role"`
+	// Role is the author; it must be one of the Role constants.
+	Role Role `json:"role"`
+	// Content is the message's plain text.
 	Content string `json:"content,omitempty"`
 	// Parts holds non-text content: images, files, reasoning. Text parts are
 	// allowed too, for providers that split text into blocks.
 	Parts []Part `json:"parts,omitempty"`
-	// ToolCalls are the calls an assistant message makes. Only assistant
+	// ToolCalls are the calls an assistant message makes. Only [RoleAssistant]
 	// messages may carry them.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// ToolCallID names the call a RoleTool message answers. Required on tool
+	// ToolCallID names the call a [RoleTool] message answers. Required on tool
 	// messages, forbidden elsewhere.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Name is the optional author name (OpenAI "name"); for tool messages
 	// some providers put the tool's name here.
 	Name string `json:"name,omitempty"`
-	Kind Kind   `json:"kind,omitempty"`
+	// Kind marks a breadcrumb, summary, nudge or elided result; empty for an
+	// ordinary message.
+	Kind Kind `json:"kind,omitempty"`
 }
 
-// PartType says what a Part holds.
+// PartType says what a [Part] holds.
 type PartType string
 
-// The part types. Any other value is rejected with ErrInvalidMessage.
+// The part types. Any other value is rejected with [ErrInvalidMessage].
 const (
 	PartText      PartType = "text"
 	PartImage     PartType = "image"
@@ -94,10 +107,11 @@ const (
 // token cost and never needs the payload itself (no base64 data is carried:
 // counting by encoded length overcounts images about a thousandfold).
 //
-// Cost rules (see PartTokens): a part with Tokens > 0 costs exactly that;
+// Cost rules (see [PartTokens]): a part with Tokens > 0 costs exactly that;
 // text and reasoning parts cost their Text; images cost by Width and Height;
 // files by Size.
 type Part struct {
+	// Type is one of the PartType constants.
 	Type PartType `json:"type"`
 	// Text is the text of a text or reasoning part.
 	Text string `json:"text,omitempty"`

@@ -2,6 +2,7 @@
 // options value they fill, and the validation of option values. Options are
 // read once, at the start of a call, into an options value that the planner
 // and the entry points read; nothing below this file knows about options.
+
 package history
 
 import (
@@ -89,9 +90,11 @@ func (o *options) fail(err error) {
 	}
 }
 
-// WithCounter sets the token counter. The default, and what a nil c means,
-// is [Heuristic]. For exact counts use the tiktoken subpackage; wrap it with
-// [NewCache] when trimming before every request.
+// WithCounter sets the [Counter] that measures messages against the budget.
+// The default, and what a nil c means, is [Heuristic]. For exact counts use
+// [github.com/histrim/history/tiktoken]; wrap it with [NewCache] when
+// trimming before every request. The trim calls c at most once per message,
+// possibly from several goroutines when the option is shared.
 func WithCounter(c Counter) Option {
 	if c == nil {
 		c = heuristic{}
@@ -126,8 +129,8 @@ func WithBreadcrumb(m Message) Option {
 }
 
 // WithoutBreadcrumb turns the breadcrumbs off: dropped turns and steps
-// leave no notice. Breadcrumbs already in the input are then kept as they
-// are.
+// leave no notice, and [Result.Kept] holds no -1. Breadcrumbs already in the
+// input are then kept as they are.
 func WithoutBreadcrumb() Option {
 	return func(o *options) { o.noBreadcrumb = true }
 }
@@ -168,7 +171,7 @@ func checkNotice(option string, b *Message) error {
 }
 
 // WithTurnStart replaces the rule that decides which messages open a turn
-// (by default: every RoleUser message with an empty Kind). Use it when
+// (by default: every [RoleUser] message with an empty [Kind]). Use it when
 // tool results reach the model as user text, e.g.
 //
 //	history.WithTurnStart(func(m history.Message) bool {
@@ -191,8 +194,9 @@ func WithLabels(labels map[string]string) Option {
 	return func(o *options) { o.labels = labels }
 }
 
-// WithoutOrphanSweep turns the orphan sweep off. Use it only when the
-// history is known to be well paired; trimming itself never breaks a pair.
+// WithoutOrphanSweep turns the orphan sweep ([SweepOrphans]) off. Use it
+// only when the history is known to be well paired: trimming itself never
+// breaks a pair, but it does not repair one the caller broke.
 func WithoutOrphanSweep() Option {
 	return func(o *options) { o.noSweep = true }
 }
@@ -203,7 +207,8 @@ func WithoutOrphanSweep() Option {
 // and the provider's cached prefix survives them. Histories that fit the
 // budget are still returned untouched. fraction must lie in the open
 // interval (0, 1); any other value (0, 1, negative, NaN) makes the call
-// return an *[OptionError]. See docs/prompt-caching.md.
+// return an *[OptionError]. A [Trimmer] built with it holds its cut until the
+// history grows back to the budget. See docs/prompt-caching.md.
 func WithLowWater(fraction float64) Option {
 	var err error
 	if !(fraction > 0 && fraction < 1) { // also catches NaN
@@ -223,10 +228,14 @@ func WithLowWater(fraction float64) Option {
 // to fit. Whole turns are dropped only when eliding every eligible result is
 // not enough, and then results are elided only in the turns that are kept.
 //
-// The trim's Counter measures the budget. opts.Counter, when set, measures
-// the results for the elision rules (MinTokens and the token count in the
-// default placeholder), as it does for ElideToolResults; when nil, the trim's
-// Counter does both. An Archive error aborts the trim with nothing changed.
+// The trim's [Counter] ([WithCounter]) measures the budget.
+// [ElideOptions.Counter], when set, measures the results for the elision
+// rules ([ElideOptions.MinTokens] and the token count in the default
+// placeholder), as it does for [ElideToolResults]; when nil, the trim's
+// Counter does both. An error from [ElideOptions.Archive] aborts the trim:
+// it returns that error, wrapped, and a Result with no messages. Elided
+// results stay in [Result.Messages] with [KindElided], and [Result.Kept]
+// still names the originals.
 func WithElision(opts ElideOptions) Option {
 	opts.ExcludeTools = slices.Clone(opts.ExcludeTools)
 	return func(o *options) { o.elide = &opts }

@@ -1,8 +1,10 @@
 // This file owns the orphan sweep: tool results without their call and calls
 // without their results.
+
 package history
 
-// SweepReport counts what SweepOrphans removed.
+// SweepReport counts what [SweepOrphans] removed. The zero value means
+// nothing was.
 type SweepReport struct {
 	// Results is the number of tool results removed because the nearest
 	// preceding assistant message of their exchange has no call with their
@@ -16,8 +18,8 @@ type SweepReport struct {
 	Messages int
 }
 
-// Total returns Results + Calls: the figure TrimToRecentTurns reports as
-// OrphansRemoved.
+// Total returns Results + Calls: the figure [TrimToRecentTurns] reports as
+// [Result.OrphansRemoved].
 func (r SweepReport) Total() int { return r.Results + r.Calls }
 
 // SweepOrphans returns msgs without broken tool pairs, the state providers
@@ -32,9 +34,9 @@ func (r SweepReport) Total() int { return r.Results + r.Calls }
 //     This also repairs back-to-back dispatches, where an assistant message
 //     with calls is followed by another before the first is answered.
 //
-// Parallel calls (several ToolCalls, their results in any order) are
-// handled. The input is never modified: a stripped message is a copy with a
-// new ToolCalls slice. When nothing needs removing, SweepOrphans returns msgs
+// Parallel calls (several [Message.ToolCalls], their results in any order)
+// are handled. The input is never modified: a stripped message is a copy with
+// a new ToolCalls slice. When nothing needs removing, SweepOrphans returns msgs
 // itself, clipped to its length so that appending to it cannot write into the
 // caller's array, and allocates nothing.
 func SweepOrphans(msgs []Message) ([]Message, SweepReport) {

@@ -3,6 +3,7 @@
 // rungs: drop the oldest whole turns, then the oldest steps of the latest
 // turn, and elide tool results wherever that saves dropping. It reads the
 // options value; it never materialises messages (trim.go does).
+
 package history
 
 import (

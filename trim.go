@@ -2,25 +2,40 @@
 // Result they return: it validates, sweeps, asks plan.go what to keep, and
 // materialises the decision (messages, original indices, dropped messages,
 // the event).
+
 package history
 
-// Result is the outcome of a trim.
+// Result is the outcome of a trim: what [TrimToRecentTurns],
+// [Trimmer.Trim] and [RecoverOverflow] return.
+//
+// Kept parallels Messages in every Result that holds a decision (with a nil
+// error, a *[BudgetError] or a *[RecoverError]): len(Kept) == len(Messages),
+// whether or not anything changed, so [Apply] can map it back onto the
+// caller's own messages. A Result returned with any other error holds no
+// decision and its Kept is nil: after invalid input, options or budget, or a
+// failed archive, Messages is nil too; after [ErrNotOverflow] from
+// [RecoverOverflow], Messages is the input, untouched.
 //
 // What it shares with the input: when nothing was removed or changed,
 // Messages is the input slice itself, clipped to its length (no copy is
 // made; appending to it cannot write into the caller's array). Otherwise
-// Messages, Kept and Dropped are new slices. In every case the messages in
-// Messages and Dropped are shallow copies: their Parts and ToolCalls share
-// backing arrays with the caller's messages (except tool calls the sweep
-// stripped, which are new). The library never writes to them; treat them as
-// read-only, or [Message.Clone] a message before editing its parts or calls.
+// Messages and Dropped are new slices. Kept, when not nil, is always new. In
+// every case the messages in Messages and Dropped are shallow copies: their
+// Parts and ToolCalls share backing arrays with the caller's messages (except
+// tool calls the sweep stripped, which are new). The library never writes to
+// them; treat them as read-only, or [Message.Clone] a message before editing
+// its parts or calls.
 type Result struct {
 	// Messages is the history to send, breadcrumb included when anything was
-	// dropped. It is never empty when the input was not.
+	// dropped. In a Result that holds a decision it is never empty when the
+	// input was not.
 	Messages []Message
 	// Kept gives, for each element of Messages, its index in the input, or
-	// -1 for a message the library inserted (a breadcrumb). It always has
-	// len(Messages) entries; when nothing changed it is 0, 1, 2, ...
+	// -1 for a message the library inserted (a breadcrumb). In a Result that
+	// holds a decision it has len(Messages) entries; when nothing changed it
+	// is 0, 1, 2, ...
+	// The indices ascend, except that a summary moved into the prefix (see
+	// [Summaries]) may come before messages that precede it in the input.
 	// [Apply] uses it to map the decision back onto the caller's own types.
 	// Where Messages holds a changed copy of an input message (an elided
 	// result, tool calls stripped by the sweep), Kept still names the
@@ -32,7 +47,7 @@ type Result struct {
 	Dropped []Message
 	// Trimmed reports that something was dropped or elided to fit the
 	// budget: at least one turn, step or tool result. A Result can be
-	// Trimmed and still over budget (see ErrLatestTurnTooLarge).
+	// Trimmed and still over budget (see [ErrLatestTurnTooLarge]).
 	Trimmed bool
 	// DroppedMessages counts the messages dropped with whole turns. Messages
 	// removed by the orphan sweep are counted in OrphansRemoved instead, so
@@ -43,19 +58,21 @@ type Result struct {
 	KeptTurns    int
 	// TokensBefore is the count of the history after the orphan sweep and
 	// before trimming; TokensAfter the count of Messages, breadcrumb
-	// included. Both are sums of Counter.CountMessage.
+	// included. Both are sums of [Counter.CountMessage], each count clamped
+	// as [TrimToRecentTurns] describes.
 	TokensBefore int
 	TokensAfter  int
-	// Budget is the budget that was asked for.
+	// Budget is the budget that was asked for ([RecoverOverflow]: the
+	// budget it derived).
 	Budget int
 	// OrphansRemoved counts tool results removed and tool calls stripped by
-	// the orphan sweep (SweepReport.Total).
+	// the orphan sweep ([SweepReport.Total]).
 	OrphansRemoved int
-	// DroppedSteps counts steps dropped inside the latest turn (WithStepTrim);
+	// DroppedSteps counts steps dropped inside the latest turn ([WithStepTrim]);
 	// their messages are included in DroppedMessages.
 	DroppedSteps int
 	// ElidedResults counts tool results whose content was replaced by a
-	// placeholder (WithElision). They stay in Messages, with KindElided.
+	// placeholder ([WithElision]). They stay in Messages, with [KindElided].
 	ElidedResults int
 }
 
@@ -64,36 +81,41 @@ type Result struct {
 //
 // Step by step:
 //
-//  1. The options are checked (see ErrInvalidOption), msgs is validated
-//     (see ErrInvalidMessage) and budget must be positive
-//     (ErrInvalidBudget); on error the Result is empty.
+//  1. The options are checked (an *[OptionError] wrapping
+//     [ErrInvalidOption]), msgs is validated (a *[MessageError] wrapping
+//     [ErrInvalidMessage]) and budget must be positive ([ErrInvalidBudget]);
+//     on error the Result is empty.
 //  2. The orphan sweep removes unpaired tool results and calls (see
-//     SweepOrphans), unless WithoutOrphanSweep.
-//  3. Each message is counted once. If the total fits the budget, the
-//     history is returned as it is: no breadcrumb, no event.
+//     [SweepOrphans]), unless [WithoutOrphanSweep].
+//  3. Each message is counted once with the [Counter] ([WithCounter],
+//     default [Heuristic]). If the total fits the budget, the history is
+//     returned as it is: no breadcrumb, no event, Kept 0, 1, 2, ...
 //  4. Otherwise the prefix (leading system messages and pinned summaries)
 //     is kept, the oldest whole turns are dropped, as few as needed, and one
 //     breadcrumb is placed after the prefix, replacing any breadcrumb there
-//     before. The breadcrumb's tokens count toward the budget.
+//     before. The breadcrumb's tokens count toward the budget. The
+//     [WithOnTrim] callback receives one [Event].
 //  5. The latest turn is always kept. When the prefix, breadcrumb and
 //     latest turn alone exceed the budget, the Result holds them and the
-//     error is a *BudgetError wrapping ErrLatestTurnTooLarge.
+//     error is a *[BudgetError] wrapping [ErrLatestTurnTooLarge].
 //
-// WithElision and WithStepTrim extend step 4 into a ladder: old tool results
+// [WithElision] and [WithStepTrim] extend step 4 into a ladder: old tool results
 // are elided (as few as needed, and only in what is kept) before turns must
 // go, and the oldest steps of the latest turn go before the trim gives up
-// (see docs/degradation.md). Summaries in dropped turns are kept, pinned.
+// (see docs/degradation.md). Summaries in dropped turns are kept, pinned
+// (see [Summaries]).
 //
-// A turn runs from a RoleUser message of no Kind up to the next one (see
-// Turns), so a tool call and its result are always dropped together.
+// A turn runs from a [RoleUser] message of no [Kind] up to the next one (see
+// [Turns]), so a tool call and its result are always dropped together.
 // TrimToRecentTurns runs in time linear in the number of messages, tool
 // calls and parts, calls the Counter at most once per message, never
 // modifies msgs, is deterministic, and is safe for concurrent use (as long as
-// the Counter and callbacks are). Trimming a Result's Messages again with the
-// same budget and options returns them unchanged.
+// the Counter and callbacks are). What the [Result] shares with msgs is
+// described there. Trimming a Result's Messages again with the same budget
+// and options returns them unchanged.
 //
 // Counts from the Counter are clamped: a negative count is read as 0, and a
-// count above MaxInt/(len(msgs)+4) as that cap, which no budget accepts, so
+// count above [math.MaxInt]/(len(msgs)+4) as that cap, which no budget accepts, so
 // no sum can wrap and a history is never reported to fit when it does not.
 func TrimToRecentTurns(msgs []Message, budget int, opts ...Option) (Result, error) {
 	o := newOptions(opts)
@@ -107,8 +129,8 @@ func TrimToRecentTurns(msgs []Message, budget int, opts ...Option) (Result, erro
 //
 // The prefix (the leading system messages, pinned summaries and leading
 // breadcrumbs, see [TrimToRecentTurns]) belongs to no turn. A turn starts at
-// every message the turn rule accepts (by default every RoleUser message
-// whose Kind is empty); breadcrumbs, nudges, summaries and tool results never
+// every message the turn rule accepts (by default every [RoleUser] message
+// whose [Kind] is empty); breadcrumbs, nudges, summaries and tool results never
 // start one. Messages between the prefix and the first turn start belong to
 // the first turn, so every message after the prefix is in exactly one turn
 // and a tool result is always in the same turn as its call. Turns returns

@@ -1,8 +1,6 @@
 package history
 
 import (
-	"errors"
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -24,6 +22,7 @@ func TestTrimToRecentTurns(t *testing.T) {
 		dropped int // DroppedTurns
 		kept    int // KeptTurns
 		trimmed bool
+		unswept bool // WithoutOrphanSweep: the pairs stay as the caller gave them
 	}{
 		{
 			name:   "under budget untouched",
@@ -212,13 +211,14 @@ func TestTrimToRecentTurns(t *testing.T) {
 			kept:   1,
 		},
 		{
-			name:   "without orphan sweep",
-			reason: "WithoutOrphanSweep leaves pairing as the caller gave it",
-			in:     []string{"S:sys", "T:c0", "U:q1", "A:a1"},
-			budget: 100,
-			opts:   []Option{WithoutOrphanSweep()},
-			want:   []string{"S:sys", "T:c0", "U:q1", "A:a1"},
-			kept:   1,
+			name:    "without orphan sweep",
+			reason:  "WithoutOrphanSweep leaves pairing as the caller gave it",
+			in:      []string{"S:sys", "T:c0", "U:q1", "A:a1"},
+			budget:  100,
+			opts:    []Option{WithoutOrphanSweep()},
+			want:    []string{"S:sys", "T:c0", "U:q1", "A:a1"},
+			kept:    1,
+			unswept: true,
 		},
 		{
 			name:   "only system messages",
@@ -316,7 +316,7 @@ func TestTrimToRecentTurns(t *testing.T) {
 			assert.Equal(t, tc.kept, res.KeptTurns, "KeptTurns: %s", tc.reason)
 			assert.Equal(t, orig, in, "input modified")
 			assert.Equal(t, Estimate(res.Messages, unit), res.TokensAfter, "TokensAfter")
-			checkResult(t, in, res, tc.opts == nil || tc.name != "without orphan sweep")
+			checkResult(t, in, res, !tc.unswept)
 			if tc.trimmed {
 				require.Len(t, events, 1, "one event per trim")
 				assert.Equal(t, eventOf(res, ReasonBudget, 0), stripLabels(events[0]))
@@ -324,92 +324,6 @@ func TestTrimToRecentTurns(t *testing.T) {
 				assert.Empty(t, events, "no event without a trim")
 			}
 		})
-	}
-}
-
-func eventOf(r Result, reason string, attempt int) Event {
-	return Event{Type: EventType, Reason: reason, DroppedMessages: r.DroppedMessages, DroppedTurns: r.DroppedTurns,
-		KeptTurns: r.KeptTurns, DroppedSteps: r.DroppedSteps, ElidedResults: r.ElidedResults,
-		TokensBefore: r.TokensBefore, TokensAfter: r.TokensAfter, Budget: r.Budget, Attempt: attempt}
-}
-
-func stripLabels(e Event) Event { e.Labels = nil; return e }
-
-// checkResult asserts the structural invariants every Result must hold.
-func checkResult(t testing.TB, in []Message, res Result, swept bool) {
-	t.Helper()
-	if res.Kept == nil {
-		if !reflect.DeepEqual(res.Messages, in) && !(len(in) == 0 && len(res.Messages) == 0) {
-			t.Fatalf("Kept is nil but Messages differ from the input")
-		}
-	} else {
-		if len(res.Kept) != len(res.Messages) {
-			t.Fatalf("len(Kept)=%d, len(Messages)=%d", len(res.Kept), len(res.Messages))
-		}
-		seen := map[int]bool{}
-		for i, k := range res.Kept {
-			m := res.Messages[i]
-			if k < 0 {
-				if m.Kind != KindBreadcrumb {
-					t.Fatalf("Kept[%d] = -1 but message is %+v", i, m)
-				}
-				continue
-			}
-			if seen[k] {
-				t.Fatalf("Kept names %d twice: %v", k, res.Kept)
-			}
-			seen[k] = true
-			o := in[k]
-			if len(m.ToolCalls) != len(o.ToolCalls) {
-				o.ToolCalls = m.ToolCalls // the sweep may strip calls
-			}
-			if m.Kind == KindElided && o.Kind != KindElided {
-				o.Content, o.Parts, o.Kind = m.Content, nil, KindElided
-			}
-			if !reflect.DeepEqual(m, o) {
-				t.Fatalf("Messages[%d] is not input[%d]", i, k)
-			}
-		}
-	}
-	// No broken pairs: a second sweep finds nothing.
-	if _, rep := SweepOrphans(res.Messages); swept && rep != (SweepReport{}) {
-		t.Fatalf("trimmed history still has orphans: %+v\n%v", rep, render(res.Messages))
-	}
-	// Breadcrumbs never stack: an inserted one never sits next to another.
-	for i, k := range res.Kept {
-		if k >= 0 {
-			continue
-		}
-		if (i > 0 && res.Messages[i-1].Kind == KindBreadcrumb) ||
-			(i+1 < len(res.Messages) && res.Messages[i+1].Kind == KindBreadcrumb) {
-			t.Fatalf("stacked breadcrumbs: %v", render(res.Messages))
-		}
-	}
-	// Every input message is either kept or dropped (breadcrumbs the trim
-	// replaced aside), and Dropped lists them in input order.
-	keptSet := map[int]bool{}
-	for i := range res.Messages {
-		if res.Kept == nil {
-			keptSet[i] = true
-		} else if res.Kept[i] >= 0 {
-			keptSet[res.Kept[i]] = true
-		}
-	}
-	d := 0
-	for i, m := range in {
-		if keptSet[i] {
-			continue
-		}
-		if d < len(res.Dropped) && reflect.DeepEqual(res.Dropped[d], m) {
-			d++
-			continue
-		}
-		if m.Kind != KindBreadcrumb {
-			t.Fatalf("input message %d is neither kept nor dropped: %+v", i, m)
-		}
-	}
-	if d != len(res.Dropped) {
-		t.Fatalf("Dropped has %d messages that are not input messages in order", len(res.Dropped)-d)
 	}
 }
 
@@ -422,13 +336,7 @@ func TestTrimRepeatedIsStable(t *testing.T) {
 	next := append(clone(first.Messages), parse(t, "U:q4", "A:a4")...)
 	second, err := TrimToRecentTurns(next, 70, WithCounter(unit))
 	require.NoError(t, err)
-	n := 0
-	for _, m := range second.Messages {
-		if m.Kind == KindBreadcrumb {
-			n++
-		}
-	}
-	assert.Equal(t, 1, n, "breadcrumbs never stack: %v", render(second.Messages))
+	assert.Len(t, ofKind(second.Messages, KindBreadcrumb), 1, "breadcrumbs never stack: %v", render(second.Messages))
 	// Trimming a result again with the same budget changes nothing.
 	again, err := TrimToRecentTurns(second.Messages, 70, WithCounter(unit))
 	require.NoError(t, err)
@@ -465,31 +373,42 @@ func TestTrimResultAccounting(t *testing.T) {
 
 func TestTrimInvalidInput(t *testing.T) {
 	tests := []struct {
-		name   string
-		msgs   []Message
-		index  int
-		reason string
+		name       string
+		msgs       []Message
+		index      int
+		wantReason string
+		why        string
 	}{
-		{"unknown role", []Message{{Role: "robot"}}, 0, `unknown role "robot"`},
-		{"unknown kind", []Message{{Role: RoleUser}, {Role: RoleUser, Kind: "pinned"}}, 1, `unknown kind "pinned"`},
-		{"tool without id", []Message{{Role: RoleUser}, {Role: RoleTool}}, 1, "tool message without tool_call_id"},
-		{"tool call id on user", []Message{{Role: RoleUser, ToolCallID: "x"}}, 0, "tool_call_id on a user message"},
-		{"calls on user", []Message{{Role: RoleUser, ToolCalls: []ToolCall{{ID: "a"}}}}, 0, "tool calls on a user message"},
-		{"empty call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: ""}}}}, 0, "tool call 1 has an empty id"},
-		{"duplicate call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: "a"}}}}, 0, `tool call id "a" used twice in one message`},
-		{"kind on tool message", []Message{{Role: RoleTool, ToolCallID: "a", Kind: KindNudge}}, 0, "a nudge message cannot be part of a tool exchange"},
-		{"unknown part", []Message{{Role: RoleUser, Parts: []Part{{Type: "video"}}}}, 0, `part 0 has unknown type "video"`},
-		{"negative part", []Message{{Role: RoleUser, Parts: []Part{{Type: PartImage, Width: -1}}}}, 0, "part 0 has a negative size"},
+		{"unknown role", []Message{{Role: "robot"}}, 0, `unknown role "robot"`,
+			"no provider accepts it"},
+		{"unknown kind", []Message{{Role: RoleUser}, {Role: RoleUser, Kind: "pinned"}}, 1, `unknown kind "pinned"`,
+			"a misspelt kind would silently turn a pinned summary into a droppable turn"},
+		{"tool without id", []Message{{Role: RoleUser}, {Role: RoleTool}}, 1, "tool message without tool_call_id",
+			"a result that names no call cannot be paired"},
+		{"tool call id on user", []Message{{Role: RoleUser, ToolCallID: "x"}}, 0, "tool_call_id on a user message",
+			"only tool results answer calls"},
+		{"calls on user", []Message{{Role: RoleUser, ToolCalls: []ToolCall{{ID: "a"}}}}, 0, "tool calls on a user message",
+			"only assistant messages make calls"},
+		{"empty call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: ""}}}}, 0, "tool call 1 has an empty id",
+			"no result could answer it"},
+		{"duplicate call id", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a"}, {ID: "a"}}}}, 0, `tool call id "a" used twice in one message`,
+			"a result would answer both"},
+		{"kind on tool message", []Message{{Role: RoleTool, ToolCallID: "a", Kind: KindNudge}}, 0, "a nudge message cannot be part of a tool exchange",
+			"a nudge never starts a turn, a tool result must stay with its call: both cannot hold"},
+		{"unknown part", []Message{{Role: RoleUser, Parts: []Part{{Type: "video"}}}}, 0, `part 0 has unknown type "video"`,
+			"its cost cannot be estimated"},
+		{"negative part", []Message{{Role: RoleUser, Parts: []Part{{Type: PartImage, Width: -1}}}}, 0, "part 0 has a negative size",
+			"a negative size would make the message cheaper than nothing"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			orig := clone(tc.msgs)
 			_, err := TrimToRecentTurns(tc.msgs, 100)
-			require.ErrorIs(t, err, ErrInvalidMessage)
+			require.ErrorIs(t, err, ErrInvalidMessage, tc.why)
 			var me *MessageError
 			require.ErrorAs(t, err, &me)
-			assert.Equal(t, tc.index, me.Index)
-			assert.Equal(t, tc.reason, me.Reason)
+			assert.Equal(t, tc.index, me.Index, tc.why)
+			assert.Equal(t, tc.wantReason, me.Reason, tc.why)
 			assert.True(t, strings.HasPrefix(err.Error(), "history: "), err.Error())
 			assert.Equal(t, orig, tc.msgs)
 		})
@@ -497,19 +416,17 @@ func TestTrimInvalidInput(t *testing.T) {
 }
 
 func TestTrimInvalidBudget(t *testing.T) {
-	for _, b := range []int{0, -1} {
-		res, err := TrimToRecentTurns(parse(t, "U:q"), b)
-		assert.ErrorIs(t, err, ErrInvalidBudget)
-		assert.Nil(t, res.Messages)
+	for _, tc := range []struct {
+		budget int
+		reason string
+	}{
+		{0, "a zero budget fits nothing, not even the latest turn"},
+		{-1, "a negative budget is never meaningful"},
+	} {
+		res, err := TrimToRecentTurns(parse(t, "U:q"), tc.budget)
+		assert.ErrorIs(t, err, ErrInvalidBudget, tc.reason)
+		assert.Nil(t, res.Messages, tc.reason)
 	}
-}
-
-func TestTrimInvalidBreadcrumb(t *testing.T) {
-	_, err := TrimToRecentTurns(parse(t, "U:q"), 100, WithBreadcrumb(Message{Role: RoleTool, ToolCallID: "x"}))
-	var me *MessageError
-	require.ErrorAs(t, err, &me)
-	assert.Equal(t, -1, me.Index)
-	assert.True(t, errors.Is(err, ErrInvalidMessage))
 }
 
 func TestTrimLabelsAreCopied(t *testing.T) {

@@ -1,5 +1,6 @@
 // This file owns the Trimmer: a trim that remembers its cut between calls so
 // that the provider's cached prompt prefix survives.
+
 package history
 
 import (
@@ -13,53 +14,53 @@ import (
 // next request for as long as possible.
 //
 // It is meant for runtimes that keep the full transcript and trim a view of
-// it before each request. A stateless TrimToRecentTurns recomputes the cut
+// it before each request. A stateless [TrimToRecentTurns] recomputes the cut
 // from scratch every time: once the transcript is over budget, every new
 // turn moves the cut forward, the beginning of the prompt changes, and the
 // provider's prompt cache misses on nearly every request. A Trimmer instead
 // reuses its previous cut as long as the system prefix, the breadcrumb and
 // every turn from the cut on still fit the budget, and only then trims again
-// (down to fraction*budget with WithLowWater, which is what makes the next
+// (down to fraction*budget with [WithLowWater], which is what makes the next
 // requests fit without another trim). See docs/prompt-caching.md.
 //
 // Runtimes that persist the trimmed history they sent and append to it do
-// not need a Trimmer: TrimToRecentTurns with WithLowWater already keeps
+// not need a Trimmer: [TrimToRecentTurns] with [WithLowWater] already keeps
 // their prefix stable.
 //
 // # Safety
 //
 // The Trimmer never returns stored messages: every Result is built from the
 // msgs of the current call, validated, swept of orphans and counted like
-// TrimToRecentTurns does, so it is never stale and never breaks a tool pair.
+// [TrimToRecentTurns] does, so it is never stale and never breaks a tool pair.
 // What it remembers is only a position, the index of the first kept turn,
 // together with copies of the two messages on either side of it. Before
 // reusing the cut it checks, in constant time, that the transcript is still
 // long enough and that those two messages are unchanged and the cut is still
 // after the prefix. If the caller edited, truncated, compacted or replaced its
 // transcript so that the check fails, the Trimmer trims from scratch, exactly
-// as TrimToRecentTurns would. An edit it does not detect (for example a
+// as [TrimToRecentTurns] would. An edit it does not detect (for example a
 // changed message after the cut) is still reflected in the Result, because
 // the kept turns are re-read and re-counted on every call; the only thing
 // carried over is where the kept turns begin, which is always a turn start.
 //
-// With WithElision or WithStepTrim, a trim that had to elide tool results or
-// drop steps of the latest turn is not remembered: the next call trims
-// afresh, as TrimToRecentTurns would. The cut is carried only across
+// With [WithElision] or [WithStepTrim], a trim that had to elide tool results
+// or drop steps of the latest turn is not remembered: the next call trims
+// afresh, as [TrimToRecentTurns] would. The cut is carried only across
 // whole-turn trims.
 //
 // A Trimmer never brings dropped turns back while the conversation goes on:
 // if the budget grows, the cut stays where it is as long as the kept turns
-// fit. Call Reset (for example after switching to a model with a larger
-// window) to start over.
+// fit. Call [Trimmer.Reset] (for example after switching to a model with a
+// larger window) to start over.
 //
 // # Zero value and concurrency
 //
 // The zero value is ready to use and trims with the default options (no
-// low-water mark). Use NewTrimmer to set options, typically
+// low-water mark). Use [NewTrimmer] to set options, typically
 // NewTrimmer(WithLowWater(0.7)). A Trimmer must not be copied after first
 // use. It is safe for concurrent use, but it remembers one cut: use one
-// Trimmer per conversation. The OnTrim callback runs without the Trimmer's
-// lock held.
+// Trimmer per conversation. The [WithOnTrim] callback runs without the
+// Trimmer's lock held.
 type Trimmer struct {
 	opts []Option // fixed at construction; never modified
 
@@ -92,14 +93,16 @@ type trimState struct {
 	droppedTurns    int
 }
 
-// NewTrimmer returns a Trimmer that trims with opts (the options of
-// TrimToRecentTurns; WithLowWater is the one that matters for caching).
-// The options are fixed for the Trimmer's life.
+// NewTrimmer returns a [Trimmer] that trims with opts (the options of
+// [TrimToRecentTurns]; [WithLowWater] is the one that matters for caching).
+// The options are fixed for the Trimmer's life: the slice is copied, and an
+// invalid option makes every [Trimmer.Trim] return its *[OptionError].
 func NewTrimmer(opts ...Option) *Trimmer {
 	return &Trimmer{opts: slices.Clone(opts)}
 }
 
-// Reset forgets the remembered cut: the next Trim trims from scratch.
+// Reset forgets the remembered cut: the next [Trimmer.Trim] trims from
+// scratch, as [TrimToRecentTurns] would. It keeps the options.
 func (t *Trimmer) Reset() {
 	t.mu.Lock()
 	t.st = trimState{}
@@ -110,21 +113,22 @@ func (t *Trimmer) Reset() {
 // under budget.
 //
 // When the Trimmer has a cut from an earlier call and that cut still applies
-// to msgs (see Safety), it returns the transcript's prefix, the breadcrumb
-// and every message from the cut on, unchanged, provided they fit budget:
-// the same prompt prefix as the previous request. Otherwise, or when they no
-// longer fit, it trims msgs from scratch with TrimToRecentTurns and the
-// Trimmer's options and remembers the new cut.
+// to msgs (see Safety in the [Trimmer] documentation), it returns the
+// transcript's prefix, the breadcrumb and every message from the cut on,
+// unchanged, provided they fit budget: the same prompt prefix as the
+// previous request. Otherwise, or when they no longer fit, it trims msgs
+// from scratch with [TrimToRecentTurns] and the Trimmer's options and
+// remembers the new cut.
 //
-// The Result is what TrimToRecentTurns would return for the same cut:
-// Messages, Kept (indices into msgs) and Dropped refer to msgs; Trimmed is
-// true whenever turns of msgs are left out. When the cut is reused, no Event
-// is emitted (nothing new was dropped), OrphansRemoved counts only the
-// orphans among the messages sent, and TokensBefore, DroppedMessages and
-// DroppedTurns take the dropped part's figures from the trim that made the
-// cut (the Trimmer does not re-read messages it no longer sends). Errors are
-// those of TrimToRecentTurns; on an error other than a *BudgetError the
-// remembered cut is forgotten.
+// The [Result] is what TrimToRecentTurns would return for the same cut:
+// Messages, [Result.Kept] (indices into msgs, parallel to Messages) and
+// Dropped refer to msgs; Trimmed is true whenever turns of msgs are left out.
+// When the cut is reused, no [Event] is emitted (nothing new was dropped),
+// OrphansRemoved counts only the orphans among the messages sent, and
+// TokensBefore, DroppedMessages and DroppedTurns take the dropped part's
+// figures from the trim that made the cut (the Trimmer does not re-read
+// messages it no longer sends). Errors are those of TrimToRecentTurns; on an
+// error other than a *[BudgetError] the remembered cut is forgotten.
 func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 	t.mu.Lock()
 	st := t.st

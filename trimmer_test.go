@@ -2,9 +2,9 @@ package history
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,12 +46,13 @@ func trAppendTurn(msgs []Message, i int, r *rand.Rand, text func(int) string) []
 	return append(msgs, Message{Role: RoleAssistant, Content: "done " + text(10+r.IntN(60))})
 }
 
-// trCheck verifies the guarantees of a Trimmer result for msgs: pairs
-// intact, the budget respected unless the error says why, every sent
-// message equal to the caller's current message it maps to (never stale),
-// the kept part a prefix plus whole turns from a turn start, and Dropped
-// plus Kept covering msgs.
-func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
+// trCheckValid verifies what holds for every Trimmer result, whatever the
+// options (elision and step trimming included): the error is nil or a
+// *BudgetError, no tool pair is broken, TokensAfter is the count of
+// Messages, the budget is respected unless the error says why, and Kept
+// parallels Messages with each entry -1 (an inserted breadcrumb) or an index
+// into msgs.
+func trCheckValid(t *testing.T, msgs []Message, res Result, err error, budget int) {
 	t.Helper()
 	var be *BudgetError
 	if err != nil && !errors.As(err, &be) {
@@ -66,26 +67,37 @@ func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
 	if err == nil && res.TokensAfter > budget {
 		t.Fatalf("TokensAfter %d over budget %d without an error", res.TokensAfter, budget)
 	}
-	if res.Kept == nil {
-		if !reflect.DeepEqual(res.Messages, msgs[:len(msgs):len(msgs)]) {
-			t.Fatal("Kept is nil but Messages is not the input")
-		}
-		return
-	}
 	if len(res.Kept) != len(res.Messages) {
 		t.Fatalf("len(Kept) = %d, len(Messages) = %d", len(res.Kept), len(res.Messages))
 	}
+	for i, k := range res.Kept {
+		if k >= len(msgs) {
+			t.Fatalf("Kept[%d] = %d out of range", i, k)
+		}
+		if k < 0 && res.Messages[i].Kind != KindBreadcrumb {
+			t.Fatalf("inserted message %d is not a breadcrumb", i)
+		}
+	}
+}
+
+// trCheck verifies, on top of trCheckValid, the guarantees of a Trimmer
+// result when whole turns are all it drops: every sent message is the
+// caller's current message it maps to (never stale), the kept part is the
+// prefix plus every message from a turn start on, and Dropped plus Kept
+// cover msgs.
+func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
+	t.Helper()
+	trCheckValid(t, msgs, res, err, budget)
 	lead := leadEnd(msgs)
 	first := -1
 	keptReal := 0
+	sent := make([]bool, len(msgs))
 	for i, k := range res.Kept {
 		if k < 0 {
-			if res.Messages[i].Kind != KindBreadcrumb {
-				t.Fatalf("inserted message %d is not a breadcrumb", i)
-			}
 			continue
 		}
 		keptReal++
+		sent[k] = true
 		m := res.Messages[i]
 		// The sweep may strip calls from a copy; everything else is the
 		// caller's current message.
@@ -105,7 +117,7 @@ func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
 		t.Fatalf("kept part starts at message %d (%s), not at a turn start", first, msgs[first].Role)
 	}
 	for k := first; first >= 0 && k < len(msgs); k++ {
-		if !slicesContainsInt(res.Kept, k) && msgs[k].Role != RoleTool && len(msgs[k].ToolCalls) == 0 {
+		if !sent[k] && msgs[k].Role != RoleTool && len(msgs[k].ToolCalls) == 0 {
 			t.Fatalf("message %d after the cut is missing", k)
 		}
 	}
@@ -114,22 +126,13 @@ func trCheck(t *testing.T, msgs []Message, res Result, err error, budget int) {
 	}
 }
 
-func slicesContainsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // isPrefix reports whether a is a prefix of b, message by message.
 func isPrefix(a, b []Message) bool {
-	return len(a) <= len(b) && reflect.DeepEqual(a, b[:len(a)])
+	return len(a) <= len(b) && slices.EqualFunc(a, b[:len(a)], func(x, y Message) bool { return reflect.DeepEqual(x, y) })
 }
 
-// TestTrimmerKeepsPrefix replays a session request by request (pattern b:
-// the runtime keeps the full transcript) and checks that the Trimmer keeps
+// TestTrimmerKeepsPrefix replays a session request by request (pattern (b)
+// of docs/prompt-caching.md: the runtime keeps the full transcript) and checks that the Trimmer keeps
 // the previous request as a prefix of the next far more often than a
 // stateless trim does, that every result is valid, and that each new cut is
 // exactly what TrimToRecentTurns computes.
@@ -350,7 +353,7 @@ func TestTrimmerEdits(t *testing.T) {
 				}
 				return
 			}
-			if got.Kept == nil || !got.Trimmed {
+			if !got.Trimmed {
 				t.Fatalf("%s: want the cut reused, got untrimmed", tc.reason)
 			}
 			if g := firstKept(got, leadEnd(edited)); g != cut {
@@ -414,10 +417,8 @@ func TestTrimmerWithoutBreadcrumb(t *testing.T) {
 	for n := 50; n < len(full); n += 7 {
 		res, err := tr.Trim(full[:n], 4000)
 		trCheck(t, full[:n], res, err, 4000)
-		for _, m := range res.Messages {
-			if m.Kind == KindBreadcrumb {
-				t.Fatal("breadcrumb inserted under WithoutBreadcrumb")
-			}
+		if crumbs := ofKind(res.Messages, KindBreadcrumb); crumbs != nil {
+			t.Fatalf("breadcrumbs at %v under WithoutBreadcrumb", crumbs)
 		}
 	}
 }
@@ -438,21 +439,36 @@ func TestTrimmerDoesNotModifyInput(t *testing.T) {
 	}
 }
 
+// TestTrimmerConcurrent shares one Trimmer between goroutines (run with
+// -race). The goroutines only trim; their results are checked afterwards,
+// on the test's goroutine, where a failed check may stop the test.
 func TestTrimmerConcurrent(t *testing.T) {
 	full := trSession(200, 10)
 	tr := NewTrimmer(WithLowWater(0.7))
+	type outcome struct {
+		n   int
+		res Result
+		err error
+	}
+	const workers = 4
+	outcomes := make([][]outcome, workers)
 	var wg sync.WaitGroup
-	for g := range 4 {
+	for g := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for n := 20 + g; n < len(full); n += 9 {
 				res, err := tr.Trim(full[:n], 4000)
-				trCheck(t, full[:n], res, err, 4000)
+				outcomes[g] = append(outcomes[g], outcome{n, res, err})
 			}
 		}()
 	}
 	wg.Wait()
+	for _, got := range outcomes {
+		for _, o := range got {
+			trCheck(t, full[:o.n], o.res, o.err, 4000)
+		}
+	}
 }
 
 // FuzzTrimmer drives a Trimmer through random appends, truncations,
@@ -502,13 +518,13 @@ func TestTrimmerLadderOptions(t *testing.T) {
 	full := trSession(200, 11)
 	var mu sync.Mutex
 	archived := 0
-	archive := func(Message) error {
+	recordArchive := func(Message) error {
 		mu.Lock()
 		archived++
 		mu.Unlock()
 		return nil
 	}
-	tr := NewTrimmer(WithLowWater(0.7), WithStepTrim(), WithElision(ElideOptions{MinTokens: -1, Archive: archive}))
+	tr := NewTrimmer(WithLowWater(0.7), WithStepTrim(), WithElision(ElideOptions{MinTokens: -1, Archive: recordArchive}))
 	statelessArchived := 0
 	sopts := []Option{WithLowWater(0.7), WithStepTrim(), WithElision(ElideOptions{MinTokens: -1, Archive: func(Message) error {
 		statelessArchived++
@@ -516,7 +532,7 @@ func TestTrimmerLadderOptions(t *testing.T) {
 	}})}
 	for n := 20; n < len(full); n += 3 {
 		res, err := tr.Trim(full[:n], 2500)
-		trCheckLadder(t, full[:n], res, err, 2500)
+		trCheckValid(t, full[:n], res, err, 2500)
 		if res.ElidedResults == 0 && res.DroppedSteps == 0 {
 			continue
 		}
@@ -531,27 +547,6 @@ func TestTrimmerLadderOptions(t *testing.T) {
 	}
 	if archived > statelessArchived {
 		t.Fatalf("Archive called %d times by the Trimmer, %d by the stateless trims of the same results", archived, statelessArchived)
-	}
-}
-
-// trCheckLadder is the part of trCheck that holds when messages may be
-// elided or steps dropped: pairs intact, counts right, budget kept.
-func trCheckLadder(t *testing.T, msgs []Message, res Result, err error, budget int) {
-	t.Helper()
-	var be *BudgetError
-	if err != nil && !errors.As(err, &be) {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if _, rep := SweepOrphans(res.Messages); rep.Total()+rep.Messages != 0 {
-		t.Fatalf("result has broken tool pairs: %+v", rep)
-	}
-	if err == nil && res.TokensAfter > budget {
-		t.Fatalf("TokensAfter %d over budget %d without an error", res.TokensAfter, budget)
-	}
-	for i, k := range res.Kept {
-		if k >= len(msgs) {
-			t.Fatalf("Kept[%d] = %d out of range", i, k)
-		}
 	}
 }
 
@@ -581,36 +576,4 @@ func BenchmarkTrimmer(b *testing.B) {
 			}
 		}
 	})
-}
-
-// A runtime that keeps its full transcript trims a view of it before every
-// request. With a Trimmer the view keeps the same beginning (and so the
-// provider's cached prefix) until a new trim is needed, and the low-water
-// mark makes that rare.
-func ExampleTrimmer() {
-	perMessage := CounterFunc(func(Message) int { return 10 }) // 10 tokens a message
-	tr := NewTrimmer(WithCounter(perMessage), WithLowWater(0.6))
-	transcript := []Message{{Role: RoleSystem, Content: "You are terse."}}
-	var prev []Message
-	for i := range 9 {
-		transcript = append(transcript, Message{Role: RoleUser, Content: "question " + strconv.Itoa(i)})
-		res, err := tr.Trim(transcript, 100)
-		if err != nil {
-			panic(err)
-		}
-		fmt.Printf("request %d: sends %d of %d messages, %d tokens, same prefix: %v\n",
-			i, len(res.Messages), len(transcript), res.TokensAfter, prev != nil && isPrefix(prev, res.Messages))
-		prev = res.Messages
-		transcript = append(transcript, Message{Role: RoleAssistant, Content: "answer " + strconv.Itoa(i)})
-	}
-	// Output:
-	// request 0: sends 2 of 2 messages, 20 tokens, same prefix: false
-	// request 1: sends 4 of 4 messages, 40 tokens, same prefix: true
-	// request 2: sends 6 of 6 messages, 60 tokens, same prefix: true
-	// request 3: sends 8 of 8 messages, 80 tokens, same prefix: true
-	// request 4: sends 10 of 10 messages, 100 tokens, same prefix: true
-	// request 5: sends 5 of 12 messages, 50 tokens, same prefix: false
-	// request 6: sends 7 of 14 messages, 70 tokens, same prefix: true
-	// request 7: sends 9 of 16 messages, 90 tokens, same prefix: true
-	// request 8: sends 5 of 18 messages, 50 tokens, same prefix: false
 }

@@ -1,12 +1,16 @@
 // This file owns the structure of a history: the prefix (leadEnd, isPinned),
 // the turn rule (isTurnStart, appendTurnStarts) and NormalizeSystem.
+
 package history
 
 import "strings"
 
 // Turn is a half-open range [Start, End) of message indices: one turn of a
-// conversation, from a real user message up to (not including) the next.
+// conversation, from a real user message up to (not including) the next, as
+// [Turns] reports it. Start < End for every Turn that Turns returns.
 type Turn struct {
+	// Start is the index of the turn's first message, End the index just
+	// past its last.
 	Start, End int
 }
 
@@ -70,9 +74,10 @@ func leadEnd(msgs []Message) int {
 // system message at the front: contents joined by a blank line, parts
 // concatenated, and the Name of the first one kept. Other messages keep their
 // relative order. Providers that accept a single system prompt (or only a
-// leading one) need this; TrimToRecentTurns never moves late system messages
-// on its own, so call NormalizeSystem first when you want them hoisted.
-// With no system message, the result is a plain copy of msgs.
+// leading one) need this; [TrimToRecentTurns] never moves late system
+// messages on its own, so call NormalizeSystem first when you want them
+// hoisted. With no system message, the result is a plain copy of msgs. It
+// never modifies msgs, and the result is always a new slice.
 func NormalizeSystem(msgs []Message) []Message {
 	first, count := -1, 0
 	for i := range msgs {

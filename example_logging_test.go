@@ -1,0 +1,29 @@
+package history_test
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/histrim/history"
+)
+
+func ExampleLogTrims() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // keep the output stable
+			}
+			return a
+		},
+	}))
+	msgs := []history.Message{
+		{Role: history.RoleUser, Content: "first question, long enough to matter"},
+		{Role: history.RoleAssistant, Content: "first answer, long enough to matter"},
+		{Role: history.RoleUser, Content: "second question"},
+	}
+	_, _ = history.TrimToRecentTurns(msgs, 25,
+		history.WithOnTrim(history.LogTrims(logger)),
+		history.WithLabels(map[string]string{"session_id": "s-42"}))
+	// Output:
+	// level=INFO msg="history trimmed" trim.type=history_trimmed trim.reason=budget trim.dropped_messages=2 trim.dropped_turns=1 trim.kept_turns=1 trim.dropped_steps=0 trim.elided_results=0 trim.tokens_before=32 trim.tokens_after=23 trim.budget=25 trim.attempt=0 trim.session_id=s-42
+}
