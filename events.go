@@ -20,7 +20,8 @@ const (
 )
 
 // Event describes one trim, for logs and metrics. Its numbers are the
-// numbers of the Result it belongs to. It is a plain value: the Labels map
+// numbers of the Result it belongs to: TokensBefore is -1 when the trim did
+// not count the dropped part (see [Result.TokensBefore] and [WithFullCount]). It is a plain value: the Labels map
 // is a fresh copy for every event, so a callback may keep or modify it.
 //
 // Its JSON form is {"type":"history_trimmed","reason":"budget",...} with
