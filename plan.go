@@ -232,7 +232,7 @@ type planner struct {
 	pinnedTok, oldCrumbTok int  // prefix tokens; tokens of breadcrumbs in the leading block
 	crumbTok               int  // tokens of the turn breadcrumb a trim leaves (see countCrumb)
 	crumbSet               bool
-	stepTok                int  // tokens of the step breadcrumb, -1 until counted
+	stepTok                int // tokens of the step breadcrumb, -1 until counted
 
 	low     int // lowest counted view index at or after lead (n: none)
 	kmin    int // the oldest turn that may be kept: older ones are known not to fit
