@@ -133,22 +133,7 @@ type elideCand struct {
 // for the elision rules instead. It is linear in the number of messages and
 // tool calls.
 func elisionCandidates(msgs []Message, counts []int, opts *ElideOptions, c Counter) []elideCand {
-	keep := opts.KeepRecent
-	if keep == 0 {
-		keep = DefaultKeepRecent
-	}
-	minTok := opts.MinTokens
-	if minTok == 0 {
-		minTok = DefaultMinTokens
-	}
-	// The newest keep results are protected: find where protection starts.
-	protect := len(msgs)
-	for i := len(msgs) - 1; i >= 0 && keep > 0; i-- {
-		if msgs[i].Role == RoleTool {
-			protect = i
-			keep--
-		}
-	}
+	protect := protectStart(msgs, opts)
 	var cands []elideCand
 	var calls callIndex // calls of the nearest preceding assistant message
 	for i := 0; i < protect; i++ {
@@ -160,28 +145,63 @@ func elisionCandidates(msgs []Message, counts []int, opts *ElideOptions, c Count
 		if m.Role != RoleTool || m.Kind == KindElided {
 			continue
 		}
-		size := counts[i]
-		if opts.Counter != nil {
-			size = clampCount(opts.Counter.CountMessage(*m))
-		}
-		if size < minTok {
-			continue
-		}
-		name := toolName(m, &calls)
-		if slices.Contains(opts.ExcludeTools, name) || (opts.KeepErrors && looksLikeError(m.Content)) {
-			continue
-		}
-		var text string
-		if opts.Placeholder != nil {
-			text = opts.Placeholder(*m, size)
-		} else {
-			text = defaultPlaceholder(name, size)
-		}
-		if saved := counts[i] - clampCount(c.CountMessage(elided(*m, text))); saved > 0 {
-			cands = append(cands, elideCand{idx: i, saved: saved, text: text})
+		if cand, ok := evalCandidate(m, i, counts[i], &calls, opts, c); ok {
+			cands = append(cands, cand)
 		}
 	}
 	return cands
+}
+
+// protectStart returns the index of the oldest of the KeepRecent newest tool
+// results of msgs, which are never elided (len(msgs) when none is
+// protected). It scans back from the end only as far as it must.
+func protectStart(msgs []Message, opts *ElideOptions) int {
+	keep := opts.KeepRecent
+	if keep == 0 {
+		keep = DefaultKeepRecent
+	}
+	protect := len(msgs)
+	for i := len(msgs) - 1; i >= 0 && keep > 0; i-- {
+		if msgs[i].Role == RoleTool {
+			protect = i
+			keep--
+		}
+	}
+	return protect
+}
+
+// evalCandidate decides whether tool result m, at index i, before the
+// protected tail and not elided yet, may be elided: count is c's count of
+// it, calls the calls of the assistant message it answers. It returns the
+// candidate, or false when the options keep m or the placeholder saves
+// nothing.
+func evalCandidate(m *Message, i, count int, calls *callIndex, opts *ElideOptions, c Counter) (elideCand, bool) {
+	minTok := opts.MinTokens
+	if minTok == 0 {
+		minTok = DefaultMinTokens
+	}
+	size := count
+	if opts.Counter != nil {
+		size = clampCount(opts.Counter.CountMessage(*m))
+	}
+	if size < minTok {
+		return elideCand{}, false
+	}
+	name := toolName(m, calls)
+	if slices.Contains(opts.ExcludeTools, name) || (opts.KeepErrors && looksLikeError(m.Content)) {
+		return elideCand{}, false
+	}
+	var text string
+	if opts.Placeholder != nil {
+		text = opts.Placeholder(*m, size)
+	} else {
+		text = defaultPlaceholder(name, size)
+	}
+	saved := count - clampCount(c.CountMessage(elided(*m, text)))
+	if saved <= 0 {
+		return elideCand{}, false
+	}
+	return elideCand{idx: i, saved: saved, text: text}, true
 }
 
 // archive hands the originals of cands to opts.Archive, oldest first.

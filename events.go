@@ -22,9 +22,10 @@ const (
 )
 
 // Event describes one trim, for logs and metrics; [WithOnTrim] receives it.
-// Its numbers are the numbers of the [Result] it belongs to. It is a plain
-// value: the Labels map is a fresh copy for every event, so a callback may
-// keep or modify it.
+// Its numbers are the numbers of the [Result] it belongs to: TokensBefore is
+// -1 when the trim did not count the dropped part (see [Result.TokensBefore]
+// and [WithFullCount]). It is a plain value: the Labels map is a fresh copy
+// for every event, so a callback may keep or modify it.
 //
 // Its JSON form is {"type":"history_trimmed","reason":"budget",...} with
 // snake_case fields, and it implements [slog.LogValuer] so that

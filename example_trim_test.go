@@ -20,7 +20,7 @@ func ExampleTrimToRecentTurns() {
 	}
 	res, err := history.TrimToRecentTurns(msgs, 40,
 		history.WithOnTrim(func(e history.Event) {
-			fmt.Printf("dropped %d turn(s), %d -> %d tokens\n", e.DroppedTurns, e.TokensBefore, e.TokensAfter)
+			fmt.Printf("dropped %d turn(s), %d message(s); sending %d tokens\n", e.DroppedTurns, e.DroppedMessages, e.TokensAfter)
 		}))
 	if err != nil {
 		fmt.Println("error:", err)
@@ -29,7 +29,7 @@ func ExampleTrimToRecentTurns() {
 		fmt.Printf("%-9s %s\n", m.Role, m.Content)
 	}
 	// Output:
-	// dropped 1 turn(s), 56 -> 34 tokens
+	// dropped 1 turn(s), 4 message(s); sending 34 tokens
 	// system    You are a coding agent.
 	// user      [earlier turns omitted to fit the context window]
 	// user      Now summarise README.md.

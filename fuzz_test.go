@@ -110,10 +110,19 @@ func FuzzTrimToRecentTurns(f *testing.F) {
 		if res.KeptTurns+res.DroppedTurns != len(turns) {
 			t.Fatalf("kept %d + dropped %d turns != %d", res.KeptTurns, res.DroppedTurns, len(turns))
 		}
+		// TokensBefore is exact, or -1 when a trim stopped counting early.
+		before := Estimate(swept, nil)
+		if res.TokensBefore != before && (res.TokensBefore != -1 || !res.Trimmed) {
+			t.Fatalf("TokensBefore %d, the swept history counts %d", res.TokensBefore, before)
+		}
+		full, _ := TrimToRecentTurns(msgs, budget, WithFullCount())
+		if full.TokensBefore != before {
+			t.Fatalf("WithFullCount: TokensBefore %d, the swept history counts %d", full.TokensBefore, before)
+		}
 		switch {
-		case res.TokensBefore <= budget:
+		case before <= budget:
 			// 3: fits, returned unchanged.
-			if res.Trimmed || res.TokensAfter != res.TokensBefore || !reflect.DeepEqual(res.Messages, swept) {
+			if res.Trimmed || res.TokensAfter != before || !reflect.DeepEqual(res.Messages, swept) {
 				t.Fatalf("history that fits was changed")
 			}
 		case err == nil:

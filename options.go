@@ -34,6 +34,7 @@ type options struct {
 	lowWater     float64 // 0: off
 	elide        *ElideOptions
 	stepTrim     bool
+	fullCount    bool
 	err          error // first invalid option
 
 	// Set by the entry points, never by an exported Option.
@@ -250,6 +251,17 @@ func WithElision(opts ElideOptions) Option {
 // message; the newest step is always kept.
 func WithStepTrim() Option {
 	return func(o *options) { o.stepTrim = true }
+}
+
+// WithFullCount makes a trim count every message, also those it drops, so
+// that [Result.TokensBefore] and [Event.TokensBefore] are always known. By
+// default a trim counts newest first and stops as soon as it knows what to
+// keep, so its cost follows what it keeps, not the length of the history;
+// TokensBefore is then -1 whenever the dropped part was not counted. With a
+// [NewCache] counter, counting the dropped part is cheap for messages
+// counted before.
+func WithFullCount() Option {
+	return func(o *options) { o.fullCount = true }
 }
 
 // stepBreadcrumb returns the notice placed after the latest turn's opening

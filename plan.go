@@ -15,75 +15,196 @@ import (
 // scratch holds per-call working memory, pooled so that steady-state trims
 // allocate only their output.
 type scratch struct {
-	counts []int // token count of each message of the view
 	starts []int // view index of the first message of each turn
+	rc     []int // counts of the counted suffix, newest first
+	pre    []int // counts of the leading block
+	turnEl []int // per counted turn, newest first: its count with every candidate elided
+	cands  []elideCand
+	steps  []int
+	plan   planner // the call's planner, kept here so that it is not allocated
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// tally is the count of a view: every message counted once.
-type tally struct {
-	counts    []int // per view message, capped at capPer
-	starts    []int // first view index of each turn (see appendTurnStarts)
-	lead      int   // end of the leading block
-	total     int   // sum of counts
-	pinnedTok int   // tokens of the pinned prefix (system messages, summaries)
-	crumbTok  int   // tokens of the breadcrumbs in the leading block
-	capPer    int   // the cap on one message's count
-	capped    bool  // some message's count reached capPer
+// put returns sc to the pool, keeping its buffers but no reference to the
+// call's messages, options or placeholder texts.
+func (sc *scratch) put() {
+	sc.steps = sc.plan.steps[:0]
+	sc.plan = planner{}
+	clear(sc.cands)
+	scratchPool.Put(sc)
 }
 
-// countView counts every message of view once (using o.memo for messages of
-// msgs the caller already counted) and finds its turns. index maps view
-// positions to msgs (nil: identity).
-//
-// Counts are clamped to [0, capPer] with capPer = MaxInt/(len(view)+4), so
-// that no sum the planner forms (the view, a breadcrumb, a hoisted summary)
-// can wrap: a Counter that returns a negative count is read as 0, and one
-// that returns more than capPer is read as capPer, which the caller then
-// treats as larger than any budget (see trimToBudget).
-func countView(sc *scratch, view []Message, index []int, o *options) tally {
+// newPlanner returns the planner for view: its prefix counted, its turns
+// found (a role scan; nothing else is counted yet). index maps view
+// positions to msgs (nil: identity), for o.memo and o.record.
+func newPlanner(sc *scratch, view []Message, index []int, o *options) *planner {
 	n := len(view)
-	if cap(sc.counts) < n {
-		sc.counts = make([]int, n)
+	// Every count is capped at capPer = MaxInt/(n+4), so no sum of the
+	// planner (at most the view, two breadcrumbs and a hoisted summary)
+	// can wrap; plain arithmetic is safe.
+	p := &sc.plan
+	*p = planner{
+		sc: sc, view: view, index: index, n: n, lead: leadEnd(view), o: o,
+		capPer: math.MaxInt / (n + 4), hoist: -1, stepTok: -1, low: n,
+		steps: sc.steps[:0],
 	}
-	t := tally{counts: sc.counts[:n], lead: leadEnd(view), capPer: math.MaxInt / (n + 4)}
-	for i := range view {
-		// mi is the message's index in msgs. The memo is keyed by it even
-		// for a message the sweep stripped: the Trimmer's check and its
-		// fresh trim sweep the same exchanges (a kept turn starts at a
-		// turn start, which closes every exchange before it), so they
-		// strip the same calls.
-		mi := i
-		if index != nil {
-			mi = index[i]
+	sc.starts = appendTurnStarts(sc.starts[:0], view, p.lead, o.turnStart)
+	p.starts = sc.starts
+	sc.pre = sc.pre[:0]
+	sc.rc = sc.rc[:0]
+	sc.turnEl = sc.turnEl[:0]
+	sc.cands = sc.cands[:0]
+	for i := range p.lead {
+		c := p.countAt(i)
+		sc.pre = append(sc.pre, c)
+		if view[i].Kind == KindBreadcrumb {
+			p.oldCrumbTok += c
+		} else {
+			p.pinnedTok += c
 		}
-		c := -1
-		if mi >= 0 && mi < len(o.memo) {
-			c = o.memo[mi]
+	}
+	p.total = p.pinnedTok + p.oldCrumbTok
+	return p
+}
+
+// countAt counts view[i] with the trim's Counter (or takes the count from
+// o.memo), clamped to [0, capPer], and records it in o.record.
+func (p *planner) countAt(i int) int {
+	mi := i
+	if p.index != nil {
+		mi = p.index[i]
+	}
+	// The memo is keyed by the message's index in msgs even for a message
+	// the sweep stripped: the Trimmer's check and its fresh trim sweep the
+	// same exchanges (a kept turn starts at a turn start, which closes every
+	// exchange before it), so they strip the same calls.
+	o := p.o
+	c := -1
+	if mi < len(o.memo) {
+		c = o.memo[mi]
+	}
+	if c < 0 {
+		c = clampCount(o.counter.CountMessage(p.view[i]))
+		if mi < len(o.record) {
+			o.record[mi] = c
 		}
-		if c < 0 {
-			c = clampCount(o.counter.CountMessage(view[i]))
-			if mi >= 0 && mi < len(o.record) {
-				o.record[mi] = c
+	}
+	if c >= p.capPer {
+		c, p.capped = p.capPer, true
+	}
+	return c
+}
+
+// cnt returns the count of view[i], which must have been counted: the
+// leading block, the counted suffix, or the hoisted summary.
+func (p *planner) cnt(i int) int {
+	switch {
+	case i < p.lead:
+		return p.sc.pre[i]
+	case i >= p.low:
+		return p.sc.rc[p.n-1-i]
+	case i == p.hoist:
+		return p.hoistTok
+	}
+	panic("history: internal error: message not counted")
+}
+
+// countSuffix counts the turns newest first and stops as soon as the
+// decision is made: when the history is known not to fit budget and the
+// messages counted so far, every candidate elided, already exceed the
+// target together with the prefix and the smaller breadcrumb, so that no
+// older turn can be kept. The latest turn is always counted whole. With
+// all, it counts everything. It reports whether every message was counted.
+func (p *planner) countSuffix(budget int, all bool) bool {
+	o := p.o
+	if o.elide != nil {
+		p.protect = protectStart(p.view, o.elide)
+	}
+	el := p.total // the counted part with every candidate elided
+	for t := len(p.starts) - 1; t >= 0; t-- {
+		start, end := p.turnRange(t)
+		turnEl := 0
+		for i := end - 1; i >= start; i-- {
+			c := p.countAt(i)
+			p.sc.rc = append(p.sc.rc, c)
+			p.low = i
+			p.total += c
+			e := c
+			if o.elide != nil && i < p.protect && p.view[i].Role == RoleTool && p.view[i].Kind != KindElided {
+				if cand, ok := evalCandidate(&p.view[i], i, c, p.owner(i), o.elide, o.counter); ok {
+					p.sc.cands = append(p.sc.cands, cand)
+					e -= cand.saved
+				}
+			}
+			turnEl += e
+			el += e
+			if !all && t < len(p.starts)-1 && (p.total > budget || p.capped) {
+				// Over budget: a trim is certain. Stop when no turn from
+				// this one back can be kept: every plan that keeps it
+				// costs at least the prefix, the smaller breadcrumb and
+				// what is counted so far.
+				p.countCrumb()
+				if el-p.oldCrumbTok+min(p.crumbTok, p.oldCrumbTok) > p.target {
+					p.kmin = t + 1
+					p.finishCands()
+					return false
+				}
 			}
 		}
-		if c >= t.capPer {
-			c, t.capped = t.capPer, true
-		}
-		t.counts[i] = c
-		t.total += c
-		switch {
-		case i >= t.lead:
-		case view[i].Kind == KindBreadcrumb:
-			t.crumbTok += c
-		default:
-			t.pinnedTok += c
-		}
+		p.sc.turnEl = append(p.sc.turnEl, turnEl)
 	}
-	sc.starts = appendTurnStarts(sc.starts[:0], view, t.lead, o.turnStart)
-	t.starts = sc.starts
-	return t
+	p.finishCands()
+	return true
+}
+
+// countCrumb counts the turn breadcrumb a trim leaves, once: the new one, or
+// under WithoutBreadcrumb the ones already in the leading block.
+func (p *planner) countCrumb() {
+	if p.crumbSet {
+		return
+	}
+	p.crumbSet = true
+	p.crumbTok = p.oldCrumbTok
+	if !p.o.noBreadcrumb {
+		p.crumbTok = p.count(p.o.breadcrumb)
+	}
+}
+
+// finishCands puts the candidates found newest first in ascending order.
+func (p *planner) finishCands() {
+	slices.Reverse(p.sc.cands)
+	p.cands = p.sc.cands
+}
+
+// turnRange returns the view range of turn t.
+func (p *planner) turnRange(t int) (start, end int) {
+	end = p.n
+	if t+1 < len(p.starts) {
+		end = p.starts[t+1]
+	}
+	return p.starts[t], end
+}
+
+// owner returns the calls of the nearest assistant message before the tool
+// result at view index i. Results are visited newest first, and every result
+// between the assistant and i shares its owner, so the lookups of a whole
+// exchange cost one scan.
+func (p *planner) owner(i int) *callIndex {
+	if i > p.ownLo && i <= p.ownHi {
+		return &p.own
+	}
+	j := i - 1
+	for j >= 0 && p.view[j].Role != RoleAssistant {
+		j--
+	}
+	if j >= 0 {
+		p.own.reset(p.view[j].ToolCalls)
+	} else {
+		p.own.reset(nil)
+	}
+	p.ownLo, p.ownHi = j, i
+	return &p.own
 }
 
 // Markers in a planner's item list for the breadcrumbs it inserts.
@@ -96,18 +217,31 @@ const (
 // turns, then the oldest steps of the latest turn, and elide tool results
 // wherever that saves dropping. All sums come from counts, computed once.
 type planner struct {
+	sc     *scratch
 	view   []Message
-	counts []int
+	index  []int // view index -> input index (nil: identity)
+	n      int   // len(view)
 	starts []int // first view index of each turn
 	lead   int   // end of the leading block (prefix and breadcrumbs)
 	o      *options
-	cands  []elideCand // elision candidates, ascending index
+	cands  []elideCand // elision candidates in the counted suffix, ascending index
 
-	target, total          int
-	pinnedTok, oldCrumbTok int // prefix tokens; tokens of breadcrumbs in the leading block
-	crumbTok               int // tokens of the turn breadcrumb a trim leaves
+	target                 int
+	total                  int  // sum of every count made
+	capPer                 int  // the cap on one message's count
+	capped                 bool // some count reached capPer
+	pinnedTok, oldCrumbTok int  // prefix tokens; tokens of breadcrumbs in the leading block
+	crumbTok               int  // tokens of the turn breadcrumb a trim leaves (see countCrumb)
+	crumbSet               bool
 	stepTok                int // tokens of the step breadcrumb, -1 until counted
-	capPer                 int // the cap on one message's count
+
+	low     int // lowest counted view index at or after lead (n: none)
+	kmin    int // the oldest turn that may be kept: older ones are known not to fit
+	protect int // view index from which tool results are never elided
+
+	// The owner of the tool results being visited (see owner).
+	own          callIndex
+	ownLo, ownHi int
 
 	k        int // turns dropped
 	hoist    int // view index of the newest summary in what is dropped, or -1
@@ -134,30 +268,50 @@ func (p *planner) crumbPart(k int) int {
 
 // chooseTurns finds the fewest oldest turns to drop so that the rest fits
 // the target once every kept candidate is elided; at most all but the
-// latest.
+// latest. Turns older than kmin are known not to fit (countSuffix). The
+// newest summary among the dropped messages is hoisted into the prefix; one
+// below the counted suffix is found by a role scan and counted on its own.
 func (p *planner) chooseTurns() {
-	saved := 0
-	for _, c := range p.cands {
-		saved += c.saved
+	last := len(p.starts) - 1
+	// el[k]: the turns from k on, every candidate elided (turnEl is newest
+	// first).
+	elFrom := func(k int) int {
+		s := 0
+		for t := last; t >= k; t-- {
+			s += p.sc.turnEl[last-t]
+		}
+		return s
 	}
-	body := p.total - p.pinnedTok - p.oldCrumbTok
-	next, ci := p.lead, 0
-	hoist, hoistTok := -1, 0
-	k := 0
-	cost := p.pinnedTok + p.oldCrumbTok + body - saved
-	for cost > p.target && k < len(p.starts)-1 {
-		k++
-		end := p.starts[k]
-		for ; next < end; next++ {
-			body -= p.counts[next]
-			if p.view[next].Kind == KindSummary {
-				hoist, hoistTok = next, p.counts[next]
+	k := p.kmin
+	body := elFrom(k)
+	hoist := -1
+	if k > 0 {
+		for i := p.starts[k] - 1; i >= p.lead; i-- {
+			if p.view[i].Kind == KindSummary {
+				hoist = i
+				break
 			}
 		}
-		for ; ci < len(p.cands) && p.cands[ci].idx < end; ci++ {
-			saved -= p.cands[ci].saved
+	}
+	hoistTok := 0
+	if hoist >= 0 {
+		if hoist >= p.low {
+			hoistTok = p.cnt(hoist)
+		} else {
+			hoistTok = p.countAt(hoist)
 		}
-		cost = p.pinnedTok + hoistTok + p.crumbPart(k) + body - saved
+	}
+	cost := p.pinnedTok + hoistTok + p.crumbPart(k) + body
+	for cost > p.target && k < last {
+		start, end := p.turnRange(k)
+		for i := start; i < end; i++ {
+			if p.view[i].Kind == KindSummary {
+				hoist, hoistTok = i, p.cnt(i)
+			}
+		}
+		body -= p.sc.turnEl[last-k]
+		k++
+		cost = p.pinnedTok + hoistTok + p.crumbPart(k) + body
 	}
 	p.k, p.hoist, p.hoistTok, p.cost = k, hoist, hoistTok, cost
 }
@@ -193,7 +347,7 @@ func (p *planner) chooseSteps() {
 	oldInner, innerTok := 0, 0
 	for i := ls; i < end; i++ {
 		if p.view[i].Kind == KindBreadcrumb {
-			oldInner += p.counts[i]
+			oldInner += p.cnt(i)
 		}
 	}
 	switch {
@@ -223,10 +377,10 @@ func (p *planner) chooseSteps() {
 		d++
 		stop := p.steps[d]
 		for ; next < stop; next++ {
-			cost -= p.counts[next]
+			cost -= p.cnt(next)
 			if p.view[next].Kind == KindSummary {
-				cost += p.counts[next] - hoistTok // the newest dropped summary is pinned instead
-				hoist, hoistTok = next, p.counts[next]
+				cost += p.cnt(next) - hoistTok // the newest dropped summary is pinned instead
+				hoist, hoistTok = next, p.cnt(next)
 			}
 		}
 		for ; ci < len(p.cands) && p.cands[ci].idx < stop; ci++ {
@@ -332,7 +486,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 		case itemStepCrumb:
 			tokens += p.stepCrumbTok()
 		default:
-			tokens += p.counts[it]
+			tokens += p.cnt(it)
 		}
 	}
 	if len(p.cands) == 0 || tokens <= p.target {

@@ -5,6 +5,8 @@
 
 package history
 
+import "slices"
+
 // Result is the outcome of a trim: what [TrimToRecentTurns],
 // [Trimmer.Trim] and [RecoverOverflow] return.
 //
@@ -19,12 +21,13 @@ package history
 // What it shares with the input: when nothing was removed or changed,
 // Messages is the input slice itself, clipped to its length (no copy is
 // made; appending to it cannot write into the caller's array). Otherwise
-// Messages and Dropped are new slices. Kept, when not nil, is always new. In
-// every case the messages in Messages and Dropped are shallow copies: their
-// Parts and ToolCalls share backing arrays with the caller's messages (except
-// tool calls the sweep stripped, which are new). The library never writes to
-// them; treat them as read-only, or [Message.Clone] a message before editing
-// its parts or calls.
+// Messages and Kept are new slices, and Dropped is either one run of the
+// input slice (clipped, when the dropped messages are contiguous) or a new
+// slice. In every case the messages in Messages and Dropped are shallow
+// copies: their Parts and ToolCalls share backing arrays with the caller's
+// messages (except tool calls the sweep stripped, which are new). The library
+// never writes to them; treat them as read-only, or [Message.Clone] a message
+// before editing its parts or calls.
 type Result struct {
 	// Messages is the history to send, breadcrumb included when anything was
 	// dropped. In a Result that holds a decision it is never empty when the
@@ -57,9 +60,12 @@ type Result struct {
 	DroppedTurns int
 	KeptTurns    int
 	// TokensBefore is the count of the history after the orphan sweep and
-	// before trimming; TokensAfter the count of Messages, breadcrumb
-	// included. Both are sums of [Counter.CountMessage], each count clamped
-	// as [TrimToRecentTurns] describes.
+	// before trimming, or -1 when the trim did not count it all: a trim
+	// counts newest first and stops once it knows what to keep, so the
+	// dropped part is usually not counted ([WithFullCount] counts it).
+	// TokensAfter is the count of Messages, breadcrumb included; it is
+	// always exact. Both are sums of [Counter.CountMessage], each count
+	// clamped as [TrimToRecentTurns] describes.
 	TokensBefore int
 	TokensAfter  int
 	// Budget is the budget that was asked for ([RecoverOverflow]: the
@@ -180,23 +186,34 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	}
 
 	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	t := countView(sc, view, index, o)
-	counts, starts, lead, total := t.counts, t.starts, t.lead, t.total
-	res.TokensBefore = total
+	defer sc.put()
+	p := newPlanner(sc, view, index, o)
+	starts := p.starts
+	turns := len(starts)
+	ladder := o.elide != nil || o.stepTrim
+	// Count newest first and stop once the decision is made, unless the
+	// whole count is needed: for the budget (RecoverOverflow), on request
+	// (WithFullCount), or when nothing could be dropped anyway.
+	all := o.budgetFor != nil || o.fullCount || turns == 0 || (turns == 1 && !ladder)
+	p.target = o.target(budget)
+	complete := p.countSuffix(budget, all)
+	total := p.total
+	res.TokensBefore = -1
+	if complete {
+		res.TokensBefore = total
+	}
 	if o.budgetFor != nil {
 		budget = max(o.budgetFor(total), 1)
 		res.Budget = budget
 	}
 	// A capped count stands for "more than any budget": make sure the
 	// comparison says so.
-	if t.capped {
-		budget = min(budget, t.capPer-1)
+	if p.capped {
+		budget = min(budget, p.capPer-1)
 	}
-	turns := len(starts)
-	pinnedTok, crumbTok := t.pinnedTok, t.crumbTok
+	p.target = o.target(budget)
 
-	if total <= budget || turns == 0 || (turns == 1 && o.elide == nil && !o.stepTrim) {
+	if complete && (total <= budget || turns == 0 || (turns == 1 && !ladder)) {
 		// Fits, or nothing can be dropped: send the (swept) view.
 		res.Messages = view[:len(view):len(view)]
 		if index != nil {
@@ -208,23 +225,12 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		res.TokensAfter = total
 		res.KeptTurns = turns
 		if total > budget {
-			return res, &BudgetError{Need: total, Budget: res.Budget, Pinned: pinnedTok + crumbTok}
+			return res, &BudgetError{Need: total, Budget: res.Budget, Pinned: p.pinnedTok + p.oldCrumbTok}
 		}
 		return res, nil
 	}
 
-	p := planner{
-		view: view, counts: counts, starts: starts, lead: lead, o: o,
-		target: o.target(budget), total: total, pinnedTok: pinnedTok, oldCrumbTok: crumbTok,
-		hoist: -1, stepTok: -1, capPer: t.capPer,
-	}
-	p.crumbTok = crumbTok // WithoutBreadcrumb keeps the old ones
-	if !o.noBreadcrumb {
-		p.crumbTok = p.count(o.breadcrumb)
-	}
-	if o.elide != nil {
-		p.cands = elisionCandidates(view, counts, o.elide, o.counter)
-	}
+	p.countCrumb()
 	p.chooseTurns()
 	if o.stepTrim && p.over() {
 		p.chooseSteps()
@@ -325,39 +331,37 @@ func identity(n int) []int {
 
 // dropped returns, in order, the messages of msgs whose index is neither
 // in kept (-1 entries ignored) nor in replaced (breadcrumbs the trim
-// replaced with new ones). kept == nil means every message was kept. Runs of
-// dropped messages are copied in bulk.
+// replaced with new ones). Its cost follows the kept indices, not len(msgs):
+// when the dropped messages form one run, the result is that run of msgs
+// itself (clipped, no copy); otherwise the runs are copied in bulk.
 func dropped(msgs []Message, kept, replaced []int) []Message {
-	if kept == nil {
-		return nil
-	}
-	stay := make([]bool, len(msgs))
-	n := len(msgs)
+	stay := make([]int, 0, len(kept)+len(replaced))
 	for _, k := range kept {
 		if k >= 0 {
-			stay[k] = true
-			n--
+			stay = append(stay, k)
 		}
 	}
-	for _, r := range replaced {
-		stay[r] = true
-		n--
+	stay = append(stay, replaced...)
+	slices.Sort(stay)
+	// The gaps between consecutive kept indices are the dropped runs.
+	var runs [][2]int
+	n, prev := 0, -1
+	for _, k := range append(stay, len(msgs)) {
+		if k > prev+1 {
+			runs = append(runs, [2]int{prev + 1, k})
+			n += k - prev - 1
+		}
+		prev = max(prev, k)
 	}
-	if n <= 0 {
+	switch len(runs) {
+	case 0:
 		return nil
+	case 1:
+		return msgs[runs[0][0]:runs[0][1]:runs[0][1]]
 	}
 	out := make([]Message, 0, n)
-	for i := 0; i < len(msgs); {
-		if stay[i] {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(msgs) && !stay[j] {
-			j++
-		}
-		out = append(out, msgs[i:j]...)
-		i = j
+	for _, r := range runs {
+		out = append(out, msgs[r[0]:r[1]]...)
 	}
 	return out
 }

@@ -88,7 +88,7 @@ type trimState struct {
 	crumb    Message
 	hasCrumb bool
 	// The figures of the dropped part, as counted when the cut was made.
-	droppedTokens   int // TokensBefore - TokensAfter of that trim
+	droppedTokens   int // TokensBefore - TokensAfter of that trim, -1 when not counted
 	droppedMessages int
 	droppedTurns    int
 }
@@ -229,19 +229,23 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 	for i, k := range r.Kept {
 		kept[i] = index[k]
 	}
-	replaced := -1
+	var replaced []int // the breadcrumbs ours replaces
 	if st.hasCrumb {
-		replaced = lead
+		for i := range lead {
+			if msgs[i].Kind == KindBreadcrumb {
+				replaced = append(replaced, i)
+			}
+		}
 	}
 	return Result{
 		Messages:        r.Messages,
 		Kept:            kept,
-		Dropped:         droppedFrom(msgs, kept, replaced),
+		Dropped:         dropped(msgs, kept, replaced),
 		Trimmed:         true,
 		DroppedMessages: st.droppedMessages,
 		DroppedTurns:    st.droppedTurns,
 		KeptTurns:       r.KeptTurns,
-		TokensBefore:    satAdd(r.TokensBefore, st.droppedTokens),
+		TokensBefore:    addKnown(r.TokensBefore, st.droppedTokens),
 		TokensAfter:     r.TokensAfter,
 		Budget:          budget,
 		OrphansRemoved:  r.OrphansRemoved,
@@ -273,38 +277,20 @@ func remember(msgs []Message, res *Result, cut cutInfo) trimState {
 	if st.hoist >= 0 {
 		st.hoisted = msgs[st.hoist].Clone()
 	}
-	st.droppedTokens = res.TokensBefore - res.TokensAfter
+	st.droppedTokens = -1 // not counted
+	if res.TokensBefore >= 0 {
+		st.droppedTokens = res.TokensBefore - res.TokensAfter
+	}
 	st.droppedMessages = res.DroppedMessages
 	st.droppedTurns = res.DroppedTurns
 	return st
 }
 
-// droppedFrom returns the messages of msgs whose index is not in kept
-// (ascending, apart from -1 entries), skipping the breadcrumbs of the
-// leading block below replaced, which a new breadcrumb replaced.
-func droppedFrom(msgs []Message, kept []int, replaced int) []Message {
-	n := len(msgs)
-	for _, k := range kept {
-		if k >= 0 {
-			n--
-		}
+// addKnown returns a+b for counts that are -1 when unknown: unknown if
+// either is.
+func addKnown(a, b int) int {
+	if a < 0 || b < 0 {
+		return -1
 	}
-	if n <= 0 {
-		return nil
-	}
-	out := make([]Message, 0, n)
-	p := 0
-	for i := range msgs {
-		for p < len(kept) && kept[p] < i {
-			p++
-		}
-		if p < len(kept) && kept[p] == i {
-			continue
-		}
-		if i < replaced && msgs[i].Kind == KindBreadcrumb {
-			continue
-		}
-		out = append(out, msgs[i])
-	}
-	return slices.Clip(out)
+	return satAdd(a, b)
 }
