@@ -1,6 +1,7 @@
 package history
 
 import (
+	"math"
 	"math/bits"
 	"strings"
 	"unicode/utf8"
@@ -14,6 +15,10 @@ import (
 // results, so a Counter never sees a whole history. Exact counters for
 // OpenAI-family encodings live in the github.com/histrim/history/tiktoken
 // package; NewCache memoizes any Counter.
+//
+// A negative count is treated as zero. Sums of counts saturate at
+// math.MaxInt instead of wrapping, so a Counter that returns huge values
+// makes a history cost "more than any budget", never less.
 type Counter interface {
 	CountMessage(m Message) int
 }
@@ -46,37 +51,46 @@ const (
 
 type heuristic struct{}
 
+// CountMessage sums with satAdd: every term is at least zero, so adding a
+// name, a tool call or a part never lowers the count, and the sum stops at
+// math.MaxInt.
 func (heuristic) CountMessage(m Message) int {
-	n := tokensPerMessage + EstimateText(m.Content)
+	n := satAdd(tokensPerMessage, EstimateText(m.Content))
 	switch m.Role {
 	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-		n += tokensPerRole
+		n = satAdd(n, tokensPerRole)
 	default:
-		n += EstimateText(string(m.Role))
+		n = satAdd(n, EstimateText(string(m.Role)))
 	}
 	if m.Name != "" {
-		n += tokensPerName + EstimateText(m.Name)
+		n = satAdd(n, satAdd(tokensPerName, EstimateText(m.Name)))
 	}
 	for i := range m.ToolCalls {
 		c := &m.ToolCalls[i]
-		n += tokensPerToolCall + EstimateText(c.Name) + EstimateText(c.Arguments)
+		n = satAdd(n, tokensPerToolCall)
+		n = satAdd(n, EstimateText(c.Name))
+		n = satAdd(n, EstimateText(c.Arguments))
 	}
 	for i := range m.Parts {
-		n += PartTokens(m.Parts[i], EstimateText)
+		n = satAdd(n, PartTokens(m.Parts[i], EstimateText))
 	}
 	return n
 }
 
 // Estimate returns the total token count of msgs under c: the sum of
-// c.CountMessage over every message. A nil c means Heuristic. It is the figure
-// the trim functions compare with a budget.
+// c.CountMessage over every message. A nil c means [Heuristic]. It is the
+// figure the trim functions compare with a budget.
+//
+// No messages cost 0. A negative count from c is treated as zero, and the
+// sum saturates at math.MaxInt instead of wrapping, so the result is never
+// negative and a history never "fits" because its count overflowed.
 func Estimate(msgs []Message, c Counter) int {
 	if c == nil {
 		c = Heuristic
 	}
 	n := 0
 	for i := range msgs {
-		n += c.CountMessage(msgs[i])
+		n = satAdd(n, clampCount(c.CountMessage(msgs[i])))
 	}
 	return n
 }
@@ -190,6 +204,7 @@ const (
 	// cost added to the tiles of a high-detail one (OpenAI's published rule).
 	imageLowDetail = 85
 	imageTile      = 170
+	imageTileSide  = 512 // pixels
 	// imageUnknown is the cost of an image whose size is unknown: a
 	// 1024x1024 high-detail image (4 tiles).
 	imageUnknown = imageLowDetail + 4*imageTile
@@ -204,17 +219,18 @@ const (
 )
 
 // PartTokens returns the token cost of one part, using text to count text
-// and reasoning. The rules, shared by Heuristic and the exact counters:
-//   - Tokens > 0: exactly Tokens, whatever the type.
-//   - text, reasoning: text(p.Text).
-//   - image: "low" detail costs 85; otherwise the image is scaled to fit
-//     2048x2048, then its shorter side to 768, and costs 85 + 170 per
-//     512-pixel tile (OpenAI's published vision rule). Unknown dimensions
-//     cost 765, the price of a 1024x1024 image.
+// and reasoning. The rules, shared by [Heuristic] and the exact counters:
+//   - Tokens > 0: exactly Tokens, whatever the type, up to math.MaxInt.
+//     Zero or less means unknown: the rules below apply.
+//   - text, reasoning: text(p.Text); a negative count from text is treated
+//     as zero.
+//   - image: [ImageTokens](p.Width, p.Height, p.Detail).
 //   - file: Size/4 for text-like media types (text/*, JSON, XML, YAML, CSV),
-//     Size/32 otherwise, rounded up; 1000 when Size is unknown.
+//     Size/32 otherwise, rounded up, and saturated at math.MaxInt; 1000
+//     when Size is zero or less (unknown).
 //
-// A nil text means EstimateText. Unknown types cost 0.
+// A nil text means [EstimateText]. Unknown types cost 0. The result is never
+// negative.
 func PartTokens(p Part, text func(string) int) int {
 	if p.Tokens > 0 {
 		return p.Tokens
@@ -224,7 +240,7 @@ func PartTokens(p Part, text func(string) int) int {
 	}
 	switch p.Type {
 	case PartText, PartReasoning:
-		return text(p.Text)
+		return clampCount(text(p.Text))
 	case PartImage:
 		return ImageTokens(p.Width, p.Height, p.Detail)
 	case PartFile:
@@ -234,11 +250,18 @@ func PartTokens(p Part, text func(string) int) int {
 }
 
 // ImageTokens returns the cost of an image of width x height pixels at the
-// given detail ("low", "high", "auto" or ""), by OpenAI's published tile
-// rule: low detail is a flat 85 tokens; otherwise the image is scaled down
-// to fit within 2048x2048, then so that its shorter side is at most 768
-// pixels, and costs 85 plus 170 for every 512x512 tile needed to cover it.
-// A width or height of zero or less means unknown and costs 765.
+// given detail, by OpenAI's published tile rule. "low" detail (in any case)
+// is a flat 85 tokens. Any other detail ("high", "auto", "") is high: the
+// image is scaled down, keeping its aspect ratio, to fit within 2048x2048,
+// then so that its shorter side is at most 768 pixels; each side is rounded
+// to the nearest pixel, and never below 1; the image costs 85 plus 170 for
+// every 512x512 tile needed to cover it.
+//
+// The result lies between 255 (one tile, for any image of at most 512x512
+// pixels, and for an extreme aspect ratio's thin side) and 1445 (4x2 tiles):
+// a huge image costs what its scaled-down copy costs, and 10000x1 costs 765
+// (4 tiles), never less than 1x1. A width or height of zero or less means
+// unknown and costs 765, the price of a 1024x1024 image.
 func ImageTokens(width, height int, detail string) int {
 	if strings.EqualFold(detail, "low") {
 		return imageLowDetail
@@ -246,6 +269,8 @@ func ImageTokens(width, height int, detail string) int {
 	if width <= 0 || height <= 0 {
 		return imageUnknown
 	}
+	// float64 holds any int to within a part in 2^53, and every product
+	// below stays within [0, 2048], so nothing overflows.
 	w, h := float64(width), float64(height)
 	if w > 2048 || h > 2048 {
 		s := 2048 / max(w, h)
@@ -255,10 +280,16 @@ func ImageTokens(width, height int, detail string) int {
 		s := 768 / short
 		w, h = w*s, h*s
 	}
-	tiles := ceilDiv(int(w+0.5), 512) * ceilDiv(int(h+0.5), 512)
+	// A side scaled below half a pixel still covers a tile.
+	tw := max(int(w+0.5), 1)
+	th := max(int(h+0.5), 1)
+	tiles := ceilDiv(tw, imageTileSide) * ceilDiv(th, imageTileSide)
 	return imageLowDetail + imageTile*tiles
 }
 
+// fileTokens is the size rule of PartTokens: ceil(size/per), computed
+// without overflow and saturated at math.MaxInt (an int64 size exceeds int
+// on 32-bit platforms).
 func fileTokens(size int64, mime string) int {
 	if size <= 0 {
 		return fileUnknown
@@ -267,7 +298,14 @@ func fileTokens(size int64, mime string) int {
 	if textLike(mime) {
 		per = textFileBytesPerToken
 	}
-	return int((size + per - 1) / per)
+	n := size / per
+	if size%per != 0 {
+		n++
+	}
+	if n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
 }
 
 func textLike(mime string) bool {
@@ -283,4 +321,5 @@ func textLike(mime string) bool {
 	return false
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
+// ceilDiv returns ceil(a/b) for a >= 0 and b > 0, without overflow.
+func ceilDiv(a, b int) int { return a/b + min(a%b, 1) }

@@ -240,6 +240,16 @@ func TestImageTokens(t *testing.T) {
 		{3840, 2160, "", 1105, "4K screenshot: 1365x768, 6 tiles (not a flat 85)"},
 		{0, 500, "", 765, "unknown width"},
 		{-1, -1, "high", 765, "negative means unknown"},
+		{10000, 1, "high", 765, "extreme aspect ratio: 2048x0.2 rounds up to one pixel, 4x1 tiles, never fewer than a 1x1 image"},
+		{1, 10000, "high", 765, "the same standing up"},
+		{1, 1, "high", 255, "the smallest image is one tile"},
+		{math.MaxInt, 1, "", 765, "a huge width scales to 2048 without overflow"},
+		{math.MaxInt, math.MaxInt, "", 765, "huge and square: 768x768"},
+		{math.MaxInt, math.MaxInt / 3, "", 1445, "huge 3:1: 2048x683, 4x2 tiles"},
+		{2048, 768, "", 1445, "the most tiles any image can need: 4x2"},
+		{math.MinInt, 100, "", 765, "the most negative width means unknown"},
+		{0, 0, "low", 85, "low detail is flat even when the size is unknown"},
+		{100, 100, "medium", 255, "an unknown detail counts as high"},
 	}
 	for _, tt := range tests {
 		if got := ImageTokens(tt.w, tt.h, tt.detail); got != tt.want {
