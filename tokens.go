@@ -100,20 +100,29 @@ func Estimate(msgs []Message, c Counter) int {
 // docs/tokens.md for the fit and the measured error. Rates are fixed-point:
 // tokens = ceil(units/rateScale).
 //
-// ASCII bytes fall in three classes: letters (merged into word tokens, about
-// 1 token per 4.8 letters), spaces (mostly absorbed into the following word)
-// and everything else (digits, punctuation, newlines: JSON and code syntax,
-// about 1 token per 1.7 bytes). Non-ASCII text is counted per character.
+// ASCII bytes fall in four classes: letters (merged into word tokens, about
+// 1 token per 4.8 letters), spaces (mostly absorbed into the following word),
+// control bytes (C0 controls other than tab, newline, vertical tab, form feed
+// and carriage return, and DEL: BPE vocabularies hardly merge them, 1 token
+// each in o200k_base and cl100k_base) and everything else (digits,
+// punctuation, whitespace controls: JSON and code syntax, about 1 token per
+// 1.7 bytes). Non-ASCII text is counted per character. Invalid UTF-8 is
+// counted per run, as measured against o200k_base (docs/tokens.md): each
+// invalid byte becomes U+FFFD on the wire, which o200k_base merges eight at a
+// time, so each byte of a run costs an eighth of a token after the first;
+// the first costs 1.75: its own token and the split of the word it lands in.
 const (
 	rateScale   = 1000
 	letterRate  = 207  // per ASCII letter
 	spaceRate   = 105  // per ASCII space
-	symbolRate  = 604  // per other ASCII byte: digits, punctuation, control
+	symbolRate  = 604  // per other ASCII byte: digits, punctuation, whitespace controls
+	controlRate = 1000 // per C0 control byte other than \t \n \v \f \r, and per DEL
 	cjkRate     = 1000 // per CJK, kana or hangul character: about 1 token in o200k
 	latinRate   = 600  // per other 2-byte UTF-8 character (accented Latin, Greek, Cyrillic, ...)
 	glyphRate   = 1900 // per other 3-byte character (punctuation, arrows, box drawing, ...), fitted
 	astralRate  = 2000 // per character outside the BMP (emoji, ...)
-	invalidRate = 1000 // per invalid UTF-8 byte
+	invalidRate = 1750 // per invalid UTF-8 byte that starts a run of them
+	invalidRun  = 125  // per further invalid byte of the same run
 )
 
 // SWAR masks for classifying eight ASCII bytes at once.
@@ -123,23 +132,54 @@ const (
 	blanks = 0x20 * lanes
 )
 
+// asciiUnits is the cost in units of each ASCII byte, for the bytes the
+// eight-at-a-time path leaves to the byte-at-a-time one. It prices the same
+// classes as the word arithmetic (TestEstimateTextSWAR checks that they
+// agree).
+var asciiUnits = func() (t [utf8.RuneSelf]uint16) {
+	for c := range t {
+		switch {
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			t[c] = letterRate
+		case c == ' ':
+			t[c] = spaceRate
+		case c < 0x09 || c > 0x0d && c < 0x20 || c == 0x7f:
+			t[c] = controlRate
+		default:
+			t[c] = symbolRate
+		}
+	}
+	return t
+}()
+
 // EstimateText estimates the tokens of s without a vocabulary. It is the text
-// rule of Heuristic, exported so that custom Counters can reuse it. It runs in
-// a single pass over s, classifying eight ASCII bytes at a time with word
-// arithmetic, and never allocates. The empty string is 0 tokens; any other
-// string at least 1.
+// rule of [Heuristic], exported so that custom Counters can reuse it. It runs
+// in a single pass over s, classifying eight ASCII bytes at a time with word
+// arithmetic, and never allocates: its cost is linear in len(s) whatever the
+// bytes are.
+//
+// The empty string is 0 tokens; any other string at least 1 and at most
+// len(s), so the result never overflows. Bytes that are not text are priced
+// as o200k_base prices them: control bytes a token each, a run of invalid
+// UTF-8 1.75 tokens plus an eighth per further byte (the rates and their
+// measurement are in docs/tokens.md).
 func EstimateText(s string) int {
 	if s == "" {
 		return 0
 	}
-	// ASCII bytes are tallied by class and priced once at the end.
-	letters, spaces, ascii, units := 0, 0, 0, 0
+	// ASCII bytes met eight at a time are tallied by class and priced once
+	// at the end; every other byte is priced as it is met. Units never
+	// exceed 1750 per byte, so a uint64 holds them for any string that fits
+	// in memory, and the final min keeps the int conversion exact.
+	var letters, spaces, controls, ascii, units uint64
+	invalidEnd := -1 // index just past the last invalid byte
 	i := 0
 	for i < len(s) {
 		// Fast path: eight ASCII bytes at a time. Letters are the bytes
 		// whose lower-cased value lies in 'a'..'z'; spaces the bytes equal
-		// to ' '. With bit 7 clear in every byte, the additions below never
-		// carry into the next byte.
+		// to ' '; controls the bytes below 0x20 outside \t..\r, and DEL.
+		// With bit 7 clear in every byte, the additions below never carry
+		// into the next byte.
 		for ; i+8 <= len(s); i += 8 {
 			b := s[i : i+8]
 			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
@@ -148,40 +188,45 @@ func EstimateText(s string) int {
 				break
 			}
 			lower := w | blanks
-			letters += bits.OnesCount64((lower + (0x80-'a')*lanes) &^ (lower + (0x7f-'z')*lanes) & highs)
-			spaces += bits.OnesCount64(((w ^ blanks) + 0x7f*lanes) & highs) // non-spaces
+			letters += uint64(bits.OnesCount64((lower + (0x80-'a')*lanes) &^ (lower + (0x7f-'z')*lanes) & highs))
+			spaces += uint64(bits.OnesCount64(((w ^ blanks) + 0x7f*lanes) & highs)) // non-spaces
+			below := ^(w + (0x80-0x20)*lanes) & highs                               // < 0x20
+			ws := (w + (0x80-0x09)*lanes) &^ (w + (0x7f-0x0d)*lanes) & highs        // \t..\r
+			del := ^((w ^ 0x7f*lanes) + 0x7f*lanes) & highs                         // == 0x7f
+			controls += uint64(bits.OnesCount64(below&^ws | del))
 			ascii += 8
 		}
 		if i >= len(s) {
 			break
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c|0x20 >= 'a' && c|0x20 <= 'z':
-				letters++
-				spaces++
-			case c != ' ':
-				spaces++
-			}
-			ascii++
+		if c := s[i]; c < utf8.RuneSelf {
+			units += uint64(asciiUnits[c])
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		units += runeRate(r, size)
+		if r == utf8.RuneError && size == 1 {
+			if i == invalidEnd {
+				units += invalidRun
+			} else {
+				units += invalidRate
+			}
+			invalidEnd = i + 1
+		} else {
+			units += runeRate(r, size)
+		}
 		i += size
 	}
-	spaces = ascii - spaces // the loops counted non-spaces
-	units += letters*letterRate + spaces*spaceRate + (ascii-letters-spaces)*symbolRate
-	return (units + rateScale - 1) / rateScale
+	spaces = ascii - spaces // the loop counted non-spaces
+	units += letters*letterRate + spaces*spaceRate + controls*controlRate +
+		(ascii-letters-spaces-controls)*symbolRate
+	return int(min((units+rateScale-1)/rateScale, uint64(len(s))))
 }
 
-// runeRate is the cost in units of one non-ASCII character of size bytes.
-func runeRate(r rune, size int) int {
+// runeRate is the cost in units of one valid non-ASCII character of size
+// bytes.
+func runeRate(r rune, size int) uint64 {
 	switch {
-	case r == utf8.RuneError && size == 1:
-		return invalidRate
 	case r >= 0x1100 && r <= 0x11FF, // Hangul Jamo
 		r >= 0x2E80 && r <= 0x9FFF,   // CJK radicals, kana, CJK unified
 		r >= 0xAC00 && r <= 0xD7AF,   // Hangul syllables

@@ -155,7 +155,8 @@ func TestEstimateText(t *testing.T) {
 		{strings.Repeat("the quick brown fox jumps over the lazy dog ", 100), 800, 1100, "English prose: about 4.4 bytes per token (o200k 900)", 900},
 		{strings.Repeat(`{"id": 12345, "ok": true}, `, 100), 1100, 1700, "JSON is denser than prose", 0},
 		{strings.Repeat("x", 8) + "é", 3, 3, "ASCII fast path then a 2-byte rune", 0},
-		{"\xff\xfe", 2, 2, "invalid UTF-8 costs per byte", 0},
+		{"\xff\xfe", 2, 2, "a run of invalid UTF-8: 1.75 for its first byte, 1/8 for the next", 1},
+		{strings.Repeat("\x00", 100), 100, 100, "control bytes cost a token each", 50},
 	}
 	for _, tt := range tests {
 		if got := EstimateText(tt.text); got < tt.lo || got > tt.hi {
@@ -176,6 +177,8 @@ func TestEstimateTextSWAR(t *testing.T) {
 				u += letterRate
 			case c == ' ':
 				u += spaceRate
+			case c <= 0x08, c >= 0x0e && c <= 0x1f, c == 0x7f:
+				u += controlRate
 			default:
 				u += symbolRate
 			}
