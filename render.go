@@ -1,7 +1,6 @@
 package history
 
 import (
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -71,13 +70,15 @@ type RenderOptions struct {
 //     newest conversation still gets at least half of the space.
 //
 // Cost: the work follows the output, not the input. Messages are formatted
-// newest first, and only until the cap is reached; with the default Format
-// a message's text is never copied but to be written out, and no message is
-// scanned past maxChars characters, so rendering the end of a 100 MB
-// message at a small cap reads and allocates a few hundred bytes. (A custom
-// Format returns whole strings, which it allocates itself.) The one
-// exception is a long run of regional indicators, scanned back to its start
-// to pair them.
+// newest first, and only until the cap is reached; the default Format reads
+// a message in place (its content, parts and tool calls are neither copied
+// nor listed) and no message is scanned past maxChars characters, so
+// rendering the end of a 100 MB message, or of one with a million tool
+// calls, at a small cap reads and allocates a few hundred bytes. (A custom
+// Format returns whole strings, which it allocates itself.) The exceptions
+// are linear scans without allocation: a long run of regional indicators is
+// read back to its start to pair them, and trailing parts or tool calls
+// without text are skipped over.
 func RenderTranscript(msgs []Message, maxChars int, opts RenderOptions) string {
 	if maxChars <= 0 {
 		return ""
@@ -121,7 +122,7 @@ func RenderTranscript(msgs []Message, maxChars int, opts RenderOptions) string {
 	var summary text
 	for i, e := range r.pinned {
 		if i > 0 {
-			summary = append(summary, sep)
+			summary = append(summary, source{s: sep, n: 1})
 		}
 		summary = append(summary, e.t...)
 	}
@@ -216,7 +217,7 @@ func (r *renderer) render(i int) text {
 		return formatMessage(&r.msgs[i])
 	}
 	if s := r.format(r.msgs[i]); s != "" {
-		return text{s}
+		return text{{s: s, n: 1}}
 	}
 	return nil
 }
@@ -282,35 +283,121 @@ func (r *renderer) keepTail(sep string, room int) string {
 	return b.String()
 }
 
-// text is a string given as the concatenation of its pieces, none of them
-// empty, so that a message is rendered without copying its content.
-type text []string
+// text is a string given as the concatenation of sources, and each source
+// as a run of pieces, none of them copied: a message is rendered in the
+// default format without building its string, or even a list of its pieces.
+type text []source
 
-// pos is a position in a text: a byte offset in one of its pieces. A text's
-// end is the position past its last byte.
-type pos struct{ piece, off int }
+// source is a message in the default format (m != nil), or the plain string
+// s: a custom Format's result, or a separator.
+type source struct {
+	m         *Message
+	s         string
+	n         int  // pieces
+	firstPart int  // the first text part with text, or len(m.Parts)
+	hasText   bool // m has content or a text part with text
+}
 
-func (t text) end() pos { return pos{len(t) - 1, len(t[len(t)-1])} }
+// piece returns piece i of c, in [0, c.n). Pieces may be empty. The default
+// format lays a message out as:
+//
+//	role, " (", ToolCallID, ")" (tool messages only), ": ", Content,
+//	per part: "\n" (a text part after earlier text), Text (text parts),
+//	per tool call: " " (after earlier text or calls), "[called ", Name, "(", Arguments, ")]"
+func (c *source) piece(i int) string {
+	m := c.m
+	if m == nil {
+		return c.s
+	}
+	switch i {
+	case 0:
+		if m.Kind == KindSummary {
+			return "summary"
+		}
+		return string(m.Role)
+	case 1, 2, 3:
+		switch {
+		case m.Role != RoleTool:
+			return ""
+		case i == 1:
+			return " ("
+		case i == 2:
+			return m.ToolCallID
+		}
+		return ")"
+	case 4:
+		return ": "
+	case 5:
+		return m.Content
+	}
+	i -= 6
+	if i < 2*len(m.Parts) {
+		k := i / 2
+		p := &m.Parts[k]
+		switch {
+		case p.Type != PartText || p.Text == "":
+			return ""
+		case i%2 == 1:
+			return p.Text
+		case m.Content != "" || k > c.firstPart:
+			return "\n"
+		}
+		return ""
+	}
+	i -= 2 * len(m.Parts)
+	k := i / 6
+	switch i % 6 {
+	case 0:
+		if k > 0 || c.hasText {
+			return " "
+		}
+		return ""
+	case 1:
+		return "[called "
+	case 2:
+		return m.ToolCalls[k].Name
+	case 3:
+		return "("
+	case 4:
+		return m.ToolCalls[k].Arguments
+	}
+	return ")]"
+}
+
+// pos is a position in a text: a byte offset in a piece of a source. The
+// same place may have several positions (the end of a piece and the start
+// of the next); code compares positions only as shortcuts, and relies on
+// prev and next to tell the start and the end.
+type pos struct{ src, piece, off int }
+
+func (t text) end() pos {
+	c := &t[len(t)-1]
+	return pos{len(t) - 1, c.n - 1, len(c.piece(c.n - 1))}
+}
 
 // count returns the number of characters (runes; an invalid byte is one) of
 // t, or bound+1 when there are more than bound. It reads at most bound+1
 // characters.
 func (t text) count(bound int) int {
 	n := 0
-	for _, s := range t {
-		if len(s) <= bound-n {
-			n += utf8.RuneCountInString(s)
-			continue
-		}
-		for i := 0; i < len(s); n++ {
+	for si := range t {
+		c := &t[si]
+		for i := range c.n {
+			s := c.piece(i)
+			if len(s) <= bound-n {
+				n += utf8.RuneCountInString(s)
+				continue
+			}
+			for j := 0; j < len(s); n++ {
+				if n > bound {
+					return n
+				}
+				_, size := utf8.DecodeRuneInString(s[j:])
+				j += size
+			}
 			if n > bound {
 				return n
 			}
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-		}
-		if n > bound {
-			return n
 		}
 	}
 	return n
@@ -320,13 +407,18 @@ func (t text) count(bound int) int {
 // start of t.
 func (t text) prev(p pos) (rune, pos, bool) {
 	for p.off == 0 {
-		if p.piece == 0 {
+		switch {
+		case p.piece > 0:
+			p.piece--
+		case p.src > 0:
+			p.src--
+			p.piece = t[p.src].n - 1
+		default:
 			return 0, p, false
 		}
-		p.piece--
-		p.off = len(t[p.piece])
+		p.off = len(t[p.src].piece(p.piece))
 	}
-	r, size := utf8.DecodeLastRuneInString(t[p.piece][:p.off])
+	r, size := utf8.DecodeLastRuneInString(t[p.src].piece(p.piece)[:p.off])
 	p.off -= size
 	return r, p, true
 }
@@ -334,14 +426,21 @@ func (t text) prev(p pos) (rune, pos, bool) {
 // next returns the character at p and the position after it, or false at
 // the end of t.
 func (t text) next(p pos) (rune, pos, bool) {
-	for p.off == len(t[p.piece]) {
-		if p.piece == len(t)-1 {
+	s := t[p.src].piece(p.piece)
+	for p.off == len(s) {
+		switch {
+		case p.piece < t[p.src].n-1:
+			p.piece++
+		case p.src < len(t)-1:
+			p.src++
+			p.piece = 0
+		default:
 			return 0, p, false
 		}
-		p.piece++
 		p.off = 0
+		s = t[p.src].piece(p.piece)
 	}
-	r, size := utf8.DecodeRuneInString(t[p.piece][p.off:])
+	r, size := utf8.DecodeRuneInString(s[p.off:])
 	p.off += size
 	return r, p, true
 }
@@ -433,29 +532,44 @@ func (t text) head(n int) string {
 
 // slice returns t from a to b as valid UTF-8.
 func (t text) slice(a, b pos) string {
-	var sb strings.Builder
 	size := 0
-	for i := a.piece; i <= b.piece; i++ {
-		size += len(t[i])
-	}
-	sb.Grow(size - a.off - (len(t[b.piece]) - b.off))
-	for i := a.piece; i <= b.piece; i++ {
-		s := t[i]
-		if i == b.piece {
+	t.pieces(a, b, func(s string) { size += len(s) })
+	var sb strings.Builder
+	sb.Grow(size)
+	t.pieces(a, b, func(s string) { writeValid(&sb, s) })
+	return sb.String()
+}
+
+// pieces calls f with the bytes of t from a to b, piece by piece.
+func (t text) pieces(a, b pos, f func(string)) {
+	for p := (pos{a.src, a.piece, 0}); ; {
+		s := t[p.src].piece(p.piece)
+		if p.src == b.src && p.piece == b.piece {
 			s = s[:b.off]
 		}
-		if i == a.piece {
+		if p.src == a.src && p.piece == a.piece {
 			s = s[a.off:]
 		}
-		writeValid(&sb, s)
+		f(s)
+		switch {
+		case p.src == b.src && p.piece == b.piece:
+			return
+		case p.piece < t[p.src].n-1:
+			p.piece++
+		default:
+			p.src++
+			p.piece = 0
+		}
 	}
-	return sb.String()
 }
 
 // writeText writes all of t to b as valid UTF-8.
 func writeText(b *strings.Builder, t text) {
-	for _, s := range t {
-		writeValid(b, s)
+	for si := range t {
+		c := &t[si]
+		for i := range c.n {
+			writeValid(b, c.piece(i))
+		}
 	}
 }
 
@@ -577,49 +691,27 @@ func hangulJoins(prev, r rune) bool {
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
-// formatMessage is RenderTranscript's default Format, as pieces that share
-// the message's strings: "role: content", text parts after the content on
-// their own lines, each tool call as "[called name(arguments)]", tool
-// results as "tool (id): content". Breadcrumbs and messages with neither
-// text nor tool calls render empty (nil); reasoning is the model's private
-// scratchpad and stays out of a transcript.
+// formatMessage is RenderTranscript's default Format, as one source that
+// reads the message's strings in place (see source.piece): "role: content",
+// text parts after the content on their own lines, each tool call as
+// "[called name(arguments)]", tool results as "tool (id): content".
+// Breadcrumbs and messages with neither text nor tool calls render empty
+// (nil); reasoning is the model's private scratchpad and stays out of a
+// transcript.
 func formatMessage(m *Message) text {
 	if m.Kind == KindBreadcrumb {
 		return nil
 	}
-	hasText := m.Content != ""
+	first := len(m.Parts)
 	for i := range m.Parts {
-		hasText = hasText || m.Parts[i].Type == PartText && m.Parts[i].Text != ""
+		if m.Parts[i].Type == PartText && m.Parts[i].Text != "" {
+			first = i
+			break
+		}
 	}
+	hasText := m.Content != "" || first < len(m.Parts)
 	if !hasText && len(m.ToolCalls) == 0 {
 		return nil
 	}
-	t := make(text, 0, 6+2*len(m.Parts)+6*len(m.ToolCalls))
-	role := string(m.Role)
-	if m.Kind == KindSummary {
-		role = "summary"
-	}
-	t = append(t, role)
-	if m.Role == RoleTool {
-		t = append(t, " (", m.ToolCallID, ")")
-	}
-	t = append(t, ": ", m.Content)
-	written := m.Content != ""
-	for i := range m.Parts {
-		if p := &m.Parts[i]; p.Type == PartText && p.Text != "" {
-			if written {
-				t = append(t, "\n")
-			}
-			t = append(t, p.Text)
-			written = true
-		}
-	}
-	for i := range m.ToolCalls {
-		c := &m.ToolCalls[i]
-		if i > 0 || written {
-			t = append(t, " ")
-		}
-		t = append(t, "[called ", c.Name, "(", c.Arguments, ")]")
-	}
-	return slices.DeleteFunc(t, func(s string) bool { return s == "" })
+	return text{{m: m, n: 6 + 2*len(m.Parts) + 6*len(m.ToolCalls), firstPart: first, hasText: hasText}}
 }

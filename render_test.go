@@ -57,6 +57,41 @@ func TestRenderTranscriptClusters(t *testing.T) {
 	}
 }
 
+func TestRenderTranscriptDefaultFormat(t *testing.T) {
+	txt := func(s string) Part { return Part{Type: PartText, Text: s} }
+	tests := []struct {
+		name   string
+		m      Message
+		want   string
+		reason string
+	}{
+		{"plain", Message{Role: RoleUser, Content: "hi"}, "user: hi", "role: content"},
+		{"text parts", Message{Role: RoleUser, Content: "a", Parts: []Part{txt("b"), {Type: PartImage}, txt(""), txt("c")}}, "user: a\nb\nc", "text parts on their own lines; images and empty parts leave no line"},
+		{"parts only", Message{Role: RoleUser, Parts: []Part{{Type: PartImage}, txt("b"), txt("c")}}, "user: b\nc", "no newline before the first text"},
+		{"reasoning", Message{Role: RoleAssistant, Content: "x", Parts: []Part{{Type: PartReasoning, Text: "secret"}}}, "assistant: x", "reasoning stays out"},
+		{"calls", Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}, {ID: "2", Name: "g"}}}, "assistant: [called f({})] [called g()]", "calls separated by a space"},
+		{"text and call", Message{Role: RoleAssistant, Parts: []Part{txt("t")}, ToolCalls: []ToolCall{{ID: "1", Name: "f"}}}, "assistant: t [called f()]", "a space after text"},
+		{"tool", Message{Role: RoleTool, ToolCallID: "c1", Content: "out"}, "tool (c1): out", "tool results name their call"},
+		{"tool without id", Message{Role: RoleTool, Content: "out"}, "tool (): out", "an empty id still has its brackets"},
+		{"summary", Message{Role: RoleUser, Kind: KindSummary, Content: "s"}, "summary: s", "summaries are labelled"},
+		{"empty role", Message{Content: "x"}, ": x", "an empty role is an empty piece"},
+		{"empty", Message{Role: RoleUser, Parts: []Part{{Type: PartImage}}}, "", "no text, no calls: left out"},
+		{"breadcrumb", Message{Role: RoleUser, Kind: KindBreadcrumb, Content: "b"}, "", "breadcrumbs are left out"},
+	}
+	for _, tc := range tests {
+		if got := RenderTranscript([]Message{tc.m}, math.MaxInt, RenderOptions{}); got != tc.want {
+			t.Errorf("%s: %q, want %q: %s", tc.name, got, tc.want, tc.reason)
+		}
+		// Cutting from the end at every cap yields suffixes of the whole
+		// (a pinned summary is cut at its head instead).
+		for n := 1; n < len(tc.want) && tc.m.Kind != KindSummary; n++ {
+			if got := RenderTranscript([]Message{tc.m}, n, RenderOptions{Marker: "~"}); !strings.HasSuffix(tc.want, strings.TrimPrefix(got, "~\n")) {
+				t.Errorf("%s at %d: %q is not a suffix of %q", tc.name, n, got, tc.want)
+			}
+		}
+	}
+}
+
 // clusterPool holds grapheme clusters that stay separate clusters whatever
 // follows or precedes them, so that a text built from them has known
 // boundaries.
@@ -162,6 +197,8 @@ func TestRenderTranscriptCostFollowsOutput(t *testing.T) {
 		{"huge summary", []Message{{Role: RoleUser, Kind: KindSummary, Content: big}, {Role: RoleUser, Content: "latest"}}, "a pinned summary is read from its start, to the cap"},
 		{"huge text part", []Message{{Role: RoleUser, Parts: []Part{{Type: PartText, Text: big}}}}, "text parts are not joined to the content"},
 		{"huge tool call", []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c", Name: "f", Arguments: big}}}}, "tool-call arguments are not copied"},
+		{"many tool calls", []Message{{Role: RoleAssistant, ToolCalls: make([]ToolCall, 1<<20)}}, "a message's tool calls are not listed to be rendered"},
+		{"many parts", []Message{{Role: RoleUser, Content: "x", Parts: make([]Part, 1<<18)}}, "a message's parts are not listed to be rendered"},
 	}
 	for _, tc := range tests {
 		var before, after runtime.MemStats
@@ -232,14 +269,25 @@ func FuzzRenderTranscriptClusters(f *testing.F) {
 		if summary != "" {
 			msgs = append(msgs, Message{Role: RoleUser, Kind: KindSummary, Content: raw + summary})
 		}
-		for i := range int(n % 6) {
-			m := Message{Role: []Role{RoleUser, RoleAssistant}[i%2], Content: raw + body}
-			if i%3 == 2 {
-				m.Parts = []Part{{Type: PartText, Text: body + raw}}
+		for i := range int(n % 8) {
+			m := Message{Role: []Role{RoleUser, RoleAssistant, RoleTool}[i%3], Content: raw + body}
+			switch i % 4 {
+			case 1:
+				m.ToolCalls = []ToolCall{{ID: "c", Name: raw, Arguments: body}, {ID: "d"}}
+			case 2:
+				m.Parts = []Part{{Type: PartImage}, {Type: PartText, Text: body + raw}, {Type: PartText}, {Type: PartText, Text: raw}}
+			case 3:
+				m.Content, m.ToolCallID = "", raw
 			}
 			msgs = append(msgs, m)
 		}
 		got = RenderTranscript(msgs, maxChars, RenderOptions{})
+		if summary == "" {
+			full := RenderTranscript(msgs, math.MaxInt, RenderOptions{})
+			if !strings.HasSuffix(full, strings.TrimPrefix(got, DefaultRenderMarker+"\n")) {
+				t.Fatalf("%q is not the end of the whole transcript %q", got, full)
+			}
+		}
 		if c := utf8.RuneCountInString(got); c > max(maxChars, 0) {
 			t.Fatalf("%d characters > %d", c, maxChars)
 		}

@@ -302,11 +302,12 @@ func PartTokens(p Part, text func(string) int) int {
 // to the nearest pixel, and never below 1; the image costs 85 plus 170 for
 // every 512x512 tile needed to cover it.
 //
-// The result lies between 255 (one tile, for any image of at most 512x512
-// pixels, and for an extreme aspect ratio's thin side) and 1445 (4x2 tiles):
-// a huge image costs what its scaled-down copy costs, and 10000x1 costs 765
-// (4 tiles), never less than 1x1. A width or height of zero or less means
-// unknown and costs 765, the price of a 1024x1024 image.
+// A high-detail image costs from 255 (one tile: any image up to 512x512,
+// down to 1x1) to 1445 (4x2 tiles, 2048x768 once scaled). A huge image costs
+// what its scaled-down copy costs (math.MaxInt x math.MaxInt: 765), and an
+// extreme aspect ratio keeps at least one tile across its thin side (10000x1
+// scales to 2048x1: 765, never less than 1x1). A width or height of zero or
+// less means unknown and costs 765, the price of a 1024x1024 image.
 func ImageTokens(width, height int, detail string) int {
 	if strings.EqualFold(detail, "low") {
 		return imageLowDetail
