@@ -354,14 +354,18 @@ func fileTokens(size int64, mime string) int {
 	return int(n)
 }
 
+// textLike reports whether a media type is read as text. It ignores ASCII
+// case without allocating (the Heuristic never allocates), in time linear in
+// len(mime).
 func textLike(mime string) bool {
-	mime = strings.ToLower(mime)
-	if strings.HasPrefix(mime, "text/") {
+	if len(mime) >= 5 && strings.EqualFold(mime[:5], "text/") {
 		return true
 	}
 	for _, s := range [...]string{"json", "xml", "yaml", "csv", "javascript", "x-sh", "x-python"} {
-		if strings.Contains(mime, s) {
-			return true
+		for i := 0; i+len(s) <= len(mime); i++ {
+			if mime[i]|0x20 == s[0] && strings.EqualFold(mime[i:i+len(s)], s) {
+				return true
+			}
 		}
 	}
 	return false

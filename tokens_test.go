@@ -261,6 +261,38 @@ func TestImageTokens(t *testing.T) {
 	}
 }
 
+func TestHeuristicAllocs(t *testing.T) {
+	m := Message{Role: "Developer", Content: "x", Name: "n", ToolCalls: []ToolCall{{Name: "f", Arguments: "{}"}},
+		Parts: []Part{{Type: PartFile, Size: 100, MIMEType: "APPLICATION/JSON"}, {Type: PartFile, Size: 100, MIMEType: "Text/Plain"},
+			{Type: PartImage, Width: 100, Height: 100, Detail: "LOW"}, {Type: PartText, Text: "t"}}}
+	if a := testing.AllocsPerRun(100, func() { Heuristic.CountMessage(m) }); a != 0 {
+		t.Errorf("Heuristic.CountMessage allocates %v times", a)
+	}
+}
+
+func TestTextLike(t *testing.T) {
+	tests := []struct {
+		mime   string
+		want   bool
+		reason string
+	}{
+		{"text/plain", true, "text/*"},
+		{"TEXT/HTML", true, "case is ignored"},
+		{"application/JSON", true, "JSON in any case"},
+		{"application/vnd.api+json", true, "a +json suffix"},
+		{"application/x-python-code", true, "Python"},
+		{"application/pdf", false, "binary"},
+		{"text", false, "too short for text/"},
+		{"", false, "unknown"},
+		{"image/svg+xm", false, "a partial match is no match"},
+	}
+	for _, tc := range tests {
+		if got := textLike(tc.mime); got != tc.want {
+			t.Errorf("textLike(%q) = %v, want %v: %s", tc.mime, got, tc.want, tc.reason)
+		}
+	}
+}
+
 func TestEstimateTextAllocs(t *testing.T) {
 	s := strings.Repeat("mixed ASCII, 漢字 and ✓ symbols ", 100)
 	if a := testing.AllocsPerRun(100, func() { EstimateText(s) }); a != 0 {
