@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/json"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 
@@ -118,6 +119,13 @@ func TestBudgetInput(t *testing.T) {
 		{Budget{Limit: 3000}, 3000, "no window: the cap"},
 		{Budget{Window: 1000, Output: 2000}, 0, "never negative"},
 		{Budget{Window: 1000, Output: -5, Reserve: -5}, 1000, "negative output and reserve count as zero"},
+		{Budget{Window: 10, Output: math.MaxInt, Reserve: 12}, 0, "a huge output saturates at no input, never wraps to MaxInt"},
+		{Budget{Window: 10, Output: 4, Reserve: math.MaxInt}, 0, "a huge reserve saturates at no input"},
+		{Budget{Window: math.MaxInt, Output: math.MinInt, Reserve: math.MinInt}, math.MaxInt, "the most negative output and reserve count as zero"},
+		{Budget{Window: math.MaxInt}, math.MaxInt, "a huge window is a huge budget"},
+		{Budget{Window: 1000, Output: 2000, Limit: 500}, 0, "a limit never raises an exhausted window"},
+		{Budget{Window: -1, Limit: math.MaxInt}, math.MaxInt, "no window: any limit, however large"},
+		{Budget{Window: math.MinInt, Limit: math.MinInt}, 0, "nothing known: no budget"},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, tc.b.Input(), tc.why)
@@ -179,10 +187,21 @@ func TestPartTokens(t *testing.T) {
 		{Part{Type: PartFile, Size: 3200, MIMEType: "application/pdf"}, 100, "binary files by size/32"},
 		{Part{Type: PartFile}, 1000, "unknown file size"},
 		{Part{Type: PartReasoning, Text: "abcdefg"}, EstimateText("abcdefg"), "reasoning counts as text"},
+		{Part{Type: PartFile, Size: math.MaxInt64}, int(min(math.MaxInt64/32+1, math.MaxInt)), "a huge binary file is rounded up without overflow"},
+		{Part{Type: PartFile, Size: math.MaxInt64, MIMEType: "text/plain"}, int(min(math.MaxInt64/4+1, math.MaxInt)), "a huge text file is rounded up without overflow"},
+		{Part{Type: PartFile, Size: math.MaxInt64 - 2, MIMEType: "application/json"}, int(min(math.MaxInt64/4+1, math.MaxInt)), "size+3 would overflow: ceil computed by division"},
+		{Part{Type: PartFile, Size: -1}, 1000, "negative size means unknown"},
+		{Part{Type: PartFile, Size: math.MinInt64}, 1000, "the most negative size means unknown"},
+		{Part{Type: PartImage, Tokens: math.MaxInt}, math.MaxInt, "a huge known cost is kept as given"},
+		{Part{Type: PartImage, Tokens: -5, Width: 512, Height: 512}, 255, "a negative known cost means unknown"},
+		{Part{Type: PartImage, Width: math.MaxInt, Height: math.MaxInt}, 765, "huge images scale down like any other"},
+		{Part{Type: "video", Size: 1 << 30}, 0, "unknown types cost nothing"},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, PartTokens(tc.p, nil), tc.why)
 	}
+	neg := func(string) int { return -10 }
+	assert.Zero(t, PartTokens(Part{Type: PartText, Text: "x"}, neg), "a negative text count is treated as zero")
 }
 
 func TestBreadcrumbs(t *testing.T) {

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"math"
 	"math/bits"
 	"strings"
 	"unicode/utf8"
@@ -14,6 +15,10 @@ import (
 // results, so a Counter never sees a whole history. Exact counters for
 // OpenAI-family encodings live in the github.com/histrim/history/tiktoken
 // package; NewCache memoizes any Counter.
+//
+// A negative count is treated as zero. Sums of counts saturate at
+// math.MaxInt instead of wrapping, so a Counter that returns huge values
+// makes a history cost "more than any budget", never less.
 type Counter interface {
 	CountMessage(m Message) int
 }
@@ -47,37 +52,46 @@ const (
 
 type heuristic struct{}
 
+// CountMessage sums with satAdd: every term is at least zero, so adding a
+// name, a tool call or a part never lowers the count, and the sum stops at
+// math.MaxInt.
 func (heuristic) CountMessage(m Message) int {
-	n := tokensPerMessage + EstimateText(m.Content)
+	n := satAdd(tokensPerMessage, EstimateText(m.Content))
 	switch m.Role {
 	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-		n += tokensPerRole
+		n = satAdd(n, tokensPerRole)
 	default:
-		n += EstimateText(string(m.Role))
+		n = satAdd(n, EstimateText(string(m.Role)))
 	}
 	if m.Name != "" {
-		n += tokensPerName + EstimateText(m.Name)
+		n = satAdd(n, satAdd(tokensPerName, EstimateText(m.Name)))
 	}
 	for i := range m.ToolCalls {
 		c := &m.ToolCalls[i]
-		n += tokensPerToolCall + EstimateText(c.Name) + EstimateText(c.Arguments)
+		n = satAdd(n, tokensPerToolCall)
+		n = satAdd(n, EstimateText(c.Name))
+		n = satAdd(n, EstimateText(c.Arguments))
 	}
 	for i := range m.Parts {
-		n += PartTokens(m.Parts[i], EstimateText)
+		n = satAdd(n, PartTokens(m.Parts[i], EstimateText))
 	}
 	return n
 }
 
 // Estimate returns the total token count of msgs under c: the sum of
-// c.CountMessage over every message. A nil c means Heuristic. It is the figure
-// the trim functions compare with a budget.
+// c.CountMessage over every message. A nil c means [Heuristic]. It is the
+// figure the trim functions compare with a budget.
+//
+// No messages cost 0. A negative count from c is treated as zero, and the
+// sum saturates at math.MaxInt instead of wrapping, so the result is never
+// negative and a history never "fits" because its count overflowed.
 func Estimate(msgs []Message, c Counter) int {
 	if c == nil {
 		c = heuristic{}
 	}
 	n := 0
 	for i := range msgs {
-		n += c.CountMessage(msgs[i])
+		n = satAdd(n, clampCount(c.CountMessage(msgs[i])))
 	}
 	return n
 }
@@ -87,20 +101,29 @@ func Estimate(msgs []Message, c Counter) int {
 // docs/tokens.md for the fit and the measured error. Rates are fixed-point:
 // tokens = ceil(units/rateScale).
 //
-// ASCII bytes fall in three classes: letters (merged into word tokens, about
-// 1 token per 4.8 letters), spaces (mostly absorbed into the following word)
-// and everything else (digits, punctuation, newlines: JSON and code syntax,
-// about 1 token per 1.7 bytes). Non-ASCII text is counted per character.
+// ASCII bytes fall in four classes: letters (merged into word tokens, about
+// 1 token per 4.8 letters), spaces (mostly absorbed into the following word),
+// control bytes (C0 controls other than tab, newline, vertical tab, form feed
+// and carriage return, and DEL: BPE vocabularies hardly merge them, 1 token
+// each in o200k_base and cl100k_base) and everything else (digits,
+// punctuation, whitespace controls: JSON and code syntax, about 1 token per
+// 1.7 bytes). Non-ASCII text is counted per character. Invalid UTF-8 is
+// counted per run, as measured against o200k_base (docs/tokens.md): each
+// invalid byte becomes U+FFFD on the wire, which o200k_base merges eight at a
+// time, so each byte of a run costs an eighth of a token after the first;
+// the first costs 1.75: its own token and the split of the word it lands in.
 const (
 	rateScale   = 1000
 	letterRate  = 207  // per ASCII letter
 	spaceRate   = 105  // per ASCII space
-	symbolRate  = 604  // per other ASCII byte: digits, punctuation, control
+	symbolRate  = 604  // per other ASCII byte: digits, punctuation, whitespace controls
+	controlRate = 1000 // per C0 control byte other than \t \n \v \f \r, and per DEL
 	cjkRate     = 1000 // per CJK, kana or hangul character: about 1 token in o200k
 	latinRate   = 600  // per other 2-byte UTF-8 character (accented Latin, Greek, Cyrillic, ...)
 	glyphRate   = 1900 // per other 3-byte character (punctuation, arrows, box drawing, ...), fitted
 	astralRate  = 2000 // per character outside the BMP (emoji, ...)
-	invalidRate = 1000 // per invalid UTF-8 byte
+	invalidRate = 1750 // per invalid UTF-8 byte that starts a run of them
+	invalidRun  = 125  // per further invalid byte of the same run
 )
 
 // SWAR masks for classifying eight ASCII bytes at once.
@@ -110,23 +133,54 @@ const (
 	blanks = 0x20 * lanes
 )
 
+// asciiUnits is the cost in units of each ASCII byte, for the bytes the
+// eight-at-a-time path leaves to the byte-at-a-time one. It prices the same
+// classes as the word arithmetic (TestEstimateTextSWAR checks that they
+// agree).
+var asciiUnits = func() (t [utf8.RuneSelf]uint16) {
+	for c := range t {
+		switch {
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			t[c] = letterRate
+		case c == ' ':
+			t[c] = spaceRate
+		case c < 0x09 || c > 0x0d && c < 0x20 || c == 0x7f:
+			t[c] = controlRate
+		default:
+			t[c] = symbolRate
+		}
+	}
+	return t
+}()
+
 // EstimateText estimates the tokens of s without a vocabulary. It is the text
-// rule of Heuristic, exported so that custom Counters can reuse it. It runs in
-// a single pass over s, classifying eight ASCII bytes at a time with word
-// arithmetic, and never allocates. The empty string is 0 tokens; any other
-// string at least 1.
+// rule of [Heuristic], exported so that custom Counters can reuse it. It runs
+// in a single pass over s, classifying eight ASCII bytes at a time with word
+// arithmetic, and never allocates: its cost is linear in len(s) whatever the
+// bytes are.
+//
+// The empty string is 0 tokens; any other string at least 1 and at most
+// len(s), so the result never overflows. Bytes that are not text are priced
+// as o200k_base prices them: control bytes a token each, a run of invalid
+// UTF-8 1.75 tokens plus an eighth per further byte (the rates and their
+// measurement are in docs/tokens.md).
 func EstimateText(s string) int {
 	if s == "" {
 		return 0
 	}
-	// ASCII bytes are tallied by class and priced once at the end.
-	letters, spaces, ascii, units := 0, 0, 0, 0
+	// ASCII bytes met eight at a time are tallied by class and priced once
+	// at the end; every other byte is priced as it is met. Units never
+	// exceed 1750 per byte, so a uint64 holds them for any string that fits
+	// in memory, and the final min keeps the int conversion exact.
+	var letters, spaces, controls, ascii, units uint64
+	invalidEnd := -1 // index just past the last invalid byte
 	i := 0
 	for i < len(s) {
 		// Fast path: eight ASCII bytes at a time. Letters are the bytes
 		// whose lower-cased value lies in 'a'..'z'; spaces the bytes equal
-		// to ' '. With bit 7 clear in every byte, the additions below never
-		// carry into the next byte.
+		// to ' '; controls the bytes below 0x20 outside \t..\r, and DEL.
+		// With bit 7 clear in every byte, the additions below never carry
+		// into the next byte.
 		for ; i+8 <= len(s); i += 8 {
 			b := s[i : i+8]
 			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
@@ -135,40 +189,45 @@ func EstimateText(s string) int {
 				break
 			}
 			lower := w | blanks
-			letters += bits.OnesCount64((lower + (0x80-'a')*lanes) &^ (lower + (0x7f-'z')*lanes) & highs)
-			spaces += bits.OnesCount64(((w ^ blanks) + 0x7f*lanes) & highs) // non-spaces
+			letters += uint64(bits.OnesCount64((lower + (0x80-'a')*lanes) &^ (lower + (0x7f-'z')*lanes) & highs))
+			spaces += uint64(bits.OnesCount64(((w ^ blanks) + 0x7f*lanes) & highs)) // non-spaces
+			below := ^(w + (0x80-0x20)*lanes) & highs                               // < 0x20
+			ws := (w + (0x80-0x09)*lanes) &^ (w + (0x7f-0x0d)*lanes) & highs        // \t..\r
+			del := ^((w ^ 0x7f*lanes) + 0x7f*lanes) & highs                         // == 0x7f
+			controls += uint64(bits.OnesCount64(below&^ws | del))
 			ascii += 8
 		}
 		if i >= len(s) {
 			break
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c|0x20 >= 'a' && c|0x20 <= 'z':
-				letters++
-				spaces++
-			case c != ' ':
-				spaces++
-			}
-			ascii++
+		if c := s[i]; c < utf8.RuneSelf {
+			units += uint64(asciiUnits[c])
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		units += runeRate(r, size)
+		if r == utf8.RuneError && size == 1 {
+			if i == invalidEnd {
+				units += invalidRun
+			} else {
+				units += invalidRate
+			}
+			invalidEnd = i + 1
+		} else {
+			units += runeRate(r, size)
+		}
 		i += size
 	}
-	spaces = ascii - spaces // the loops counted non-spaces
-	units += letters*letterRate + spaces*spaceRate + (ascii-letters-spaces)*symbolRate
-	return (units + rateScale - 1) / rateScale
+	spaces = ascii - spaces // the loop counted non-spaces
+	units += letters*letterRate + spaces*spaceRate + controls*controlRate +
+		(ascii-letters-spaces-controls)*symbolRate
+	return int(min((units+rateScale-1)/rateScale, uint64(len(s))))
 }
 
-// runeRate is the cost in units of one non-ASCII character of size bytes.
-func runeRate(r rune, size int) int {
+// runeRate is the cost in units of one valid non-ASCII character of size
+// bytes.
+func runeRate(r rune, size int) uint64 {
 	switch {
-	case r == utf8.RuneError && size == 1:
-		return invalidRate
 	case r >= 0x1100 && r <= 0x11FF, // Hangul Jamo
 		r >= 0x2E80 && r <= 0x9FFF,   // CJK radicals, kana, CJK unified
 		r >= 0xAC00 && r <= 0xD7AF,   // Hangul syllables
@@ -191,6 +250,7 @@ const (
 	// cost added to the tiles of a high-detail one (OpenAI's published rule).
 	imageLowDetail = 85
 	imageTile      = 170
+	imageTileSide  = 512 // pixels
 	// imageUnknown is the cost of an image whose size is unknown: a
 	// 1024x1024 high-detail image (4 tiles).
 	imageUnknown = imageLowDetail + 4*imageTile
@@ -205,17 +265,18 @@ const (
 )
 
 // PartTokens returns the token cost of one part, using text to count text
-// and reasoning. The rules, shared by Heuristic and the exact counters:
-//   - Tokens > 0: exactly Tokens, whatever the type.
-//   - text, reasoning: text(p.Text).
-//   - image: "low" detail costs 85; otherwise the image is scaled to fit
-//     2048x2048, then its shorter side to 768, and costs 85 + 170 per
-//     512-pixel tile (OpenAI's published vision rule). Unknown dimensions
-//     cost 765, the price of a 1024x1024 image.
+// and reasoning. The rules, shared by [Heuristic] and the exact counters:
+//   - Tokens > 0: exactly Tokens, whatever the type, up to math.MaxInt.
+//     Zero or less means unknown: the rules below apply.
+//   - text, reasoning: text(p.Text); a negative count from text is treated
+//     as zero.
+//   - image: [ImageTokens](p.Width, p.Height, p.Detail).
 //   - file: Size/4 for text-like media types (text/*, JSON, XML, YAML, CSV),
-//     Size/32 otherwise, rounded up; 1000 when Size is unknown.
+//     Size/32 otherwise, rounded up, and saturated at math.MaxInt; 1000
+//     when Size is zero or less (unknown).
 //
-// A nil text means EstimateText. Unknown types cost 0.
+// A nil text means [EstimateText]. Unknown types cost 0. The result is never
+// negative.
 func PartTokens(p Part, text func(string) int) int {
 	if p.Tokens > 0 {
 		return p.Tokens
@@ -225,7 +286,7 @@ func PartTokens(p Part, text func(string) int) int {
 	}
 	switch p.Type {
 	case PartText, PartReasoning:
-		return text(p.Text)
+		return clampCount(text(p.Text))
 	case PartImage:
 		return ImageTokens(p.Width, p.Height, p.Detail)
 	case PartFile:
@@ -235,11 +296,19 @@ func PartTokens(p Part, text func(string) int) int {
 }
 
 // ImageTokens returns the cost of an image of width x height pixels at the
-// given detail ("low", "high", "auto" or ""), by OpenAI's published tile
-// rule: low detail is a flat 85 tokens; otherwise the image is scaled down
-// to fit within 2048x2048, then so that its shorter side is at most 768
-// pixels, and costs 85 plus 170 for every 512x512 tile needed to cover it.
-// A width or height of zero or less means unknown and costs 765.
+// given detail, by OpenAI's published tile rule. "low" detail (in any case)
+// is a flat 85 tokens. Any other detail ("high", "auto", "") is high: the
+// image is scaled down, keeping its aspect ratio, to fit within 2048x2048,
+// then so that its shorter side is at most 768 pixels; each side is rounded
+// to the nearest pixel, and never below 1; the image costs 85 plus 170 for
+// every 512x512 tile needed to cover it.
+//
+// A high-detail image costs from 255 (one tile: any image up to 512x512,
+// down to 1x1) to 1445 (4x2 tiles, 2048x768 once scaled). A huge image costs
+// what its scaled-down copy costs (math.MaxInt x math.MaxInt: 765), and an
+// extreme aspect ratio keeps at least one tile across its thin side (10000x1
+// scales to 2048x1: 765, never less than 1x1). A width or height of zero or
+// less means unknown and costs 765, the price of a 1024x1024 image.
 func ImageTokens(width, height int, detail string) int {
 	if strings.EqualFold(detail, "low") {
 		return imageLowDetail
@@ -247,6 +316,8 @@ func ImageTokens(width, height int, detail string) int {
 	if width <= 0 || height <= 0 {
 		return imageUnknown
 	}
+	// float64 holds any int to within a part in 2^53, and every product
+	// below stays within [0, 2048], so nothing overflows.
 	w, h := float64(width), float64(height)
 	if w > 2048 || h > 2048 {
 		s := 2048 / max(w, h)
@@ -256,10 +327,16 @@ func ImageTokens(width, height int, detail string) int {
 		s := 768 / short
 		w, h = w*s, h*s
 	}
-	tiles := ceilDiv(int(w+0.5), 512) * ceilDiv(int(h+0.5), 512)
+	// A side scaled below half a pixel still covers a tile.
+	tw := max(int(w+0.5), 1)
+	th := max(int(h+0.5), 1)
+	tiles := ceilDiv(tw, imageTileSide) * ceilDiv(th, imageTileSide)
 	return imageLowDetail + imageTile*tiles
 }
 
+// fileTokens is the size rule of PartTokens: ceil(size/per), computed
+// without overflow and saturated at math.MaxInt (an int64 size exceeds int
+// on 32-bit platforms).
 func fileTokens(size int64, mime string) int {
 	if size <= 0 {
 		return fileUnknown
@@ -268,20 +345,32 @@ func fileTokens(size int64, mime string) int {
 	if textLike(mime) {
 		per = textFileBytesPerToken
 	}
-	return int((size + per - 1) / per)
+	n := size / per
+	if size%per != 0 {
+		n++
+	}
+	if n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
 }
 
+// textLike reports whether a media type is read as text. It ignores ASCII
+// case without allocating (the Heuristic never allocates), in time linear in
+// len(mime).
 func textLike(mime string) bool {
-	mime = strings.ToLower(mime)
-	if strings.HasPrefix(mime, "text/") {
+	if len(mime) >= 5 && strings.EqualFold(mime[:5], "text/") {
 		return true
 	}
 	for _, s := range [...]string{"json", "xml", "yaml", "csv", "javascript", "x-sh", "x-python"} {
-		if strings.Contains(mime, s) {
-			return true
+		for i := 0; i+len(s) <= len(mime); i++ {
+			if mime[i]|0x20 == s[0] && strings.EqualFold(mime[i:i+len(s)], s) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
+// ceilDiv returns ceil(a/b) for a >= 0 and b > 0, without overflow.
+func ceilDiv(a, b int) int { return a/b + min(a%b, 1) }

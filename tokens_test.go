@@ -155,7 +155,8 @@ func TestEstimateText(t *testing.T) {
 		{strings.Repeat("the quick brown fox jumps over the lazy dog ", 100), 800, 1100, "English prose: about 4.4 bytes per token (o200k 900)", 900},
 		{strings.Repeat(`{"id": 12345, "ok": true}, `, 100), 1100, 1700, "JSON is denser than prose", 0},
 		{strings.Repeat("x", 8) + "é", 3, 3, "ASCII fast path then a 2-byte rune", 0},
-		{"\xff\xfe", 2, 2, "invalid UTF-8 costs per byte", 0},
+		{"\xff\xfe", 2, 2, "a run of invalid UTF-8: 1.75 for its first byte, 1/8 for the next", 1},
+		{strings.Repeat("\x00", 100), 100, 100, "control bytes cost a token each", 50},
 	}
 	for _, tt := range tests {
 		if got := EstimateText(tt.text); got < tt.lo || got > tt.hi {
@@ -176,6 +177,8 @@ func TestEstimateTextSWAR(t *testing.T) {
 				u += letterRate
 			case c == ' ':
 				u += spaceRate
+			case c <= 0x08, c >= 0x0e && c <= 0x1f, c == 0x7f:
+				u += controlRate
 			default:
 				u += symbolRate
 			}
@@ -240,10 +243,52 @@ func TestImageTokens(t *testing.T) {
 		{3840, 2160, "", 1105, "4K screenshot: 1365x768, 6 tiles (not a flat 85)"},
 		{0, 500, "", 765, "unknown width"},
 		{-1, -1, "high", 765, "negative means unknown"},
+		{10000, 1, "high", 765, "extreme aspect ratio: 2048x0.2 rounds up to one pixel, 4x1 tiles, never fewer than a 1x1 image"},
+		{1, 10000, "high", 765, "the same standing up"},
+		{1, 1, "high", 255, "the smallest image is one tile"},
+		{math.MaxInt, 1, "", 765, "a huge width scales to 2048 without overflow"},
+		{math.MaxInt, math.MaxInt, "", 765, "huge and square: 768x768"},
+		{math.MaxInt, math.MaxInt / 3, "", 1445, "huge 3:1: 2048x683, 4x2 tiles"},
+		{2048, 768, "", 1445, "the most tiles any image can need: 4x2"},
+		{math.MinInt, 100, "", 765, "the most negative width means unknown"},
+		{0, 0, "low", 85, "low detail is flat even when the size is unknown"},
+		{100, 100, "medium", 255, "an unknown detail counts as high"},
 	}
 	for _, tt := range tests {
 		if got := ImageTokens(tt.w, tt.h, tt.detail); got != tt.want {
 			t.Errorf("ImageTokens(%d, %d, %q) = %d, want %d: %s", tt.w, tt.h, tt.detail, got, tt.want, tt.reason)
+		}
+	}
+}
+
+func TestHeuristicAllocs(t *testing.T) {
+	m := Message{Role: "Developer", Content: "x", Name: "n", ToolCalls: []ToolCall{{Name: "f", Arguments: "{}"}},
+		Parts: []Part{{Type: PartFile, Size: 100, MIMEType: "APPLICATION/JSON"}, {Type: PartFile, Size: 100, MIMEType: "Text/Plain"},
+			{Type: PartImage, Width: 100, Height: 100, Detail: "LOW"}, {Type: PartText, Text: "t"}}}
+	if a := testing.AllocsPerRun(100, func() { Heuristic.CountMessage(m) }); a != 0 {
+		t.Errorf("Heuristic.CountMessage allocates %v times", a)
+	}
+}
+
+func TestTextLike(t *testing.T) {
+	tests := []struct {
+		mime   string
+		want   bool
+		reason string
+	}{
+		{"text/plain", true, "text/*"},
+		{"TEXT/HTML", true, "case is ignored"},
+		{"application/JSON", true, "JSON in any case"},
+		{"application/vnd.api+json", true, "a +json suffix"},
+		{"application/x-python-code", true, "Python"},
+		{"application/pdf", false, "binary"},
+		{"text", false, "too short for text/"},
+		{"", false, "unknown"},
+		{"image/svg+xm", false, "a partial match is no match"},
+	}
+	for _, tc := range tests {
+		if got := textLike(tc.mime); got != tc.want {
+			t.Errorf("textLike(%q) = %v, want %v: %s", tc.mime, got, tc.want, tc.reason)
 		}
 	}
 }
