@@ -1,6 +1,7 @@
 // This file owns the library's integer arithmetic on token counts: sums and
 // products that saturate at the int range instead of wrapping, and the
 // clamping of counts that come from callers (Counters, Part.Tokens, sizes).
+
 package history
 
 import "math"

@@ -127,7 +127,7 @@ func FuzzCounters(f *testing.F) {
 			{Type: PartType(detail), Size: size},
 		}
 		m := Message{Role: Role(detail), Content: text}
-		prev := Heuristic.CountMessage(m)
+		prev := Heuristic().CountMessage(m)
 		if prev < tokensPerMessage {
 			t.Fatalf("CountMessage = %d, below the framing", prev)
 		}
@@ -140,7 +140,7 @@ func FuzzCounters(f *testing.F) {
 				t.Fatalf("PartTokens(%+v) = %d, want %d", p, pt, fileTokensRef(size, p.MIMEType))
 			}
 			m.Parts = append(m.Parts, p)
-			n := Heuristic.CountMessage(m)
+			n := Heuristic().CountMessage(m)
 			if n < prev || n != satAdd(prev, pt) {
 				t.Fatalf("adding %+v (%d tokens) took the count from %d to %d", p, pt, prev, n)
 			}
@@ -148,7 +148,7 @@ func FuzzCounters(f *testing.F) {
 		}
 		m.Name = text
 		m.ToolCalls = []ToolCall{{ID: "c", Name: detail, Arguments: text}}
-		if n := Heuristic.CountMessage(m); n < prev {
+		if n := Heuristic().CountMessage(m); n < prev {
 			t.Fatalf("a name and a tool call lowered the count from %d to %d", prev, n)
 		}
 
@@ -157,7 +157,7 @@ func FuzzCounters(f *testing.F) {
 		if got, want := Estimate(msgs, c), satMulRef(len(msgs), count); got != want {
 			t.Fatalf("Estimate of 3 messages at %d = %d, want %d", count, got, want)
 		}
-		if e, one := Estimate(msgs, nil), Heuristic.CountMessage(m); e < one {
+		if e, one := Estimate(msgs, nil), Heuristic().CountMessage(m); e < one {
 			t.Fatalf("Estimate %d below one of its messages %d", e, one)
 		}
 
@@ -271,6 +271,6 @@ func BenchmarkHeuristicHostile(b *testing.B) {
 	b.SetBytes(int64(3*len(s) + 1024 + 64))
 	b.ReportAllocs()
 	for b.Loop() {
-		Heuristic.CountMessage(m)
+		Heuristic().CountMessage(m)
 	}
 }

@@ -30,8 +30,8 @@ func TestCountersSaturate(t *testing.T) {
 		})), 14, "negatives never cancel positives"},
 		{"huge file part", Estimate([]Message{bigFile}, nil) - 4, int(min(math.MaxInt64/32+1, math.MaxInt-4)), "a MaxInt64-byte file is positive, not wrapped"},
 		{"huge files", Estimate([]Message{bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile, bigFile}, nil), math.MaxInt, "33 files of 2^58 tokens saturate the sum"},
-		{"huge tokens parts", Heuristic.CountMessage(Message{Role: RoleUser, Parts: []Part{{Type: PartText, Tokens: math.MaxInt}, {Type: PartText, Tokens: math.MaxInt}}}), math.MaxInt, "Part.Tokens sums saturate"},
-		{"huge tokens then framing", Heuristic.CountMessage(Message{Role: RoleUser, Name: "n", Parts: []Part{{Type: PartText, Tokens: math.MaxInt}}}), math.MaxInt, "framing added to a saturated count stays saturated"},
+		{"huge tokens parts", Heuristic().CountMessage(Message{Role: RoleUser, Parts: []Part{{Type: PartText, Tokens: math.MaxInt}, {Type: PartText, Tokens: math.MaxInt}}}), math.MaxInt, "Part.Tokens sums saturate"},
+		{"huge tokens then framing", Heuristic().CountMessage(Message{Role: RoleUser, Name: "n", Parts: []Part{{Type: PartText, Tokens: math.MaxInt}}}), math.MaxInt, "framing added to a saturated count stays saturated"},
 		{"empty history", Estimate(nil, huge), 0, "no messages cost nothing"},
 	}
 	for _, tc := range tests {

@@ -265,8 +265,8 @@ func TestHeuristicAllocs(t *testing.T) {
 	m := Message{Role: "Developer", Content: "x", Name: "n", ToolCalls: []ToolCall{{Name: "f", Arguments: "{}"}},
 		Parts: []Part{{Type: PartFile, Size: 100, MIMEType: "APPLICATION/JSON"}, {Type: PartFile, Size: 100, MIMEType: "Text/Plain"},
 			{Type: PartImage, Width: 100, Height: 100, Detail: "LOW"}, {Type: PartText, Text: "t"}}}
-	if a := testing.AllocsPerRun(100, func() { Heuristic.CountMessage(m) }); a != 0 {
-		t.Errorf("Heuristic.CountMessage allocates %v times", a)
+	if a := testing.AllocsPerRun(100, func() { Heuristic().CountMessage(m) }); a != 0 {
+		t.Errorf("Heuristic().CountMessage allocates %v times", a)
 	}
 }
 
