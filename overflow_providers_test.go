@@ -300,6 +300,281 @@ the length of the messages or completion.", 'type': 'invalid_request_error',
 		want:   true,
 	},
 
+	// ---- Cohere ----
+	{
+		name:   "cohere prompt over the window (errors reference)",
+		source: "https://docs.cohere.com/reference/errors (400 examples)",
+		msg:    `too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 4292. Try using a shorter prompt, or enabling prompt truncating. See https://docs.cohere.com/reference/generate for more details.`,
+		want:   true, used: 4292, limit: 4081,
+	},
+	{
+		name:   "cohere size limit exceeded, excess only",
+		source: "https://docs.cohere.com/reference/errors (400 examples)",
+		msg:    `too many tokens: size limit exceeded by 11326 tokens. Try using shorter or fewer inputs, or setting prompt_truncation='AUTO'.`,
+		want:   true,
+	},
+	{
+		name:   "cohere size limit exceeded with the limit: used is limit plus excess",
+		source: `vals-ai/model-library tests/unit (find_string "size limit exceeded by"), a list of messages "generated directly from model providers' error messages"`,
+		msg:    `too many tokens: size limit exceeded by 713295 tokens. Try using shorter or fewer inputs. The limit for this model is 288000 tokens.`,
+		want:   true, used: 1001295, limit: 288000,
+	},
+	{
+		name:   "cohere rag minimal context",
+		source: "https://docs.cohere.com/reference/errors (400 examples)",
+		msg:    `too many tokens: minimal context could not be added to prompt (size limit exceeded by 280 tokens)`,
+		want:   true,
+	},
+	{
+		name:   "cohere multi-hop",
+		source: "https://docs.cohere.com/reference/errors (400 examples)",
+		msg:    `too many tokens: multi-hop prompt is too long even after truncation`,
+		want:   true,
+	},
+	{
+		name:   "cohere generate, prompt and prediction",
+		source: "cohere-ai/sandbox-topically#4",
+		msg:    `CohereError: too many tokens: total number of tokens (prompt and prediction) cannot exceed 2048 - received 6354. Try using a shorter prompt or a smaller max_tokens value.`,
+		want:   true, used: 6354, limit: 2048,
+	},
+
+	// ---- Together, Fireworks, SambaNova, Perplexity, Cerebras, xAI ----
+	{
+		name:   "together through litellm (TGI text, re-wrapped)",
+		source: "BerriAI/litellm#4934",
+		msg: "BadRequestError: litellm.BadRequestError: Together_aiException - Error code: 400 - {'error': {'message': 'Input validation\n" +
+			"error: `inputs` tokens + `max_new_tokens` must be <= 4097. Given: 80125 `inputs` tokens and 4096 `max_new_tokens`', 'type':\n" +
+			"'invalid_request_error', 'param': 'max_tokens', 'code': None}}",
+		want: true, used: 80125, limit: 1,
+	},
+	{
+		name:   "together, TGI text with a small reservation",
+		source: "stanford-crfm/helm#2079",
+		msg:    "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Given: 2019 `inputs` tokens and 30 `max_new_tokens`",
+		want:   true, used: 2019, limit: 2018,
+	},
+	{
+		name:   "together, input longer than the context length",
+		source: `public overflow tests naming Together (find_string "is longer than the model's context length")`,
+		msg:    `400 The input (516368 tokens) is longer than the model's context length (262144 tokens).`,
+		want:   true, used: 516368, limit: 262144,
+	},
+	{
+		name:   "fireworks prompt too long",
+		source: "warpdotdev/warp#15402",
+		msg:    `Response stream finished unexpectedly with internal error: Fireworks API error: POST "https://api.fireworks.ai/inference/v1/chat/completions": 400 Bad Request {"object":"error","type":"invalid_request_error","code":"invalid_request_error","message":"The prompt is too long: 264613, model maximum context length: 262141"}`,
+		want:   true, used: 264613, limit: 262141,
+	},
+	{
+		name:   "fireworks through litellm, body broken by the terminal",
+		source: "fw-ai/cookbook#134",
+		msg: `litellm.BadRequestError: Fireworks_aiException - {"error":{"object":"error","type":"invalid_request_error","co$` + "\n" +
+			`e":"invalid_request_error","message":"The prompt is too long: 40177, model maximum context length: 32767"}}`,
+		want: true, used: 40177, limit: 32767,
+	},
+	{
+		name:   "sambanova answering your request will take",
+		source: "OpenHands/OpenHands#9252",
+		msg:    `BadRequestError: litellm.BadRequestError: SambanovaException - The maximum context length of DeepSeek-V3-0324 is 32768. However, answering your request will take 39732 tokens. Please reduce the length of the messages or the specified max_completion_tokens value.`,
+		want:   true, used: 39732, limit: 32768,
+	},
+	{
+		name:   "perplexity total length of all messages",
+		source: "a recorded Perplexity 400 response (VCR cassette) on a stored page, https://brick-house.org/410ac3d4-d76b-4954-80da-3e944bf40718?page=6",
+		msg:    `{"error":{"message":"The total length of all messages is too long.","type":"too_many_prompt_tokens","code":200}}`,
+		want:   true,
+	},
+	{
+		name:   "cerebras qwen coder",
+		source: "anomalyco/opencode#1551",
+		msg:    `AI_APICallError: Please reduce the length of the messages or completion. Current length is 69553 while limit is 65536`,
+		want:   true, used: 69553, limit: 65536,
+	},
+	{
+		name:   "xai grok, live capture",
+		source: `a public fixture of live-captured provider errors (find_string "Provider error signatures captured from live over-limit requests")`,
+		msg:    `400 "This model's maximum prompt length is 256000 but the request contains 332986 tokens."`,
+		want:   true, used: 332986, limit: 256000,
+	},
+
+	// ---- Vertex AI (Gemini and Claude) ----
+	{
+		name:   "vertex gemini unable to submit request",
+		source: "google-gemini/gemini-cli#19727",
+		msg:    `✕ [API Error: Failed to generate content: Unable to submit request because the input token count is 1251952 but model only supports up to 1048576. Reduce the input token count and try again. You can also use the CountTokens API to calculate prompt token count and billable characters. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/learn/models]`,
+		want:   true, used: 1251952, limit: 1048576,
+	},
+	{
+		name:   "vertex gemini limit without parentheses",
+		source: "warpdotdev/warp#15662",
+		msg:    `Response stream finished unexpectedly with internal error: Vertex AI API error: Error 400, Message: The input token count exceeds the maximum number of tokens allowed 1048576., Status: INVALID_ARGUMENT, Details: []`,
+		want:   true, limit: 1048576,
+	},
+	{
+		name:   "vertex gemini behind the RAG engine",
+		source: "googleapis/python-genai#2050",
+		msg:    `{'error': {'code': 400, 'message': 'The input token count (25270) exceeds the maximum number of tokens allowed (4000).', 'status': 'INVALID_ARGUMENT'}}`,
+		want:   true, used: 25270, limit: 4000,
+	},
+	{
+		name:   "gemini body escaped inside a JSON message",
+		source: "google-gemini/gemini-cli#4231",
+		msg:    `[API Error: {"error":{"message":"{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"The input token count (3475108) exceeds the maximum number of tokens allowed (1048576).\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n","code":400,"status":"Bad Request"}}]`,
+		want:   true, used: 3475108, limit: 1048576,
+	},
+	{
+		name:   "vertex claude 413, Anthropic body escaped inside the message",
+		source: "anthropics/claude-code#2569",
+		msg:    `API Error: 413 {"error":{"message":"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"Prompt is too long\"}}","type":"None","param":"None","code":"413"}`,
+		want:   true,
+	},
+	{
+		name:   "anthropic body as Python bytes inside an event stream",
+		source: "kortix-ai/suna#217",
+		msg:    `data: {"status": "error", "message": "Failed to make API call after 3 attempts. Last error: litellm.ContextWindowExceededError: litellm.BadRequestError: AnthropicError - b'{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 205668 tokens > 200000 maximum\"}}'"}`,
+		want:   true, used: 205668, limit: 200000,
+	},
+
+	// ---- AWS Bedrock by model family ----
+	// Not found with a real text, so not tested: Mistral, Cohere, AI21 and
+	// DeepSeek models served by Bedrock. Their overflows are expected to use
+	// Bedrock's generic "Input is too long for requested model." (tested
+	// above), but no public report shows it for them.
+	{
+		name:   "bedrock claude, prompt is too long with request id",
+		source: "daisuke-awaji/moca#254",
+		msg:    "Type: ValidationException\nDetails: The model returned the following errors: prompt is too long: 200049 tokens > 200000 maximum\nRequest ID: 9251f066-a420-483b-b3ae-7485084f6dc6",
+		want:   true, used: 200049, limit: 200000,
+	},
+	{
+		name:   "bedrock claude opus 4.5, input is too long",
+		source: "continuedev/continue#9592",
+		msg:    `The model returned the following errors: Input is too long for requested model.`,
+		want:   true,
+	},
+	{
+		name:   "bedrock claude, too many total text bytes",
+		source: "open-webui/open-webui#11620",
+		msg:    `issue: The model returned the following errors: too many total text bytes`,
+		want:   true,
+	},
+	{
+		name:   "bedrock llama 3.1, live capture",
+		source: `a public fixture of live-captured provider errors (find_string "Provider error signatures captured from live over-limit requests")`,
+		msg:    "The model returned the following errors: This model's maximum context length is 131072 tokens. Please reduce the length of the prompt\n  Deserialization error: to see the raw response, inspect the hidden field {error}.$response on this object.",
+		want:   true, limit: 131072,
+	},
+	{
+		name:   "bedrock llama, ValidationException",
+		source: "pkdone/paul-genai-test-tools-ts src/llm/providers/bedrock/bedrock-error-patterns.ts",
+		msg:    `ValidationException: This model's maximum context length is 8192 tokens. Please reduce the length of the prompt`,
+		want:   true, limit: 8192,
+	},
+	{
+		name:   "bedrock llama 4, far over the window",
+		source: "NousResearch/hermes-agent#98726",
+		msg:    `Input is too long for requested model.`,
+		want:   true,
+	},
+	{
+		name:   "bedrock titan",
+		source: "aws-samples/amazon-bedrock-workshop#136",
+		msg:    `ValidationException: An error occurred (ValidationException) when calling the InvokeModel operation: 400 Bad Request: Too many input tokens. Max input tokens: 8192, request input token count: 9875`,
+		want:   true, used: 9875, limit: 8192,
+	},
+	{
+		name:   "bedrock nova, live capture",
+		source: `a public fixture of live-captured provider errors (find_string "Provider error signatures captured from live over-limit requests")`,
+		msg:    "The model returned the following errors: Input Tokens Exceeded: Number of input tokens exceeds maximum length. Please update the input to try again.\n  Deserialization error: to see the raw response, inspect the hidden field {error}.$response on this object.",
+		want:   true,
+	},
+	{
+		name:   "bedrock nova through strands",
+		source: `a public Strands agent log (find_string "Input Tokens Exceeded: Number of input tokens")`,
+		msg:    `Error: An error occurred (validationException) when calling the ConverseStream operation: The model returned the following errors: Input Tokens Exceeded: Number of input tokens exceeds maximum length. Please update the input to try again.`,
+		want:   true,
+	},
+	{
+		name:   "bedrock mantle, openai model (members the source elided are left out)",
+		source: "BerriAI/litellm#37862",
+		msg:    `{"error":{"code":"validation_error","message":"prompt tokens (400007) exceed model maximum (278528) for openai.gpt-5.5"}}`,
+		want:   true, used: 400007, limit: 278528,
+	},
+
+	// ---- Hugging Face TGI, LM Studio, llama.cpp, GitHub Copilot ----
+	{
+		name:   "tgi on hugging chat",
+		source: "huggingface/chat-ui#1149",
+		msg:    "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 6204 `inputs` tokens and 2047 `max_new_tokens`",
+		want:   true, used: 6204, limit: 6145,
+	},
+	{
+		name:   "tgi behind an OpenAI client, quoted",
+		source: "bytedance/UI-TARS-desktop#626",
+		msg:    "INVOKE_RETRY_ERROR: Too many model invoke failures: 422 \"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 65537. Given: 79993 `inputs` tokens and 1024 `max_new_tokens`\"",
+		want:   true, used: 79993, limit: 64513,
+	},
+	{
+		name:   "tgi inputs must have less than",
+		source: "meta-llama/llama#1103",
+		msg:    "HfHubHTTPError: 422 Client Error: Unprocessable Entity for url: https://api-inference.huggingface.co/models/meta-llama/Llama-2-7b-chat-hf (Request ID: gPxf6Ns0plH9zveHLZP_A)\n\nInput validation error: `inputs` must have less than 4096 tokens. Given: 4545\nMake sure 'text-generation' task is supported by the model.",
+		want:   true, used: 4545, limit: 4096,
+	},
+	{
+		name:   "lm studio input length",
+		source: "lmstudio-ai/model-catalog#38",
+		msg:    "An error occurred\n\nInput length 1581 exceeds context length 1500",
+		want:   true, used: 1581, limit: 1500,
+	},
+	{
+		name:   "lm studio trying to keep the first tokens",
+		source: "lmstudio-ai/lmstudio-bug-tracker#546",
+		msg:    `Trying to keep the first 111490 tokens when context the overflows. However, the model is loaded with context length of only 32768 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input. Error Data: n/a, Additional Data: n/a`,
+		want:   true, used: 111490, limit: 32768,
+	},
+	{
+		name:   "lm studio n_keep and n_ctx",
+		source: "Gitlawb/openclaude#353",
+		msg:    "API Error: 400 {\"error\":\"The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a larger context \n     length, or provide a shorter input.\"}",
+		want:   true, used: 13055, limit: 4096,
+	},
+	{
+		name:   "lm studio cannot truncate prompt",
+		source: "anomalyco/opencode#11141",
+		msg:    `Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)`,
+		want:   true, used: 15028, limit: 7424,
+	},
+	{
+		name:   "lm studio context size has been exceeded",
+		source: "NousResearch/hermes-agent#348",
+		msg:    `⚠️ Error code: 400 - {'error': 'Context size has been exceeded.'}`,
+		want:   true,
+	},
+	{
+		name:   "lm studio tokens to keep, no numbers",
+		source: "anomalyco/opencode#2259",
+		msg:    `The number of tokens to keep from the initial prompt is greater than the context length. Try to load the model with a larger context length, or provide a shorter input`,
+		want:   true,
+	},
+	{
+		name:   "llama.cpp body escaped in a string",
+		source: "continuedev/continue#12735",
+		msg:    `"{\"error\":{\"code\":400,\"message\":\"request (42947 tokens) exceeds the available context size (8192 tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":42947,\"n_ctx\":8192}}"`,
+		want:   true, used: 42947, limit: 8192,
+	},
+	{
+		name:   "llama.cpp through an OpenAI client",
+		source: "ItzCrazyKns/Vane#1031",
+		msg:    `Error: 400 request (481909 tokens) exceeds the available context size (32768 tokens), try increasing it`,
+		want:   true, used: 481909, limit: 32768,
+	},
+	{
+		name:   "github copilot prompt token count",
+		source: "jjleng/copilot-more#35",
+		msg:    `ERROR:copilot_more.logger:API error: {"error":{"message":"prompt token count of 93854 exceeds the limit of 90000","param":"","code":"","type":""}}`,
+		want:   true, used: 93854, limit: 90000,
+	},
+
 	// ---- Not overflows: rate and per-minute limits ----
 	{
 		name:   "openai tpm rate limit",
@@ -379,6 +654,37 @@ the length of the messages or completion.", 'type': 'invalid_request_error',
 		name:   "openrouter output reservation equals the window",
 		source: "Aider-AI/aider#3721",
 		msg:    `litellm.BadRequestError: OpenrouterException - KeyError: 'choices', Got unexpected response from OpenRouter: {'error': {'message': 'This endpoint\'s maximum context length is 131072 tokens. However, you requested about 141607 tokens (10535 of text input, 131072 in the output). Please reduce the length of either one, or use the "middle-out" transform to compress your prompt automatically.', 'code': 400, 'metadata': {'provider_name': 'Chutes'}}}`,
+	},
+
+	{
+		name:   "bedrock throttling says too many tokens",
+		source: "cline/cline#6611",
+		msg:    `[ERROR] Failed to process response: Too many tokens, please wait before trying again`,
+	},
+	{
+		name:   "cohere max tokens above the output cap",
+		source: "https://docs.cohere.com/reference/errors (400 examples)",
+		msg:    `too many tokens: max tokens must be less than or equal to 4096, the maximum output for this model - received 8192.`,
+	},
+	{
+		name:   "ollama cloud max_tokens above the output cap",
+		source: "DaviRain-Su/hyper-grok-build#44",
+		msg:    "Bad request (400) — invalid_request_error:\nmax_tokens (384000) exceeds model's maximum output tokens (65536)\nfor model deepseek-v4-flash:0731",
+	},
+	{
+		name:   "groq max_completion_tokens mentions the context window",
+		source: "Alishahryar1/free-claude-code#955",
+		msg:    `{"message":"max_completion_tokens must be less than or equal to 40960, the maximum value for max_completion_tokens is less than the context_window for this model","type":"invalid_request_error","param":"max_completion_tokens"}`,
+	},
+	{
+		name:   "bedrock max tokens, 'exceed' without s",
+		source: "RooCodeInc/Roo-Code#248",
+		msg:    `Error: The maximum tokens you requested exceed the model limit of 4096. Try again with a maximum tokens value lower than 4096.`,
+	},
+	{
+		name:   "perplexity max_tokens too small",
+		source: "ITSpecialist111/ai_automation_suggester#171",
+		msg:    "API validation failed: \"error\":\n(\"message\":\"max_tokens must be at least 16 for sonar.\"\"yype\":\"invalid_parameter\",\"cod\"\" 400",
 	},
 
 	// ---- Not overflows: unrelated ----
