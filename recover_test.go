@@ -308,3 +308,108 @@ func ExampleRecoverOverflow() {
 	//   user: [earlier turns omitted to fit the context window]
 	//   user: Now add a health check.
 }
+
+// TestRecoverOverflowOrphanSweepShrinks: the history that was sent held a
+// large orphan tool result (a tool message whose ToolCallID answers no call).
+// The sweep removes it, so the history shrank relative to what was sent and
+// the caller can retry: a nil error, not ErrCannotRecover, even though only
+// one turn is left and nothing else can be dropped.
+func TestRecoverOverflowOrphanSweepShrinks(t *testing.T) {
+	in := []Message{
+		{Role: RoleUser, Content: "list the files"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "a", Name: "ls", Arguments: `{}`}}},
+		{Role: RoleTool, ToolCallID: "a", Content: "main.go"},
+		{Role: RoleTool, ToolCallID: "zz", Content: strings.Repeat("orphaned output ", 300)},
+	}
+	orig := clone(in)
+	sent := Estimate(in, Heuristic)
+	fired := 0
+	res, err := RecoverOverflow(in, errors.New("prompt is too long: 5000 tokens > 4000 maximum"), 1,
+		WithOnTrim(func(Event) { fired++ }))
+	if err != nil {
+		t.Fatalf("err = %v; the sweep shrank the history from %d tokens, so the caller must retry", err, sent)
+	}
+	if res.OrphansRemoved != 1 || len(res.Messages) != 3 || res.TokensAfter >= sent {
+		t.Fatalf("OrphansRemoved %d, %d messages, %d -> %d tokens; want the orphan removed",
+			res.OrphansRemoved, len(res.Messages), sent, res.TokensAfter)
+	}
+	if !reflect.DeepEqual(in, orig) {
+		t.Fatal("input modified")
+	}
+	if fired != 0 || res.Trimmed {
+		t.Fatalf("no turn was dropped, yet trimmed=%v events=%d", res.Trimmed, fired)
+	}
+	// The swept history has no orphan left: a further rejection of it has
+	// nothing to drop.
+	_, err = RecoverOverflow(res.Messages, errors.New("prompt is too long: 5000 tokens > 4000 maximum"), 2)
+	if !errors.Is(err, ErrCannotRecover) {
+		t.Fatalf("second call: err = %v, want ErrCannotRecover", err)
+	}
+}
+
+// TestRecoverOverflowZeroCostCounter: a Counter that prices every message
+// at 0 (or the whole history at 1) gives no count to cut by. RecoverOverflow
+// treats that as unknown and counts with Heuristic, so turns still go.
+func TestRecoverOverflowZeroCostCounter(t *testing.T) {
+	zero := CounterFunc(func(Message) int { return 0 })
+	one := CounterFunc(func(m Message) int {
+		if m.Role == RoleSystem {
+			return 1
+		}
+		return 0
+	})
+	for _, tc := range []struct {
+		name    string
+		counter Counter
+		err     error
+	}{
+		{"zero, sizes stated", zero, errors.New("prompt is too long: 2000 tokens > 1000 maximum")},
+		{"zero, no sizes", zero, errors.New("context_length_exceeded")},
+		{"one token in all", one, errors.New("prompt is too long: 2000 tokens > 1000 maximum")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := toolHistory(10)
+			var events []Event
+			res, err := RecoverOverflow(in, tc.err, 1, WithCounter(tc.counter),
+				WithOnTrim(func(e Event) { events = append(events, e) }))
+			if err != nil {
+				t.Fatalf("err = %v; the history has 10 turns to drop", err)
+			}
+			if !res.Trimmed || res.DroppedTurns < 1 || len(events) != 1 {
+				t.Fatalf("trimmed %v, dropped %d turns, %d events; want at least one turn dropped and one event",
+					res.Trimmed, res.DroppedTurns, len(events))
+			}
+			if want := Estimate(in, Heuristic); res.TokensBefore != want {
+				t.Fatalf("TokensBefore = %d, want the Heuristic count %d", res.TokensBefore, want)
+			}
+			checkResult(t, in, res, true)
+		})
+	}
+	// With one turn only, nothing can go: still ErrCannotRecover.
+	_, err := RecoverOverflow(toolHistory(1), errors.New("context_length_exceeded"), 1, WithCounter(zero))
+	if !errors.Is(err, ErrCannotRecover) {
+		t.Fatalf("one turn: err = %v, want ErrCannotRecover", err)
+	}
+}
+
+// TestRecoverOverflowHostileError: RecoverOverflow never panics on account
+// of the provider error.
+func TestRecoverOverflowHostileError(t *testing.T) {
+	in := toolHistory(3)
+	var nilSDK *sdkErr
+	for _, perr := range []error{
+		nilSDK,
+		fmt.Errorf("call: %w", nilSDK),
+		errors.Join(nilSDK, errors.New("prompt is too long: 5000 tokens > 4000 maximum")),
+		&cyclic{},
+		endless{},
+	} {
+		res, err := RecoverOverflow(in, perr, 1)
+		if err != nil && !errors.Is(err, ErrNotOverflow) {
+			t.Fatalf("%T: err = %v", perr, err)
+		}
+		if err == nil && !res.Trimmed {
+			t.Fatalf("%T: classified as an overflow but nothing was dropped", perr)
+		}
+	}
+}
