@@ -9,6 +9,7 @@ package history
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strconv"
 	"strings"
@@ -62,8 +63,8 @@ type nodeText struct {
 	// read is how much of text was examined: len(text) unless the text
 	// budget ran out inside it.
 	read int
-	// cursor is where the next child's text is expected (errors.Join lists
-	// its children's texts in order, one per line).
+	// cursor is where the next child's text is expected (a wrapper with
+	// several children lists their texts in order).
 	cursor int
 }
 
@@ -107,6 +108,9 @@ func (c *classifier) walk(err error) {
 	c.stack = stack[:0]
 }
 
+// joinErrorType is the type errors.Join returns.
+var joinErrorType = reflect.TypeOf(errors.Join(errors.New("")))
+
 // errIdentity identifies an error held by pointer.
 type errIdentity struct {
 	t reflect.Type
@@ -143,8 +147,13 @@ func (c *classifier) visit(e error, parent int) int {
 	if st.raw != "" {
 		c.examineJSON(st.raw)
 	}
+	if c.vetoed || reflect.TypeOf(e) == joinErrorType {
+		// errors.Join's text is its children's texts, one per line, built
+		// anew on every call: read the children instead of building it.
+		return -1
+	}
 	s, ok := safeError(e)
-	if !ok || c.vetoed {
+	if !ok {
 		return -1
 	}
 	nt := nodeText{text: s}
@@ -159,13 +168,20 @@ func (c *classifier) visit(e error, parent int) int {
 
 // covers reports whether child, the Error() text of one of p's children,
 // lies in the part of p's text that was examined, at the place a wrapper
-// puts it: at the cursor (errors.Join, "%w: context"), or at the end
-// ("context: %w"). It costs O(len(child)), so the walk stays linear in the
-// total text. The child's text must stand on word boundaries in p's text, so
+// puts it: at the end ("context: %w"), or at the cursor ("%w: context", and
+// the children of a wrapper with several %w, in order). It costs
+// O(len(child)), so the walk stays linear in the total text. The child's text must stand on word boundaries in p's text, so
 // that no word of it was merged with a neighbour there.
 func (p *nodeText) covers(child string) bool {
 	if child == "" {
 		return true
+	}
+	if p.cursor == 0 {
+		// "context: %w", the common case, first.
+		at := len(p.text) - len(child)
+		if at >= 0 && len(p.text) == p.read && p.text[at:] == child && onBoundary(p.text, at, len(p.text)) {
+			return true
+		}
 	}
 	for _, at := range [2]int{p.cursor, p.cursor + 1} {
 		end := at + len(child)
@@ -174,8 +190,7 @@ func (p *nodeText) covers(child string) bool {
 			return true
 		}
 	}
-	at := len(p.text) - len(child)
-	return at >= 0 && len(p.text) == p.read && p.text[at:] == child && onBoundary(p.text, at, len(p.text))
+	return false
 }
 
 // onBoundary reports whether s[a:b] starts and ends on word boundaries.

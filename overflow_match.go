@@ -6,6 +6,7 @@ package history
 // whole words, in one pass.
 
 import (
+	"slices"
 	"unicode/utf8"
 )
 
@@ -24,7 +25,11 @@ import (
 //
 // It runs in one pass, in time linear in len(s).
 func normalizeText(dst []byte, s string) []byte {
+	// The output is never longer than s: an escape decodes to fewer bytes
+	// than it spans, and a space stands for at least one byte of s.
 	start := len(dst)
+	dst = slices.Grow(dst, len(s))[:start+len(s)]
+	w := start
 	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -50,11 +55,12 @@ func normalizeText(dst []byte, s string) []byte {
 				}
 				i = j + 4
 				if r >= utf8.RuneSelf {
-					if space && len(dst) > start {
-						dst = append(dst, ' ')
+					if space && w > start {
+						dst[w] = ' '
+						w++
 					}
 					space = false
-					dst = utf8.AppendRune(dst, r)
+					w += utf8.EncodeRune(dst[w:], r)
 					continue
 				}
 				c = byte(r)
@@ -69,16 +75,18 @@ func normalizeText(dst []byte, s string) []byte {
 			space = true
 			continue
 		}
-		if space && len(dst) > start {
-			dst = append(dst, ' ')
+		if space && w > start {
+			dst[w] = ' '
+			w++
 		}
 		space = false
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		dst = append(dst, c)
+		dst[w] = c
+		w++
 	}
-	return dst
+	return dst[:w]
 }
 
 // hex4 decodes the four hex digits at s[i:i+4].
@@ -144,16 +152,24 @@ type phrase struct {
 // one map lookup per word of text plus a comparison per candidate.
 type phraseIndex struct {
 	byLast map[string][]phrase
+	// maybe[len][first byte] is set when some phrase ends with a word of
+	// that length and first byte: a cheap test that spares most words of a
+	// text the map lookup.
+	maybe [maxLastWord + 1][256]bool
 }
 
+// maxLastWord bounds the length of a phrase's last word.
+const maxLastWord = 40
+
 func newPhraseIndex(signals, vetoes []string) phraseIndex {
-	x := phraseIndex{byLast: map[string][]phrase{}}
+	x := &phraseIndex{byLast: map[string][]phrase{}}
 	add := func(p string, veto bool) {
 		w := phraseWords(p)
-		if len(w) == 0 || len(w) > maxPhraseWords {
+		if len(w) == 0 || len(w) > maxPhraseWords || len(w[len(w)-1]) > maxLastWord {
 			panic("history: bad overflow table phrase " + quote(p))
 		}
 		last := w[len(w)-1]
+		x.maybe[len(last)][last[0]] = true
 		for _, q := range x.byLast[last] {
 			if q.veto == veto && equalWords(q.words, w) {
 				return
@@ -167,7 +183,7 @@ func newPhraseIndex(signals, vetoes []string) phraseIndex {
 	for _, p := range vetoes {
 		add(p, true)
 	}
-	return x
+	return *x
 }
 
 func equalWords(a, b []string) bool {
@@ -202,6 +218,10 @@ func (x *phraseIndex) scan(b []byte, match func(p *phrase, at span) bool) {
 		}
 		ring[n%maxPhraseWords] = span{i, j}
 		n++
+		if j-i > maxLastWord || !x.maybe[j-i][b[i]] {
+			i = j
+			continue
+		}
 		cands := x.byLast[string(b[i:j])]
 		for k := range cands {
 			p := &cands[k]
