@@ -97,7 +97,7 @@ func (c *classifier) walk(err error) {
 			}
 		}
 		self := c.visit(f.err, f.parent)
-		one, many := safeUnwrap(f.err)
+		many, one := safeUnwrap(f.err)
 		if one != nil {
 			stack = append(stack, frame{one, self})
 		}
@@ -229,17 +229,17 @@ func safeError(e error) (s string, ok bool) {
 }
 
 // safeUnwrap returns what e unwraps to, or nothing when Unwrap panics.
-func safeUnwrap(e error) (one error, many []error) {
+func safeUnwrap(e error) (many []error, one error) {
 	defer func() {
 		if recover() != nil {
-			one, many = nil, nil
+			many, one = nil, nil
 		}
 	}()
 	switch u := e.(type) {
 	case interface{ Unwrap() error }:
-		return u.Unwrap(), nil
-	case interface{ Unwrap() []error }:
 		return nil, u.Unwrap()
+	case interface{ Unwrap() []error }:
+		return u.Unwrap(), nil
 	}
 	return nil, nil
 }
