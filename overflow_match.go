@@ -26,13 +26,19 @@ import (
 // It runs in one pass, in time linear in len(s).
 func normalizeText(dst []byte, s string) []byte {
 	// The output is never longer than s: an escape decodes to fewer bytes
-	// than it spans, and a space stands for at least one byte of s.
+	// than it spans, and a space stands for at least one byte of s. No two
+	// spaces are ever adjacent in the output, so "the last byte written is
+	// a space" is the whole white-space state.
 	start := len(dst)
 	dst = slices.Grow(dst, len(s))[:start+len(s)]
 	w := start
-	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if t := normByte[c]; t != 0 {
+			dst[w] = t
+			w++
+			continue
+		}
 		if c == '\\' {
 			j := i + 1
 			for j < len(s) && s[j] == '\\' {
@@ -45,8 +51,6 @@ func normalizeText(dst []byte, s string) []byte {
 			switch e := s[j]; e {
 			case 'n', 'r', 't', 'f', 'b', 'v':
 				c = ' '
-			case '"', '\'', '/', '`':
-				c = e
 			case 'u':
 				r, ok := hex4(s, j+1)
 				if !ok {
@@ -55,39 +59,49 @@ func normalizeText(dst []byte, s string) []byte {
 				}
 				i = j + 4
 				if r >= utf8.RuneSelf {
-					if space && w > start {
-						dst[w] = ' '
-						w++
-					}
-					space = false
 					w += utf8.EncodeRune(dst[w:], r)
 					continue
 				}
 				c = byte(r)
-			default:
+			default: // \" \' \/ \` and any other: the character itself
 				c = e
 			}
+			if t := normByte[c]; t != 0 {
+				dst[w] = t
+				w++
+				continue
+			}
 		}
-		switch c {
-		case '`':
-			continue
-		case ' ', '\t', '\n', '\r', '\v', '\f':
-			space = true
+		if c == '`' || c == '\\' {
 			continue
 		}
-		if space && w > start {
+		// White space (and NUL): one space, never first, never doubled.
+		if w > start && dst[w-1] != ' ' {
 			dst[w] = ' '
 			w++
 		}
-		space = false
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst[w] = c
-		w++
+	}
+	if w > start && dst[w-1] == ' ' {
+		w--
 	}
 	return dst[:w]
 }
+
+// normByte maps each byte that normalizes to itself or to its lowercase form
+// to that form, and every other byte (white space, NUL, backslash, backtick)
+// to 0.
+var normByte = func() (t [256]byte) {
+	for c := 1; c < 256; c++ {
+		switch b := byte(c); {
+		case b == ' ', b == '\t', b == '\n', b == '\r', b == '\v', b == '\f', b == '\\', b == '`':
+		case 'A' <= b && b <= 'Z':
+			t[c] = b + 'a' - 'A'
+		default:
+			t[c] = b
+		}
+	}
+	return t
+}()
 
 // hex4 decodes the four hex digits at s[i:i+4].
 func hex4(s string, i int) (rune, bool) {
@@ -114,9 +128,15 @@ func hex4(s string, i int) (rune, bool) {
 // isWordByte reports whether c belongs to a word: ASCII letters and digits
 // of normalized text, and every byte of a multi-byte UTF-8 character. Every
 // other byte (white space, punctuation, '_', '-', quotes) separates words.
-func isWordByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c >= utf8.RuneSelf
-}
+func isWordByte(c byte) bool { return wordByte[c] }
+
+var wordByte = func() (t [256]bool) {
+	for c := range 256 {
+		b := byte(c)
+		t[c] = 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b >= utf8.RuneSelf
+	}
+	return t
+}()
 
 // phraseWords splits a phrase of the provider table into its words, with
 // the same rules as the text it is matched against.
@@ -152,10 +172,20 @@ type phrase struct {
 // one map lookup per word of text plus a comparison per candidate.
 type phraseIndex struct {
 	byLast map[string][]phrase
-	// maybe[len][first byte] is set when some phrase ends with a word of
-	// that length and first byte: a cheap test that spares most words of a
-	// text the map lookup.
-	maybe [maxLastWord + 1][256]bool
+	// maybe has the bit wordKey(w) set for the last word w of every phrase:
+	// a cheap test that spares nearly every word of a text the map lookup.
+	maybe [1 << 16 / 64]uint64
+}
+
+// wordKey hashes a word's length and first, middle and last bytes to 16 bits.
+func wordKey(w []byte) uint32 {
+	n := len(w)
+	return (uint32(n)*0x9E37 ^ uint32(w[0])<<8 ^ uint32(w[n/2])<<4 ^ uint32(w[n-1])) & 0xFFFF
+}
+
+func (x *phraseIndex) mayEnd(w []byte) bool {
+	k := wordKey(w)
+	return x.maybe[k>>6]&(1<<(k&63)) != 0
 }
 
 // maxLastWord bounds the length of a phrase's last word.
@@ -169,7 +199,8 @@ func newPhraseIndex(signals, vetoes []string) phraseIndex {
 			panic("history: bad overflow table phrase " + quote(p))
 		}
 		last := w[len(w)-1]
-		x.maybe[len(last)][last[0]] = true
+		k := wordKey([]byte(last))
+		x.maybe[k>>6] |= 1 << (k & 63)
 		for _, q := range x.byLast[last] {
 			if q.veto == veto && equalWords(q.words, w) {
 				return
@@ -218,7 +249,7 @@ func (x *phraseIndex) scan(b []byte, match func(p *phrase, at span) bool) {
 		}
 		ring[n%maxPhraseWords] = span{i, j}
 		n++
-		if j-i > maxLastWord || !x.maybe[j-i][b[i]] {
+		if j-i > maxLastWord || !x.mayEnd(b[i:j]) {
 			i = j
 			continue
 		}
