@@ -33,7 +33,8 @@ type Overflow struct {
 
 // IsContextOverflow reports whether err is a provider's refusal of a request
 // because its input does not fit the model's context window: the error that
-// trimming the history can fix.
+// trimming the history can fix ([RecoverOverflow] does). [ParseOverflow] also
+// returns the sizes the provider stated.
 //
 // # What is read
 //
@@ -90,7 +91,7 @@ func IsContextOverflow(err error) bool {
 }
 
 // ParseOverflow reports whether err is a context overflow (see
-// IsContextOverflow) and, if so, what the provider said about the sizes.
+// [IsContextOverflow]) and, if so, what the provider said about the sizes.
 // Fields the provider did not state are zero; both are never negative. When
 // ok is false the Overflow is the zero value. When several errors of the
 // tree state sizes, the first (in walk order) that states both Used and

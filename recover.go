@@ -15,12 +15,12 @@ import (
 
 // Errors of the overflow-recovery path. Test with errors.Is.
 var (
-	// ErrNotOverflow is returned by RecoverOverflow when the provider error is
-	// not a context overflow (a rate limit, an auth failure, an output-token
+	// ErrNotOverflow is returned by [RecoverOverflow] when the provider error is
+	// not a context overflow (see [IsContextOverflow]) (a rate limit, an auth failure, an output-token
 	// error, a nil error...). The history is returned untouched and no event
 	// fires: the caller handles the error some other way.
 	ErrNotOverflow = errors.New("history: provider error is not a context overflow")
-	// ErrCannotRecover is wrapped by *RecoverError when the provider rejected
+	// ErrCannotRecover is wrapped by *[RecoverError] when the provider rejected
 	// the request for length but nothing more can be dropped: only the prefix
 	// and the latest turn are left. The caller must surface the error instead
 	// of retrying.
@@ -28,10 +28,12 @@ var (
 )
 
 // RecoverError reports that a provider rejected a request for length and
-// RecoverOverflow had nothing left to drop. It wraps both ErrCannotRecover
-// and the provider's error, so errors.Is works with either.
+// [RecoverOverflow] had nothing left to drop. It wraps both
+// [ErrCannotRecover] and the provider's error, so errors.Is works with
+// either.
 type RecoverError struct {
-	// Overflow is what the provider said; zero fields were not stated.
+	// Overflow is what the provider said ([ParseOverflow]); zero fields were
+	// not stated.
 	Overflow
 	// Tokens is the library's count of what is left: the prefix and the
 	// latest turn (and a breadcrumb, if one was already there).
@@ -45,6 +47,8 @@ type RecoverError struct {
 	Err error
 }
 
+// Error describes what is left, the target and what the provider said, then
+// the provider's own message.
 func (e *RecoverError) Error() string {
 	var b strings.Builder
 	b.WriteString("history: cannot recover from context overflow: only the prefix and the latest turn are left (")
