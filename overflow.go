@@ -137,8 +137,7 @@ const (
 type classifier struct {
 	budget      int // bytes of text that may still be examined
 	windowBytes int // bytes of windows that may still be searched for numbers
-	nodes       int
-	truncated   bool // the node bound was reached
+	nodes       int // errors visited
 
 	vetoed   bool // a not-overflow phrase or status was found
 	positive bool // an overflow phrase was found

@@ -81,7 +81,6 @@ func (c *classifier) walk(err error) {
 			continue
 		}
 		if c.nodes >= maxErrorNodes {
-			c.truncated = true
 			break
 		}
 		c.nodes++
