@@ -1,3 +1,5 @@
+// This file owns Apply: a trim decision mapped onto the caller's own types.
+
 package history
 
 // Apply maps a [Result] back onto the caller's own messages: native[i] for
@@ -9,13 +11,11 @@ package history
 // untouched.
 //
 // native must be the slice, or a slice parallel to it, that r was computed
-// from. Kept always parallels Messages in a Result that holds a decision,
-// including one where nothing changed (then Apply returns a new slice with
-// native's elements).
-// When r.Kept is nil (a Result that holds no decision, such as the one
-// [RecoverOverflow] returns with [ErrNotOverflow]), Apply returns native
-// itself, clipped to its length. A nil breadcrumb leaves inserted messages
-// out. Apply never modifies native; the result never shares spare capacity
+// from. Kept always parallels Messages, including in a Result where nothing
+// changed (then Apply returns a new slice with native's elements). When
+// r.Kept is nil (the zero Result, or one returned with an invalid-input
+// error), Apply returns native itself, clipped to its length. A nil
+// breadcrumb leaves inserted messages out. Apply never modifies native; the result never shares spare capacity
 // with it. It panics, like an index expression, if r.Kept names an index
 // outside native.
 //

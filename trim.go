@@ -10,13 +10,13 @@ import "slices"
 // Result is the outcome of a trim: what [TrimToRecentTurns],
 // [Trimmer.Trim] and [RecoverOverflow] return.
 //
-// Kept parallels Messages in every Result that holds a decision (with a nil
-// error, a *[BudgetError] or a *[RecoverError]): len(Kept) == len(Messages),
+// Kept parallels Messages in every Result: len(Kept) == len(Messages),
 // whether or not anything changed, so [Apply] can map it back onto the
-// caller's own messages. A Result returned with any other error holds no
-// decision and its Kept is nil: after invalid input, options or budget, or a
-// failed archive, Messages is nil too; after [ErrNotOverflow] from
-// [RecoverOverflow], Messages is the input, untouched.
+// caller's own messages. A Result returned with an error other than a
+// *[BudgetError], a *[RecoverError] or [ErrNotOverflow] holds no decision:
+// after invalid input, options or budget, or a failed archive, Messages and
+// Kept are both nil. After ErrNotOverflow from [RecoverOverflow], Messages is
+// the input, untouched, and Kept is 0, 1, 2, ...
 //
 // What it shares with the input: when nothing was removed or changed,
 // Messages is the input slice itself, clipped to its length (no copy is

@@ -1,0 +1,423 @@
+package history
+
+// This file owns how the overflow classifier reads an error tree: the walk
+// (every error reachable through Unwrap, with cycle protection and bounds),
+// the calls into caller-supplied methods (which may panic, or be typed nils),
+// the structured SDK fields read through small interfaces, and the decoding
+// of JSON response bodies.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Bounds of one classification. Both are far above any real SDK error (a
+// few nodes, a few kilobytes); they only cap the work on pathological trees.
+const (
+	// maxErrorNodes bounds the errors visited in one tree. An Unwrap chain
+	// that generates new errors forever ends here.
+	maxErrorNodes = 1 << 16
+	// maxErrorText bounds the bytes of error text examined (normalized and
+	// scanned) in one tree. Text beyond it is not read.
+	maxErrorText = 32 << 20
+	// trackCyclesAfter is the node count from which visited pointers are
+	// remembered, so that small trees allocate no set.
+	trackCyclesAfter = 64
+	// maxJSONDepth bounds the nesting of JSON bodies decoded inside JSON
+	// strings (a provider body quoted in a gateway body).
+	maxJSONDepth = 4
+	// maxJSONItems bounds the elements of one JSON array that are read.
+	maxJSONItems = 64
+)
+
+// The small interfaces read on every error of the tree. They describe
+// methods of SDK errors; the core imports no SDK.
+type (
+	// httpStatusCoder is AWS smithy's HTTP response error.
+	httpStatusCoder interface{ HTTPStatusCode() int }
+	// statusCoder is the HTTP status of many SDK and gateway errors.
+	statusCoder interface{ StatusCode() int }
+	// errorCoder and errorMessager are AWS smithy's APIError.
+	errorCoder    interface{ ErrorCode() string }
+	errorMessager interface{ ErrorMessage() string }
+	// rawJSONer is the response body as openai-go and anthropic-sdk-go keep
+	// it (openai-go: the body's "error" object).
+	rawJSONer interface{ RawJSON() string }
+)
+
+// frame is one error waiting to be visited, with the index in
+// classifier.texts of its parent's text (-1 for the root).
+type frame struct {
+	err    error
+	parent int
+}
+
+// nodeText is the Error() text of a visited error, kept so that its children
+// can skip what it already showed.
+type nodeText struct {
+	text string
+	// read is how much of text was examined: len(text) unless the text
+	// budget ran out inside it.
+	read int
+	// cursor is where the next child's text is expected (a wrapper with
+	// several children lists their texts in order).
+	cursor int
+}
+
+// walk visits err and every error reachable from it through Unwrap() error
+// and Unwrap() []error, depth first, parents before children. It stops at
+// maxErrorNodes errors or when the classification is decided (a veto).
+func (c *classifier) walk(err error) {
+	stack := append(c.stack[:0], frame{err, -1})
+	var seen map[errIdentity]struct{}
+	for len(stack) > 0 && !c.vetoed {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if f.err == nil {
+			continue
+		}
+		if c.nodes >= maxErrorNodes {
+			break
+		}
+		c.nodes++
+		if c.nodes > trackCyclesAfter {
+			if id, ok := errIdentityOf(f.err); ok {
+				if seen == nil {
+					seen = make(map[errIdentity]struct{})
+				}
+				if _, dup := seen[id]; dup {
+					continue
+				}
+				seen[id] = struct{}{}
+			}
+		}
+		self := c.visit(f.err, f.parent)
+		many, one := safeUnwrap(f.err)
+		if one != nil {
+			stack = append(stack, frame{one, self})
+		}
+		for i := len(many) - 1; i >= 0; i-- {
+			stack = append(stack, frame{many[i], self})
+		}
+	}
+	c.stack = stack[:0]
+}
+
+// joinErrorType is the type errors.Join returns.
+var joinErrorType = reflect.TypeOf(errors.Join(errors.New("")))
+
+// errIdentity identifies an error held by pointer.
+type errIdentity struct {
+	t reflect.Type
+	p uintptr
+}
+
+// errIdentityOf returns the identity of an error held by pointer (the only kind
+// that can point back at itself); ok is false for other kinds, which the
+// node bound covers.
+func errIdentityOf(e error) (id errIdentity, ok bool) {
+	v := reflect.ValueOf(e)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return errIdentity{v.Type(), v.Pointer()}, true
+	}
+	return errIdentity{}, false
+}
+
+// visit reads one error: its HTTP status, its structured fields, its
+// response body and its Error() text. It returns the index of the node's
+// text in c.texts, for its children.
+func (c *classifier) visit(e error, parent int) int {
+	st := safeStructured(e)
+	if vetoStatus(st.status) {
+		c.vetoed = true
+		return -1
+	}
+	if st.code != "" {
+		c.examine(st.code)
+	}
+	if st.message != "" {
+		c.examine(st.message)
+	}
+	if st.raw != "" {
+		c.examineJSON(st.raw)
+	}
+	if c.vetoed || reflect.TypeOf(e) == joinErrorType {
+		// errors.Join's text is its children's texts, one per line, built
+		// anew on every call: read the children instead of building it.
+		return -1
+	}
+	s, ok := safeError(e)
+	if !ok {
+		return -1
+	}
+	nt := nodeText{text: s}
+	if parent >= 0 && c.texts[parent].covers(s) {
+		nt.read = len(s) // already examined as part of the parent's text
+	} else {
+		nt.read = c.examine(s)
+	}
+	c.texts = append(c.texts, nt)
+	return len(c.texts) - 1
+}
+
+// covers reports whether child, the Error() text of one of p's children,
+// lies in the part of p's text that was examined, at the place a wrapper
+// puts it: at the end ("context: %w"), or at the cursor ("%w: context", and
+// the children of a wrapper with several %w, in order). It costs
+// O(len(child)), so the walk stays linear in the total text. The child's text must stand on word boundaries in p's text, so
+// that no word of it was merged with a neighbour there.
+func (p *nodeText) covers(child string) bool {
+	if child == "" {
+		return true
+	}
+	if p.cursor == 0 {
+		// "context: %w", the common case, first.
+		at := len(p.text) - len(child)
+		if at >= 0 && len(p.text) == p.read && p.text[at:] == child && onBoundary(p.text, at, len(p.text)) {
+			return true
+		}
+	}
+	for _, at := range [2]int{p.cursor, p.cursor + 1} {
+		end := at + len(child)
+		if end <= p.read && p.text[at:end] == child && onBoundary(p.text, at, end) {
+			p.cursor = end
+			return true
+		}
+	}
+	return false
+}
+
+// onBoundary reports whether s[a:b] starts and ends on word boundaries.
+func onBoundary(s string, a, b int) bool {
+	lower := func(c byte) byte {
+		if 'A' <= c && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	if a > 0 && isWordByte(lower(s[a-1])) && isWordByte(lower(s[a])) {
+		return false
+	}
+	if b < len(s) && b > a && isWordByte(lower(s[b-1])) && isWordByte(lower(s[b])) {
+		return false
+	}
+	return true
+}
+
+// structured is what an error exposes through the small interfaces.
+type structured struct {
+	status        int
+	code, message string
+	raw           string
+}
+
+// safeError returns e.Error(), or ok false when the method panics (a typed
+// nil whose method dereferences its receiver, for instance).
+func safeError(e error) (s string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			s, ok = "", false
+		}
+	}()
+	return e.Error(), true
+}
+
+// safeUnwrap returns what e unwraps to, or nothing when Unwrap panics.
+func safeUnwrap(e error) (many []error, one error) {
+	defer func() {
+		if recover() != nil {
+			many, one = nil, nil
+		}
+	}()
+	switch u := e.(type) {
+	case interface{ Unwrap() error }:
+		return nil, u.Unwrap()
+	case interface{ Unwrap() []error }:
+		return u.Unwrap(), nil
+	}
+	return nil, nil
+}
+
+// safeStructured reads e's status, code, message and body through the small
+// interfaces; a method that panics leaves the fields read after it empty.
+func safeStructured(e error) (st structured) {
+	defer func() { _ = recover() }()
+	if s, ok := e.(httpStatusCoder); ok && vetoStatus(s.HTTPStatusCode()) {
+		st.status = s.HTTPStatusCode()
+	}
+	if s, ok := e.(statusCoder); ok && st.status == 0 {
+		st.status = s.StatusCode()
+	}
+	if c, ok := e.(errorCoder); ok {
+		st.code = c.ErrorCode()
+	}
+	if m, ok := e.(errorMessager); ok {
+		st.message = m.ErrorMessage()
+	}
+	if r, ok := e.(rawJSONer); ok {
+		st.raw = r.RawJSON()
+	}
+	return st
+}
+
+// vetoStatus reports whether an HTTP status rules an overflow out:
+// authentication, payment, permission and rate limits.
+func vetoStatus(code int) bool {
+	switch code {
+	case 401, 402, 403, 429:
+		return true
+	}
+	return false
+}
+
+// jsonErrorFields are the members of a JSON error body that are read; all
+// others (an echoed prompt, headers, metadata that names nothing) are not.
+// Matching of member names is case-insensitive (encoding/json).
+type jsonErrorFields struct {
+	Error         json.RawMessage `json:"error"`
+	Errors        json.RawMessage `json:"errors"`
+	Message       json.RawMessage `json:"message"`
+	Msg           json.RawMessage `json:"msg"`
+	Detail        json.RawMessage `json:"detail"`
+	Details       json.RawMessage `json:"details"`
+	Code          json.RawMessage `json:"code"`
+	Type          json.RawMessage `json:"type"`
+	Status        json.RawMessage `json:"status"`
+	StatusCode    json.RawMessage `json:"status_code"`
+	Reason        json.RawMessage `json:"reason"`
+	Title         json.RawMessage `json:"title"`
+	Param         json.RawMessage `json:"param"`
+	ErrorCode     json.RawMessage `json:"error_code"`
+	ErrorType     json.RawMessage `json:"error_type"`
+	ErrorMessage  json.RawMessage `json:"error_message"`
+	Metadata      json.RawMessage `json:"metadata"`
+	Raw           json.RawMessage `json:"raw"`
+	NPromptTokens json.RawMessage `json:"n_prompt_tokens"`
+	NCtx          json.RawMessage `json:"n_ctx"`
+}
+
+// examineJSON reads a response body. When it decodes as JSON, only its
+// error members are examined (see jsonErrorFields), as one text of
+// "name: value" lines in document order, so that an echoed prompt cannot
+// pose as an error; a numeric code or status of 401, 402, 403 or 429 is a
+// veto like an HTTP status. A body that does not decode (an HTML page from a
+// proxy, a truncated body) is examined as plain text, so it counts only if
+// its text carries an overflow phrase.
+func (c *classifier) examineJSON(raw string) {
+	body := strings.TrimSpace(raw)
+	if body == "" {
+		return
+	}
+	if len(body) > c.budget {
+		c.examine(body) // examines what the budget allows
+		return
+	}
+	var out []byte
+	if (body[0] == '{' || body[0] == '[') && c.readJSON(&out, []byte(body), 0) {
+		c.budget -= len(body) // the decoding is paid for like a scan
+		c.examine(string(out))
+		return
+	}
+	c.examine(body)
+}
+
+// readJSON appends the error members of the JSON value v to out. It returns
+// false when v is not valid JSON.
+func (c *classifier) readJSON(out *[]byte, v []byte, depth int) bool {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return false
+	}
+	switch v[0] {
+	case '{':
+		var f jsonErrorFields
+		if json.Unmarshal(v, &f) != nil {
+			return false
+		}
+		members := [...]struct {
+			name string
+			v    json.RawMessage
+		}{
+			{"error", f.Error}, {"errors", f.Errors}, {"message", f.Message}, {"msg", f.Msg},
+			{"detail", f.Detail}, {"details", f.Details}, {"code", f.Code}, {"type", f.Type},
+			{"status", f.Status}, {"status_code", f.StatusCode}, {"reason", f.Reason}, {"title", f.Title},
+			{"param", f.Param}, {"error_code", f.ErrorCode}, {"error_type", f.ErrorType},
+			{"error_message", f.ErrorMessage}, {"metadata", f.Metadata}, {"raw", f.Raw},
+			{"n_prompt_tokens", f.NPromptTokens}, {"n_ctx", f.NCtx},
+		}
+		for _, m := range members {
+			if len(m.v) > 0 {
+				c.readMember(out, m.name, m.v, depth)
+			}
+		}
+		return true
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) != nil {
+			return false
+		}
+		for i, it := range items {
+			if i == maxJSONItems {
+				break
+			}
+			c.readMember(out, "", it, depth)
+		}
+		return true
+	}
+	return false
+}
+
+// readMember appends one member's value: strings as "name: value" lines (a
+// string holding a JSON document is decoded in its place), numbers likewise,
+// objects and arrays recursively.
+func (c *classifier) readMember(out *[]byte, name string, v json.RawMessage, depth int) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || depth >= maxJSONDepth {
+		return
+	}
+	switch v[0] {
+	case '{', '[':
+		c.readJSON(out, v, depth+1)
+	case '"':
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return
+		}
+		if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') {
+			if c.readJSON(out, []byte(t), depth+1) {
+				return
+			}
+		}
+		if (name == "code" || name == "status" || name == "status_code") && statusVeto(s) {
+			c.vetoed = true
+		}
+		appendLine(out, name, s)
+	case 'n', 't', 'f': // null, true, false
+	default:
+		if (name == "code" || name == "status" || name == "status_code") && statusVeto(string(v)) {
+			c.vetoed = true
+		}
+		appendLine(out, name, string(v))
+	}
+}
+
+// statusVeto reports whether a JSON code or status member holds a vetoed
+// HTTP status.
+func statusVeto(s string) bool {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	return err == nil && vetoStatus(n)
+}
+
+func appendLine(out *[]byte, name, value string) {
+	if name != "" {
+		*out = append(*out, name...)
+		*out = append(*out, ": "...)
+	}
+	*out = append(*out, value...)
+	*out = append(*out, '\n')
+}
