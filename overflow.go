@@ -540,7 +540,14 @@ func RecoverOverflow(msgs []Message, providerErr error, attempt int, opts ...Opt
 	o.attempt = attempt
 	// The target is derived from the trim's own count of the history, so
 	// each message is counted once.
-	o.budgetFor = func(est int) int { return overflowTarget(est, ov, attempt) }
+	o.budgetFor = func(est int) int {
+		if o.calib != nil && ov.Used > 0 {
+			// What we sent against what the provider counted: an
+			// observation like any accepted request's.
+			o.calib.Observe(est, ov.Used)
+		}
+		return overflowTarget(est, ov, attempt)
+	}
 	res, err := trimToBudget(msgs, 1, o)
 	if err != nil && !errors.Is(err, ErrLatestTurnTooLarge) {
 		return res, err
