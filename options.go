@@ -35,6 +35,7 @@ type options struct {
 	elide        *ElideOptions
 	stepTrim     bool
 	fullCount    bool
+	calib        *Calibration
 	err          error // first invalid option
 
 	// Set by the entry points, never by an exported Option.
@@ -262,6 +263,17 @@ func WithStepTrim() Option {
 // counted before.
 func WithFullCount() Option {
 	return func(o *options) { o.fullCount = true }
+}
+
+// WithCalibration makes [TrimToRecentTurns], [Trimmer.Trim] and
+// [RecoverOverflow] trim to c.Budget(budget) (see [Calibration.Budget]), so
+// that the provider's count of the request, not the Counter's, lands at or
+// under the budget; [Result.Budget] is then the calibrated budget.
+// RecoverOverflow also records in c the sizes an overflow error states (the
+// Counter's count of what was sent against the provider's). A nil c turns
+// calibration off.
+func WithCalibration(c *Calibration) Option {
+	return func(o *options) { o.calib = c }
 }
 
 // stepBreadcrumb returns the notice placed after the latest turn's opening

@@ -154,7 +154,14 @@ func RecoverOverflow(msgs []Message, providerErr error, attempt int, opts ...Opt
 	o.attempt = attempt
 	// The target is derived from the trim's own count of the history, so
 	// each message is counted once.
-	o.budgetFor = func(est int) int { return overflowTarget(est, ov, attempt) }
+	o.budgetFor = func(est int) int {
+		if o.calib != nil && ov.Used > 0 && est > 1 {
+			// What was sent against what the provider counted: an
+			// observation like an accepted request's usage.
+			o.calib.Observe(est, ov.Used)
+		}
+		return overflowTarget(est, ov, attempt)
+	}
 	res, err := trimToBudget(msgs, 1, o)
 	if err == nil && !res.Trimmed && res.OrphansRemoved == 0 && res.TokensBefore <= 1 {
 		// The Counter priced the history at 0 or 1 token: no target is

@@ -171,6 +171,10 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	if budget <= 0 {
 		return res, ErrInvalidBudget
 	}
+	if o.calib != nil && o.budgetFor == nil {
+		budget = o.calib.Budget(budget)
+		res.Budget = budget
+	}
 	if err := validate(msgs); err != nil {
 		return res, err
 	}
