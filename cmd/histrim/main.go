@@ -112,6 +112,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var event *history.Event
 	res, err := history.TrimToRecentTurns(msgs, *budget,
 		history.WithCounter(counter),
+		history.WithFullCount(), // the report shows the tokens before trimming
 		history.WithOnTrim(func(e history.Event) { event = &e }))
 	code := exitOK
 	switch {
