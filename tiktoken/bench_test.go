@@ -29,6 +29,27 @@ func BenchmarkCountText(b *testing.B) {
 	}
 }
 
+// BenchmarkCountHostile measures CountText on hostile input (see
+// hostileText) at 10 KB and 100 KB: with linear counting, MB/s is the same
+// at both sizes.
+func BenchmarkCountHostile(b *testing.B) {
+	for _, enc := range []string{O200kBase, Cl100kBase} {
+		c := mustNew(b, enc)
+		for _, class := range hostileClasses {
+			for _, size := range []int{10_000, 100_000} {
+				s := hostileText(class, size)
+				b.Run(enc+"/"+class+"/"+strconv.Itoa(size/1000)+"KB", func(b *testing.B) {
+					b.SetBytes(int64(len(s)))
+					b.ReportAllocs()
+					for b.Loop() {
+						c.CountText(s)
+					}
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkInit measures the first-use cost of each encoding: parsing the
 // embedded vocabulary and building the encoder, as New does once per
 // process.
