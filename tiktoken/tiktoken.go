@@ -2,9 +2,10 @@
 //
 // A *Counter implements history.Counter with the byte-pair encodings OpenAI
 // publishes (cl100k_base, o200k_base, p50k_base, r50k_base). Its counts are
-// token-identical to the reference tiktoken implementation: the package tests
-// check every message of the shared corpus of real agent transcripts against
-// reference counts, with zero mismatches allowed.
+// token-identical to the reference tiktoken implementation for all ordinary
+// text: the package tests check every message of the shared corpus of real
+// agent transcripts against reference counts, with zero mismatches allowed.
+// The one exception is deliberate and bounded: see Hostile input.
 //
 // # Offline
 //
@@ -29,12 +30,31 @@
 // reply priming, so that for plain text messages CountRequest equals the
 // prompt_tokens an OpenAI chat completion reports. docs/tokens.md states the
 // formula, including the rules for tool calls and non-text parts.
+//
+// # Hostile input
+//
+// Counting takes time linear in the input for every input, including
+// binary data read as text, megabytes of one repeated character and other
+// text no tokenizer was trained on. The reference tokenizer first splits
+// text into pieces with a regular expression (words, runs of spaces, runs
+// of punctuation) and then byte-pair-merges each piece, in time quadratic
+// in the piece's length: a 100 KB run of spaces or of invalid UTF-8 is one
+// piece and took seconds to a minute. This package bounds every repetition
+// in the splitting expression to 256 characters, so that a longer run is
+// split into pieces of at most 256 characters (516 where the expression
+// chains two runs) before merging, and the work per byte is bounded. Text
+// in which no piece of the reference split exceeds 256 characters, which
+// is all ordinary prose, code and JSON, counts exactly as the reference;
+// a longer run may count slightly differently from the reference, by at
+// most one token per 256 characters in the tests (docs/tokens.md gives the
+// measured deviations and throughput).
 package tiktoken
 
 import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -100,7 +120,8 @@ type spec struct {
 }
 
 // The pre-tokenization patterns and special tokens are those of the
-// reference implementation (tiktoken_ext/openai_public.py).
+// reference implementation (tiktoken_ext/openai_public.py). build bounds
+// the patterns' repetitions with boundRepetitions before compiling them.
 var specs = map[string]spec{
 	O200kBase: {
 		file: "o200k_base.tiktoken",
@@ -137,6 +158,67 @@ var specs = map[string]spec{
 	},
 }
 
+// maxRepeat is the most characters one repetition (x* or x+) of a
+// pre-tokenization pattern may match; boundRepetitions rewrites the
+// reference patterns with it.
+//
+// Why: tiktoken-go byte-pair-merges each piece of the pre-tokenization in
+// time quadratic in the piece's length (each of up to n merges scans the
+// whole piece), and the reference patterns put a run of spaces, letters,
+// punctuation, invalid UTF-8 (U+FFFD) or, in p50k and r50k, digits into one
+// piece however long it is: 100 KB of "\xff\xfe" took 46 s. With every
+// repetition bounded, no piece exceeds 2*maxRepeat+4 characters (the longest
+// alternative chains two repetitions, an optional character and a
+// contraction), so both the merging and the regular expression's
+// backtracking do bounded work per character.
+//
+// Why 256: the longest piece in the shared corpus of real transcripts is
+// 174 characters (a run of dots in test output; then markdown table rules of
+// 164), so 256 keeps every corpus count exact with room to spare, and runs
+// of spaces split into 256-character pieces still count exactly, since the
+// longest space token in cl100k and o200k is 128 spaces. A larger bound costs
+// throughput on hostile input in proportion; docs/tokens.md has the
+// measurements.
+const maxRepeat = 256
+
+// boundRepetitions returns pattern with every unbounded repetition bounded
+// by n: x* becomes x{0,n} and x+ becomes x{1,n}; bounded repetitions (x?,
+// x{1,3}) are kept. It reads the syntax the pre-tokenization patterns use:
+// escapes (\s, \p{L}) and character classes, inside which * and + are
+// literal. On text in which no repetition of the reference pattern matches
+// more than n characters, the bounded pattern splits exactly as the
+// reference does: a backtracking matcher tries the same alternatives and
+// repetition counts in the same order, minus the counts above n.
+func boundRepetitions(pattern string, n int) string {
+	limit := strconv.Itoa(n) + "}"
+	var b strings.Builder
+	inClass, escaped := false, false
+	for _, r := range pattern {
+		switch {
+		case escaped:
+			escaped = false
+		case r == '\\':
+			escaped = true
+		case inClass:
+			inClass = r != ']'
+		case r == '[':
+			inClass = true
+		case r == '*':
+			b.WriteString("{0," + limit)
+			continue
+		case r == '+':
+			b.WriteString("{1," + limit)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// boundedPattern returns the encoding's pre-tokenization pattern with every
+// repetition bounded by maxRepeat: the pattern a Counter splits text with.
+func (s spec) boundedPattern() string { return boundRepetitions(s.pattern, maxRepeat) }
+
 // counters builds each encoding at most once per process, on first use.
 // The map itself is never written after package initialisation.
 var counters = func() map[string]func() (*Counter, error) {
@@ -155,7 +237,8 @@ func build(name string) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history/tiktoken: loading %s: %w", name, err)
 	}
-	bpe, err := tk.NewCoreBPE(ranks, s.special, s.pattern)
+	pattern := s.boundedPattern()
+	bpe, err := tk.NewCoreBPE(ranks, s.special, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("history/tiktoken: building %s: %w", name, err)
 	}
@@ -163,7 +246,7 @@ func build(name string) (*Counter, error) {
 	for k := range s.special {
 		set[k] = true
 	}
-	enc := &tk.Encoding{Name: name, PatStr: s.pattern, MergeableRanks: ranks, SpecialTokens: s.special, ExplicitNVocab: s.nVocab}
+	enc := &tk.Encoding{Name: name, PatStr: pattern, MergeableRanks: ranks, SpecialTokens: s.special, ExplicitNVocab: s.nVocab}
 	c := &Counter{name: name, enc: tk.NewTiktoken(bpe, enc, set)}
 	for i, r := range [...]history.Role{history.RoleSystem, history.RoleUser, history.RoleAssistant, history.RoleTool} {
 		c.roles[i] = len(c.enc.EncodeOrdinary(string(r)))
@@ -291,7 +374,9 @@ func (c *Counter) Encoding() string { return c.self().name }
 // CountText returns the number of tokens s encodes to, as ordinary text:
 // special-token strings inside s count as the text they are. Invalid UTF-8
 // is counted as if each bad byte were U+FFFD, which is what a JSON request
-// would carry. The empty string is 0 tokens.
+// would carry. The empty string is 0 tokens. It takes time linear in
+// len(s); a run of one kind of character longer than 256 is counted in
+// pieces of at most 256 (see Hostile input in the package documentation).
 func (c *Counter) CountText(s string) int {
 	if s == "" {
 		return 0
