@@ -29,7 +29,8 @@
 // CountMessage adds OpenAI's documented chat framing, and CountRequest the
 // reply priming, so that for plain text messages CountRequest equals the
 // prompt_tokens an OpenAI chat completion reports. docs/tokens.md states the
-// formula, including the rules for tool calls and non-text parts.
+// formula, including the rules for tool calls and non-text parts. Sums
+// saturate at math.MaxInt instead of wrapping.
 //
 // # Hostile input
 //
@@ -53,6 +54,7 @@ package tiktoken
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -397,6 +399,9 @@ func (c *Counter) CountText(s string) int {
 // as history.Heuristic: a known Tokens value is used as given, text and
 // reasoning parts count their text, images by their dimensions and files by
 // their size.
+//
+// The sum saturates at math.MaxInt (a Part's Tokens comes from the caller
+// and may be anything); a negative part cost counts as zero.
 func (c *Counter) CountMessage(m history.Message) int {
 	c = c.self()
 	n := tokensPerMessage + c.roleTokens(m.Role) + c.CountText(m.Content)
@@ -405,10 +410,10 @@ func (c *Counter) CountMessage(m history.Message) int {
 	}
 	for i := range m.ToolCalls {
 		tc := &m.ToolCalls[i]
-		n += tokensPerToolCall + c.CountText(tc.Name) + c.CountText(tc.Arguments)
+		n = satAdd(n, tokensPerToolCall+c.CountText(tc.Name)+c.CountText(tc.Arguments))
 	}
 	for i := range m.Parts {
-		n += history.PartTokens(m.Parts[i], c.CountText)
+		n = satAdd(n, history.PartTokens(m.Parts[i], c.CountText))
 	}
 	return n
 }
@@ -418,14 +423,27 @@ func (c *Counter) CountMessage(m history.Message) int {
 // plain text messages (no tool calls or parts) this equals the
 // usage.prompt_tokens OpenAI's chat completions API reports for models of
 // the counter's encoding; tool definitions (the tools parameter) are not
-// included. An empty msgs is 3 tokens.
+// included. An empty msgs is 3 tokens. The sum saturates at math.MaxInt.
 func (c *Counter) CountRequest(msgs []history.Message) int {
 	c = c.self()
 	n := tokensPerReply
 	for i := range msgs {
-		n += c.CountMessage(msgs[i])
+		n = satAdd(n, c.CountMessage(msgs[i]))
 	}
 	return n
+}
+
+// satAdd returns n+k for a non-negative n, saturated at math.MaxInt; a
+// negative k counts as zero. Text counts cannot overflow (a token is at
+// least one byte of a string in memory), but part costs come from callers.
+func satAdd(n, k int) int {
+	if k <= 0 {
+		return n
+	}
+	if n > math.MaxInt-k {
+		return math.MaxInt
+	}
+	return n + k
 }
 
 func (c *Counter) roleTokens(r history.Role) int {
