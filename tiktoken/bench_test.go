@@ -29,6 +29,56 @@ func BenchmarkCountText(b *testing.B) {
 	}
 }
 
+// BenchmarkCountHostile measures CountText on hostile input (see
+// hostileText) at 10 KB and 100 KB: with linear counting, MB/s is the same
+// at both sizes.
+func BenchmarkCountHostile(b *testing.B) {
+	for _, enc := range []string{O200kBase, Cl100kBase} {
+		c := mustNew(b, enc)
+		for _, class := range hostileClasses {
+			for _, size := range []int{10_000, 100_000} {
+				s := hostileText(class, size)
+				b.Run(enc+"/"+class+"/"+strconv.Itoa(size/1000)+"KB", func(b *testing.B) {
+					b.SetBytes(int64(len(s)))
+					b.ReportAllocs()
+					for b.Loop() {
+						c.CountText(s)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkSplit measures the pre-tokenization alone (the Counter's
+// bounded regular expression) on hostile input: the splitter runs over a
+// vocabulary of single bytes, so merging finds nothing to merge and costs
+// one pass per piece.
+func BenchmarkSplit(b *testing.B) {
+	bytes := make(map[string]int, 256)
+	for i := range 256 {
+		bytes[string([]byte{byte(i)})] = i
+	}
+	for _, enc := range []string{O200kBase, Cl100kBase} {
+		split, err := newEncoder(bytes, nil, specs[enc].boundedPattern())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, class := range hostileClasses {
+			for _, size := range []int{10_000, 100_000} {
+				s := hostileText(class, size)
+				b.Run(enc+"/"+class+"/"+strconv.Itoa(size/1000)+"KB", func(b *testing.B) {
+					b.SetBytes(int64(len(s)))
+					b.ReportAllocs()
+					for b.Loop() {
+						split.EncodeOrdinary(s)
+					}
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkInit measures the first-use cost of each encoding: parsing the
 // embedded vocabulary and building the encoder, as New does once per
 // process.

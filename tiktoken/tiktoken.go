@@ -2,9 +2,10 @@
 //
 // A *Counter implements history.Counter with the byte-pair encodings OpenAI
 // publishes (cl100k_base, o200k_base, p50k_base, r50k_base). Its counts are
-// token-identical to the reference tiktoken implementation: the package tests
-// check every message of the shared corpus of real agent transcripts against
-// reference counts, with zero mismatches allowed.
+// token-identical to the reference tiktoken implementation for all ordinary
+// text: the package tests check every message of the shared corpus of real
+// agent transcripts against reference counts, with zero mismatches allowed.
+// The one exception is deliberate and bounded: see Hostile input.
 //
 // # Offline
 //
@@ -17,7 +18,7 @@
 // ranks the first time New or ForModel asks for it, once per process, and
 // shared by every caller afterwards (see docs/tokens.md for the measured
 // first-use cost: tens to a few hundred milliseconds and several MB per
-// encoding). Programs that only need estimates should use history.Heuristic
+// encoding). Programs that only need estimates should use history.Heuristic()
 // and not import this package at all.
 //
 // # Counting
@@ -28,13 +29,34 @@
 // CountMessage adds OpenAI's documented chat framing, and CountRequest the
 // reply priming, so that for plain text messages CountRequest equals the
 // prompt_tokens an OpenAI chat completion reports. docs/tokens.md states the
-// formula, including the rules for tool calls and non-text parts.
+// formula, including the rules for tool calls and non-text parts. Sums
+// saturate at math.MaxInt instead of wrapping.
+//
+// # Hostile input
+//
+// Counting takes time linear in the input for every input, including
+// binary data read as text, megabytes of one repeated character and other
+// text no tokenizer was trained on. The reference tokenizer first splits
+// text into pieces with a regular expression (words, runs of spaces, runs
+// of punctuation) and then byte-pair-merges each piece, in time quadratic
+// in the piece's length: a 100 KB run of spaces or of invalid UTF-8 is one
+// piece and took seconds to a minute. This package bounds every repetition
+// in the splitting expression to 256 characters, so that a longer run is
+// split into pieces of at most 256 characters (516 where the expression
+// chains two runs) before merging, and the work per byte is bounded. Text
+// in which no piece of the reference split exceeds 256 characters, which
+// is all ordinary prose, code and JSON, counts exactly as the reference;
+// a longer run may count slightly differently from the reference, by at
+// most one token per 256 characters in the tests (docs/tokens.md gives the
+// measured deviations and throughput).
 package tiktoken
 
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -100,7 +122,8 @@ type spec struct {
 }
 
 // The pre-tokenization patterns and special tokens are those of the
-// reference implementation (tiktoken_ext/openai_public.py).
+// reference implementation (tiktoken_ext/openai_public.py). build bounds
+// the patterns' repetitions with boundRepetitions before compiling them.
 var specs = map[string]spec{
 	O200kBase: {
 		file: "o200k_base.tiktoken",
@@ -137,6 +160,67 @@ var specs = map[string]spec{
 	},
 }
 
+// maxRepeat is the most characters one repetition (x* or x+) of a
+// pre-tokenization pattern may match; boundRepetitions rewrites the
+// reference patterns with it.
+//
+// Why: tiktoken-go byte-pair-merges each piece of the pre-tokenization in
+// time quadratic in the piece's length (each of up to n merges scans the
+// whole piece), and the reference patterns put a run of spaces, letters,
+// punctuation, invalid UTF-8 (U+FFFD) or, in p50k and r50k, digits into one
+// piece however long it is: 100 KB of "\xff\xfe" took 46 s. With every
+// repetition bounded, no piece exceeds 2*maxRepeat+4 characters (the longest
+// alternative chains two repetitions, an optional character and a
+// contraction), so both the merging and the regular expression's
+// backtracking do bounded work per character.
+//
+// Why 256: the longest piece in the shared corpus of real transcripts is
+// 174 characters (a run of dots in test output; then markdown table rules of
+// 164), so 256 keeps every corpus count exact with room to spare, and runs
+// of spaces split into 256-character pieces still count exactly, since the
+// longest space token in cl100k and o200k is 128 spaces. A larger bound costs
+// throughput on hostile input in proportion; docs/tokens.md has the
+// measurements.
+const maxRepeat = 256
+
+// boundRepetitions returns pattern with every unbounded repetition bounded
+// by n: x* becomes x{0,n} and x+ becomes x{1,n}; bounded repetitions (x?,
+// x{1,3}) are kept. It reads the syntax the pre-tokenization patterns use:
+// escapes (\s, \p{L}) and character classes, inside which * and + are
+// literal. On text in which no repetition of the reference pattern matches
+// more than n characters, the bounded pattern splits exactly as the
+// reference does: a backtracking matcher tries the same alternatives and
+// repetition counts in the same order, minus the counts above n.
+func boundRepetitions(pattern string, n int) string {
+	limit := strconv.Itoa(n) + "}"
+	var b strings.Builder
+	inClass, escaped := false, false
+	for _, r := range pattern {
+		switch {
+		case escaped:
+			escaped = false
+		case r == '\\':
+			escaped = true
+		case inClass:
+			inClass = r != ']'
+		case r == '[':
+			inClass = true
+		case r == '*':
+			b.WriteString("{0," + limit)
+			continue
+		case r == '+':
+			b.WriteString("{1," + limit)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// boundedPattern returns the encoding's pre-tokenization pattern with every
+// repetition bounded by maxRepeat: the pattern a Counter splits text with.
+func (s spec) boundedPattern() string { return boundRepetitions(s.pattern, maxRepeat) }
+
 // counters builds each encoding at most once per process, on first use.
 // The map itself is never written after package initialisation.
 var counters = func() map[string]func() (*Counter, error) {
@@ -155,7 +239,8 @@ func build(name string) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history/tiktoken: loading %s: %w", name, err)
 	}
-	bpe, err := tk.NewCoreBPE(ranks, s.special, s.pattern)
+	pattern := s.boundedPattern()
+	bpe, err := tk.NewCoreBPE(ranks, s.special, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("history/tiktoken: building %s: %w", name, err)
 	}
@@ -163,7 +248,7 @@ func build(name string) (*Counter, error) {
 	for k := range s.special {
 		set[k] = true
 	}
-	enc := &tk.Encoding{Name: name, PatStr: s.pattern, MergeableRanks: ranks, SpecialTokens: s.special, ExplicitNVocab: s.nVocab}
+	enc := &tk.Encoding{Name: name, PatStr: pattern, MergeableRanks: ranks, SpecialTokens: s.special, ExplicitNVocab: s.nVocab}
 	c := &Counter{name: name, enc: tk.NewTiktoken(bpe, enc, set)}
 	for i, r := range [...]history.Role{history.RoleSystem, history.RoleUser, history.RoleAssistant, history.RoleTool} {
 		c.roles[i] = len(c.enc.EncodeOrdinary(string(r)))
@@ -291,7 +376,9 @@ func (c *Counter) Encoding() string { return c.self().name }
 // CountText returns the number of tokens s encodes to, as ordinary text:
 // special-token strings inside s count as the text they are. Invalid UTF-8
 // is counted as if each bad byte were U+FFFD, which is what a JSON request
-// would carry. The empty string is 0 tokens.
+// would carry. The empty string is 0 tokens. It takes time linear in
+// len(s); a run of one kind of character longer than 256 is counted in
+// pieces of at most 256 (see Hostile input in the package documentation).
 func (c *Counter) CountText(s string) int {
 	if s == "" {
 		return 0
@@ -309,9 +396,12 @@ func (c *Counter) CountText(s string) int {
 //
 // Tool-call IDs, ToolCallID and Kind are not counted (chat templates render
 // a tool call by its function name, not its ID). Parts follow the same rules
-// as history.Heuristic: a known Tokens value is used as given, text and
+// as history.Heuristic(): a known Tokens value is used as given, text and
 // reasoning parts count their text, images by their dimensions and files by
 // their size.
+//
+// The sum saturates at math.MaxInt (a Part's Tokens comes from the caller
+// and may be anything); a negative part cost counts as zero.
 func (c *Counter) CountMessage(m history.Message) int {
 	c = c.self()
 	n := tokensPerMessage + c.roleTokens(m.Role) + c.CountText(m.Content)
@@ -320,10 +410,10 @@ func (c *Counter) CountMessage(m history.Message) int {
 	}
 	for i := range m.ToolCalls {
 		tc := &m.ToolCalls[i]
-		n += tokensPerToolCall + c.CountText(tc.Name) + c.CountText(tc.Arguments)
+		n = satAdd(n, tokensPerToolCall+c.CountText(tc.Name)+c.CountText(tc.Arguments))
 	}
 	for i := range m.Parts {
-		n += history.PartTokens(m.Parts[i], c.CountText)
+		n = satAdd(n, history.PartTokens(m.Parts[i], c.CountText))
 	}
 	return n
 }
@@ -333,14 +423,27 @@ func (c *Counter) CountMessage(m history.Message) int {
 // plain text messages (no tool calls or parts) this equals the
 // usage.prompt_tokens OpenAI's chat completions API reports for models of
 // the counter's encoding; tool definitions (the tools parameter) are not
-// included. An empty msgs is 3 tokens.
+// included. An empty msgs is 3 tokens. The sum saturates at math.MaxInt.
 func (c *Counter) CountRequest(msgs []history.Message) int {
 	c = c.self()
 	n := tokensPerReply
 	for i := range msgs {
-		n += c.CountMessage(msgs[i])
+		n = satAdd(n, c.CountMessage(msgs[i]))
 	}
 	return n
+}
+
+// satAdd returns n+k for a non-negative n, saturated at math.MaxInt; a
+// negative k counts as zero. Text counts cannot overflow (a token is at
+// least one byte of a string in memory), but part costs come from callers.
+func satAdd(n, k int) int {
+	if k <= 0 {
+		return n
+	}
+	if n > math.MaxInt-k {
+		return math.MaxInt
+	}
+	return n + k
 }
 
 func (c *Counter) roleTokens(r history.Role) int {

@@ -3,6 +3,7 @@ package tiktoken
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -228,7 +229,7 @@ func TestCountMessage(t *testing.T) {
 		}
 		// The Heuristic applies the same non-text Part rules.
 		if len(tt.msg.Parts) == 1 && tt.msg.Parts[0].Type != history.PartText && tt.msg.Parts[0].Type != history.PartReasoning {
-			h := history.Heuristic.CountMessage(tt.msg) - history.Heuristic.CountMessage(history.Message{Role: tt.msg.Role})
+			h := history.Heuristic().CountMessage(tt.msg) - history.Heuristic().CountMessage(history.Message{Role: tt.msg.Role})
 			if e := c.CountMessage(tt.msg) - c.CountMessage(history.Message{Role: tt.msg.Role}); h != e {
 				t.Errorf("%s: part costs %d under Heuristic, %d exact; want the same rule", tt.name, h, e)
 			}
@@ -304,6 +305,32 @@ func TestConcurrent(t *testing.T) {
 	for g := 2; g < len(results); g++ {
 		if results[g] != results[g%2] {
 			t.Errorf("goroutine %d counted %d, goroutine %d counted %d", g, results[g], g%2, results[g%2])
+		}
+	}
+}
+
+// TestSaturation checks that message and request sums saturate instead of
+// wrapping when callers supply huge part costs.
+func TestSaturation(t *testing.T) {
+	c := mustNew(t, O200kBase)
+	huge := history.Message{Role: history.RoleUser, Content: "x", Parts: []history.Part{
+		{Type: history.PartImage, Tokens: math.MaxInt},
+		{Type: history.PartImage, Tokens: math.MaxInt},
+	}}
+	tests := []struct {
+		name   string
+		got    int
+		reason string
+	}{
+		{"one part of MaxInt", c.CountMessage(history.Message{Role: history.RoleUser, Parts: huge.Parts[:1]}), "framing + MaxInt"},
+		{"two parts of MaxInt", c.CountMessage(huge), "the parts' sum"},
+		{"request", c.CountRequest([]history.Message{huge, huge}), "the messages' sum"},
+		{"request of MaxInt-1", c.CountRequest([]history.Message{{Role: history.RoleUser,
+			Parts: []history.Part{{Type: history.PartText, Tokens: math.MaxInt - 1}}}}), "reply priming on top"},
+	}
+	for _, tt := range tests {
+		if tt.got != math.MaxInt {
+			t.Errorf("%s: %d, want math.MaxInt: %s", tt.name, tt.got, tt.reason)
 		}
 	}
 }
