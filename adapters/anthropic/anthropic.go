@@ -3,13 +3,13 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 )
 
@@ -57,62 +57,23 @@ func ToHistory(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam)
 
 // convert implements ToHistory and, with wantSources, also says where each
 // converted message came from. It recognises the notices a trim with opts
-// inserts (see markNotices).
+// inserts (see notice.Mark): a message holding exactly a rendered notice's
+// one text block (a cache_control marker on it is allowed, it is not read).
 func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	hist, srcs, err := convertMessages(system, msgs, wantSources)
 	if err != nil {
 		return nil, nil, err
 	}
-	markNotices(hist, opts)
+	notice.Mark(hist, opts, readNotice, nil)
 	return hist, srcs, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of hist that are
-// notices an earlier Trim inserted, so that the core replaces them instead
-// of counting them as turns: messages that convert exactly as a rendered
-// notice does (a user, or assistant, message holding one text block with
-// the notice's text; a cache_control marker on it is allowed). The turn
-// notice is recognised only in the leading block (right after the system
-// prompt, where trims put it); the step notice wherever it stands, since
-// later turns leave it behind. The notices configured by opts and the
-// defaults are recognised. The only false positive is a message someone
-// typed with exactly a notice's text.
-func markNotices(hist []history.Message, opts []history.Option) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns := []history.Message{rendered(turn), rendered(dturn)}
-	steps := []history.Message{rendered(step), rendered(dstep)}
-	lead := true
-	for i := range hist {
-		m := &hist[i]
-		if m.Kind == "" && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
-			lead = false
-		}
-	}
-}
-
-// rendered returns the notice b as ToHistory reads it once Trim has
-// rendered it natively.
-func rendered(b history.Message) history.Message {
-	hist, _, _ := convertMessages(nil, []anthropic.MessageParam{fromBreadcrumb(b)}, false)
-	return hist[0]
-}
-
-// isNotice reports whether m converts exactly as one of notices.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-		return false
-	}
-	for i := range notices {
-		n := &notices[i]
-		if m.Role == n.Role && m.Content == n.Content && m.Name == n.Name && slices.Equal(m.Parts, n.Parts) {
-			return true
-		}
-	}
-	return false
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it natively: a user (or assistant) message holding one text
+// block.
+func readNotice(b history.Message) []history.Message {
+	hist, _, _ := convertMessages(nil, []anthropic.MessageParam{fromBreadcrumb(b)}, false) // a rendered notice always converts
+	return hist
 }
 
 // convertMessages is convert without the recognition of notices.
@@ -533,7 +494,7 @@ func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budg
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
-	if res.Kept == nil {
+	if regroup.Unchanged(res, hist) {
 		return msgs[:len(msgs):len(msgs)], res, err
 	}
 

@@ -9,6 +9,8 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/notice"
+	"github.com/histrim/history/internal/regroup"
 )
 
 // KindKey is the key in schema.Message.Extra that carries a history.Kind:
@@ -53,48 +55,22 @@ func toHistory(msgs []*schema.Message, opts []history.Option) ([]history.Message
 			return nil, fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, err)
 		}
 	}
-	markNotices(out, msgs, opts)
+	// Notices carry Extra[KindKey]; one stored without it is recognised by
+	// how it converts (see notice.Mark).
+	notice.Mark(out, opts, readNotice, func(i int) bool {
+		_, marked := msgs[i].Extra[KindKey]
+		return !marked
+	})
 	return out, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of hist that are
-// notices an earlier Trim inserted but that carry no Extra[KindKey] (a
-// runtime may have stored them without Extra): messages that convert
-// exactly as a rendered notice does (same role, text and name, nothing
-// else). The turn notice is recognised only in the leading block (after
-// the leading system messages and summaries, where trims put it); the step
-// notice wherever it stands, since later turns leave it behind. The notices
-// configured by opts and the defaults are recognised. The only false
-// positive is a message someone wrote with exactly a notice's text.
-func markNotices(hist []history.Message, msgs []*schema.Message, opts []history.Option) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns := []history.Message{turn, dturn}
-	steps := []history.Message{step, dstep}
-	lead := true
-	for i := range hist {
-		m := &hist[i]
-		if _, marked := msgs[i].Extra[KindKey]; !marked && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb && m.Kind != history.KindSummary {
-			lead = false
-		}
-	}
-}
-
-// isNotice reports whether m, which carries no kind, converts exactly as
-// one of notices once Trim has rendered it.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if m.Kind != "" || len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-		return false
-	}
-	for i := range notices {
-		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content && m.Name == n.Name {
-			return true
-		}
-	}
-	return false
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it and a runtime has stored it without its Extra.
+func readNotice(b history.Message) []history.Message {
+	n := breadcrumb(b)
+	n.Extra = nil
+	m, _ := convert(n) // a rendered notice always converts
+	return []history.Message{m}
 }
 
 // Trim trims msgs to budget tokens as history.TrimToRecentTurns decides it
@@ -125,14 +101,17 @@ func Trim(msgs []*schema.Message, budget int, opts ...history.Option) ([]*schema
 	if len(res.Messages) == 0 {
 		return nil, res, err
 	}
-	// Apply returns the caller's originals; what the core inserted or
-	// changed is rendered from its own entry of res.Messages (there can be
-	// two notices: one for dropped turns, one for dropped steps).
-	out := history.Apply(msgs, res, func() *schema.Message { return nil })
+	if regroup.Unchanged(res, conv) {
+		return msgs[:len(msgs):len(msgs)], res, err
+	}
+	// The caller's originals, and each notice rendered from its own entry
+	// of res.Messages; then what the core changed in a kept message.
+	out := notice.Apply(msgs, res, breadcrumb)
 	for j, k := range res.Kept {
+		if k < 0 {
+			continue
+		}
 		switch m := &res.Messages[j]; {
-		case k < 0:
-			out[j] = breadcrumb(*m)
 		case m.Kind == history.KindElided && conv[k].Kind != history.KindElided:
 			out[j] = elide(msgs[k], m.Content)
 		case len(m.ToolCalls) < len(msgs[k].ToolCalls):

@@ -9,6 +9,7 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"google.golang.org/genai"
 )
@@ -114,7 +115,7 @@ func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...
 // apply maps res back onto contents, part by part where the sweep cut a
 // content down or the core elided function responses.
 func apply(contents []*genai.Content, msgs []history.Message, slots []regroup.Slot, res history.Result) []*genai.Content {
-	if res.Kept == nil {
+	if regroup.Unchanged(res, msgs) {
 		return contents[:len(contents):len(contents)]
 	}
 	groups := regroup.Groups(res, msgs, slots)
@@ -184,66 +185,26 @@ func breadcrumb(m history.Message, beforeModel bool) *genai.Content {
 }
 
 // convert maps contents to messages and their slots, recognising the
-// notices a trim with opts inserts (see markNotices).
+// notices a trim with opts inserts (see notice.Mark): a content holding one
+// text part with exactly a notice's text, in a role Trim gives it.
 func convert(contents []*genai.Content, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	msgs, slots, err := convertContents(contents)
 	if err != nil {
 		return nil, nil, err
 	}
-	markNotices(msgs, opts, func(i int) bool { return len(contents[slots[i].Native].Parts) == 1 })
+	notice.Mark(msgs, opts, readNotice, func(i int) bool { return len(contents[slots[i].Native].Parts) == 1 })
 	return msgs, slots, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of msgs that are
-// notices an earlier Trim inserted, so that the core replaces them instead
-// of counting them as turns: a content holding one text part with exactly a
-// notice's text, in the role Trim gives it (user, or model for an assistant
-// notice; an assistant notice may also be a user content). single(i) reports
-// whether msgs[i] comes from a content of one part. The turn notice is
-// recognised only at the front (the first contents, where trims put it);
-// the step notice anywhere, since later turns leave it behind. The notices
-// configured by opts and the defaults are recognised. The only false
-// positive is a content someone wrote with exactly a notice's text.
-func markNotices(msgs []history.Message, opts []history.Option, single func(int) bool) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns, steps := rendered(turn, dturn), rendered(step, dstep)
-	lead := true
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Kind == "" && single(i) && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Kind != history.KindBreadcrumb {
-			lead = false
-		}
-	}
-}
-
-// rendered returns the notices as ToHistory reads them once Trim has
-// rendered them, in every role Trim may give them.
-func rendered(notices ...history.Message) []history.Message {
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it, in every role Trim may give it (see breadcrumb).
+func readNotice(b history.Message) []history.Message {
 	var out []history.Message
-	for _, b := range notices {
-		for _, beforeModel := range []bool{false, true} {
-			m, _, _ := convertContents([]*genai.Content{breadcrumb(b, beforeModel)})
-			out = append(out, m[0])
-		}
+	for _, beforeModel := range []bool{false, true} {
+		m, _, _ := convertContents([]*genai.Content{breadcrumb(b, beforeModel)}) // a rendered notice always converts
+		out = append(out, m[0])
 	}
 	return out
-}
-
-// isNotice reports whether m converts exactly as one of notices.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 {
-		return false
-	}
-	for i := range notices {
-		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content {
-			return true
-		}
-	}
-	return false
 }
 
 // convertContents is convert without the recognition of notices.

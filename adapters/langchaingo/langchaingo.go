@@ -8,6 +8,7 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -73,7 +74,7 @@ func Trim(msgs []llms.MessageContent, budget int, opts ...history.Option) ([]llm
 // apply maps res back onto msgs, part by part where the sweep cut a message
 // down or the core elided responses.
 func apply(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, res history.Result) []llms.MessageContent {
-	if res.Kept == nil {
+	if regroup.Unchanged(res, conv) {
 		return msgs[:len(msgs):len(msgs)]
 	}
 	groups := regroup.Groups(res, conv, slots)
@@ -139,64 +140,23 @@ func breadcrumb(m history.Message) llms.MessageContent {
 }
 
 // convert maps msgs to messages and their slots, recognising the notices a
-// trim with opts inserts (see markNotices).
+// trim with opts inserts (see notice.Mark): a message of the notice's role
+// holding one text part with exactly its text (a cache-control wrapper is
+// allowed).
 func convert(msgs []llms.MessageContent, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	out, slots, err := convertMessages(msgs)
 	if err != nil {
 		return nil, nil, err
 	}
-	markNotices(out, opts, func(i int) bool { return len(msgs[slots[i].Native].Parts) == 1 })
+	notice.Mark(out, opts, readNotice, func(i int) bool { return len(msgs[slots[i].Native].Parts) == 1 })
 	return out, slots, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of conv that
-// are notices an earlier Trim inserted, so that the core replaces them
-// instead of counting them as turns: a message of the notice's role holding
-// one text part with exactly its text (a cache-control wrapper is
-// allowed). single(i) reports whether conv[i] comes from a message of one
-// part. The turn notice is recognised only in the leading block (after the
-// leading system messages, where trims put it); the step notice anywhere,
-// since later turns leave it behind. The notices configured by opts and
-// the defaults are recognised. The only false positive is a message someone
-// wrote with exactly a notice's text.
-func markNotices(conv []history.Message, opts []history.Option, single func(int) bool) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns, steps := rendered(turn, dturn), rendered(step, dstep)
-	lead := true
-	for i := range conv {
-		m := &conv[i]
-		if m.Kind == "" && single(i) && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
-			lead = false
-		}
-	}
-}
-
-// rendered returns the notices as ToHistory reads them once Trim has
-// rendered them.
-func rendered(notices ...history.Message) []history.Message {
-	out := make([]history.Message, len(notices))
-	for i, b := range notices {
-		m, _, _ := convertMessages([]llms.MessageContent{breadcrumb(b)})
-		out[i] = m[0]
-	}
-	return out
-}
-
-// isNotice reports whether m converts exactly as one of notices.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-		return false
-	}
-	for i := range notices {
-		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content {
-			return true
-		}
-	}
-	return false
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it.
+func readNotice(b history.Message) []history.Message {
+	m, _, _ := convertMessages([]llms.MessageContent{breadcrumb(b)}) // a rendered notice always converts
+	return m
 }
 
 // convertMessages is convert without the recognition of notices.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/notice"
+	"github.com/histrim/history/internal/regroup"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
@@ -52,7 +54,8 @@ func ToHistory(msgs []openai.ChatCompletionMessageParamUnion) ([]history.Message
 }
 
 // convert implements ToHistory, recognising the notices a trim with opts
-// inserts.
+// inserts (see notice.Mark): a message that converts exactly as a rendered
+// notice does (same role, text and name, nothing else).
 func convert(msgs []openai.ChatCompletionMessageParamUnion, opts []history.Option) ([]history.Message, error) {
 	out := make([]history.Message, len(msgs))
 	for i := range msgs {
@@ -62,56 +65,16 @@ func convert(msgs []openai.ChatCompletionMessageParamUnion, opts []history.Optio
 		}
 		out[i] = m
 	}
-	markNotices(out, opts)
+	notice.Mark(out, opts, readNotice, nil)
 	return out, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of hist that are
-// notices an earlier Trim inserted, so that the core replaces them instead
-// of counting them as turns: messages that convert exactly as a rendered
-// notice does (same role, text and name, nothing else). The turn notice is
-// recognised only in the leading block (after the leading system messages,
-// where trims put it); the step notice wherever it stands, since later
-// turns leave it behind. The notices configured by opts and the defaults
-// are recognised. The only false positive is a message someone typed with
-// exactly a notice's text.
-func markNotices(hist []history.Message, opts []history.Option) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns := []history.Message{rendered(turn), rendered(dturn)}
-	steps := []history.Message{rendered(step), rendered(dstep)}
-	lead := true
-	for i := range hist {
-		m := &hist[i]
-		if m.Kind == "" && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
-			lead = false
-		}
-	}
-}
-
-// rendered returns the notice b as ToHistory reads it once Trim has
-// rendered it natively.
-func rendered(b history.Message) history.Message {
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it natively: a plain-string message of its role, with its name.
+func readNotice(b history.Message) []history.Message {
 	u := fromBreadcrumb(b)
-	m, _ := toMessage(&u)
-	return m
-}
-
-// isNotice reports whether m converts exactly as one of notices.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-		return false
-	}
-	for i := range notices {
-		n := &notices[i]
-		if m.Role == n.Role && m.Content == n.Content && m.Name == n.Name && len(n.Parts) == 0 {
-			return true
-		}
-	}
-	return false
+	m, _ := toMessage(&u) // a rendered notice always converts
+	return []history.Message{m}
 }
 
 // Trim trims msgs to budget tokens with [history.TrimToRecentTurns] and
@@ -152,16 +115,17 @@ func Trim(msgs []openai.ChatCompletionMessageParamUnion, budget int, opts ...his
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
-	// Apply returns the caller's originals; what the core inserted or
-	// changed is rendered from its own entry of res.Messages (there can be
-	// two notices: one for dropped turns, one for dropped steps).
-	out := history.Apply(msgs, res, func() openai.ChatCompletionMessageParamUnion {
-		return openai.ChatCompletionMessageParamUnion{} // replaced below
-	})
+	if regroup.Unchanged(res, hist) {
+		return msgs[:len(msgs):len(msgs)], res, err
+	}
+	// The caller's originals, and each notice rendered from its own entry
+	// of res.Messages; then what the core changed in a kept message.
+	out := notice.Apply(msgs, res, fromBreadcrumb)
 	for j, k := range res.Kept {
+		if k < 0 {
+			continue
+		}
 		switch m := &res.Messages[j]; {
-		case k < 0:
-			out[j] = fromBreadcrumb(*m)
 		case m.Kind == history.KindElided:
 			out[j] = elide(msgs[k], m)
 		case len(m.ToolCalls) < len(hist[k].ToolCalls):

@@ -152,3 +152,25 @@ func Groups(res history.Result, conv []history.Message, slots []Slot) []Group {
 	}
 	return out
 }
+
+// Unchanged reports whether res leaves conv, the converted history it was
+// computed from, as it is, so that an adapter can return the caller's
+// messages themselves: res.Kept is nil, or it keeps every message of conv
+// in order and the core changed none of them (no tool call stripped, no
+// result elided, no kind or content changed). Both forms of "nothing to do"
+// are accepted: a nil Kept and an identity Kept.
+func Unchanged(res history.Result, conv []history.Message) bool {
+	if res.Kept == nil {
+		return true
+	}
+	if len(res.Kept) != len(conv) || len(res.Messages) != len(conv) {
+		return false
+	}
+	for i, k := range res.Kept {
+		m, c := &res.Messages[i], &conv[i]
+		if k != i || m.Kind != c.Kind || m.Content != c.Content || len(m.ToolCalls) != len(c.ToolCalls) {
+			return false
+		}
+	}
+	return true
+}

@@ -56,6 +56,12 @@ func result(kept []int, with map[int]history.Message) history.Result {
 
 func TestGroups(t *testing.T) {
 	notice := history.Message{Role: history.RoleUser, Kind: history.KindBreadcrumb, Content: "earlier turns dropped"}
+	allWhole := []Group{
+		{Native: 0, Slots: slots[1:2], Whole: true},
+		{Native: 1, Slots: slots[2:3], Whole: true},
+		{Native: 2, Slots: slots[3:6], Whole: true},
+		{Native: 3, Slots: slots[6:7], Whole: true},
+	}
 	tests := []struct {
 		name   string
 		reason string
@@ -66,23 +72,13 @@ func TestGroups(t *testing.T) {
 			name:   "all kept",
 			reason: "every native message whole; the system prompt left out",
 			res:    result([]int{0, 1, 2, 3, 4, 5, 6}, nil),
-			want: []Group{
-				{Native: 0, Slots: slots[1:2], Whole: true},
-				{Native: 1, Slots: slots[2:3], Whole: true},
-				{Native: 2, Slots: slots[3:6], Whole: true},
-				{Native: 3, Slots: slots[6:7], Whole: true},
-			},
+			want:   allWhole,
 		},
 		{
 			name:   "nil kept",
 			reason: "a nil Kept keeps every message as it is",
 			res:    history.Result{Messages: conv},
-			want: []Group{
-				{Native: 0, Slots: slots[1:2], Whole: true},
-				{Native: 1, Slots: slots[2:3], Whole: true},
-				{Native: 2, Slots: slots[3:6], Whole: true},
-				{Native: 3, Slots: slots[6:7], Whole: true},
-			},
+			want:   allWhole,
 		},
 		{
 			name:   "notice",
@@ -198,5 +194,33 @@ func TestGroupsDoesNotModify(t *testing.T) {
 	Groups(res, conv, slots)
 	if !reflect.DeepEqual(slots, wantSlots) || !reflect.DeepEqual(conv, wantConv) {
 		t.Error("Groups modified its arguments")
+	}
+}
+
+func TestUnchanged(t *testing.T) {
+	identity := []int{0, 1, 2, 3, 4, 5, 6}
+	tests := []struct {
+		name   string
+		res    history.Result
+		want   bool
+		reason string
+	}{
+		{"nil kept", history.Result{Messages: conv}, true, "a nil Kept means nothing changed"},
+		{"identity", result(identity, nil), true, "an identity Kept over unchanged messages means nothing changed"},
+		{"dropped", result([]int{0, 1, 2, 3, 4, 6}, nil), false, "a message is missing"},
+		{"notice", result([]int{0, -1, 1, 2, 3, 4, 5, 6}, nil), false, "a notice was inserted"},
+		{"reordered", result([]int{0, 1, 2, 4, 3, 5, 6}, nil), false, "the order changed"},
+		{"stripped call", result(identity, map[int]history.Message{
+			2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
+		}), false, "the sweep stripped a call"},
+		{"elided", result(identity, map[int]history.Message{
+			4: {Role: history.RoleTool, Kind: history.KindElided, ToolCallID: "b", Content: "[elided]"},
+		}), false, "a result was elided"},
+		{"short messages", history.Result{Kept: identity, Messages: conv[:3]}, false, "Messages does not cover conv"},
+	}
+	for _, tc := range tests {
+		if got := Unchanged(tc.res, conv); got != tc.want {
+			t.Errorf("%s: Unchanged = %v, want %v (%s)", tc.name, got, tc.want, tc.reason)
+		}
 	}
 }
