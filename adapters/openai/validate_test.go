@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -129,7 +130,7 @@ func genConversation(data []byte) []openai.ChatCompletionMessageParamUnion {
 // and a second trim with the same budget changes nothing more.
 func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budget int) {
 	t.Helper()
-	before := mustJSON(t, msgs)
+	before := adaptertest.JSON(t, msgs)
 	out, res, err := Trim(msgs, budget)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		t.Fatalf("budget %d: %v", budget, err)
@@ -137,7 +138,7 @@ func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budg
 	if err := Validate(out); err != nil {
 		t.Fatalf("budget %d: output fails Validate: %v\ninput %s", budget, err, before)
 	}
-	if mustJSON(t, msgs) != before {
+	if adaptertest.JSON(t, msgs) != before {
 		t.Fatalf("budget %d: Trim modified its input", budget)
 	}
 	if res.Kept != nil {
@@ -148,18 +149,18 @@ func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budg
 			if k < 0 {
 				continue
 			}
-			got, orig := mustJSON(t, out[j]), mustJSON(t, msgs[k])
+			got, orig := adaptertest.JSON(t, out[j]), adaptertest.JSON(t, msgs[k])
 			if got != orig && len(res.Messages[j].ToolCalls) == len(mustHistory(t, msgs[k:k+1])[0].ToolCalls) {
 				t.Fatalf("budget %d: kept message %d changed without stripping:\n got %s\nwant %s", budget, k, got, orig)
 			}
 			h := mustHistory(t, out[j:j+1])[0]
-			if mustJSON(t, h.ToolCalls) != mustJSON(t, res.Messages[j].ToolCalls) {
+			if adaptertest.JSON(t, h.ToolCalls) != adaptertest.JSON(t, res.Messages[j].ToolCalls) {
 				t.Fatalf("budget %d: native calls %v, core decided %v", budget, h.ToolCalls, res.Messages[j].ToolCalls)
 			}
 		}
 	}
 	again, _, _ := Trim(out, budget)
-	if mustJSON(t, again) != mustJSON(t, out) {
+	if adaptertest.JSON(t, again) != adaptertest.JSON(t, out) {
 		t.Fatalf("budget %d: trimming the output again changed it", budget)
 	}
 }

@@ -1,0 +1,61 @@
+package adaptertest
+
+import (
+	"bytes"
+	"image"
+	"slices"
+	"testing"
+)
+
+func TestJSON(t *testing.T) {
+	if got := JSON(t, map[string]int{"b": 2, "a": 1}); got != `{"a":1,"b":2}` {
+		t.Errorf("JSON = %s", got)
+	}
+}
+
+func TestPNG(t *testing.T) {
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(PNG(t, 30, 20)))
+	if err != nil || format != "png" || cfg.Width != 30 || cfg.Height != 20 {
+		t.Errorf("PNG decodes as %s %dx%d (%v), want png 30x20", format, cfg.Width, cfg.Height, err)
+	}
+}
+
+func TestJSONDiff(t *testing.T) {
+	type obj map[string]any
+	tests := []struct {
+		name   string
+		a, b   any
+		want   []string
+		reason string
+	}{
+		{"equal", obj{"a": 1, "n": obj{"x": 1, "y": 2}}, obj{"n": obj{"y": 2, "x": 1}, "a": 1}, nil, "key order does not matter"},
+		{"changed", obj{"a": 1, "c": "x"}, obj{"a": 1, "c": "y"}, []string{"c"}, "one value differs"},
+		{"one side", obj{"a": 1, "z": 0}, obj{"a": 1, "b": 2}, []string{"b", "z"}, "keys on one side only, sorted"},
+	}
+	for _, tc := range tests {
+		if got := JSONDiff(t, tc.a, tc.b); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: JSONDiff = %v, want %v (%s)", tc.name, got, tc.want, tc.reason)
+		}
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	tests := []struct {
+		kept   []int
+		n      int
+		want   bool
+		reason string
+	}{
+		{nil, 3, true, "nil: nothing changed"},
+		{[]int{0, 1, 2}, 3, true, "every message in order"},
+		{[]int{}, 0, true, "empty input, empty Kept"},
+		{[]int{0, 1}, 3, false, "a message dropped"},
+		{[]int{0, -1, 1, 2}, 3, false, "a notice inserted"},
+		{[]int{1, 0, 2}, 3, false, "reordered"},
+	}
+	for _, tc := range tests {
+		if got := Identity(tc.kept, tc.n); got != tc.want {
+			t.Errorf("Identity(%v, %d) = %v, want %v (%s)", tc.kept, tc.n, got, tc.want, tc.reason)
+		}
+	}
+}
