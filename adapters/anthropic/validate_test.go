@@ -7,6 +7,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 )
 
 func TestValidate(t *testing.T) {
@@ -144,39 +145,50 @@ func mustHistory(t *testing.T, system []anthropic.TextBlockParam, msgs []anthrop
 // for the one exception).
 func checkTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int) {
 	t.Helper()
-	before := mustJSON(t, msgs)
-	out, _, err := Trim(system, msgs, budget)
+	before := adaptertest.JSON(t, msgs)
+	out, res, err := Trim(system, msgs, budget)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		t.Fatalf("budget %d: %v", budget, err)
 	}
 	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: output fails Validate: %v\ninput %s\noutput %s", budget, err, before, mustJSON(t, out))
+		t.Fatalf("budget %d: output fails Validate: %v\ninput %s\noutput %s", budget, err, before, adaptertest.JSON(t, out))
 	}
-	if mustJSON(t, msgs) != before {
+	if adaptertest.JSON(t, msgs) != before {
 		t.Fatalf("budget %d: Trim modified its input", budget)
 	}
-	// Every output block comes from the input, in input order.
-	pos := 0
-	crumb := mustJSON(t, user(text(history.BreadcrumbText)))
+	// Every output block comes from the input, in input order, except in
+	// the notices the core inserted, each a message of its own.
+	pos, notices := 0, 0
 	for j, m := range out {
-		if mustJSON(t, m) == crumb {
+		p := pos
+		for p < len(msgs) && !subsequence(t, m.Content, msgs[p].Content) {
+			p++
+		}
+		if p < len(msgs) {
+			pos = p + 1
 			continue
 		}
-		for pos < len(msgs) && !subsequence(t, m.Content, msgs[pos].Content) {
-			pos++
+		notices++
+		if len(m.Content) != 1 || m.Content[0].OfText == nil {
+			t.Fatalf("budget %d: output message %d is neither made of an input message's blocks nor a notice: %s", budget, j, adaptertest.JSON(t, m))
 		}
-		if pos == len(msgs) {
-			t.Fatalf("budget %d: output message %d is not made of an input message's blocks: %s", budget, j, mustJSON(t, m))
+	}
+	want := 0
+	for _, k := range res.Kept {
+		if k < 0 {
+			want++
 		}
-		pos++
+	}
+	if notices != want {
+		t.Fatalf("budget %d: %d messages not from the input, %d notices inserted: %s", budget, notices, want, adaptertest.JSON(t, out))
 	}
 	// Trimming the output again changes nothing, unless the latest turn
 	// was over budget and the input was broken: then the sweep may have
 	// turned a message with orphaned tool_results and text into a plain
 	// user message, which opens a turn the second trim can drop.
 	again, _, _ := Trim(system, out, budget)
-	if (err == nil || Validate(msgs) == nil) && mustJSON(t, again) != mustJSON(t, out) {
-		t.Fatalf("budget %d: trimming the output again changed it:\n once %s\ntwice %s", budget, mustJSON(t, out), mustJSON(t, again))
+	if (err == nil || Validate(msgs) == nil) && adaptertest.JSON(t, again) != adaptertest.JSON(t, out) {
+		t.Fatalf("budget %d: trimming the output again changed it:\n once %s\ntwice %s", budget, adaptertest.JSON(t, out), adaptertest.JSON(t, again))
 	}
 }
 
@@ -184,7 +196,7 @@ func checkTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic
 func subsequence(t *testing.T, sub, blocks []anthropic.ContentBlockParamUnion) bool {
 	i := 0
 	for _, b := range blocks {
-		if i < len(sub) && mustJSON(t, sub[i]) == mustJSON(t, b) {
+		if i < len(sub) && adaptertest.JSON(t, sub[i]) == adaptertest.JSON(t, b) {
 			i++
 		}
 	}
