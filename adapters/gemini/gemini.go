@@ -77,18 +77,9 @@ func ToHistory(contents []*genai.Content) ([]history.Message, error) {
 // When nothing needs trimming or sweeping, Trim returns contents itself,
 // clipped to its length.
 func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
-	msgs, slots, err := convert(contents, opts)
+	all, msgs, slots, err := convertRequest(system, contents, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
-	}
-	all := msgs
-	if system != nil {
-		sys, err := plain(system, history.RoleSystem, -1)
-		if err != nil {
-			return nil, history.Result{Budget: budget}, err
-		}
-		all = make([]history.Message, 0, len(msgs)+1)
-		all = append(append(all, sys), msgs...)
 	}
 	res, err := history.TrimToRecentTurns(all, budget, opts...)
 	if len(res.Messages) == 0 {
@@ -110,6 +101,23 @@ func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...
 		}
 	}
 	return apply(contents, msgs, slots, res), res, err
+}
+
+// convertRequest converts a request as Trim counts it: all is the system
+// instruction, if any, as a system message, followed by msgs, the
+// conversion of contents (see convert), whose slots say where each came
+// from.
+func convertRequest(system *genai.Content, contents []*genai.Content, opts []history.Option) (all, msgs []history.Message, slots []regroup.Slot, err error) {
+	msgs, slots, err = convert(contents, opts)
+	if err != nil || system == nil {
+		return msgs, msgs, slots, err
+	}
+	sys, err := plain(system, history.RoleSystem, -1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	all = make([]history.Message, 0, len(msgs)+1)
+	return append(append(all, sys), msgs...), msgs, slots, nil
 }
 
 // apply maps res back onto contents, part by part where the sweep cut a
