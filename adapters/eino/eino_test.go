@@ -3,35 +3,15 @@ package eino
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"image"
-	"image/png"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 )
-
-func pngBase64(t testing.TB, w, h int) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -42,10 +22,10 @@ func call(id, name, args string) schema.ToolCall {
 // rich is a conversation using every field the adapter must carry.
 func rich(t testing.TB) []*schema.Message {
 	big := strings.Repeat("the quick brown fox jumps over the lazy dog ", 40)
-	img := pngBase64(t, 1024, 512)
+	img := base64.StdEncoding.EncodeToString(adaptertest.PNG(t, 1024, 512))
 	// Deprecated, but still in use and still read by the adapter.
 	//lint:ignore SA1019 the adapter must keep reading MultiContent
-	legacy := []schema.ChatMessagePart{{Type: schema.ChatMessagePartTypeImageURL, ImageURL: &schema.ChatMessageImageURL{URL: "data:image/png;base64," + pngBase64(t, 64, 64), Detail: schema.ImageURLDetailLow}}}
+	legacy := []schema.ChatMessagePart{{Type: schema.ChatMessagePartTypeImageURL, ImageURL: &schema.ChatMessageImageURL{URL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(adaptertest.PNG(t, 64, 64)), Detail: schema.ImageURLDetailLow}}}
 	return []*schema.Message{
 		schema.SystemMessage("You are terse."),
 		{Role: schema.User, Content: "summary of earlier work", Extra: map[string]any{KindKey: "summary", "author": "compactor"}},
@@ -137,12 +117,12 @@ func TestErrors(t *testing.T) {
 
 func TestTrimRoundTrip(t *testing.T) {
 	in := rich(t)
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 	out, res, err := Trim(in, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Kept != nil || &out[0] != &in[0] || cap(out) != len(in) || mustJSON(t, out) != before {
+	if !adaptertest.Identity(res.Kept, len(in)) || &out[0] != &in[0] || cap(out) != len(in) || adaptertest.JSON(t, out) != before {
 		t.Fatal("a fitting history must come back as the caller's slice, clipped and unchanged")
 	}
 
@@ -160,15 +140,15 @@ func TestTrimRoundTrip(t *testing.T) {
 			t.Errorf("out[%d] is not the caller's message %d", j, k)
 		}
 	}
-	want := mustJSON(t, append(slices.Clone(in[:2]), in[8:]...))
-	got := mustJSON(t, append(slices.Clone(out[:2]), out[3:]...))
+	want := adaptertest.JSON(t, append(slices.Clone(in[:2]), in[8:]...))
+	got := adaptertest.JSON(t, append(slices.Clone(out[:2]), out[3:]...))
 	if got != want {
 		t.Errorf("kept messages changed:\n got %s\nwant %s", got, want)
 	}
-	if got := mustJSON(t, out[2]); got != `{"role":"user","content":"[earlier turns omitted to fit the context window]","extra":{"histrim_kind":"breadcrumb"}}` {
+	if got := adaptertest.JSON(t, out[2]); got != `{"role":"user","content":"[earlier turns omitted to fit the context window]","extra":{"histrim_kind":"breadcrumb"}}` {
 		t.Errorf("breadcrumb = %s", got)
 	}
-	if mustJSON(t, in) != before {
+	if adaptertest.JSON(t, in) != before {
 		t.Error("Trim modified the input")
 	}
 
@@ -200,7 +180,7 @@ func TestTrimStripsUnansweredCalls(t *testing.T) {
 		schema.ToolMessage("A", "a"), schema.ToolMessage("C", "c"), schema.ToolMessage("Z", "zzz"),
 		schema.AssistantMessage("done", nil),
 	}
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 	out, res, err := Trim(in, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
@@ -214,9 +194,9 @@ func TestTrimStripsUnansweredCalls(t *testing.T) {
 	got := out[1]
 	if got == asst || len(got.ToolCalls) != 2 || got.ToolCalls[0].ID != "a" || got.ToolCalls[1].ID != "c" ||
 		*got.ToolCalls[1].Index != 2 || got.ToolCalls[0].Extra["x"] != 1 || got.Extra["keep"] != true || got.Content != "checking" {
-		t.Errorf("stripped message = %s, want a copy keeping calls a and c as the caller's values", mustJSON(t, got))
+		t.Errorf("stripped message = %s, want a copy keeping calls a and c as the caller's values", adaptertest.JSON(t, got))
 	}
-	if mustJSON(t, in) != before || len(asst.ToolCalls) != 3 {
+	if adaptertest.JSON(t, in) != before || len(asst.ToolCalls) != 3 {
 		t.Error("Trim modified the caller's messages")
 	}
 }
@@ -270,16 +250,16 @@ func TestValidate(t *testing.T) {
 // its tool calls.
 func checkTrim(t *testing.T, in []*schema.Message, budget int) {
 	t.Helper()
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 	out, res, err := Trim(in, budget)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		t.Fatalf("budget %d: %v", budget, err)
 	}
-	if mustJSON(t, in) != before {
+	if adaptertest.JSON(t, in) != before {
 		t.Fatalf("budget %d: input modified", budget)
 	}
 	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: %v\n%s", budget, err, mustJSON(t, out))
+		t.Fatalf("budget %d: %v\n%s", budget, err, adaptertest.JSON(t, out))
 	}
 	if len(out) != len(res.Messages) {
 		t.Fatalf("budget %d: %d messages, Result has %d", budget, len(out), len(res.Messages))
@@ -298,7 +278,7 @@ func checkTrim(t *testing.T, in []*schema.Message, budget int) {
 		default:
 			c := *in[k]
 			c.ToolCalls = m.ToolCalls
-			if mustJSON(t, &c) != mustJSON(t, m) || len(m.ToolCalls) >= len(in[k].ToolCalls) {
+			if adaptertest.JSON(t, &c) != adaptertest.JSON(t, m) || len(m.ToolCalls) >= len(in[k].ToolCalls) {
 				t.Fatalf("budget %d: message %d is neither the caller's nor a stripped copy", budget, j)
 			}
 		}
