@@ -8,7 +8,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 )
@@ -406,8 +406,7 @@ func resultParts(parts []history.Part, c *anthropic.ToolResultBlockParamContentU
 func imagePart(src *anthropic.ImageBlockParamSourceUnion) history.Part {
 	p := history.Part{Type: history.PartImage}
 	if s := src.OfBase64; s != nil {
-		p.MIMEType = string(s.MediaType)
-		p.Width, p.Height = media.ImageSizeBase64(s.Data)
+		p = mediapart.Base64(string(s.MediaType), s.Data, "", true)
 	}
 	p.Tokens = imageTokens(p.Width, p.Height)
 	return p
@@ -422,7 +421,7 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 	case src.OfText != nil:
 		return append(parts, history.Part{Type: history.PartText, Text: src.OfText.Data})
 	case src.OfBase64 != nil:
-		return append(parts, history.Part{Type: history.PartFile, MIMEType: "application/pdf", Size: media.Base64Size(src.OfBase64.Data)})
+		return append(parts, mediapart.Base64("application/pdf", src.OfBase64.Data, "", false))
 	case src.OfContent != nil:
 		c := &src.OfContent.Content
 		if c.OfString.Valid() {

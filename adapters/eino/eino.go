@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 )
@@ -194,13 +193,13 @@ func convert(m *schema.Message) (history.Message, error) {
 	for _, p := range m.MultiContent {
 		switch {
 		case p.ImageURL != nil:
-			h.Parts = append(h.Parts, urlPart(p.ImageURL.URL, p.ImageURL.MIMEType, string(p.ImageURL.Detail), true))
+			h.Parts = append(h.Parts, mediapart.URL(p.ImageURL.URL, p.ImageURL.MIMEType, string(p.ImageURL.Detail), true))
 		case p.AudioURL != nil:
-			h.Parts = append(h.Parts, urlPart(p.AudioURL.URL, p.AudioURL.MIMEType, "", false))
+			h.Parts = append(h.Parts, mediapart.URL(p.AudioURL.URL, p.AudioURL.MIMEType, "", false))
 		case p.VideoURL != nil:
-			h.Parts = append(h.Parts, urlPart(p.VideoURL.URL, p.VideoURL.MIMEType, "", false))
+			h.Parts = append(h.Parts, mediapart.URL(p.VideoURL.URL, p.VideoURL.MIMEType, "", false))
 		case p.FileURL != nil:
-			h.Parts = append(h.Parts, urlPart(p.FileURL.URL, p.FileURL.MIMEType, "", false))
+			h.Parts = append(h.Parts, mediapart.URL(p.FileURL.URL, p.FileURL.MIMEType, "", false))
 		case p.Text != "":
 			h.Parts = append(h.Parts, history.Part{Type: history.PartText, Text: p.Text})
 		}
@@ -240,43 +239,14 @@ func convert(m *schema.Message) (history.Message, error) {
 	return h, nil
 }
 
-// urlPart describes a URL part: an image (with its dimensions when the URL
-// is a base64 data URL of a PNG, JPEG or GIF) or a file (with its size when
-// the URL is a data URL).
-func urlPart(url, mime, detail string, image bool) history.Part {
-	data, dataMIME, ok := media.DataURL(url)
-	if mime == "" {
-		mime = dataMIME
-	}
-	return mediaPart(data, ok, mime, detail, image)
-}
-
+// commonPart describes a multi-content part of eino's newer kind: inline
+// base64 data, a URL (a data URL read as inline data) or neither.
 func commonPart(c schema.MessagePartCommon, detail string, image bool) history.Part {
-	var data string
-	ok := false
-	if c.Base64Data != nil {
-		data, ok = *c.Base64Data, true
-	} else if c.URL != nil {
-		var dataMIME string
-		data, dataMIME, ok = media.DataURL(*c.URL)
-		if c.MIMEType == "" {
-			c.MIMEType = dataMIME
-		}
+	switch {
+	case c.Base64Data != nil:
+		return mediapart.Base64(c.MIMEType, *c.Base64Data, detail, image)
+	case c.URL != nil:
+		return mediapart.URL(*c.URL, c.MIMEType, detail, image)
 	}
-	return mediaPart(data, ok, c.MIMEType, detail, image)
-}
-
-func mediaPart(b64 string, inline bool, mime, detail string, image bool) history.Part {
-	if image || strings.HasPrefix(strings.ToLower(mime), "image/") {
-		p := history.Part{Type: history.PartImage, MIMEType: mime, Detail: detail}
-		if inline {
-			p.Width, p.Height = media.ImageSizeBase64(b64)
-		}
-		return p
-	}
-	p := history.Part{Type: history.PartFile, MIMEType: mime}
-	if inline {
-		p.Size = int64(len(b64)) * 3 / 4
-	}
-	return p
+	return mediapart.URL("", c.MIMEType, detail, image)
 }

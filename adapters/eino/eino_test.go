@@ -87,6 +87,21 @@ func TestToHistory(t *testing.T) {
 	}
 }
 
+// TestToHistoryFileSize: a base64 file counts its decoded size, padding
+// counted out.
+func TestToHistoryFileSize(t *testing.T) {
+	data := "YWJjZA==" // "abcd"
+	msgs, err := ToHistory([]*schema.Message{{Role: schema.User, UserInputMultiContent: []schema.MessageInputPart{
+		{Type: schema.ChatMessagePartTypeFileURL, File: &schema.MessageInputFile{MessagePartCommon: schema.MessagePartCommon{Base64Data: &data, MIMEType: "text/plain"}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := msgs[0].Parts[0]; p.Type != history.PartFile || p.Size != 4 {
+		t.Errorf("file part = %+v, want a file of 4 bytes", p)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	cases := []struct {
 		name, reason string

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"google.golang.org/genai"
@@ -342,10 +341,10 @@ func addPart(m *history.Message, part *genai.Part, i, p int) error {
 		m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: id, Name: fc.Name, Arguments: args})
 	}
 	if d := part.InlineData; d != nil {
-		m.Parts = append(m.Parts, dataPart(d.MIMEType, d.Data))
+		m.Parts = append(m.Parts, mediapart.Blob(d.MIMEType, d.Data))
 	}
 	if f := part.FileData; f != nil {
-		m.Parts = append(m.Parts, dataPart(f.MIMEType, nil))
+		m.Parts = append(m.Parts, mediapart.Blob(f.MIMEType, nil))
 	}
 	if x := part.ExecutableCode; x != nil {
 		m.Parts = append(m.Parts, history.Part{Type: history.PartText, Text: x.Code})
@@ -390,9 +389,9 @@ func response(fr *genai.FunctionResponse, id string, i, p int) (history.Message,
 		switch {
 		case rp == nil:
 		case rp.InlineData != nil:
-			m.Parts = append(m.Parts, dataPart(rp.InlineData.MIMEType, rp.InlineData.Data))
+			m.Parts = append(m.Parts, mediapart.Blob(rp.InlineData.MIMEType, rp.InlineData.Data))
 		case rp.FileData != nil:
-			m.Parts = append(m.Parts, dataPart(rp.FileData.MIMEType, nil))
+			m.Parts = append(m.Parts, mediapart.Blob(rp.FileData.MIMEType, nil))
 		}
 	}
 	return m, nil
@@ -449,17 +448,6 @@ func callID(i, p int, fc *genai.FunctionCall) string {
 }
 
 func syntheticID(i, p int) string { return "#c" + strconv.Itoa(i) + "." + strconv.Itoa(p) }
-
-// dataPart describes inline or file data: an image (with its dimensions
-// when data holds a PNG, JPEG or GIF header) or a file of len(data) bytes
-// (unknown size when data is nil).
-func dataPart(mime string, data []byte) history.Part {
-	if strings.HasPrefix(strings.ToLower(mime), "image/") {
-		w, h := media.ImageSize(data)
-		return history.Part{Type: history.PartImage, MIMEType: mime, Width: w, Height: h}
-	}
-	return history.Part{Type: history.PartFile, MIMEType: mime, Size: int64(len(data))}
-}
 
 // jsonText encodes v (function arguments or a response) as the JSON text
 // the model reads. A nil map encodes as "".

@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/tmc/langchaingo/llms"
@@ -246,19 +245,9 @@ func addPart(m *history.Message, part llms.ContentPart, i, p int) error {
 			m.Content += x.Text
 		}
 	case llms.ImageURLContent:
-		hp := history.Part{Type: history.PartImage, Detail: x.Detail}
-		if b64, mime, ok := media.DataURL(x.URL); ok {
-			hp.MIMEType = mime
-			hp.Width, hp.Height = media.ImageSizeBase64(b64)
-		}
-		m.Parts = append(m.Parts, hp)
+		m.Parts = append(m.Parts, mediapart.URL(x.URL, "", x.Detail, true))
 	case llms.BinaryContent:
-		if strings.HasPrefix(strings.ToLower(x.MIMEType), "image/") {
-			w, h := media.ImageSize(x.Data)
-			m.Parts = append(m.Parts, history.Part{Type: history.PartImage, MIMEType: x.MIMEType, Width: w, Height: h})
-		} else {
-			m.Parts = append(m.Parts, history.Part{Type: history.PartFile, MIMEType: x.MIMEType, Size: int64(len(x.Data))})
-		}
+		m.Parts = append(m.Parts, mediapart.Blob(x.MIMEType, x.Data))
 	case llms.ToolCall:
 		if m.Role != history.RoleAssistant {
 			return msgErr(i, p, "tool call in a "+string(m.Role)+" message")

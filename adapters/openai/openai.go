@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/openai/openai-go/v3"
@@ -441,22 +441,20 @@ func userParts(parts []openai.ChatCompletionContentPartUnionParam) []history.Par
 			out = append(out, history.Part{Type: history.PartText, Text: p.OfText.Text})
 		case p.OfImageURL != nil:
 			img := &p.OfImageURL.ImageURL
-			w, h, mime := imageInfo(img.URL)
 			detail := img.Detail
 			if detail == "original" {
 				detail = "high"
 			}
-			out = append(out, history.Part{Type: history.PartImage, Width: w, Height: h, Detail: detail, MIMEType: mime})
+			out = append(out, mediapart.URL(img.URL, "", detail, true))
 		case p.OfInputAudio != nil:
 			a := &p.OfInputAudio.InputAudio
 			mime := ""
 			if a.Format != "" {
 				mime = "audio/" + a.Format
 			}
-			out = append(out, history.Part{Type: history.PartFile, MIMEType: mime, Size: media.Base64Size(a.Data)})
+			out = append(out, mediapart.Base64(mime, a.Data, "", false))
 		case p.OfFile != nil:
-			mime, size := dataInfo(p.OfFile.File.FileData.Value)
-			out = append(out, history.Part{Type: history.PartFile, MIMEType: mime, Size: size})
+			out = append(out, filePart(p.OfFile.File.FileData.Value))
 		}
 	}
 	return out
