@@ -234,7 +234,7 @@ func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Sl
 			if err != nil {
 				return nil, nil, err
 			}
-			s := regroup.Slot{Native: i, Parts: seq(len(c.Parts))}
+			s := regroup.Slot{Native: i} // every part
 			for p, part := range c.Parts {
 				if part.FunctionCall != nil {
 					s.Calls = append(s.Calls, p)
@@ -263,7 +263,7 @@ func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Sl
 				return nil, nil, err
 			}
 			msgs = append(msgs, m)
-			slots = append(slots, regroup.Slot{Native: i, Parts: seq(len(c.Parts))})
+			slots = append(slots, regroup.Slot{Native: i}) // every part
 			prev = nil
 			continue
 		}
@@ -470,12 +470,4 @@ func contentErr(i, p int, reason string) error {
 		return fmt.Errorf("%w: content %d: %s", ErrInvalidContent, i, reason)
 	}
 	return fmt.Errorf("%w: content %d part %d: %s", ErrInvalidContent, i, p, reason)
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }

@@ -180,7 +180,7 @@ func convertMessages(msgs []llms.MessageContent) ([]history.Message, []regroup.S
 		}
 		if role != history.RoleTool {
 			m := history.Message{Role: role}
-			s := regroup.Slot{Native: i, Parts: seq(len(mc.Parts))}
+			s := regroup.Slot{Native: i} // every part
 			for p, part := range mc.Parts {
 				if isCall(part) {
 					s.Calls = append(s.Calls, p)
@@ -274,12 +274,4 @@ func msgErr(i, p int, reason string) error {
 		return fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, reason)
 	}
 	return fmt.Errorf("%w: message %d part %d: %s", ErrInvalidMessage, i, p, reason)
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }
