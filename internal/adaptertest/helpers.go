@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"image"
 	"image/png"
+	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/histrim/history/internal/version"
 )
 
 // JSON returns the JSON encoding of v, failing t if v does not encode.
@@ -74,4 +78,48 @@ func Identity(kept []int, n int) bool {
 		}
 	}
 	return true
+}
+
+// CoreRequirement checks that the go.mod of the module under test (in the
+// working directory, as go test runs it) requires version.Core of the
+// core: the adapter and the core it runs against were released together.
+func CoreRequirement(t *testing.T) {
+	t.Helper()
+	mod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := Required(mod, "github.com/histrim/history")
+	if !ok || got != version.Core {
+		t.Errorf("go.mod requires github.com/histrim/history %q, want %s, the core these tests run against: "+
+			"release and upgrade the adapter and the core together (docs/adapters.md, \"Versioning\")", got, version.Core)
+	}
+}
+
+// Required returns the version of module path that the go.mod text mod
+// requires, in a require line or block; ok is false when it requires none.
+func Required(mod []byte, path string) (v string, ok bool) {
+	block := false
+	for _, line := range strings.Split(string(mod), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+			continue
+		case f[0] == "require" && len(f) == 2 && f[1] == "(":
+			block = true
+			continue
+		case block && f[0] == ")":
+			block = false
+			continue
+		case f[0] == "require":
+			f = f[1:]
+		case !block:
+			continue
+		}
+		if len(f) >= 2 && f[0] == path {
+			return f[1], true
+		}
+	}
+	return "", false
 }

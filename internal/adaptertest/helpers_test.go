@@ -59,3 +59,24 @@ func TestIdentity(t *testing.T) {
 		}
 	}
 }
+
+func TestRequired(t *testing.T) {
+	const path = "github.com/histrim/history"
+	tests := []struct {
+		name, mod, want string
+		ok              bool
+		reason          string
+	}{
+		{"block", "module x\n\nrequire (\n\tgithub.com/a/b v1.0.0\n\tgithub.com/histrim/history v0.3.0 // indirect\n)\n", "v0.3.0", true, "a require block"},
+		{"line", "module x\nrequire github.com/histrim/history v0.2.0\n", "v0.2.0", true, "a single require line"},
+		{"prefix only", "module x\nrequire github.com/histrim/history/adapters/openai v0.2.0\n", "", false, "another module whose path starts alike"},
+		{"replace only", "module x\nreplace github.com/histrim/history => ../..\n", "", false, "a replace is no requirement"},
+		{"after block", "require (\n\tgithub.com/a/b v1.0.0\n)\n\ngithub.com/histrim/history v9\n", "", false, "a line outside any require"},
+	}
+	for _, tc := range tests {
+		got, ok := Required([]byte(tc.mod), path)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: Required = %q, %v; want %q, %v (%s)", tc.name, got, ok, tc.want, tc.ok, tc.reason)
+		}
+	}
+}
