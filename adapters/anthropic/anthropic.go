@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -493,60 +494,25 @@ func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budg
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
-	if regroup.Unchanged(res, hist) {
-		return msgs[:len(msgs):len(msgs)], res, err
-	}
-
-	out := make([]anthropic.MessageParam, 0, len(res.Kept))
-	groups := regroup.Groups(res, hist, srcs)
-	for j := range groups {
-		g := &groups[j]
-		if g.Native < 0 {
-			out = append(out, fromBreadcrumb(g.Notice))
-			continue
-		}
-		if m, ok := rebuild(msgs[g.Native], g); ok {
-			out = append(out, m)
-		}
-	}
-	return out, res, err
+	notice := func(b history.Message, _ *regroup.Group) anthropic.MessageParam { return fromBreadcrumb(b) }
+	return regroup.Apply(msgs, hist, srcs, res, notice, rebuild), res, err
 }
 
-// rebuild returns the native message orig as the trim kept it, g being its
-// group. It is the original when g is whole, otherwise a copy holding only
-// the blocks g keeps (those of its kept pieces, minus the tool_use blocks
-// the sweep stripped), with the tool_result blocks the core elided replaced
-// by their placeholder. ok is false when no block is left.
+// rebuild returns a copy of orig, a native message the trim cut down or
+// elided in (its group g), holding only the blocks g keeps (those of its
+// kept pieces, minus the tool_use blocks the sweep stripped) in their
+// original order, the tool_result blocks the core elided replaced by
+// their placeholder. ok is false when no block is left.
 func rebuild(orig anthropic.MessageParam, g *regroup.Group) (anthropic.MessageParam, bool) {
-	if g.Whole {
-		return orig, true
-	}
 	_, blocks, _ := readMessage(&orig)
-	keep := g.Keep(len(blocks))
-	n := 0
-	for _, ok := range keep {
-		if ok {
-			n++
-		}
-	}
-	if n == 0 {
+	if !slices.Contains(g.Keep(len(blocks)), true) {
 		return orig, false
 	}
 	if overridden(&orig) {
-		return rebuildJSON(orig, keep, g.Elided)
+		return rebuildJSON(orig, g, len(blocks)), true
 	}
 	m := orig // keeps the role and any extra fields
-	m.Content = make([]anthropic.ContentBlockParamUnion, 0, n)
-	for b, ok := range keep {
-		if !ok {
-			continue
-		}
-		if text, ok := g.Elided[b]; ok {
-			m.Content = append(m.Content, elideBlock(orig.Content[b], text))
-			continue
-		}
-		m.Content = append(m.Content, orig.Content[b])
-	}
+	m.Content = regroup.KeptParts(g, orig.Content, elideBlock)
 	return m, true
 }
 
@@ -592,38 +558,36 @@ func elideJSON(raw json.RawMessage, text string) (json.RawMessage, error) {
 }
 
 // rebuildJSON is rebuild for a message built with param.Override: it
-// filters the "content" array of its JSON form and elides the blocks of
-// elided, so unknown keys survive.
-func rebuildJSON(orig anthropic.MessageParam, keep []bool, elided map[int]string) (anthropic.MessageParam, bool) {
+// filters the "content" array of its JSON form and elides the blocks the
+// core elided there, so unknown keys survive. n is the number of blocks the
+// conversion read; should the JSON not read as it did then, orig is kept
+// whole.
+func rebuildJSON(orig anthropic.MessageParam, g *regroup.Group, n int) anthropic.MessageParam {
 	raw, err := json.Marshal(orig)
 	if err != nil {
-		return orig, true
+		return orig
 	}
 	var obj map[string]json.RawMessage
 	var content []json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil || json.Unmarshal(obj["content"], &content) != nil || len(content) != len(keep) {
-		return orig, true
+	if json.Unmarshal(raw, &obj) != nil || json.Unmarshal(obj["content"], &content) != nil || len(content) != n {
+		return orig
 	}
-	kept := make([]json.RawMessage, 0, len(content))
-	for b, ok := range keep {
-		if !ok {
-			continue
-		}
-		c := content[b]
-		if text, ok := elided[b]; ok {
-			if c, err = elideJSON(c, text); err != nil {
-				return orig, true
-			}
-		}
-		kept = append(kept, c)
+	failed := false
+	kept := regroup.KeptParts(g, content, func(c json.RawMessage, text string) json.RawMessage {
+		e, err := elideJSON(c, text)
+		failed = failed || err != nil
+		return e
+	})
+	if failed {
+		return orig
 	}
 	if obj["content"], err = json.Marshal(kept); err != nil {
-		return orig, true
+		return orig
 	}
 	if raw, err = json.Marshal(obj); err != nil {
-		return orig, true
+		return orig
 	}
-	return param.Override[anthropic.MessageParam](json.RawMessage(raw)), true
+	return param.Override[anthropic.MessageParam](json.RawMessage(raw))
 }
 
 // fromBreadcrumb renders the breadcrumb b as a native message: a user

@@ -119,53 +119,24 @@ func convertRequest(system *genai.Content, contents []*genai.Content, opts []his
 	return append(append(all, sys), msgs...), msgs, slots, nil
 }
 
-// apply maps res back onto contents, part by part where the sweep cut a
-// content down or the core elided function responses.
+// apply maps res back onto contents (see regroup.Apply): part by part
+// where the sweep cut a content down or the core elided function responses.
 func apply(contents []*genai.Content, msgs []history.Message, slots []regroup.Slot, res history.Result) []*genai.Content {
-	if regroup.Unchanged(res, msgs) {
-		return contents[:len(contents):len(contents)]
+	notice := func(b history.Message, next *regroup.Group) *genai.Content {
+		// Gemini wants a function-call turn right after a user turn, and
+		// the notice before a kept step precedes one: a notice followed by
+		// a model content is a user content.
+		return breadcrumb(b, next != nil && next.Native >= 0 && contents[next.Native].Role == genai.RoleModel)
 	}
-	groups := regroup.Groups(res, msgs, slots)
-	out := make([]*genai.Content, 0, len(groups))
-	for j := range groups {
-		g := &groups[j]
-		if g.Native < 0 {
-			// Gemini wants a function-call turn right after a user turn,
-			// and the notice before a kept step precedes one: a notice
-			// followed by a model content is a user content.
-			beforeModel := j+1 < len(groups) && groups[j+1].Native >= 0 && contents[groups[j+1].Native].Role == genai.RoleModel
-			out = append(out, breadcrumb(g.Notice, beforeModel))
-			continue
-		}
-		c := contents[g.Native]
-		if g.Whole {
-			out = append(out, c)
-		} else if cut := cutDown(c, g); cut != nil {
-			out = append(out, cut)
-		}
-	}
-	return out
+	return regroup.Apply(contents, msgs, slots, res, notice, cutDown)
 }
 
 // cutDown returns a new content with the parts of c that g keeps, in their
 // original order, the function responses g elided replaced by their
-// placeholder; nil if none is left.
-func cutDown(c *genai.Content, g *regroup.Group) *genai.Content {
-	parts := make([]*genai.Part, 0, len(c.Parts))
-	for p, ok := range g.Keep(len(c.Parts)) {
-		if !ok {
-			continue
-		}
-		if text, ok := g.Elided[p]; ok {
-			parts = append(parts, elide(c.Parts[p], text))
-			continue
-		}
-		parts = append(parts, c.Parts[p])
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	return &genai.Content{Role: c.Role, Parts: parts}
+// placeholder; false if none is left.
+func cutDown(c *genai.Content, g *regroup.Group) (*genai.Content, bool) {
+	parts := regroup.KeptParts(g, c.Parts, elide)
+	return &genai.Content{Role: c.Role, Parts: parts}, len(parts) > 0
 }
 
 // elide returns a copy of the function response part p whose response is

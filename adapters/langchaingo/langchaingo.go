@@ -70,44 +70,18 @@ func Trim(msgs []llms.MessageContent, budget int, opts ...history.Option) ([]llm
 	return apply(msgs, conv, slots, res), res, err
 }
 
-// apply maps res back onto msgs, part by part where the sweep cut a message
-// down or the core elided responses.
+// apply maps res back onto msgs (see regroup.Apply): part by part where
+// the sweep cut a message down or the core elided responses.
 func apply(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, res history.Result) []llms.MessageContent {
-	if regroup.Unchanged(res, conv) {
-		return msgs[:len(msgs):len(msgs)]
-	}
-	groups := regroup.Groups(res, conv, slots)
-	out := make([]llms.MessageContent, 0, len(groups))
-	for j := range groups {
-		g := &groups[j]
-		if g.Native < 0 {
-			out = append(out, breadcrumb(g.Notice))
-			continue
-		}
-		if g.Whole {
-			out = append(out, msgs[g.Native])
-		} else if cut, ok := cutDown(msgs[g.Native], g); ok {
-			out = append(out, cut)
-		}
-	}
-	return out
+	notice := func(b history.Message, _ *regroup.Group) llms.MessageContent { return breadcrumb(b) }
+	return regroup.Apply(msgs, conv, slots, res, notice, cutDown)
 }
 
 // cutDown returns a new message with the parts of m that g keeps, in their
 // original order, the responses g elided replaced by their placeholder;
 // false if none is left.
 func cutDown(m llms.MessageContent, g *regroup.Group) (llms.MessageContent, bool) {
-	parts := make([]llms.ContentPart, 0, len(m.Parts))
-	for p, ok := range g.Keep(len(m.Parts)) {
-		if !ok {
-			continue
-		}
-		if text, ok := g.Elided[p]; ok {
-			parts = append(parts, elide(m.Parts[p], text))
-			continue
-		}
-		parts = append(parts, m.Parts[p])
-	}
+	parts := regroup.KeptParts(g, m.Parts, elide)
 	return llms.MessageContent{Role: m.Role, Parts: parts}, len(parts) > 0
 }
 

@@ -6,8 +6,10 @@
 // whether it is a notice the core inserted or a native message, and in the
 // latter case whether the message is kept whole or which of its parts the
 // core removed (tool calls the orphan sweep stripped) or replaced (tool
-// results history.WithElision elided). The adapter keeps only the rebuilding
-// of a cut-down message, which is specific to its SDK.
+// results history.WithElision elided). Apply walks the groups and builds the
+// native output; KeptParts picks a cut-down message's parts. The adapter
+// keeps only what is specific to its SDK: rendering a notice and building
+// a native message from its kept parts.
 //
 // Parts are whatever an adapter indexes inside a native message: Gemini
 // parts, langchaingo content parts, Anthropic content blocks.
@@ -173,4 +175,58 @@ func Unchanged(res history.Result, conv []history.Message) bool {
 		}
 	}
 	return true
+}
+
+// Apply maps res back onto native, the caller's messages that conv (with
+// slots saying where each came from) was converted from: native itself,
+// clipped to its length, when res leaves conv unchanged (see Unchanged);
+// otherwise, for each group of Groups in order, notice(b, next) for a
+// notice b the core inserted (next is the group that follows it, nil at
+// the end), the caller's message for a whole one, and cut(orig, g) for one
+// the trim cut down or elided in, left out when cut reports false (no part
+// left). Apply never modifies its arguments; notice and cut must not
+// modify theirs either.
+func Apply[N any](native []N, conv []history.Message, slots []Slot, res history.Result,
+	notice func(b history.Message, next *Group) N, cut func(orig N, g *Group) (N, bool)) []N {
+	if Unchanged(res, conv) {
+		return native[:len(native):len(native)]
+	}
+	groups := Groups(res, conv, slots)
+	out := make([]N, 0, len(groups))
+	for j := range groups {
+		g := &groups[j]
+		switch {
+		case g.Native < 0:
+			var next *Group
+			if j+1 < len(groups) {
+				next = &groups[j+1]
+			}
+			out = append(out, notice(g.Notice, next))
+		case g.Whole:
+			out = append(out, native[g.Native])
+		default:
+			if m, ok := cut(native[g.Native], g); ok {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// KeptParts returns the parts of a native message that g keeps (see
+// Keep), in their original order, each tool result g elided replaced by
+// elide(part, placeholder); nil when none is left. parts is not modified.
+func KeptParts[P any](g *Group, parts []P, elide func(part P, placeholder string) P) []P {
+	var out []P
+	for p, ok := range g.Keep(len(parts)) {
+		if !ok {
+			continue
+		}
+		if text, ok := g.Elided[p]; ok {
+			out = append(out, elide(parts[p], text))
+			continue
+		}
+		out = append(out, parts[p])
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package regroup
 import (
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/histrim/history"
@@ -222,5 +223,66 @@ func TestUnchanged(t *testing.T) {
 		if got := Unchanged(tc.res, conv); got != tc.want {
 			t.Errorf("%s: Unchanged = %v, want %v (%s)", tc.name, got, tc.want, tc.reason)
 		}
+	}
+}
+
+// native are the native messages conv stands for, as part lists.
+var native = [][]string{{"q0", "q1"}, {"t", "call a", "call b"}, {"result a", "nudge", "result b"}, {"done"}}
+
+func TestApply(t *testing.T) {
+	notice := func(b history.Message, next *Group) []string {
+		after := "end"
+		if next != nil {
+			after = strconv.Itoa(next.Native)
+		}
+		return []string{"notice before " + after}
+	}
+	cut := func(orig []string, g *Group) ([]string, bool) {
+		parts := KeptParts(g, orig, func(p, placeholder string) string { return placeholder })
+		return parts, len(parts) > 0
+	}
+	tests := []struct {
+		name   string
+		res    history.Result
+		want   [][]string
+		reason string
+	}{
+		{"unchanged", history.Result{Messages: conv}, native, "native itself"},
+		{"notice and whole", result([]int{0, -1, 6}, nil), [][]string{{"notice before 3"}, {"done"}},
+			"a notice rendered with the group after it, then the caller's message"},
+		{"notice at the end", result([]int{0, 1, -1}, nil), [][]string{{"q0", "q1"}, {"notice before end"}}, "no group after the notice"},
+		{"cut down", result([]int{0, 1, 2, 3, 5, 6}, map[int]history.Message{
+			2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
+		}), [][]string{native[0], {"t", "call a"}, {"result a", "nudge"}, native[3]}, "the stripped call and its orphaned result are gone"},
+		{"elided", result([]int{0, 1, 2, 3, 4, 5, 6}, map[int]history.Message{
+			4: {Role: history.RoleTool, Kind: history.KindElided, ToolCallID: "b", Content: "[elided]"},
+		}), [][]string{native[0], native[1], {"result a", "nudge", "[elided]"}, native[3]}, "an elided result replaced in place"},
+	}
+	for _, tc := range tests {
+		got := Apply(native, conv, slots, tc.res, notice, cut)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Apply = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
+		}
+	}
+	none := func([]string, *Group) ([]string, bool) { return nil, false }
+	stripped := result([]int{0, 1, 2, 3, 5, 6}, map[int]history.Message{
+		2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
+	})
+	if got := Apply(native, conv, slots, stripped, notice, none); !reflect.DeepEqual(got, [][]string{native[0], native[3]}) {
+		t.Errorf("Apply = %q: a message cut reports empty must be left out", got)
+	}
+	if got := Apply(native, conv, slots, history.Result{Messages: conv}, notice, cut); &got[0] != &native[0] || cap(got) != len(native) {
+		t.Error("unchanged: want native itself, clipped")
+	}
+}
+
+func TestKeptParts(t *testing.T) {
+	g := &Group{Slots: []Slot{{Parts: []int{0}}, {Parts: []int{2}}}, Elided: map[int]string{2: "[x]"}}
+	elide := func(p, placeholder string) string { return p + "->" + placeholder }
+	if got := KeptParts(g, []string{"a", "b", "c"}, elide); !slices.Equal(got, []string{"a", "c->[x]"}) {
+		t.Errorf("KeptParts = %q, want the kept parts with the elided one replaced", got)
+	}
+	if got := KeptParts(&Group{Slots: []Slot{{Parts: []int{}}}}, []string{"a"}, elide); got != nil {
+		t.Errorf("KeptParts = %q, want nil when no part is kept", got)
 	}
 }
