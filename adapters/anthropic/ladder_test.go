@@ -18,14 +18,8 @@ import (
 // with an image, param.Override blocks and messages, trailing text), with
 // an occasional unanswered call or stray result for the sweep.
 func genAgent(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam) {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
 	system := []anthropic.TextBlockParam{{Text: "You are an agent. Use the tools."}}
 	var msgs []anthropic.MessageParam
 	id := 0

@@ -40,19 +40,10 @@ func TestValidate(t *testing.T) {
 		{"text before result", "tool_result blocks must come first",
 			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(text("here:"), result("a", "A"))}, 1, "a"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, e.ID }
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Validate(tc.msgs)
-			if tc.index < 0 {
-				if err != nil {
-					t.Fatalf("%s: got %v, want nil", tc.reason, err)
-				}
-				return
-			}
-			var pe *PairingError
-			if !errors.As(err, &pe) || !errors.Is(err, ErrUnpaired) || pe.Index != tc.index || pe.ID != tc.id {
-				t.Fatalf("%s: got %v, want *PairingError at %d for %q", tc.reason, err, tc.index, tc.id)
-			}
+			adaptertest.Violation(t, Validate(tc.msgs), ErrUnpaired, where, tc.index, tc.id, tc.reason)
 		})
 	}
 }
@@ -62,14 +53,8 @@ func TestValidate(t *testing.T) {
 // duplicate tool_result blocks, answers two messages late) as well as good
 // ones, always with tool_result blocks first in their message.
 func genRequest(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam) {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
 	words := func(b int) string {
 		s := "message " + strconv.Itoa(b)
 		for range b % 5 {

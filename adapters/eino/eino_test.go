@@ -245,16 +245,10 @@ func TestValidate(t *testing.T) {
 		{"empty id", []*schema.Message{u("x"), a(""), tool("")}, 1, "ids are required"},
 		{"nil", []*schema.Message{nil}, 0, "nil message"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, "" }
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Validate(c.in)
-			var pe *PairingError
-			switch {
-			case c.bad < 0 && err != nil:
-				t.Errorf("Validate = %v, want nil (%s)", err, c.reason)
-			case c.bad >= 0 && (!errors.As(err, &pe) || pe.Index != c.bad || !errors.Is(err, ErrUnpaired)):
-				t.Errorf("Validate = %v, want a *PairingError at %d (%s)", err, c.bad, c.reason)
-			}
+			adaptertest.Violation(t, Validate(c.in), ErrUnpaired, where, c.bad, "", c.reason)
 		})
 	}
 }
@@ -316,19 +310,13 @@ func TestTrimEveryBudget(t *testing.T) {
 // sometimes with a result missing, an orphan result or a wrong id, and a
 // closing reply.
 func gen(data []byte) []*schema.Message {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Byte
 	out := []*schema.Message{schema.SystemMessage("sys")}
 	if next()%2 == 0 {
 		out = append(out, &schema.Message{Role: schema.User, Content: "summary", Extra: map[string]any{KindKey: "summary"}})
 	}
-	for turn := 0; len(data) > 0 && turn < 12; turn++ {
+	for turn := 0; len(seed) > 0 && turn < 12; turn++ {
 		out = append(out, schema.UserMessage(strings.Repeat("prompt ", 1+next()%40)))
 		for round := next() % 3; round > 0; round-- {
 			m := &schema.Message{Role: schema.Assistant, ReasoningContent: strings.Repeat("hm ", next()%5)}

@@ -16,14 +16,8 @@ import (
 // reasoning and Extra maps, with an occasional unanswered call or stray
 // result for the sweep.
 func genAgent(data []byte) []*schema.Message {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
 	out := []*schema.Message{schema.SystemMessage("You are an agent. Use the tools.")}
 	id := 0
 	for {

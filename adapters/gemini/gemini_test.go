@@ -304,16 +304,10 @@ func TestValidate(t *testing.T) {
 		{"call in user", []*genai.Content{r(call("", "f", nil))}, 0, "users do not call"},
 		{"response in model", []*genai.Content{u("x"), m(resp("", "f", nil))}, 1, "models do not answer"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, "" }
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Validate(c.in)
-			var pe *PairingError
-			switch {
-			case c.bad < 0 && err != nil:
-				t.Errorf("Validate = %v, want nil (%s)", err, c.reason)
-			case c.bad >= 0 && (!errors.As(err, &pe) || pe.Index != c.bad || !errors.Is(err, ErrUnpaired)):
-				t.Errorf("Validate = %v, want a *PairingError at %d (%s)", err, c.bad, c.reason)
-			}
+			adaptertest.Violation(t, Validate(c.in), ErrUnpaired, where, c.bad, "", c.reason)
 		})
 	}
 	if err := Validate([]*genai.Content{text("tool", "x")}); !errors.Is(err, ErrInvalidContent) {
@@ -390,17 +384,11 @@ func TestTrimEveryBudget(t *testing.T) {
 // in a shuffled order, sometimes with an answer missing, an orphan answer or
 // a wrong id, and a closing model reply.
 func gen(data []byte) []*genai.Content {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Byte
 	var out []*genai.Content
 	names := []string{"f", "g", "f"}
-	for turn := 0; len(data) > 0 && turn < 12; turn++ {
+	for turn := 0; len(seed) > 0 && turn < 12; turn++ {
 		out = append(out, text("user", strings.Repeat("prompt ", 1+next()%40)))
 		for round := next() % 3; round > 0; round-- {
 			n := 1 + next()%3

@@ -16,14 +16,8 @@ import (
 // several forms ({"output": ...}, other keys, inline data, thought
 // signatures on the part, text beside them).
 func genAgent(data []byte) []*genai.Content {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
 	var out []*genai.Content
 	lastUser := false // the last content is a user content
 	id := 0

@@ -16,14 +16,8 @@ import (
 // some wrapped in llms.CachedContent, some next to a text part, with an
 // occasional unanswered call or stray response for the sweep.
 func genAgent(data []byte) []llms.MessageContent {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
 	out := []llms.MessageContent{msg(llms.ChatMessageTypeSystem, txt("You are an agent. Use the tools."))}
 	id := 0
 	for {

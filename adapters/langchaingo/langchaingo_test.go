@@ -219,16 +219,10 @@ func TestValidate(t *testing.T) {
 		{"human calls", []llms.MessageContent{msg(llms.ChatMessageTypeHuman, call("1", "f", ""))}, 0, "only the AI calls"},
 		{"empty id", []llms.MessageContent{h("x"), a(""), tl("")}, 1, "ids are required"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, "" }
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Validate(c.in)
-			var pe *PairingError
-			switch {
-			case c.bad < 0 && err != nil:
-				t.Errorf("Validate = %v, want nil (%s)", err, c.reason)
-			case c.bad >= 0 && (!errors.As(err, &pe) || pe.Index != c.bad || !errors.Is(err, ErrUnpaired)):
-				t.Errorf("Validate = %v, want a *PairingError at %d (%s)", err, c.bad, c.reason)
-			}
+			adaptertest.Violation(t, Validate(c.in), ErrUnpaired, where, c.bad, "", c.reason)
 		})
 	}
 }
@@ -293,16 +287,10 @@ func TestTrimEveryBudget(t *testing.T) {
 // shuffled order, sometimes with a response missing, an orphan response or
 // a wrong id, and a closing AI reply.
 func gen(data []byte) []llms.MessageContent {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Byte
 	out := []llms.MessageContent{msg(llms.ChatMessageTypeSystem, txt("sys"))}
-	for turn := 0; len(data) > 0 && turn < 12; turn++ {
+	for turn := 0; len(seed) > 0 && turn < 12; turn++ {
 		out = append(out, msg(llms.ChatMessageTypeHuman, txt(strings.Repeat("prompt ", 1+next()%40))))
 		for round := next() % 3; round > 0; round-- {
 			m := msg(llms.ChatMessageTypeAI)

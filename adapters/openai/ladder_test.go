@@ -18,14 +18,8 @@ import (
 // take (string, text parts, param.Override, the legacy function message),
 // with an occasional unanswered call or stray result for the sweep.
 func genAgent(data []byte) []openai.ChatCompletionMessageParamUnion {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are an agent. Use the tools.")}
 	id := 0
 	for {

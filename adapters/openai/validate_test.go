@@ -41,19 +41,10 @@ func TestValidate(t *testing.T) {
 		{"answer to an older assistant", "only the immediately preceding assistant counts",
 			[]openai.ChatCompletionMessageParamUnion{assistantCalls("", functionCall("a", "f", "")), tool("A", "a"), openai.AssistantMessage("done"), tool("A", "a")}, 3, "a"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, e.ID }
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Validate(tc.msgs)
-			if tc.index < 0 {
-				if err != nil {
-					t.Fatalf("%s: got %v, want nil", tc.reason, err)
-				}
-				return
-			}
-			var pe *PairingError
-			if !errors.As(err, &pe) || !errors.Is(err, ErrUnpaired) || pe.Index != tc.index || pe.ID != tc.id {
-				t.Fatalf("%s: got %v, want *PairingError at %d for %q", tc.reason, err, tc.index, tc.id)
-			}
+			adaptertest.Violation(t, Validate(tc.msgs), ErrUnpaired, where, tc.index, tc.id, tc.reason)
 		})
 	}
 }
@@ -63,14 +54,8 @@ func TestValidate(t *testing.T) {
 // duplicate tool messages) as well as good ones.
 func genConversation(data []byte) []openai.ChatCompletionMessageParamUnion {
 	var msgs []openai.ChatCompletionMessageParamUnion
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
 	text := func(b int) string {
 		s := "message " + strconv.Itoa(b)
 		for range b % 5 {

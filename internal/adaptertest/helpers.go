@@ -3,6 +3,7 @@ package adaptertest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"image"
 	"image/png"
 	"os"
@@ -122,4 +123,48 @@ func Required(mod []byte, path string) (v string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// Bytes hands out seed bytes one at a time to a conversation generator;
+// len tells how many are left.
+type Bytes []byte
+
+// Next returns the next byte, or -1 when none is left.
+func (b *Bytes) Next() int {
+	if len(*b) == 0 {
+		return -1
+	}
+	v := (*b)[0]
+	*b = (*b)[1:]
+	return int(v)
+}
+
+// Byte returns the next byte, or 0 when none is left.
+func (b *Bytes) Byte() int {
+	return max(b.Next(), 0)
+}
+
+// Violation checks err, what an adapter's Validate returned for a table
+// case: nil when at is negative; otherwise an error wrapping sentinel whose
+// P (found with errors.As) is, as where reports it, at message at and
+// about the tool call id. It reports through t and returns whether err is
+// as wanted.
+func Violation[P error](t testing.TB, err, sentinel error, where func(P) (at int, id string), at int, id, reason string) bool {
+	t.Helper()
+	if at < 0 {
+		if err != nil {
+			t.Errorf("Validate = %v, want nil (%s)", err, reason)
+		}
+		return err == nil
+	}
+	var p P
+	if !errors.As(err, &p) || !errors.Is(err, sentinel) {
+		t.Errorf("Validate = %v, want a %T wrapping %v at %d (%s)", err, p, sentinel, at, reason)
+		return false
+	}
+	if gotAt, gotID := where(p); gotAt != at || gotID != id {
+		t.Errorf("Validate = %v, at %d for %q; want %d for %q (%s)", err, gotAt, gotID, at, id, reason)
+		return false
+	}
+	return true
 }

@@ -2,8 +2,11 @@ package adaptertest
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"image"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -80,3 +83,56 @@ func TestRequired(t *testing.T) {
 		}
 	}
 }
+
+func TestBytes(t *testing.T) {
+	b := Bytes{7, 0}
+	if got := []int{b.Next(), len(b), b.Byte(), b.Next(), b.Byte(), len(b)}; !slices.Equal(got, []int{7, 1, 0, -1, 0, 0}) {
+		t.Errorf("Next, len, Byte, Next, Byte, len = %v, want 7 1 0 -1 0 0", got)
+	}
+}
+
+// posError is an error with a position, for TestViolation.
+type posError struct {
+	at int
+	id string
+}
+
+func (e *posError) Error() string { return "at " + strconv.Itoa(e.at) }
+func (e *posError) Unwrap() error { return errUnpaired }
+
+var errUnpaired = errors.New("unpaired")
+
+func TestViolation(t *testing.T) {
+	where := func(e *posError) (int, string) { return e.at, e.id }
+	tests := []struct {
+		name   string
+		err    error
+		at     int
+		id     string
+		want   bool
+		reason string
+	}{
+		{"valid", nil, -1, "", true, "no violation wanted, none found"},
+		{"unexpected", &posError{1, "a"}, -1, "", false, "no violation wanted"},
+		{"found", fmt.Errorf("wrapped: %w", &posError{2, "a"}), 2, "a", true, "found through wrapping"},
+		{"missing", nil, 2, "a", false, "a violation wanted, none found"},
+		{"other error", errors.New("x"), 2, "a", false, "not the adapter's error"},
+		{"elsewhere", &posError{3, "a"}, 2, "a", false, "another message"},
+		{"other id", &posError{2, "b"}, 2, "a", false, "another call"},
+	}
+	for _, tc := range tests {
+		rec := &recorder{TB: t}
+		if got := Violation(rec, tc.err, errUnpaired, where, tc.at, tc.id, tc.reason); got != tc.want || rec.failed == tc.want {
+			t.Errorf("%s: Violation = %v (reported failure %v), want %v (%s)", tc.name, got, rec.failed, tc.want, tc.reason)
+		}
+	}
+}
+
+// recorder is a testing.TB that records failures instead of failing.
+type recorder struct {
+	testing.TB
+	failed bool
+}
+
+func (r *recorder) Errorf(string, ...any) { r.failed = true }
+func (r *recorder) Helper()               {}
