@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"errors"
 	"strconv"
 	"testing"
 
@@ -114,15 +113,6 @@ func genRequest(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessagePar
 	}
 }
 
-func mustHistory(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) []history.Message {
-	t.Helper()
-	h, err := ToHistory(system, msgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // checkTrim is the property every trim must have: the output passes
 // Validate, the input is untouched, every output message is an original or
 // a breadcrumb or holds only blocks of one original message in their
@@ -130,23 +120,14 @@ func mustHistory(t *testing.T, system []anthropic.TextBlockParam, msgs []anthrop
 // for the one exception).
 func checkTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int) {
 	t.Helper()
-	before := adaptertest.JSON(t, msgs)
-	out, res, err := Trim(system, msgs, budget)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: output fails Validate: %v\ninput %s\noutput %s", budget, err, before, adaptertest.JSON(t, out))
-	}
-	if adaptertest.JSON(t, msgs) != before {
-		t.Fatalf("budget %d: Trim modified its input", budget)
-	}
+	r, res, err := adapter.Trimmed(t, request{system, msgs}, budget)
+	out := r.Messages
 	// Every output block comes from the input, in input order, except in
 	// the notices the core inserted, each a message of its own.
 	pos, notices := 0, 0
 	for j, m := range out {
 		p := pos
-		for p < len(msgs) && !subsequence(t, m.Content, msgs[p].Content) {
+		for p < len(msgs) && !adaptertest.Subsequence(m.Content, msgs[p].Content, adaptertest.SameJSON[anthropic.ContentBlockParamUnion]) {
 			p++
 		}
 		if p < len(msgs) {
@@ -177,17 +158,6 @@ func checkTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic
 	}
 }
 
-// subsequence reports whether the blocks of sub appear in blocks, in order.
-func subsequence(t *testing.T, sub, blocks []anthropic.ContentBlockParamUnion) bool {
-	i := 0
-	for _, b := range blocks {
-		if i < len(sub) && adaptertest.JSON(t, sub[i]) == adaptertest.JSON(t, b) {
-			i++
-		}
-	}
-	return i == len(sub) && len(sub) > 0
-}
-
 var fuzzSeeds = [][]byte{
 	{1, 0, 3, 5, 2, 0, 4, 6, 1, 8},
 	{2, 0, 11, 13, 0, 3, 7, 0, 2, 1, 12, 14, 9},
@@ -200,18 +170,9 @@ var fuzzSeeds = [][]byte{
 // TestTrimProperty runs checkTrim over generated requests at budgets from 1
 // to just above their size.
 func TestTrimProperty(t *testing.T) {
-	seeds := append([][]byte(nil), fuzzSeeds...)
-	for s := range 40 {
-		b := make([]byte, 10+s)
-		for i := range b {
-			b[i] = byte((s*31 + i*17 + i*i*s) % 251)
-		}
-		seeds = append(seeds, b)
-	}
-	for _, seed := range seeds {
+	for _, seed := range adaptertest.Seeds(fuzzSeeds, 40) {
 		system, msgs := genRequest(seed)
-		total := history.Estimate(mustHistory(t, system, msgs), nil)
-		for budget := 1; budget <= total+5; budget += 1 + total/40 {
+		for _, budget := range adaptertest.Budgets(adapter.Tokens(t, request{system, msgs}), 40) {
 			checkTrim(t, system, msgs, budget)
 		}
 	}

@@ -124,7 +124,7 @@ func TestTrimElidedForms(t *testing.T) {
 		t.Errorf("got  %#v\nwant %#v", out[2].Parts, want)
 	}
 	for _, j := range []int{0, 1, 3} {
-		if !sameParts(out[j], in[j]) {
+		if !adaptertest.SameArray(out[j].Parts, in[j].Parts) {
 			t.Errorf("message %d is not the caller's", j)
 		}
 	}

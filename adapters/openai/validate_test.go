@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"errors"
 	"strconv"
 	"testing"
 
@@ -115,17 +114,7 @@ func genConversation(data []byte) []openai.ChatCompletionMessageParamUnion {
 // and a second trim with the same budget changes nothing more.
 func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budget int) {
 	t.Helper()
-	before := adaptertest.JSON(t, msgs)
-	out, res, err := Trim(msgs, budget)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: output fails Validate: %v\ninput %s", budget, err, before)
-	}
-	if adaptertest.JSON(t, msgs) != before {
-		t.Fatalf("budget %d: Trim modified its input", budget)
-	}
+	out, res, _ := adapter.Trimmed(t, msgs, budget)
 	if res.Kept != nil {
 		if len(out) != len(res.Kept) {
 			t.Fatalf("budget %d: %d messages for %d Kept", budget, len(out), len(res.Kept))
@@ -170,18 +159,9 @@ var fuzzSeeds = [][]byte{
 // TestTrimProperty runs checkTrim over generated conversations at every
 // budget from 1 to just above their size.
 func TestTrimProperty(t *testing.T) {
-	seeds := append([][]byte(nil), fuzzSeeds...)
-	for s := range 40 {
-		b := make([]byte, 10+s)
-		for i := range b {
-			b[i] = byte((s*31 + i*17 + i*i*s) % 251)
-		}
-		seeds = append(seeds, b)
-	}
-	for _, seed := range seeds {
+	for _, seed := range adaptertest.Seeds(fuzzSeeds, 40) {
 		msgs := genConversation(seed)
-		total := history.Estimate(mustHistory(t, msgs), nil)
-		for budget := 1; budget <= total+5; budget += 1 + total/40 {
+		for _, budget := range adaptertest.Budgets(adapter.Tokens(t, msgs), 40) {
 			checkTrim(t, msgs, budget)
 		}
 	}

@@ -168,3 +168,37 @@ func Violation[P error](t testing.TB, err, sentinel error, where func(P) (at int
 	}
 	return true
 }
+
+// Subsequence reports whether sub is not empty and its elements appear in
+// full, in order, by eq.
+func Subsequence[T any](sub, full []T, eq func(a, b T) bool) bool {
+	i := 0
+	for _, x := range full {
+		if i < len(sub) && eq(sub[i], x) {
+			i++
+		}
+	}
+	return i == len(sub) && len(sub) > 0
+}
+
+// Same reports whether a and b are the same value: for pointers, the
+// caller's very object. It is Subsequence's eq for values an adapter must
+// hand back untouched.
+func Same[T comparable](a, b T) bool { return a == b }
+
+// DeepEqual is reflect.DeepEqual for two values of one type.
+func DeepEqual[T any](a, b T) bool { return reflect.DeepEqual(a, b) }
+
+// SameJSON reports whether a and b encode to the same JSON; values that do
+// not encode are never the same.
+func SameJSON[T any](a, b T) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// SameArray reports whether a and b are the same slice: the same length
+// over the same backing array (both empty counts as the same).
+func SameArray[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}

@@ -136,3 +136,51 @@ type recorder struct {
 
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
 func (r *recorder) Helper()               {}
+
+func TestSubsequence(t *testing.T) {
+	eq := func(a, b int) bool { return a == b }
+	full := []int{1, 2, 3, 4}
+	tests := []struct {
+		sub    []int
+		want   bool
+		reason string
+	}{
+		{[]int{1, 3}, true, "in order, with gaps"},
+		{[]int{1, 2, 3, 4}, true, "all of it"},
+		{[]int{3, 1}, false, "out of order"},
+		{[]int{5}, false, "not there"},
+		{nil, false, "an empty sub is no subsequence: a message holds at least one part"},
+	}
+	for _, tc := range tests {
+		if got := Subsequence(tc.sub, full, eq); got != tc.want {
+			t.Errorf("Subsequence(%v) = %v, want %v (%s)", tc.sub, got, tc.want, tc.reason)
+		}
+	}
+}
+
+func TestEqualities(t *testing.T) {
+	x, y := 1, 1
+	if !Same(&x, &x) || Same(&x, &y) {
+		t.Error("Same must compare pointers by identity")
+	}
+	if !DeepEqual([]int{1}, []int{1}) || DeepEqual([]int{1}, []int{2}) {
+		t.Error("DeepEqual must compare contents")
+	}
+	type v struct{ A int }
+	if !SameJSON(v{1}, v{1}) || SameJSON(v{1}, v{2}) {
+		t.Error("SameJSON must compare encodings")
+	}
+	if SameJSON[any](make(chan int), make(chan int)) {
+		t.Error("values that do not encode are never the same")
+	}
+}
+
+func TestSameArray(t *testing.T) {
+	a := []int{1, 2, 3}
+	if !SameArray(a, a) || !SameArray[int](nil, []int{}) {
+		t.Error("a slice and itself, and two empty slices, are the same")
+	}
+	if SameArray(a, slices.Clone(a)) || SameArray(a, a[:2]) || SameArray(a[1:], a[:2]) {
+		t.Error("a copy, a shorter window or another window are not the same")
+	}
+}

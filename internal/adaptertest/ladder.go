@@ -116,19 +116,15 @@ func (a *Adapter[C]) placeholder(m history.Message, _ int) string {
 }
 
 // Ladder trims the conversations a.Agent and a.More build from
-// Seeds(LadderSeeds) with each of a.LadderOptions at budgets from 1 to
+// Seeds(LadderSeeds, 12) with each of a.LadderOptions at budgets from 1 to
 // above their size, and checks each trim with CheckLadder.
 func (a *Adapter[C]) Ladder(t *testing.T) {
 	t.Helper()
 	gens := append([]func([]byte) C{a.Agent}, a.More...)
-	for _, seed := range Seeds(LadderSeeds) {
+	for _, seed := range Seeds(LadderSeeds, 12) {
 		for _, gen := range gens {
 			in := gen(seed)
-			hist, err := a.ToHistory(in)
-			if err != nil {
-				t.Fatalf("seed %v: %v", seed, err)
-			}
-			Sweep(t, seed, history.Estimate(hist, nil), a.LadderOptions(), func(t *testing.T, budget int, opts []history.Option) {
+			Sweep(t, seed, a.Tokens(t, in), a.LadderOptions(), func(t *testing.T, budget int, opts []history.Option) {
 				a.CheckLadder(t, in, budget, opts...)
 			})
 		}
@@ -147,14 +143,10 @@ func (a *Adapter[C]) FuzzLadder(f *testing.F) {
 	})
 }
 
-// CheckLadder trims in at budget with opts and checks what the degradation
-// ladder must keep true through an adapter: the output is valid, counts as
-// the core's Result does (so it fits whenever the Result does), holds every
-// tool result the core kept as the core kept it (an elided one as its
-// placeholder), shows each notice at its position (one-for-one adapters),
-// leaves the input untouched, and is left alone by a second trim; then
-// a.Check, if set.
-func (a *Adapter[C]) CheckLadder(t *testing.T, in C, budget int, opts ...history.Option) {
+// Trimmed trims in at budget with opts and checks what every trim must
+// keep true: no error other than history.ErrLatestTurnTooLarge, the input
+// untouched, the output valid. It returns what Trim returned.
+func (a *Adapter[C]) Trimmed(t *testing.T, in C, budget int, opts ...history.Option) (C, history.Result, error) {
 	t.Helper()
 	before := JSON(t, in)
 	out, res, err := a.Trim(in, budget, opts...)
@@ -167,6 +159,29 @@ func (a *Adapter[C]) CheckLadder(t *testing.T, in C, budget int, opts ...history
 	if err := a.Validate(out); err != nil {
 		t.Fatalf("budget %d: output fails Validate: %v\n%s", budget, err, JSON(t, out))
 	}
+	return out, res, err
+}
+
+// Tokens returns the size of c, as the core counts its conversion.
+func (a *Adapter[C]) Tokens(t *testing.T, c C) int {
+	t.Helper()
+	hist, err := a.ToHistory(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return history.Estimate(hist, nil)
+}
+
+// CheckLadder trims in at budget with opts and checks what the degradation
+// ladder must keep true through an adapter: the output is valid, counts as
+// the core's Result does (so it fits whenever the Result does), holds every
+// tool result the core kept as the core kept it (an elided one as its
+// placeholder), shows each notice at its position (one-for-one adapters),
+// leaves the input untouched, and is left alone by a second trim; then
+// a.Check, if set.
+func (a *Adapter[C]) CheckLadder(t *testing.T, in C, budget int, opts ...history.Option) {
+	t.Helper()
+	out, res, err := a.Trimmed(t, in, budget, opts...)
 	back, err2 := a.ToHistory(out)
 	if err2 != nil {
 		t.Fatalf("budget %d: output does not convert: %v", budget, err2)

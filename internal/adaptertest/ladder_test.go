@@ -184,3 +184,15 @@ func TestCheckStacking(t *testing.T) {
 		}
 	}
 }
+
+func TestTokensAndTrimmed(t *testing.T) {
+	c := agent([]byte{0, 1, 2, 0, 3})
+	if got, want := plain.Tokens(t, c), history.Estimate(c, nil); got != want {
+		t.Errorf("Tokens = %d, want %d", got, want)
+	}
+	budget := history.Estimate(c[3:], nil) + 20 // room for the last turn and a notice
+	out, res, err := plain.Trimmed(t, c, budget)
+	if err != nil || !res.Trimmed || len(out) != len(res.Messages) || res.TokensAfter > budget {
+		t.Errorf("Trimmed = %d messages, %d tokens, %v; want the core's fitting result", len(out), res.TokensAfter, err)
+	}
+}
