@@ -100,34 +100,19 @@ func Trim(msgs []*schema.Message, budget int, opts ...history.Option) ([]*schema
 	if len(res.Messages) == 0 {
 		return nil, res, err
 	}
-	if regroup.Unchanged(res, conv) {
-		return msgs[:len(msgs):len(msgs)], res, err
-	}
-	// The caller's originals, and each notice rendered from its own entry
-	// of res.Messages; then what the core changed in a kept message.
-	out := notice.Apply(msgs, res, breadcrumb)
-	for j, k := range res.Kept {
-		if k < 0 {
-			continue
-		}
-		switch m := &res.Messages[j]; {
-		case m.Kind == history.KindElided && conv[k].Kind != history.KindElided:
-			out[j] = elide(msgs[k], m.Content)
-		case len(m.ToolCalls) < len(msgs[k].ToolCalls):
-			out[j] = strip(msgs[k], m.ToolCalls)
-		}
-	}
-	return out, res, err
+	// The caller's originals; each notice rendered from its own entry of
+	// res.Messages; what the core changed in a kept message rebuilt.
+	return regroup.OneForOne(msgs, conv, res, breadcrumb, elide, strip), res, err
 }
 
-// elide returns a shallow copy of the tool message m whose Content is text
-// and which holds no other content (multi-content parts, reasoning): its
-// ToolCallID, ToolName, Name and ResponseMeta are kept, and its Extra is a
-// copy with Extra[KindKey] = "elided", so a later trim knows it. m is not
-// modified.
-func elide(m *schema.Message, text string) *schema.Message {
+// elide returns a shallow copy of the tool message m whose Content is the
+// placeholder of e, the elided message the core kept, and which holds no
+// other content (multi-content parts, reasoning): its ToolCallID,
+// ToolName, Name and ResponseMeta are kept, and its Extra is a copy with
+// Extra[KindKey] = "elided", so a later trim knows it. m is not modified.
+func elide(m *schema.Message, e *history.Message) *schema.Message {
 	c := *m
-	c.Content = text
+	c.Content = e.Content
 	c.MultiContent = nil
 	c.UserInputMultiContent = nil
 	c.AssistantGenMultiContent = nil
@@ -140,9 +125,11 @@ func elide(m *schema.Message, text string) *schema.Message {
 	return &c
 }
 
-// strip returns a shallow copy of m holding only the tool calls whose ids
-// are in keep, as the caller's ToolCall values.
-func strip(m *schema.Message, keep []history.ToolCall) *schema.Message {
+// strip returns a shallow copy of m holding only the tool calls of e, what
+// the orphan sweep left of it (matched by ID), as the caller's ToolCall
+// values.
+func strip(m *schema.Message, e *history.Message) *schema.Message {
+	keep := e.ToolCalls
 	c := *m
 	c.ToolCalls = make([]schema.ToolCall, 0, len(keep))
 	for _, tc := range m.ToolCalls {

@@ -115,25 +115,9 @@ func Trim(msgs []openai.ChatCompletionMessageParamUnion, budget int, opts ...his
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
-	if regroup.Unchanged(res, hist) {
-		return msgs[:len(msgs):len(msgs)], res, err
-	}
-	// The caller's originals, and each notice rendered from its own entry
-	// of res.Messages; then what the core changed in a kept message.
-	out := notice.Apply(msgs, res, fromBreadcrumb)
-	for j, k := range res.Kept {
-		if k < 0 {
-			continue
-		}
-		switch m := &res.Messages[j]; {
-		case m.Kind == history.KindElided:
-			out[j] = elide(msgs[k], m)
-		case len(m.ToolCalls) < len(hist[k].ToolCalls):
-			// The orphan sweep stripped calls: keep what it left.
-			out[j] = stripCalls(msgs[k], m.ToolCalls)
-		}
-	}
-	return out, res, err
+	// The caller's originals; each notice rendered from its own entry of
+	// res.Messages; what the core changed in a kept message rebuilt.
+	return regroup.OneForOne(msgs, hist, res, fromBreadcrumb, elide, stripCalls), res, err
 }
 
 // elide returns a copy of the tool (or legacy function) message u holding
@@ -171,15 +155,23 @@ func elide(u openai.ChatCompletionMessageParamUnion, e *history.Message) openai.
 // elideJSON is elide for a message built with param.Override: it replaces
 // the "content" of its JSON form and returns the result as an override.
 func elideJSON(u openai.ChatCompletionMessageParamUnion, text string) (openai.ChatCompletionMessageParamUnion, bool) {
+	return rewriteJSON(u, func(obj map[string]json.RawMessage) (err error) {
+		obj["content"], err = json.Marshal(text)
+		return err
+	})
+}
+
+// rewriteJSON returns u rewritten at the JSON level: edit changes the keys
+// of its JSON object, and the result is an override of that object, so
+// unknown keys survive. ok is false, and u is returned, when u does not
+// encode to an object or edit fails.
+func rewriteJSON(u openai.ChatCompletionMessageParamUnion, edit func(obj map[string]json.RawMessage) error) (openai.ChatCompletionMessageParamUnion, bool) {
 	raw, err := json.Marshal(u)
 	if err != nil {
 		return u, false
 	}
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return u, false
-	}
-	if obj["content"], err = json.Marshal(text); err != nil {
+	if json.Unmarshal(raw, &obj) != nil || obj == nil || edit(obj) != nil {
 		return u, false
 	}
 	if raw, err = json.Marshal(obj); err != nil {
@@ -212,8 +204,10 @@ func fromBreadcrumb(b history.Message) openai.ChatCompletionMessageParamUnion {
 }
 
 // stripCalls returns a copy of the assistant message u keeping only the tool
-// calls whose IDs are in keep. u itself is not modified.
-func stripCalls(u openai.ChatCompletionMessageParamUnion, keep []history.ToolCall) openai.ChatCompletionMessageParamUnion {
+// calls of m, what the orphan sweep left of it (matched by ID). u itself is
+// not modified.
+func stripCalls(u openai.ChatCompletionMessageParamUnion, m *history.Message) openai.ChatCompletionMessageParamUnion {
+	keep := m.ToolCalls
 	kept := func(id string) bool {
 		for i := range keep {
 			if keep[i].ID == id {
@@ -250,42 +244,32 @@ func stripCalls(u openai.ChatCompletionMessageParamUnion, keep []history.ToolCal
 // param.Override: it filters the "tool_calls" array of its JSON form and
 // returns the result as an override, so unknown keys survive.
 func stripCallsJSON(u openai.ChatCompletionMessageParamUnion, kept func(string) bool) (openai.ChatCompletionMessageParamUnion, bool) {
-	raw, err := json.Marshal(u)
-	if err != nil {
-		return u, false
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return u, false
-	}
-	var calls []json.RawMessage
-	if c, ok := obj["tool_calls"]; ok {
-		if err := json.Unmarshal(c, &calls); err != nil {
-			return u, false
+	return rewriteJSON(u, func(obj map[string]json.RawMessage) error {
+		var calls []json.RawMessage
+		if c, ok := obj["tool_calls"]; ok {
+			if err := json.Unmarshal(c, &calls); err != nil {
+				return err
+			}
 		}
-	}
-	var keptCalls []json.RawMessage
-	for _, c := range calls {
-		var id struct {
-			ID string `json:"id"`
+		var keptCalls []json.RawMessage
+		for _, c := range calls {
+			var id struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(c, &id) == nil && kept(id.ID) {
+				keptCalls = append(keptCalls, c)
+			}
 		}
-		if json.Unmarshal(c, &id) == nil && kept(id.ID) {
-			keptCalls = append(keptCalls, c)
+		if len(keptCalls) == 0 {
+			delete(obj, "tool_calls")
+		} else if b, err := json.Marshal(keptCalls); err == nil {
+			obj["tool_calls"] = b
 		}
-	}
-	if len(keptCalls) == 0 {
-		delete(obj, "tool_calls")
-	} else if b, err := json.Marshal(keptCalls); err == nil {
-		obj["tool_calls"] = b
-	}
-	if !kept(legacyCallID) {
-		delete(obj, "function_call")
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return u, false
-	}
-	return param.Override[openai.ChatCompletionMessageParamUnion](json.RawMessage(b)), true
+		if !kept(legacyCallID) {
+			delete(obj, "function_call")
+		}
+		return nil
+	})
 }
 
 // callID returns the ID of a tool call param (typed fields only).

@@ -1,7 +1,8 @@
 // Package notice is how the SDK adapters recognise the notices a trim
 // inserted (the turn notice for dropped turns, the step notice for dropped
-// steps) when a history they trimmed comes back to be trimmed again, and
-// how a one-for-one adapter places the rendered notices in its output.
+// steps) when a history they trimmed comes back to be trimmed again. Where
+// a trim places the notices it renders in its output is regroup's part
+// (regroup.Apply, regroup.OneForOne).
 //
 // A trim renders each notice as a native message. Native types have no
 // field every provider accepts for a marker, so an adapter recognises its
@@ -72,27 +73,4 @@ func Matches(m *history.Message, forms []history.Message) bool {
 		}
 	}
 	return false
-}
-
-// Apply returns the output of an adapter that converts each native message
-// to exactly one history message: native[k] for every index k of res.Kept,
-// and, where res.Kept holds -1, render applied to the notice the core
-// inserted there, its own entry of res.Messages (a trim may insert two
-// notices, one for dropped turns and one for dropped steps, which differ).
-// It panics, like an index expression, if res.Kept names an index outside
-// native. When res.Kept is nil it returns native itself, clipped to its
-// length. Apply never modifies native.
-func Apply[N any](native []N, res history.Result, render func(b history.Message) N) []N {
-	if res.Kept == nil {
-		return native[:len(native):len(native)]
-	}
-	out := make([]N, len(res.Kept))
-	for j, k := range res.Kept {
-		if k < 0 {
-			out[j] = render(res.Messages[j])
-			continue
-		}
-		out[j] = native[k]
-	}
-	return out
 }

@@ -112,22 +112,3 @@ func TestMatches(t *testing.T) {
 		t.Error("a message matches no form of an empty list")
 	}
 }
-
-func TestApply(t *testing.T) {
-	native := []string{"a", "b", "c"}
-	render := func(b history.Message) string { return "<" + b.Content + ">" }
-	res := history.Result{
-		Kept:     []int{0, -1, 2, -1},
-		Messages: []history.Message{{}, {Content: "turns"}, {}, {Content: "steps"}},
-	}
-	if got := Apply(native, res, render); !slices.Equal(got, []string{"a", "<turns>", "c", "<steps>"}) {
-		t.Errorf("Apply = %v: each notice must be rendered from its own entry", got)
-	}
-	got := Apply(native, history.Result{}, render)
-	if len(got) != 3 || &got[0] != &native[0] || cap(got) != 3 {
-		t.Errorf("Apply with nil Kept = %v (cap %d), want native itself, clipped", got, cap(got))
-	}
-	if !slices.Equal(native, []string{"a", "b", "c"}) {
-		t.Error("Apply modified native")
-	}
-}

@@ -7,7 +7,9 @@
 // latter case whether the message is kept whole or which of its parts the
 // core removed (tool calls the orphan sweep stripped) or replaced (tool
 // results history.WithElision elided). Apply walks the groups and builds the
-// native output; KeptParts picks a cut-down message's parts. The adapter
+// native output; KeptParts picks a cut-down message's parts. OneForOne is
+// the same mapping for adapters that convert each native message to one
+// history message (openai, eino). The adapter
 // keeps only what is specific to its SDK: rendering a notice and building
 // a native message from its kept parts.
 //
@@ -227,6 +229,39 @@ func KeptParts[P any](g *Group, parts []P, elide func(part P, placeholder string
 			continue
 		}
 		out = append(out, parts[p])
+	}
+	return out
+}
+
+// OneForOne is Apply for an adapter that converts each native message to
+// exactly one history message, so that res.Kept indexes native itself and
+// needs no slots: native itself, clipped to its length, when res leaves
+// conv unchanged (see Unchanged); otherwise, for each entry of res.Kept,
+// notice(b) for a notice b the core inserted there (its own entry of
+// res.Messages: a trim may insert two, one for dropped turns and one for
+// dropped steps), elide(orig, m) for a result the core elided to m (one
+// already elided in conv is kept as it is), strip(orig, m) for a message
+// from which the orphan sweep stripped tool calls (m holds those left),
+// and the caller's message otherwise. OneForOne never modifies its
+// arguments; notice, elide and strip must not modify theirs either.
+func OneForOne[N any](native []N, conv []history.Message, res history.Result,
+	notice func(b history.Message) N, elide, strip func(orig N, m *history.Message) N) []N {
+	if Unchanged(res, conv) {
+		return native[:len(native):len(native)]
+	}
+	out := make([]N, len(res.Kept))
+	for j, k := range res.Kept {
+		m := &res.Messages[j]
+		switch {
+		case k < 0:
+			out[j] = notice(*m)
+		case m.Kind == history.KindElided && conv[k].Kind != history.KindElided:
+			out[j] = elide(native[k], m)
+		case len(m.ToolCalls) < len(conv[k].ToolCalls):
+			out[j] = strip(native[k], m)
+		default:
+			out[j] = native[k]
+		}
 	}
 	return out
 }

@@ -286,3 +286,40 @@ func TestKeptParts(t *testing.T) {
 		t.Errorf("KeptParts = %q, want nil when no part is kept", got)
 	}
 }
+
+func TestOneForOne(t *testing.T) {
+	conv := []history.Message{
+		{Role: history.RoleUser, Content: "q"},
+		{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: "a"}, {ID: "b"}}},
+		{Role: history.RoleTool, ToolCallID: "a", Content: "ra"},
+		{Role: history.RoleTool, ToolCallID: "z", Content: "[old]", Kind: history.KindElided},
+	}
+	native := []string{"q", "calls a b", "result a", "elided z"}
+	notice := func(b history.Message) string { return "<" + b.Content + ">" }
+	elide := func(orig string, m *history.Message) string { return orig + " -> " + m.Content }
+	strip := func(orig string, m *history.Message) string { return orig + " -> " + strconv.Itoa(len(m.ToolCalls)) + " calls" }
+	stripped := conv[1]
+	stripped.ToolCalls = stripped.ToolCalls[:1]
+	elided := conv[2]
+	elided.Kind, elided.Content = history.KindElided, "[gone]"
+	tests := []struct {
+		name   string
+		res    history.Result
+		want   []string
+		reason string
+	}{
+		{"unchanged", history.Result{Kept: []int{0, 1, 2, 3}, Messages: conv}, native, "an identity Kept over unchanged messages"},
+		{"notices", history.Result{Kept: []int{0, -1, 2, -1}, Messages: []history.Message{conv[0], {Content: "turns"}, conv[2], {Content: "steps"}}},
+			[]string{"q", "<turns>", "result a", "<steps>"}, "each notice from its own entry"},
+		{"changed", history.Result{Kept: []int{0, 1, 2, 3}, Messages: []history.Message{conv[0], stripped, elided, conv[3]}},
+			[]string{"q", "calls a b -> 1 calls", "result a -> [gone]", "elided z"}, "stripped and elided rebuilt; an old elision kept as it is"},
+	}
+	for _, tc := range tests {
+		if got := OneForOne(native, conv, tc.res, notice, elide, strip); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: OneForOne = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
+		}
+	}
+	if got := OneForOne(native, conv, history.Result{}, notice, elide, strip); &got[0] != &native[0] || cap(got) != len(native) {
+		t.Error("nil Kept: want native itself, clipped")
+	}
+}
