@@ -18,27 +18,22 @@ import (
 // with an image, param.Override blocks and messages, trailing text), with
 // an occasional unanswered call or stray result for the sweep.
 func genAgent(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam) {
-	seed := adaptertest.Bytes(data)
-	next := seed.Next
 	system := []anthropic.TextBlockParam{{Text: "You are an agent. Use the tools."}}
 	var msgs []anthropic.MessageParam
 	id := 0
-	for {
-		b := next()
-		if b < 0 {
-			return system, msgs
-		}
+	for _, v := range data {
+		b := int(v)
 		switch b % 8 {
 		case 0:
-			msgs = append(msgs, user(text("task "+strconv.Itoa(b)+": "+strings.Repeat("do the thing ", 1+b%7))))
+			msgs = append(msgs, user(text(adaptertest.TaskText(b))))
 		case 1:
-			msgs = append(msgs, assistant(text("progress note "+strings.Repeat("x", b%40))))
+			msgs = append(msgs, assistant(text(adaptertest.NoteText(b))))
 		case 7:
 			// An unanswered call next to an answered one, and a stray result.
 			id++
 			c, u := "c"+strconv.Itoa(id), "u"+strconv.Itoa(id)
 			msgs = append(msgs, assistant(toolUse(c, "grep"), toolUse(u, "grep")),
-				user(result(c, "found "+strings.Repeat("line\n", b%30)), result("stray_"+strconv.Itoa(b), "stray")))
+				user(result(c, adaptertest.FoundText(b)), result("stray_"+strconv.Itoa(b), "stray")))
 		default:
 			n := 1 + b%3
 			blocks := []anthropic.ContentBlockParamUnion{anthropic.NewThinkingBlock("sig"+strconv.Itoa(b), "thinking "+strconv.Itoa(b))}
@@ -46,7 +41,7 @@ func genAgent(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam
 			for k := range n {
 				tid := "toolu_" + strconv.Itoa(id+k)
 				blocks = append(blocks, toolUse(tid, "read_file"))
-				body := strings.Repeat("func f() { return 42 } // "+strconv.Itoa(b)+"\n", 1+(b*(k+3))%60)
+				body := adaptertest.OutputText(b, k)
 				var r anthropic.ContentBlockParamUnion
 				switch (b + k) % 5 {
 				case 0:
@@ -77,6 +72,7 @@ func genAgent(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam
 			msgs = append(msgs, assistant(blocks...), reply)
 		}
 	}
+	return system, msgs
 }
 
 // request is what the shared test drivers trim: the messages and the

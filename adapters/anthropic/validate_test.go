@@ -54,13 +54,7 @@ func TestValidate(t *testing.T) {
 func genRequest(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam) {
 	seed := adaptertest.Bytes(data)
 	next := seed.Next
-	words := func(b int) string {
-		s := "message " + strconv.Itoa(b)
-		for range b % 5 {
-			s += " with some more words to count"
-		}
-		return s
-	}
+	words := adaptertest.Words
 	var system []anthropic.TextBlockParam
 	if b := next(); b >= 0 && b%3 != 0 {
 		system = append(system, anthropic.TextBlockParam{Text: words(b)})

@@ -16,26 +16,21 @@ import (
 // reasoning and Extra maps, with an occasional unanswered call or stray
 // result for the sweep.
 func genAgent(data []byte) []*schema.Message {
-	seed := adaptertest.Bytes(data)
-	next := seed.Next
 	out := []*schema.Message{schema.SystemMessage("You are an agent. Use the tools.")}
 	id := 0
-	for {
-		b := next()
-		if b < 0 {
-			return out
-		}
+	for _, v := range data {
+		b := int(v)
 		switch b % 8 {
 		case 0:
-			out = append(out, schema.UserMessage("task "+strconv.Itoa(b)+": "+strings.Repeat("do the thing ", 1+b%7)))
+			out = append(out, schema.UserMessage(adaptertest.TaskText(b)))
 		case 1:
-			out = append(out, schema.AssistantMessage("progress note "+strings.Repeat("x", b%40), nil))
+			out = append(out, schema.AssistantMessage(adaptertest.NoteText(b), nil))
 		case 7:
 			// An unanswered call next to an answered one, and a stray result.
 			id++
 			c := "c" + strconv.Itoa(id)
 			out = append(out, schema.AssistantMessage("", []schema.ToolCall{call(c, "grep", "{}"), call("u"+c, "grep", "{}")}),
-				schema.ToolMessage("found "+strings.Repeat("line\n", b%30), c, schema.WithToolName("grep")),
+				schema.ToolMessage(adaptertest.FoundText(b), c, schema.WithToolName("grep")),
 				schema.ToolMessage("?", "stray"))
 		default:
 			n := 1 + b%3
@@ -44,7 +39,7 @@ func genAgent(data []byte) []*schema.Message {
 			for k := range n {
 				cid := "call_" + strconv.Itoa(id+k)
 				m.ToolCalls = append(m.ToolCalls, call(cid, "read_file", `{"k":`+strconv.Itoa(k)+`}`))
-				body := strings.Repeat("func f() { return 42 } // "+strconv.Itoa(b)+"\n", 1+(b*(k+3))%60)
+				body := adaptertest.OutputText(b, k)
 				r := schema.ToolMessage(body, cid, schema.WithToolName("read_file"))
 				switch (b + k) % 4 {
 				case 0:
@@ -61,6 +56,7 @@ func genAgent(data []byte) []*schema.Message {
 			out = append(append(out, m), rs...)
 		}
 	}
+	return out
 }
 
 // conversation is what the shared test drivers trim.

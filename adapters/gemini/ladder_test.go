@@ -16,22 +16,17 @@ import (
 // several forms ({"output": ...}, other keys, inline data, thought
 // signatures on the part, text beside them).
 func genAgent(data []byte) []*genai.Content {
-	seed := adaptertest.Bytes(data)
-	next := seed.Next
 	var out []*genai.Content
 	lastUser := false // the last content is a user content
 	id := 0
-	for {
-		b := next()
-		if b < 0 {
-			return out
-		}
+	for _, v := range data {
+		b := int(v)
 		switch {
 		case b%7 == 0 || len(out) == 0:
-			out = append(out, text("user", "task "+strconv.Itoa(b)+": "+strings.Repeat("do the thing ", 1+b%7)))
+			out = append(out, text("user", adaptertest.TaskText(b)))
 			lastUser = true
 		case b%7 == 1:
-			out = append(out, text("model", "progress note "+strings.Repeat("x", b%40)))
+			out = append(out, text("model", adaptertest.NoteText(b)))
 			lastUser = false
 		default:
 			if !lastUser {
@@ -47,7 +42,7 @@ func genAgent(data []byte) []*genai.Content {
 				}
 				id++
 				m.Parts = append(m.Parts, call(cid, "read_file", map[string]any{"k": k}))
-				body := strings.Repeat("func f() { return 42 } // "+strconv.Itoa(b)+"\n", 1+(b*(k+3))%60)
+				body := adaptertest.OutputText(b, k)
 				var r *genai.Part
 				switch (b + k) % 4 {
 				case 0:
@@ -70,6 +65,7 @@ func genAgent(data []byte) []*genai.Content {
 			lastUser = true
 		}
 	}
+	return out
 }
 
 // request is what the shared test drivers trim: the contents and the

@@ -16,26 +16,21 @@ import (
 // some wrapped in llms.CachedContent, some next to a text part, with an
 // occasional unanswered call or stray response for the sweep.
 func genAgent(data []byte) []llms.MessageContent {
-	seed := adaptertest.Bytes(data)
-	next := seed.Next
 	out := []llms.MessageContent{msg(llms.ChatMessageTypeSystem, txt("You are an agent. Use the tools."))}
 	id := 0
-	for {
-		b := next()
-		if b < 0 {
-			return out
-		}
+	for _, v := range data {
+		b := int(v)
 		switch b % 8 {
 		case 0:
-			out = append(out, msg(llms.ChatMessageTypeHuman, txt("task "+strconv.Itoa(b)+": "+strings.Repeat("do the thing ", 1+b%7))))
+			out = append(out, msg(llms.ChatMessageTypeHuman, txt(adaptertest.TaskText(b))))
 		case 1:
-			out = append(out, msg(llms.ChatMessageTypeAI, txt("progress note "+strings.Repeat("x", b%40))))
+			out = append(out, msg(llms.ChatMessageTypeAI, txt(adaptertest.NoteText(b))))
 		case 7:
 			// An unanswered call next to an answered one, and a stray response.
 			id++
 			c := "c" + strconv.Itoa(id)
 			out = append(out, msg(llms.ChatMessageTypeAI, call(c, "grep", "{}"), call("u"+c, "grep", "{}")),
-				msg(llms.ChatMessageTypeTool, resp(c, "grep", "found "+strings.Repeat("line\n", b%30)), resp("stray", "grep", "?")))
+				msg(llms.ChatMessageTypeTool, resp(c, "grep", adaptertest.FoundText(b)), resp("stray", "grep", "?")))
 		default:
 			n := 1 + b%3
 			m := msg(llms.ChatMessageTypeAI)
@@ -43,7 +38,7 @@ func genAgent(data []byte) []llms.MessageContent {
 			for k := range n {
 				cid := "call_" + strconv.Itoa(id+k)
 				m.Parts = append(m.Parts, call(cid, "read_file", `{"k":`+strconv.Itoa(k)+`}`))
-				var r llms.ContentPart = resp(cid, "read_file", strings.Repeat("func f() { return 42 } // "+strconv.Itoa(b)+"\n", 1+(b*(k+3))%60))
+				var r llms.ContentPart = resp(cid, "read_file", adaptertest.OutputText(b, k))
 				if (b+k)%3 == 0 {
 					r = llms.WithCacheControl(r, &llms.CacheControl{Type: "ephemeral"})
 				}
@@ -63,6 +58,7 @@ func genAgent(data []byte) []llms.MessageContent {
 			}
 		}
 	}
+	return out
 }
 
 // conversation is what the shared test drivers trim.

@@ -18,25 +18,20 @@ import (
 // take (string, text parts, param.Override, the legacy function message),
 // with an occasional unanswered call or stray result for the sweep.
 func genAgent(data []byte) []openai.ChatCompletionMessageParamUnion {
-	seed := adaptertest.Bytes(data)
-	next := seed.Next
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are an agent. Use the tools.")}
 	id := 0
-	for {
-		b := next()
-		if b < 0 {
-			return msgs
-		}
+	for _, v := range data {
+		b := int(v)
 		switch b % 9 {
 		case 0:
-			msgs = append(msgs, openai.UserMessage("task "+strconv.Itoa(b)+": "+strings.Repeat("do the thing ", 1+b%7)))
+			msgs = append(msgs, openai.UserMessage(adaptertest.TaskText(b)))
 		case 1:
-			msgs = append(msgs, openai.AssistantMessage("progress note "+strings.Repeat("x", b%40)))
+			msgs = append(msgs, openai.AssistantMessage(adaptertest.NoteText(b)))
 		case 7:
 			// An unanswered call next to an answered one, and a stray result.
 			id++
 			msgs = append(msgs, assistantCalls("", functionCall("c"+strconv.Itoa(id), "grep", `{}`), functionCall("u"+strconv.Itoa(id), "grep", `{}`)),
-				openai.ToolMessage("found "+strings.Repeat("line\n", b%30), "c"+strconv.Itoa(id)),
+				openai.ToolMessage(adaptertest.FoundText(b), "c"+strconv.Itoa(id)),
 				openai.ToolMessage("stray", "stray_"+strconv.Itoa(b)))
 		case 8:
 			msgs = append(msgs, legacyAssistant("", "lookup", `{"q":1}`),
@@ -50,7 +45,7 @@ func genAgent(data []byte) []openai.ChatCompletionMessageParamUnion {
 			msgs = append(msgs, assistantCalls("", calls...))
 			for k := range calls {
 				cid := "call_" + strconv.Itoa(id+k)
-				body := strings.Repeat("func f() { return 42 } // "+strconv.Itoa(b)+"\n", 1+(b*(k+3))%60)
+				body := adaptertest.OutputText(b, k)
 				var tool openai.ChatCompletionMessageParamUnion
 				switch (b + k) % 4 {
 				case 0:
@@ -67,6 +62,7 @@ func genAgent(data []byte) []openai.ChatCompletionMessageParamUnion {
 			id += n
 		}
 	}
+	return msgs
 }
 
 // conversation is what the shared test drivers trim.

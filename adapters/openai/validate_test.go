@@ -55,13 +55,7 @@ func genConversation(data []byte) []openai.ChatCompletionMessageParamUnion {
 	var msgs []openai.ChatCompletionMessageParamUnion
 	seed := adaptertest.Bytes(data)
 	next := seed.Next
-	text := func(b int) string {
-		s := "message " + strconv.Itoa(b)
-		for range b % 5 {
-			s += " with some more words to count"
-		}
-		return s
-	}
+	text := adaptertest.Words
 	if b := next(); b >= 0 && b%3 != 0 {
 		msgs = append(msgs, openai.SystemMessage(text(b)))
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -201,4 +202,29 @@ func SameJSON[T any](a, b T) bool {
 // over the same backing array (both empty counts as the same).
 func SameArray[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// The texts of generated conversations, varied by the seed byte b (and a
+// call's index k): a task, a progress note, a tool's output (source lines),
+// a search result, and a message of a few words.
+
+// TaskText is a user's task.
+func TaskText(b int) string {
+	return "task " + strconv.Itoa(b) + ": " + strings.Repeat("do the thing ", 1+b%7)
+}
+
+// NoteText is an assistant's progress note.
+func NoteText(b int) string { return "progress note " + strings.Repeat("x", b%40) }
+
+// OutputText is the output of call k of a step, from 1 to 60 lines.
+func OutputText(b, k int) string {
+	return strings.Repeat("func f() { return 42 } // "+strconv.Itoa(b)+"\n", 1+(b*(k+3))%60)
+}
+
+// FoundText is a search tool's result.
+func FoundText(b int) string { return "found " + strings.Repeat("line\n", b%30) }
+
+// Words is a message of a few words.
+func Words(b int) string {
+	return "message " + strconv.Itoa(b) + strings.Repeat(" with some more words to count", b%5)
 }

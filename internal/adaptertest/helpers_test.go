@@ -184,3 +184,20 @@ func TestSameArray(t *testing.T) {
 		t.Error("a copy, a shorter window or another window are not the same")
 	}
 }
+
+func TestTexts(t *testing.T) {
+	tests := []struct {
+		got, want, reason string
+	}{
+		{TaskText(8), "task 8: do the thing do the thing ", "1 + 8%7 repetitions"},
+		{NoteText(42), "progress note xx", "42%40 x's"},
+		{OutputText(1, 0), "func f() { return 42 } // 1\n" + "func f() { return 42 } // 1\n" + "func f() { return 42 } // 1\n" + "func f() { return 42 } // 1\n", "1 + (1*3)%60 lines"},
+		{FoundText(31), "found line\n", "31%30 lines"},
+		{Words(7), "message 7 with some more words to count with some more words to count", "7%5 phrases"},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q (%s)", tc.got, tc.want, tc.reason)
+		}
+	}
+}
