@@ -186,3 +186,6 @@ func TestRepeatedTrimNoStacking(t *testing.T) {
 	}
 	withoutExtra.Repeat(t)
 }
+
+// TestGenerators: the conversations the drivers trim hold what they need.
+func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }

@@ -181,3 +181,6 @@ func TestTrimElidedForms(t *testing.T) {
 // with each trim's output: notices never stack, and the latest task is
 // never lost to an old step notice.
 func TestRepeatedTrimNoStacking(t *testing.T) { adapter.Repeat(t) }
+
+// TestGenerators: the conversations the drivers trim hold what they need.
+func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }

@@ -265,3 +265,39 @@ func ToolResults(hist []history.Message) []history.Message {
 	}
 	return out
 }
+
+// CheckGenerators checks that a.Agent and a.More build what the drivers
+// need, over Seeds(LadderSeeds, 12): conversations that convert, each
+// generator's holding tool calls, tool results and more than one user
+// message, and all of them together some pairing defect for the orphan
+// sweep to repair.
+func (a *Adapter[C]) CheckGenerators(t *testing.T) {
+	t.Helper()
+	orphans := 0
+	for g, gen := range append([]func([]byte) C{a.Agent}, a.More...) {
+		var calls, results, users int
+		for _, seed := range Seeds(LadderSeeds, 12) {
+			hist, err := a.ToHistory(gen(seed))
+			if err != nil {
+				t.Fatalf("generator %d, seed %v: %v", g, seed, err)
+			}
+			for _, m := range hist {
+				calls += len(m.ToolCalls)
+				switch {
+				case m.Role == history.RoleTool:
+					results++
+				case m.Role == history.RoleUser && m.Kind == "":
+					users++
+				}
+			}
+			_, rep := history.SweepOrphans(hist)
+			orphans += rep.Total()
+		}
+		if calls == 0 || results == 0 || users < 2 {
+			t.Errorf("generator %d builds %d tool calls, %d results and %d user messages over the seeds; want some of each, and more than one user message", g, calls, results, users)
+		}
+	}
+	if orphans == 0 {
+		t.Error("no generator builds a pairing defect for the orphan sweep")
+	}
+}

@@ -52,12 +52,19 @@ func agent(data []byte) []history.Message {
 		switch b % 4 {
 		case 0:
 			c = append(c, history.Message{Role: history.RoleUser, Content: "task " + strings.Repeat("do it ", 1+int(b)%7)})
+		case 3:
+			// A call nobody answers, for the sweep.
+			c = append(c, history.Message{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: id, Name: "read"}}})
 		default:
 			c = append(c, history.Message{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: id, Name: "read"}}},
 				history.Message{Role: history.RoleTool, ToolCallID: id, Name: "read", Content: strings.Repeat("line\n", 1+int(b)%40)})
 		}
 	}
 	return c
+}
+
+func TestCheckGenerators(t *testing.T) {
+	plain.CheckGenerators(t)
 }
 
 func TestLadderDriver(t *testing.T) {
@@ -127,10 +134,10 @@ func TestCompareResults(t *testing.T) {
 }
 
 func TestToolResults(t *testing.T) {
-	hist := agent([]byte{0, 1, 0, 2})
+	hist := agent([]byte{0, 1, 0, 3, 2})
 	got := ToolResults(hist)
-	if len(got) != 2 || got[0].ToolCallID != "c1" || got[1].ToolCallID != "c3" {
-		t.Errorf("ToolResults = %+v, want the results of c1 and c3", got)
+	if len(got) != 2 || got[0].ToolCallID != "c1" || got[1].ToolCallID != "c4" {
+		t.Errorf("ToolResults = %+v, want the results of c1 and c4", got)
 	}
 	if ToolResults(nil) != nil {
 		t.Error("no messages, no results")
@@ -186,7 +193,7 @@ func TestCheckStacking(t *testing.T) {
 }
 
 func TestTokensAndTrimmed(t *testing.T) {
-	c := agent([]byte{0, 1, 2, 0, 3})
+	c := agent([]byte{0, 1, 2, 0, 1})
 	if got, want := plain.Tokens(t, c), history.Estimate(c, nil); got != want {
 		t.Errorf("Tokens = %d, want %d", got, want)
 	}
