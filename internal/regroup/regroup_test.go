@@ -297,7 +297,9 @@ func TestOneForOne(t *testing.T) {
 	native := []string{"q", "calls a b", "result a", "elided z"}
 	notice := func(b history.Message) string { return "<" + b.Content + ">" }
 	elide := func(orig string, m *history.Message) string { return orig + " -> " + m.Content }
-	strip := func(orig string, m *history.Message) string { return orig + " -> " + strconv.Itoa(len(m.ToolCalls)) + " calls" }
+	strip := func(orig string, m *history.Message) string {
+		return orig + " -> " + strconv.Itoa(len(m.ToolCalls)) + " calls"
+	}
 	stripped := conv[1]
 	stripped.ToolCalls = stripped.ToolCalls[:1]
 	elided := conv[2]
