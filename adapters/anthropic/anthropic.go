@@ -9,7 +9,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
+	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 )
 
@@ -57,62 +58,23 @@ func ToHistory(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam)
 
 // convert implements ToHistory and, with wantSources, also says where each
 // converted message came from. It recognises the notices a trim with opts
-// inserts (see markNotices).
+// inserts (see notice.Mark): a message holding exactly a rendered notice's
+// one text block (a cache_control marker on it is allowed, it is not read).
 func convert(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, wantSources bool, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	hist, srcs, err := convertMessages(system, msgs, wantSources)
 	if err != nil {
 		return nil, nil, err
 	}
-	markNotices(hist, opts)
+	notice.Mark(hist, opts, readNotice, nil)
 	return hist, srcs, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of hist that are
-// notices an earlier Trim inserted, so that the core replaces them instead
-// of counting them as turns: messages that convert exactly as a rendered
-// notice does (a user, or assistant, message holding one text block with
-// the notice's text; a cache_control marker on it is allowed). The turn
-// notice is recognised only in the leading block (right after the system
-// prompt, where trims put it); the step notice wherever it stands, since
-// later turns leave it behind. The notices configured by opts and the
-// defaults are recognised. The only false positive is a message someone
-// typed with exactly a notice's text.
-func markNotices(hist []history.Message, opts []history.Option) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns := []history.Message{rendered(turn), rendered(dturn)}
-	steps := []history.Message{rendered(step), rendered(dstep)}
-	lead := true
-	for i := range hist {
-		m := &hist[i]
-		if m.Kind == "" && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
-			lead = false
-		}
-	}
-}
-
-// rendered returns the notice b as ToHistory reads it once Trim has
-// rendered it natively.
-func rendered(b history.Message) history.Message {
-	hist, _, _ := convertMessages(nil, []anthropic.MessageParam{fromBreadcrumb(b)}, false)
-	return hist[0]
-}
-
-// isNotice reports whether m converts exactly as one of notices.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-		return false
-	}
-	for i := range notices {
-		n := &notices[i]
-		if m.Role == n.Role && m.Content == n.Content && m.Name == n.Name && slices.Equal(m.Parts, n.Parts) {
-			return true
-		}
-	}
-	return false
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it natively: a user (or assistant) message holding one text
+// block.
+func readNotice(b history.Message) []history.Message {
+	hist, _, _ := convertMessages(nil, []anthropic.MessageParam{fromBreadcrumb(b)}, false) // a rendered notice always converts
+	return hist
 }
 
 // convertMessages is convert without the recognition of notices.
@@ -445,8 +407,7 @@ func resultParts(parts []history.Part, c *anthropic.ToolResultBlockParamContentU
 func imagePart(src *anthropic.ImageBlockParamSourceUnion) history.Part {
 	p := history.Part{Type: history.PartImage}
 	if s := src.OfBase64; s != nil {
-		p.MIMEType = string(s.MediaType)
-		p.Width, p.Height = media.ImageSizeBase64(s.Data)
+		p = mediapart.Base64(string(s.MediaType), s.Data, "", true)
 	}
 	p.Tokens = imageTokens(p.Width, p.Height)
 	return p
@@ -461,7 +422,7 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 	case src.OfText != nil:
 		return append(parts, history.Part{Type: history.PartText, Text: src.OfText.Data})
 	case src.OfBase64 != nil:
-		return append(parts, history.Part{Type: history.PartFile, MIMEType: "application/pdf", Size: media.Base64Size(src.OfBase64.Data)})
+		return append(parts, mediapart.Base64("application/pdf", src.OfBase64.Data, "", false))
 	case src.OfContent != nil:
 		c := &src.OfContent.Content
 		if c.OfString.Valid() {
@@ -533,60 +494,25 @@ func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budg
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
-	if res.Kept == nil {
-		return msgs[:len(msgs):len(msgs)], res, err
-	}
-
-	out := make([]anthropic.MessageParam, 0, len(res.Kept))
-	groups := regroup.Groups(res, hist, srcs)
-	for j := range groups {
-		g := &groups[j]
-		if g.Native < 0 {
-			out = append(out, fromBreadcrumb(g.Notice))
-			continue
-		}
-		if m, ok := rebuild(msgs[g.Native], g); ok {
-			out = append(out, m)
-		}
-	}
-	return out, res, err
+	notice := func(b history.Message, _ *regroup.Group) anthropic.MessageParam { return fromBreadcrumb(b) }
+	return regroup.Apply(msgs, hist, srcs, res, notice, rebuild), res, err
 }
 
-// rebuild returns the native message orig as the trim kept it, g being its
-// group. It is the original when g is whole, otherwise a copy holding only
-// the blocks g keeps (those of its kept pieces, minus the tool_use blocks
-// the sweep stripped), with the tool_result blocks the core elided replaced
-// by their placeholder. ok is false when no block is left.
+// rebuild returns a copy of orig, a native message the trim cut down or
+// elided in (its group g), holding only the blocks g keeps (those of its
+// kept pieces, minus the tool_use blocks the sweep stripped) in their
+// original order, the tool_result blocks the core elided replaced by
+// their placeholder. ok is false when no block is left.
 func rebuild(orig anthropic.MessageParam, g *regroup.Group) (anthropic.MessageParam, bool) {
-	if g.Whole {
-		return orig, true
-	}
 	_, blocks, _ := readMessage(&orig)
-	keep := g.Keep(len(blocks))
-	n := 0
-	for _, ok := range keep {
-		if ok {
-			n++
-		}
-	}
-	if n == 0 {
+	if !slices.Contains(g.Keep(len(blocks)), true) {
 		return orig, false
 	}
 	if overridden(&orig) {
-		return rebuildJSON(orig, keep, g.Elided)
+		return rebuildJSON(orig, g, len(blocks)), true
 	}
 	m := orig // keeps the role and any extra fields
-	m.Content = make([]anthropic.ContentBlockParamUnion, 0, n)
-	for b, ok := range keep {
-		if !ok {
-			continue
-		}
-		if text, ok := g.Elided[b]; ok {
-			m.Content = append(m.Content, elideBlock(orig.Content[b], text))
-			continue
-		}
-		m.Content = append(m.Content, orig.Content[b])
-	}
+	m.Content = regroup.KeptParts(g, orig.Content, elideBlock)
 	return m, true
 }
 
@@ -632,38 +558,36 @@ func elideJSON(raw json.RawMessage, text string) (json.RawMessage, error) {
 }
 
 // rebuildJSON is rebuild for a message built with param.Override: it
-// filters the "content" array of its JSON form and elides the blocks of
-// elided, so unknown keys survive.
-func rebuildJSON(orig anthropic.MessageParam, keep []bool, elided map[int]string) (anthropic.MessageParam, bool) {
+// filters the "content" array of its JSON form and elides the blocks the
+// core elided there, so unknown keys survive. n is the number of blocks the
+// conversion read; should the JSON not read as it did then, orig is kept
+// whole.
+func rebuildJSON(orig anthropic.MessageParam, g *regroup.Group, n int) anthropic.MessageParam {
 	raw, err := json.Marshal(orig)
 	if err != nil {
-		return orig, true
+		return orig
 	}
 	var obj map[string]json.RawMessage
 	var content []json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil || json.Unmarshal(obj["content"], &content) != nil || len(content) != len(keep) {
-		return orig, true
+	if json.Unmarshal(raw, &obj) != nil || json.Unmarshal(obj["content"], &content) != nil || len(content) != n {
+		return orig
 	}
-	kept := make([]json.RawMessage, 0, len(content))
-	for b, ok := range keep {
-		if !ok {
-			continue
-		}
-		c := content[b]
-		if text, ok := elided[b]; ok {
-			if c, err = elideJSON(c, text); err != nil {
-				return orig, true
-			}
-		}
-		kept = append(kept, c)
+	failed := false
+	kept := regroup.KeptParts(g, content, func(c json.RawMessage, text string) json.RawMessage {
+		e, err := elideJSON(c, text)
+		failed = failed || err != nil
+		return e
+	})
+	if failed {
+		return orig
 	}
 	if obj["content"], err = json.Marshal(kept); err != nil {
-		return orig, true
+		return orig
 	}
 	if raw, err = json.Marshal(obj); err != nil {
-		return orig, true
+		return orig
 	}
-	return param.Override[anthropic.MessageParam](json.RawMessage(raw)), true
+	return param.Override[anthropic.MessageParam](json.RawMessage(raw))
 }
 
 // fromBreadcrumb renders the breadcrumb b as a native message: a user

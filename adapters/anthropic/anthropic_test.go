@@ -1,37 +1,18 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"image"
-	"image/png"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 )
-
-func pngBase64(t testing.TB, w, h int) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func cached(b anthropic.ContentBlockParamUnion) anthropic.ContentBlockParamUnion {
 	cc := anthropic.NewCacheControlEphemeralParam()
@@ -71,7 +52,7 @@ func richRequest(t testing.TB) ([]anthropic.TextBlockParam, []anthropic.MessageP
 
 	first := user(
 		text("Describe this image and this PDF."),
-		anthropic.NewImageBlockBase64("image/png", pngBase64(t, 1000, 500)),
+		anthropic.NewImageBlockBase64("image/png", base64.StdEncoding.EncodeToString(adaptertest.PNG(t, 1000, 500))),
 		anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: "https://example.com/a.png"}),
 		anthropic.NewDocumentBlock(anthropic.Base64PDFSourceParam{Data: "JVBERi0xLjQK"}),
 	)
@@ -80,7 +61,7 @@ func richRequest(t testing.TB) ([]anthropic.TextBlockParam, []anthropic.MessageP
 	toolRes := anthropic.ToolResultBlockParam{ToolUseID: "toolu_2", IsError: anthropic.Bool(true)}
 	toolRes.Content = []anthropic.ToolResultBlockParamContentUnion{
 		{OfText: &anthropic.TextBlockParam{Text: "not found"}},
-		{OfImage: &anthropic.ImageBlockParam{Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{Data: pngBase64(t, 200, 100), MediaType: "image/png"}}}},
+		{OfImage: &anthropic.ImageBlockParam{Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{Data: base64.StdEncoding.EncodeToString(adaptertest.PNG(t, 200, 100)), MediaType: "image/png"}}}},
 	}
 
 	var server anthropic.MessageParam
@@ -111,7 +92,7 @@ func richRequest(t testing.TB) ([]anthropic.TextBlockParam, []anthropic.MessageP
 
 func TestToHistory(t *testing.T) {
 	system, msgs := richRequest(t)
-	before := mustJSON(t, msgs)
+	before := adaptertest.JSON(t, msgs)
 	hist, err := ToHistory(system, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -126,8 +107,8 @@ func TestToHistory(t *testing.T) {
 	}
 	check := func(i int, got, want any, what string) {
 		t.Helper()
-		if mustJSON(t, got) != mustJSON(t, want) {
-			t.Errorf("message %d %s:\n got %s\nwant %s", i, what, mustJSON(t, got), mustJSON(t, want))
+		if adaptertest.JSON(t, got) != adaptertest.JSON(t, want) {
+			t.Errorf("message %d %s:\n got %s\nwant %s", i, what, adaptertest.JSON(t, got), adaptertest.JSON(t, want))
 		}
 	}
 	check(0, hist[0].Parts, []history.Part{{Type: history.PartText, Text: "You are a careful agent."}, {Type: history.PartText, Text: "Answer briefly."}}, "system")
@@ -150,7 +131,7 @@ func TestToHistory(t *testing.T) {
 	if len(hist[8].Parts) != 3 || !strings.Contains(hist[8].Parts[0].Text, "web_search") {
 		t.Errorf("server tool blocks not counted: %+v", hist[8].Parts)
 	}
-	if mustJSON(t, msgs) != before {
+	if adaptertest.JSON(t, msgs) != before {
 		t.Error("ToHistory modified its input")
 	}
 }
@@ -209,16 +190,16 @@ func TestToHistoryErrors(t *testing.T) {
 // originals, byte for byte in JSON, or the breadcrumb.
 func TestTrimRoundTrip(t *testing.T) {
 	system, msgs := richRequest(t)
-	before, sysBefore := mustJSON(t, msgs), mustJSON(t, system)
+	before, sysBefore := adaptertest.JSON(t, msgs), adaptertest.JSON(t, system)
 
 	out, res, err := Trim(system, msgs, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Kept != nil || len(out) != len(msgs) || &out[0] != &msgs[0] {
+	if !adaptertest.Identity(res.Kept, len(msgs)+1) || len(out) != len(msgs) || &out[0] != &msgs[0] { // the system prompt is message 0
 		t.Fatalf("untrimmed history was copied or changed: Kept=%v", res.Kept)
 	}
-	if got := mustJSON(t, out); got != before {
+	if got := adaptertest.JSON(t, out); got != before {
 		t.Fatalf("round trip changed the messages:\n got %s\nwant %s", got, before)
 	}
 	for _, keep := range []string{`"signature":"sig-abc=="`, `"data":"ENCRYPTED=="`, `"cache_control":{"ttl":"1h","type":"ephemeral"}`,
@@ -230,29 +211,29 @@ func TestTrimRoundTrip(t *testing.T) {
 
 	hist, _ := ToHistory(system, msgs)
 	total := history.Estimate(hist, nil)
-	crumb := mustJSON(t, anthropic.NewUserMessage(anthropic.NewTextBlock(history.BreadcrumbText)))
+	crumb := adaptertest.JSON(t, anthropic.NewUserMessage(anthropic.NewTextBlock(history.BreadcrumbText)))
 	originals := map[string]bool{}
 	for _, m := range msgs {
-		originals[mustJSON(t, m)] = true
+		originals[adaptertest.JSON(t, m)] = true
 	}
 	for budget := total - 1; budget > 0; budget -= 11 {
 		out, res, err := Trim(system, msgs, budget)
 		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 			t.Fatalf("budget %d: %v", budget, err)
 		}
-		if !res.Trimmed || mustJSON(t, out[0]) != crumb {
-			t.Fatalf("budget %d: not trimmed, or no breadcrumb first: %s", budget, mustJSON(t, out))
+		if !res.Trimmed || adaptertest.JSON(t, out[0]) != crumb {
+			t.Fatalf("budget %d: not trimmed, or no breadcrumb first: %s", budget, adaptertest.JSON(t, out))
 		}
 		for j, m := range out[1:] {
-			if !originals[mustJSON(t, m)] {
-				t.Errorf("budget %d: message %d is not one of the originals: %s", budget, j+1, mustJSON(t, m))
+			if !originals[adaptertest.JSON(t, m)] {
+				t.Errorf("budget %d: message %d is not one of the originals: %s", budget, j+1, adaptertest.JSON(t, m))
 			}
 		}
 		if err := Validate(out); err != nil {
 			t.Errorf("budget %d: %v", budget, err)
 		}
 	}
-	if mustJSON(t, msgs) != before || mustJSON(t, system) != sysBefore {
+	if adaptertest.JSON(t, msgs) != before || adaptertest.JSON(t, system) != sysBefore {
 		t.Fatal("Trim modified its input")
 	}
 }
@@ -267,7 +248,7 @@ func TestTrimPartialMessages(t *testing.T) {
 	u := user(result("a", "A"), result("zzz", "orphan"), cached(text("go on")))
 	u.SetExtraFields(map[string]any{"x_note": 1})
 	msgs := []anthropic.MessageParam{user(text("start")), a, u, assistant(text("done"))}
-	before := mustJSON(t, msgs)
+	before := adaptertest.JSON(t, msgs)
 
 	out, res, err := Trim(nil, msgs, 100_000)
 	if err != nil {
@@ -279,8 +260,8 @@ func TestTrimPartialMessages(t *testing.T) {
 	wantA := assistant(anthropic.NewThinkingBlock("sig", "hmm"), toolUse("a", "f"))
 	wantU := user(result("a", "A"), cached(text("go on")))
 	wantU.SetExtraFields(map[string]any{"x_note": 1})
-	want := mustJSON(t, []anthropic.MessageParam{msgs[0], wantA, wantU, msgs[3]})
-	if got := mustJSON(t, out); got != want {
+	want := adaptertest.JSON(t, []anthropic.MessageParam{msgs[0], wantA, wantU, msgs[3]})
+	if got := adaptertest.JSON(t, out); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	if err := Validate(out); err != nil {
@@ -289,7 +270,7 @@ func TestTrimPartialMessages(t *testing.T) {
 	if err := Validate(msgs); !errors.Is(err, ErrUnpaired) {
 		t.Errorf("Validate(input) = %v, want ErrUnpaired", err)
 	}
-	if mustJSON(t, msgs) != before {
+	if adaptertest.JSON(t, msgs) != before {
 		t.Error("Trim modified its input")
 	}
 
@@ -300,7 +281,7 @@ func TestTrimPartialMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := mustJSON(t, out), mustJSON(t, []anthropic.MessageParam{msgs[0], msgs[1], msgs[3]}); got != want {
+	if got, want := adaptertest.JSON(t, out), adaptertest.JSON(t, []anthropic.MessageParam{msgs[0], msgs[1], msgs[3]}); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
@@ -323,8 +304,8 @@ func TestTrimResultsSplitAcrossMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := mustJSON(t, []anthropic.MessageParam{msgs[0], assistant(text("two calls"), toolUse("a", "f")), msgs[2], msgs[4]})
-	if got := mustJSON(t, out); got != want || res.OrphansRemoved != 2 {
+	want := adaptertest.JSON(t, []anthropic.MessageParam{msgs[0], assistant(text("two calls"), toolUse("a", "f")), msgs[2], msgs[4]})
+	if got := adaptertest.JSON(t, out); got != want || res.OrphansRemoved != 2 {
 		t.Fatalf("OrphansRemoved %d\ngot  %s\nwant %s", res.OrphansRemoved, got, want)
 	}
 	if err := Validate(out); err != nil {
@@ -350,7 +331,7 @@ func TestTrimOverriddenMessage(t *testing.T) {
 		t.Fatalf("OrphansRemoved = %d, %d messages; want 1, 3", res.OrphansRemoved, len(out))
 	}
 	want := `{"content":[{"type":"text","text":"hm"},{"type":"tool_use","id":"b","name":"g","input":{}}],"role":"assistant","vendor":{"x":1}}`
-	if got := mustJSON(t, out[1]); got != want {
+	if got := adaptertest.JSON(t, out[1]); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	if err := Validate(out); err != nil {
@@ -381,15 +362,13 @@ func TestBreadcrumbRecognised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crumb := mustJSON(t, user(text(history.BreadcrumbText)))
-	n := 0
-	for _, m := range twice {
-		if mustJSON(t, m) == crumb {
-			n++
-		}
+	// The old breadcrumb (history message 1: the system prompt is 0) is
+	// replaced, not kept.
+	if slices.Index(res.Kept, -1) < 0 || slices.Contains(res.Kept, 1) || len(twice) != len(res.Kept)-1 {
+		t.Errorf("Kept = %v: want a new breadcrumb and the old one (history message 1) left out", res.Kept)
 	}
-	if n != 1 || res.DroppedMessages%2 != 0 {
-		t.Errorf("%d breadcrumbs, DroppedMessages %d; want 1 and an even count (whole user/assistant turns)", n, res.DroppedMessages)
+	if res.DroppedMessages%2 != 0 {
+		t.Errorf("DroppedMessages %d; want an even count (whole user/assistant turns)", res.DroppedMessages)
 	}
 }
 

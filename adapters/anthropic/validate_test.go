@@ -1,12 +1,12 @@
 package anthropic
 
 import (
-	"errors"
 	"strconv"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 )
 
 func TestValidate(t *testing.T) {
@@ -39,19 +39,10 @@ func TestValidate(t *testing.T) {
 		{"text before result", "tool_result blocks must come first",
 			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(text("here:"), result("a", "A"))}, 1, "a"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, e.ID }
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Validate(tc.msgs)
-			if tc.index < 0 {
-				if err != nil {
-					t.Fatalf("%s: got %v, want nil", tc.reason, err)
-				}
-				return
-			}
-			var pe *PairingError
-			if !errors.As(err, &pe) || !errors.Is(err, ErrUnpaired) || pe.Index != tc.index || pe.ID != tc.id {
-				t.Fatalf("%s: got %v, want *PairingError at %d for %q", tc.reason, err, tc.index, tc.id)
-			}
+			adaptertest.Violation(t, Validate(tc.msgs), ErrUnpaired, where, tc.index, tc.id, tc.reason)
 		})
 	}
 }
@@ -61,21 +52,9 @@ func TestValidate(t *testing.T) {
 // duplicate tool_result blocks, answers two messages late) as well as good
 // ones, always with tool_result blocks first in their message.
 func genRequest(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam) {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
-	words := func(b int) string {
-		s := "message " + strconv.Itoa(b)
-		for range b % 5 {
-			s += " with some more words to count"
-		}
-		return s
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
+	words := adaptertest.Words
 	var system []anthropic.TextBlockParam
 	if b := next(); b >= 0 && b%3 != 0 {
 		system = append(system, anthropic.TextBlockParam{Text: words(b)})
@@ -128,15 +107,6 @@ func genRequest(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessagePar
 	}
 }
 
-func mustHistory(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) []history.Message {
-	t.Helper()
-	h, err := ToHistory(system, msgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // checkTrim is the property every trim must have: the output passes
 // Validate, the input is untouched, every output message is an original or
 // a breadcrumb or holds only blocks of one original message in their
@@ -144,51 +114,42 @@ func mustHistory(t *testing.T, system []anthropic.TextBlockParam, msgs []anthrop
 // for the one exception).
 func checkTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int) {
 	t.Helper()
-	before := mustJSON(t, msgs)
-	out, _, err := Trim(system, msgs, budget)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: output fails Validate: %v\ninput %s\noutput %s", budget, err, before, mustJSON(t, out))
-	}
-	if mustJSON(t, msgs) != before {
-		t.Fatalf("budget %d: Trim modified its input", budget)
-	}
-	// Every output block comes from the input, in input order.
-	pos := 0
-	crumb := mustJSON(t, user(text(history.BreadcrumbText)))
+	r, res, err := adapter.Trimmed(t, request{system, msgs}, budget)
+	out := r.Messages
+	// Every output block comes from the input, in input order, except in
+	// the notices the core inserted, each a message of its own.
+	pos, notices := 0, 0
 	for j, m := range out {
-		if mustJSON(t, m) == crumb {
+		p := pos
+		for p < len(msgs) && !adaptertest.Subsequence(m.Content, msgs[p].Content, adaptertest.SameJSON[anthropic.ContentBlockParamUnion]) {
+			p++
+		}
+		if p < len(msgs) {
+			pos = p + 1
 			continue
 		}
-		for pos < len(msgs) && !subsequence(t, m.Content, msgs[pos].Content) {
-			pos++
+		notices++
+		if len(m.Content) != 1 || m.Content[0].OfText == nil {
+			t.Fatalf("budget %d: output message %d is neither made of an input message's blocks nor a notice: %s", budget, j, adaptertest.JSON(t, m))
 		}
-		if pos == len(msgs) {
-			t.Fatalf("budget %d: output message %d is not made of an input message's blocks: %s", budget, j, mustJSON(t, m))
+	}
+	want := 0
+	for _, k := range res.Kept {
+		if k < 0 {
+			want++
 		}
-		pos++
+	}
+	if notices != want {
+		t.Fatalf("budget %d: %d messages not from the input, %d notices inserted: %s", budget, notices, want, adaptertest.JSON(t, out))
 	}
 	// Trimming the output again changes nothing, unless the latest turn
 	// was over budget and the input was broken: then the sweep may have
 	// turned a message with orphaned tool_results and text into a plain
 	// user message, which opens a turn the second trim can drop.
 	again, _, _ := Trim(system, out, budget)
-	if (err == nil || Validate(msgs) == nil) && mustJSON(t, again) != mustJSON(t, out) {
-		t.Fatalf("budget %d: trimming the output again changed it:\n once %s\ntwice %s", budget, mustJSON(t, out), mustJSON(t, again))
+	if (err == nil || Validate(msgs) == nil) && adaptertest.JSON(t, again) != adaptertest.JSON(t, out) {
+		t.Fatalf("budget %d: trimming the output again changed it:\n once %s\ntwice %s", budget, adaptertest.JSON(t, out), adaptertest.JSON(t, again))
 	}
-}
-
-// subsequence reports whether the blocks of sub appear in blocks, in order.
-func subsequence(t *testing.T, sub, blocks []anthropic.ContentBlockParamUnion) bool {
-	i := 0
-	for _, b := range blocks {
-		if i < len(sub) && mustJSON(t, sub[i]) == mustJSON(t, b) {
-			i++
-		}
-	}
-	return i == len(sub) && len(sub) > 0
 }
 
 var fuzzSeeds = [][]byte{
@@ -203,18 +164,9 @@ var fuzzSeeds = [][]byte{
 // TestTrimProperty runs checkTrim over generated requests at budgets from 1
 // to just above their size.
 func TestTrimProperty(t *testing.T) {
-	seeds := append([][]byte(nil), fuzzSeeds...)
-	for s := range 40 {
-		b := make([]byte, 10+s)
-		for i := range b {
-			b[i] = byte((s*31 + i*17 + i*i*s) % 251)
-		}
-		seeds = append(seeds, b)
-	}
-	for _, seed := range seeds {
+	for _, seed := range adaptertest.Seeds(fuzzSeeds, 40) {
 		system, msgs := genRequest(seed)
-		total := history.Estimate(mustHistory(t, system, msgs), nil)
-		for budget := 1; budget <= total+5; budget += 1 + total/40 {
+		for _, budget := range adaptertest.Budgets(adapter.Tokens(t, request{system, msgs}), 40) {
 			checkTrim(t, system, msgs, budget)
 		}
 	}

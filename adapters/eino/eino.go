@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
+	"github.com/histrim/history/internal/notice"
+	"github.com/histrim/history/internal/regroup"
 )
 
 // KindKey is the key in schema.Message.Extra that carries a history.Kind:
@@ -53,48 +54,22 @@ func toHistory(msgs []*schema.Message, opts []history.Option) ([]history.Message
 			return nil, fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, err)
 		}
 	}
-	markNotices(out, msgs, opts)
+	// Notices carry Extra[KindKey]; one stored without it is recognised by
+	// how it converts (see notice.Mark).
+	notice.Mark(out, opts, readNotice, func(i int) bool {
+		_, marked := msgs[i].Extra[KindKey]
+		return !marked
+	})
 	return out, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of hist that are
-// notices an earlier Trim inserted but that carry no Extra[KindKey] (a
-// runtime may have stored them without Extra): messages that convert
-// exactly as a rendered notice does (same role, text and name, nothing
-// else). The turn notice is recognised only in the leading block (after
-// the leading system messages and summaries, where trims put it); the step
-// notice wherever it stands, since later turns leave it behind. The notices
-// configured by opts and the defaults are recognised. The only false
-// positive is a message someone wrote with exactly a notice's text.
-func markNotices(hist []history.Message, msgs []*schema.Message, opts []history.Option) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns := []history.Message{turn, dturn}
-	steps := []history.Message{step, dstep}
-	lead := true
-	for i := range hist {
-		m := &hist[i]
-		if _, marked := msgs[i].Extra[KindKey]; !marked && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb && m.Kind != history.KindSummary {
-			lead = false
-		}
-	}
-}
-
-// isNotice reports whether m, which carries no kind, converts exactly as
-// one of notices once Trim has rendered it.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if m.Kind != "" || len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-		return false
-	}
-	for i := range notices {
-		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content && m.Name == n.Name {
-			return true
-		}
-	}
-	return false
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it and a runtime has stored it without its Extra.
+func readNotice(b history.Message) []history.Message {
+	n := breadcrumb(b)
+	n.Extra = nil
+	m, _ := convert(n) // a rendered notice always converts
+	return []history.Message{m}
 }
 
 // Trim trims msgs to budget tokens as history.TrimToRecentTurns decides it
@@ -125,31 +100,19 @@ func Trim(msgs []*schema.Message, budget int, opts ...history.Option) ([]*schema
 	if len(res.Messages) == 0 {
 		return nil, res, err
 	}
-	// Apply returns the caller's originals; what the core inserted or
-	// changed is rendered from its own entry of res.Messages (there can be
-	// two notices: one for dropped turns, one for dropped steps).
-	out := history.Apply(msgs, res, func() *schema.Message { return nil })
-	for j, k := range res.Kept {
-		switch m := &res.Messages[j]; {
-		case k < 0:
-			out[j] = breadcrumb(*m)
-		case m.Kind == history.KindElided && conv[k].Kind != history.KindElided:
-			out[j] = elide(msgs[k], m.Content)
-		case len(m.ToolCalls) < len(msgs[k].ToolCalls):
-			out[j] = strip(msgs[k], m.ToolCalls)
-		}
-	}
-	return out, res, err
+	// The caller's originals; each notice rendered from its own entry of
+	// res.Messages; what the core changed in a kept message rebuilt.
+	return regroup.OneForOne(msgs, conv, res, breadcrumb, elide, strip), res, err
 }
 
-// elide returns a shallow copy of the tool message m whose Content is text
-// and which holds no other content (multi-content parts, reasoning): its
-// ToolCallID, ToolName, Name and ResponseMeta are kept, and its Extra is a
-// copy with Extra[KindKey] = "elided", so a later trim knows it. m is not
-// modified.
-func elide(m *schema.Message, text string) *schema.Message {
+// elide returns a shallow copy of the tool message m whose Content is the
+// placeholder of e, the elided message the core kept, and which holds no
+// other content (multi-content parts, reasoning): its ToolCallID,
+// ToolName, Name and ResponseMeta are kept, and its Extra is a copy with
+// Extra[KindKey] = "elided", so a later trim knows it. m is not modified.
+func elide(m *schema.Message, e *history.Message) *schema.Message {
 	c := *m
-	c.Content = text
+	c.Content = e.Content
 	c.MultiContent = nil
 	c.UserInputMultiContent = nil
 	c.AssistantGenMultiContent = nil
@@ -162,9 +125,11 @@ func elide(m *schema.Message, text string) *schema.Message {
 	return &c
 }
 
-// strip returns a shallow copy of m holding only the tool calls whose ids
-// are in keep, as the caller's ToolCall values.
-func strip(m *schema.Message, keep []history.ToolCall) *schema.Message {
+// strip returns a shallow copy of m holding only the tool calls of e, what
+// the orphan sweep left of it (matched by ID), as the caller's ToolCall
+// values.
+func strip(m *schema.Message, e *history.Message) *schema.Message {
+	keep := e.ToolCalls
 	c := *m
 	c.ToolCalls = make([]schema.ToolCall, 0, len(keep))
 	for _, tc := range m.ToolCalls {
@@ -215,13 +180,13 @@ func convert(m *schema.Message) (history.Message, error) {
 	for _, p := range m.MultiContent {
 		switch {
 		case p.ImageURL != nil:
-			h.Parts = append(h.Parts, urlPart(p.ImageURL.URL, p.ImageURL.MIMEType, string(p.ImageURL.Detail), true))
+			h.Parts = append(h.Parts, mediapart.URL(p.ImageURL.URL, p.ImageURL.MIMEType, string(p.ImageURL.Detail), true))
 		case p.AudioURL != nil:
-			h.Parts = append(h.Parts, urlPart(p.AudioURL.URL, p.AudioURL.MIMEType, "", false))
+			h.Parts = append(h.Parts, mediapart.URL(p.AudioURL.URL, p.AudioURL.MIMEType, "", false))
 		case p.VideoURL != nil:
-			h.Parts = append(h.Parts, urlPart(p.VideoURL.URL, p.VideoURL.MIMEType, "", false))
+			h.Parts = append(h.Parts, mediapart.URL(p.VideoURL.URL, p.VideoURL.MIMEType, "", false))
 		case p.FileURL != nil:
-			h.Parts = append(h.Parts, urlPart(p.FileURL.URL, p.FileURL.MIMEType, "", false))
+			h.Parts = append(h.Parts, mediapart.URL(p.FileURL.URL, p.FileURL.MIMEType, "", false))
 		case p.Text != "":
 			h.Parts = append(h.Parts, history.Part{Type: history.PartText, Text: p.Text})
 		}
@@ -261,43 +226,14 @@ func convert(m *schema.Message) (history.Message, error) {
 	return h, nil
 }
 
-// urlPart describes a URL part: an image (with its dimensions when the URL
-// is a base64 data URL of a PNG, JPEG or GIF) or a file (with its size when
-// the URL is a data URL).
-func urlPart(url, mime, detail string, image bool) history.Part {
-	data, dataMIME, ok := media.DataURL(url)
-	if mime == "" {
-		mime = dataMIME
-	}
-	return mediaPart(data, ok, mime, detail, image)
-}
-
+// commonPart describes a multi-content part of eino's newer kind: inline
+// base64 data, a URL (a data URL read as inline data) or neither.
 func commonPart(c schema.MessagePartCommon, detail string, image bool) history.Part {
-	var data string
-	ok := false
-	if c.Base64Data != nil {
-		data, ok = *c.Base64Data, true
-	} else if c.URL != nil {
-		var dataMIME string
-		data, dataMIME, ok = media.DataURL(*c.URL)
-		if c.MIMEType == "" {
-			c.MIMEType = dataMIME
-		}
+	switch {
+	case c.Base64Data != nil:
+		return mediapart.Base64(c.MIMEType, *c.Base64Data, detail, image)
+	case c.URL != nil:
+		return mediapart.URL(*c.URL, c.MIMEType, detail, image)
 	}
-	return mediaPart(data, ok, c.MIMEType, detail, image)
-}
-
-func mediaPart(b64 string, inline bool, mime, detail string, image bool) history.Part {
-	if image || strings.HasPrefix(strings.ToLower(mime), "image/") {
-		p := history.Part{Type: history.PartImage, MIMEType: mime, Detail: detail}
-		if inline {
-			p.Width, p.Height = media.ImageSizeBase64(b64)
-		}
-		return p
-	}
-	p := history.Part{Type: history.PartFile, MIMEType: mime}
-	if inline {
-		p.Size = int64(len(b64)) * 3 / 4
-	}
-	return p
+	return mediapart.URL("", c.MIMEType, detail, image)
 }

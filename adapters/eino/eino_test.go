@@ -3,35 +3,15 @@ package eino
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"image"
-	"image/png"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 )
-
-func pngBase64(t testing.TB, w, h int) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -42,10 +22,10 @@ func call(id, name, args string) schema.ToolCall {
 // rich is a conversation using every field the adapter must carry.
 func rich(t testing.TB) []*schema.Message {
 	big := strings.Repeat("the quick brown fox jumps over the lazy dog ", 40)
-	img := pngBase64(t, 1024, 512)
+	img := base64.StdEncoding.EncodeToString(adaptertest.PNG(t, 1024, 512))
 	// Deprecated, but still in use and still read by the adapter.
 	//lint:ignore SA1019 the adapter must keep reading MultiContent
-	legacy := []schema.ChatMessagePart{{Type: schema.ChatMessagePartTypeImageURL, ImageURL: &schema.ChatMessageImageURL{URL: "data:image/png;base64," + pngBase64(t, 64, 64), Detail: schema.ImageURLDetailLow}}}
+	legacy := []schema.ChatMessagePart{{Type: schema.ChatMessagePartTypeImageURL, ImageURL: &schema.ChatMessageImageURL{URL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(adaptertest.PNG(t, 64, 64)), Detail: schema.ImageURLDetailLow}}}
 	return []*schema.Message{
 		schema.SystemMessage("You are terse."),
 		{Role: schema.User, Content: "summary of earlier work", Extra: map[string]any{KindKey: "summary", "author": "compactor"}},
@@ -107,6 +87,21 @@ func TestToHistory(t *testing.T) {
 	}
 }
 
+// TestToHistoryFileSize: a base64 file counts its decoded size, padding
+// counted out.
+func TestToHistoryFileSize(t *testing.T) {
+	data := "YWJjZA==" // "abcd"
+	msgs, err := ToHistory([]*schema.Message{{Role: schema.User, UserInputMultiContent: []schema.MessageInputPart{
+		{Type: schema.ChatMessagePartTypeFileURL, File: &schema.MessageInputFile{MessagePartCommon: schema.MessagePartCommon{Base64Data: &data, MIMEType: "text/plain"}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := msgs[0].Parts[0]; p.Type != history.PartFile || p.Size != 4 {
+		t.Errorf("file part = %+v, want a file of 4 bytes", p)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	cases := []struct {
 		name, reason string
@@ -137,12 +132,12 @@ func TestErrors(t *testing.T) {
 
 func TestTrimRoundTrip(t *testing.T) {
 	in := rich(t)
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 	out, res, err := Trim(in, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Kept != nil || &out[0] != &in[0] || cap(out) != len(in) || mustJSON(t, out) != before {
+	if !adaptertest.Identity(res.Kept, len(in)) || &out[0] != &in[0] || cap(out) != len(in) || adaptertest.JSON(t, out) != before {
 		t.Fatal("a fitting history must come back as the caller's slice, clipped and unchanged")
 	}
 
@@ -160,15 +155,15 @@ func TestTrimRoundTrip(t *testing.T) {
 			t.Errorf("out[%d] is not the caller's message %d", j, k)
 		}
 	}
-	want := mustJSON(t, append(slices.Clone(in[:2]), in[8:]...))
-	got := mustJSON(t, append(slices.Clone(out[:2]), out[3:]...))
+	want := adaptertest.JSON(t, append(slices.Clone(in[:2]), in[8:]...))
+	got := adaptertest.JSON(t, append(slices.Clone(out[:2]), out[3:]...))
 	if got != want {
 		t.Errorf("kept messages changed:\n got %s\nwant %s", got, want)
 	}
-	if got := mustJSON(t, out[2]); got != `{"role":"user","content":"[earlier turns omitted to fit the context window]","extra":{"histrim_kind":"breadcrumb"}}` {
+	if got := adaptertest.JSON(t, out[2]); got != `{"role":"user","content":"[earlier turns omitted to fit the context window]","extra":{"histrim_kind":"breadcrumb"}}` {
 		t.Errorf("breadcrumb = %s", got)
 	}
-	if mustJSON(t, in) != before {
+	if adaptertest.JSON(t, in) != before {
 		t.Error("Trim modified the input")
 	}
 
@@ -200,7 +195,7 @@ func TestTrimStripsUnansweredCalls(t *testing.T) {
 		schema.ToolMessage("A", "a"), schema.ToolMessage("C", "c"), schema.ToolMessage("Z", "zzz"),
 		schema.AssistantMessage("done", nil),
 	}
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 	out, res, err := Trim(in, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
@@ -214,9 +209,9 @@ func TestTrimStripsUnansweredCalls(t *testing.T) {
 	got := out[1]
 	if got == asst || len(got.ToolCalls) != 2 || got.ToolCalls[0].ID != "a" || got.ToolCalls[1].ID != "c" ||
 		*got.ToolCalls[1].Index != 2 || got.ToolCalls[0].Extra["x"] != 1 || got.Extra["keep"] != true || got.Content != "checking" {
-		t.Errorf("stripped message = %s, want a copy keeping calls a and c as the caller's values", mustJSON(t, got))
+		t.Errorf("stripped message = %s, want a copy keeping calls a and c as the caller's values", adaptertest.JSON(t, got))
 	}
-	if mustJSON(t, in) != before || len(asst.ToolCalls) != 3 {
+	if adaptertest.JSON(t, in) != before || len(asst.ToolCalls) != 3 {
 		t.Error("Trim modified the caller's messages")
 	}
 }
@@ -250,16 +245,10 @@ func TestValidate(t *testing.T) {
 		{"empty id", []*schema.Message{u("x"), a(""), tool("")}, 1, "ids are required"},
 		{"nil", []*schema.Message{nil}, 0, "nil message"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, "" }
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Validate(c.in)
-			var pe *PairingError
-			switch {
-			case c.bad < 0 && err != nil:
-				t.Errorf("Validate = %v, want nil (%s)", err, c.reason)
-			case c.bad >= 0 && (!errors.As(err, &pe) || pe.Index != c.bad || !errors.Is(err, ErrUnpaired)):
-				t.Errorf("Validate = %v, want a *PairingError at %d (%s)", err, c.bad, c.reason)
-			}
+			adaptertest.Violation(t, Validate(c.in), ErrUnpaired, where, c.bad, "", c.reason)
 		})
 	}
 }
@@ -270,17 +259,7 @@ func TestValidate(t *testing.T) {
 // its tool calls.
 func checkTrim(t *testing.T, in []*schema.Message, budget int) {
 	t.Helper()
-	before := mustJSON(t, in)
-	out, res, err := Trim(in, budget)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if mustJSON(t, in) != before {
-		t.Fatalf("budget %d: input modified", budget)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: %v\n%s", budget, err, mustJSON(t, out))
-	}
+	out, res, _ := adapter.Trimmed(t, in, budget)
 	if len(out) != len(res.Messages) {
 		t.Fatalf("budget %d: %d messages, Result has %d", budget, len(out), len(res.Messages))
 	}
@@ -298,7 +277,7 @@ func checkTrim(t *testing.T, in []*schema.Message, budget int) {
 		default:
 			c := *in[k]
 			c.ToolCalls = m.ToolCalls
-			if mustJSON(t, &c) != mustJSON(t, m) || len(m.ToolCalls) >= len(in[k].ToolCalls) {
+			if adaptertest.JSON(t, &c) != adaptertest.JSON(t, m) || len(m.ToolCalls) >= len(in[k].ToolCalls) {
 				t.Fatalf("budget %d: message %d is neither the caller's nor a stripped copy", budget, j)
 			}
 		}
@@ -321,19 +300,13 @@ func TestTrimEveryBudget(t *testing.T) {
 // sometimes with a result missing, an orphan result or a wrong id, and a
 // closing reply.
 func gen(data []byte) []*schema.Message {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Byte
 	out := []*schema.Message{schema.SystemMessage("sys")}
 	if next()%2 == 0 {
 		out = append(out, &schema.Message{Role: schema.User, Content: "summary", Extra: map[string]any{KindKey: "summary"}})
 	}
-	for turn := 0; len(data) > 0 && turn < 12; turn++ {
+	for turn := 0; len(seed) > 0 && turn < 12; turn++ {
 		out = append(out, schema.UserMessage(strings.Repeat("prompt ", 1+next()%40)))
 		for round := next() % 3; round > 0; round-- {
 			m := &schema.Message{Role: schema.Assistant, ReasoningContent: strings.Repeat("hm ", next()%5)}

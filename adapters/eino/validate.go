@@ -1,9 +1,11 @@
 package eino
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/cloudwego/eino/schema"
+	"github.com/histrim/history/internal/pairing"
 )
 
 // PairingError reports the first place where messages break the pairing
@@ -40,64 +42,46 @@ func (e *PairingError) Unwrap() error { return ErrUnpaired }
 // ErrUnpaired (a nil message is reported as one too). It
 // never modifies msgs.
 func Validate(msgs []*schema.Message) error {
-	var open *schema.Message // assistant message whose calls are being answered
-	openAt := -1
-	var answered map[string]bool
-	closeOpen := func() error {
-		if open == nil {
-			return nil
-		}
-		for _, tc := range open.ToolCalls {
-			if !answered[tc.ID] {
-				return &PairingError{openAt, "tool call " + strconv.Quote(tc.ID) + " has no result before the next non-tool message"}
-			}
-		}
-		open = nil
-		return nil
-	}
+	var c pairing.Checker
 	for i, m := range msgs {
 		if m == nil {
 			return &PairingError{i, "nil message"}
 		}
-		if m.Role == schema.Tool {
-			if open == nil {
-				return &PairingError{i, "tool result " + strconv.Quote(m.ToolCallID) + " does not follow an assistant message with tool calls"}
+		var v *pairing.Violation
+		switch {
+		case m.Role == schema.Tool:
+			v = c.Answer(i, m.ToolCallID)
+		case len(m.ToolCalls) > 0 && m.Role != schema.Assistant:
+			if v = c.Close(); v == nil {
+				return &PairingError{i, "tool calls on a " + string(m.Role) + " message"}
 			}
-			if !hasCall(open, m.ToolCallID) {
-				return &PairingError{i, "tool result " + strconv.Quote(m.ToolCallID) + " answers no call of the preceding assistant message"}
+		default:
+			ids := make([]string, len(m.ToolCalls))
+			for k := range m.ToolCalls {
+				ids[k] = m.ToolCalls[k].ID
 			}
-			if answered[m.ToolCallID] {
-				return &PairingError{i, "tool call " + strconv.Quote(m.ToolCallID) + " answered twice"}
-			}
-			answered[m.ToolCallID] = true
-			continue
+			v = c.Open(i, ids)
 		}
-		if err := closeOpen(); err != nil {
-			return err
+		if v != nil {
+			return pairingError(v)
 		}
-		if len(m.ToolCalls) == 0 {
-			continue
-		}
-		if m.Role != schema.Assistant {
-			return &PairingError{i, "tool calls on a " + string(m.Role) + " message"}
-		}
-		seen := make(map[string]bool, len(m.ToolCalls))
-		for _, tc := range m.ToolCalls {
-			if tc.ID == "" || seen[tc.ID] {
-				return &PairingError{i, "tool call id " + strconv.Quote(tc.ID) + " is empty or used twice"}
-			}
-			seen[tc.ID] = true
-		}
-		open, openAt, answered = m, i, make(map[string]bool, len(m.ToolCalls))
 	}
-	return closeOpen()
+	if v := c.Close(); v != nil {
+		return pairingError(v)
+	}
+	return nil
 }
 
-func hasCall(m *schema.Message, id string) bool {
-	for _, tc := range m.ToolCalls {
-		if tc.ID == id {
-			return true
-		}
-	}
-	return false
+// reasons says, for each fault, which part of the rule is broken; %q
+// stands for the tool call ID.
+var reasons = [...]string{
+	pairing.Unanswered: "tool call %q has no result before the next non-tool message",
+	pairing.Orphan:     "tool result %q does not follow an assistant message with tool calls",
+	pairing.Unknown:    "tool result %q answers no call of the preceding assistant message",
+	pairing.Twice:      "tool call %q answered twice",
+	pairing.BadID:      "tool call id %q is empty or used twice",
+}
+
+func pairingError(v *pairing.Violation) error {
+	return &PairingError{v.Index, fmt.Sprintf(reasons[v.Fault], v.ID)}
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
+	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"google.golang.org/genai"
 )
@@ -76,18 +76,9 @@ func ToHistory(contents []*genai.Content) ([]history.Message, error) {
 // When nothing needs trimming or sweeping, Trim returns contents itself,
 // clipped to its length.
 func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
-	msgs, slots, err := convert(contents, opts)
+	all, msgs, slots, err := convertRequest(system, contents, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
-	}
-	all := msgs
-	if system != nil {
-		sys, err := plain(system, history.RoleSystem, -1)
-		if err != nil {
-			return nil, history.Result{Budget: budget}, err
-		}
-		all = make([]history.Message, 0, len(msgs)+1)
-		all = append(append(all, sys), msgs...)
 	}
 	res, err := history.TrimToRecentTurns(all, budget, opts...)
 	if len(res.Messages) == 0 {
@@ -111,53 +102,41 @@ func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...
 	return apply(contents, msgs, slots, res), res, err
 }
 
-// apply maps res back onto contents, part by part where the sweep cut a
-// content down or the core elided function responses.
+// convertRequest converts a request as Trim counts it: all is the system
+// instruction, if any, as a system message, followed by msgs, the
+// conversion of contents (see convert), whose slots say where each came
+// from.
+func convertRequest(system *genai.Content, contents []*genai.Content, opts []history.Option) (all, msgs []history.Message, slots []regroup.Slot, err error) {
+	msgs, slots, err = convert(contents, opts)
+	if err != nil || system == nil {
+		return msgs, msgs, slots, err
+	}
+	sys, err := plain(system, history.RoleSystem, -1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	all = make([]history.Message, 0, len(msgs)+1)
+	return append(append(all, sys), msgs...), msgs, slots, nil
+}
+
+// apply maps res back onto contents (see regroup.Apply): part by part
+// where the sweep cut a content down or the core elided function responses.
 func apply(contents []*genai.Content, msgs []history.Message, slots []regroup.Slot, res history.Result) []*genai.Content {
-	if res.Kept == nil {
-		return contents[:len(contents):len(contents)]
+	notice := func(b history.Message, next *regroup.Group) *genai.Content {
+		// Gemini wants a function-call turn right after a user turn, and
+		// the notice before a kept step precedes one: a notice followed by
+		// a model content is a user content.
+		return breadcrumb(b, next != nil && next.Native >= 0 && contents[next.Native].Role == genai.RoleModel)
 	}
-	groups := regroup.Groups(res, msgs, slots)
-	out := make([]*genai.Content, 0, len(groups))
-	for j := range groups {
-		g := &groups[j]
-		if g.Native < 0 {
-			// Gemini wants a function-call turn right after a user turn,
-			// and the notice before a kept step precedes one: a notice
-			// followed by a model content is a user content.
-			beforeModel := j+1 < len(groups) && groups[j+1].Native >= 0 && contents[groups[j+1].Native].Role == genai.RoleModel
-			out = append(out, breadcrumb(g.Notice, beforeModel))
-			continue
-		}
-		c := contents[g.Native]
-		if g.Whole {
-			out = append(out, c)
-		} else if cut := cutDown(c, g); cut != nil {
-			out = append(out, cut)
-		}
-	}
-	return out
+	return regroup.Apply(contents, msgs, slots, res, notice, cutDown)
 }
 
 // cutDown returns a new content with the parts of c that g keeps, in their
 // original order, the function responses g elided replaced by their
-// placeholder; nil if none is left.
-func cutDown(c *genai.Content, g *regroup.Group) *genai.Content {
-	parts := make([]*genai.Part, 0, len(c.Parts))
-	for p, ok := range g.Keep(len(c.Parts)) {
-		if !ok {
-			continue
-		}
-		if text, ok := g.Elided[p]; ok {
-			parts = append(parts, elide(c.Parts[p], text))
-			continue
-		}
-		parts = append(parts, c.Parts[p])
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	return &genai.Content{Role: c.Role, Parts: parts}
+// placeholder; false if none is left.
+func cutDown(c *genai.Content, g *regroup.Group) (*genai.Content, bool) {
+	parts := regroup.KeptParts(g, c.Parts, elide)
+	return &genai.Content{Role: c.Role, Parts: parts}, len(parts) > 0
 }
 
 // elide returns a copy of the function response part p whose response is
@@ -184,66 +163,26 @@ func breadcrumb(m history.Message, beforeModel bool) *genai.Content {
 }
 
 // convert maps contents to messages and their slots, recognising the
-// notices a trim with opts inserts (see markNotices).
+// notices a trim with opts inserts (see notice.Mark): a content holding one
+// text part with exactly a notice's text, in a role Trim gives it.
 func convert(contents []*genai.Content, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	msgs, slots, err := convertContents(contents)
 	if err != nil {
 		return nil, nil, err
 	}
-	markNotices(msgs, opts, func(i int) bool { return len(contents[slots[i].Native].Parts) == 1 })
+	notice.Mark(msgs, opts, readNotice, func(i int) bool { return len(contents[slots[i].Native].Parts) == 1 })
 	return msgs, slots, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of msgs that are
-// notices an earlier Trim inserted, so that the core replaces them instead
-// of counting them as turns: a content holding one text part with exactly a
-// notice's text, in the role Trim gives it (user, or model for an assistant
-// notice; an assistant notice may also be a user content). single(i) reports
-// whether msgs[i] comes from a content of one part. The turn notice is
-// recognised only at the front (the first contents, where trims put it);
-// the step notice anywhere, since later turns leave it behind. The notices
-// configured by opts and the defaults are recognised. The only false
-// positive is a content someone wrote with exactly a notice's text.
-func markNotices(msgs []history.Message, opts []history.Option, single func(int) bool) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns, steps := rendered(turn, dturn), rendered(step, dstep)
-	lead := true
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Kind == "" && single(i) && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Kind != history.KindBreadcrumb {
-			lead = false
-		}
-	}
-}
-
-// rendered returns the notices as ToHistory reads them once Trim has
-// rendered them, in every role Trim may give them.
-func rendered(notices ...history.Message) []history.Message {
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it, in every role Trim may give it (see breadcrumb).
+func readNotice(b history.Message) []history.Message {
 	var out []history.Message
-	for _, b := range notices {
-		for _, beforeModel := range []bool{false, true} {
-			m, _, _ := convertContents([]*genai.Content{breadcrumb(b, beforeModel)})
-			out = append(out, m[0])
-		}
+	for _, beforeModel := range []bool{false, true} {
+		m, _, _ := convertContents([]*genai.Content{breadcrumb(b, beforeModel)}) // a rendered notice always converts
+		out = append(out, m[0])
 	}
 	return out
-}
-
-// isNotice reports whether m converts exactly as one of notices.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 {
-		return false
-	}
-	for i := range notices {
-		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content {
-			return true
-		}
-	}
-	return false
 }
 
 // convertContents is convert without the recognition of notices.
@@ -266,7 +205,7 @@ func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Sl
 			if err != nil {
 				return nil, nil, err
 			}
-			s := regroup.Slot{Native: i, Parts: seq(len(c.Parts))}
+			s := regroup.Slot{Native: i} // every part
 			for p, part := range c.Parts {
 				if part.FunctionCall != nil {
 					s.Calls = append(s.Calls, p)
@@ -295,7 +234,7 @@ func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Sl
 				return nil, nil, err
 			}
 			msgs = append(msgs, m)
-			slots = append(slots, regroup.Slot{Native: i, Parts: seq(len(c.Parts))})
+			slots = append(slots, regroup.Slot{Native: i}) // every part
 			prev = nil
 			continue
 		}
@@ -373,10 +312,10 @@ func addPart(m *history.Message, part *genai.Part, i, p int) error {
 		m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: id, Name: fc.Name, Arguments: args})
 	}
 	if d := part.InlineData; d != nil {
-		m.Parts = append(m.Parts, dataPart(d.MIMEType, d.Data))
+		m.Parts = append(m.Parts, mediapart.Blob(d.MIMEType, d.Data))
 	}
 	if f := part.FileData; f != nil {
-		m.Parts = append(m.Parts, dataPart(f.MIMEType, nil))
+		m.Parts = append(m.Parts, mediapart.Blob(f.MIMEType, nil))
 	}
 	if x := part.ExecutableCode; x != nil {
 		m.Parts = append(m.Parts, history.Part{Type: history.PartText, Text: x.Code})
@@ -421,9 +360,9 @@ func response(fr *genai.FunctionResponse, id string, i, p int) (history.Message,
 		switch {
 		case rp == nil:
 		case rp.InlineData != nil:
-			m.Parts = append(m.Parts, dataPart(rp.InlineData.MIMEType, rp.InlineData.Data))
+			m.Parts = append(m.Parts, mediapart.Blob(rp.InlineData.MIMEType, rp.InlineData.Data))
 		case rp.FileData != nil:
-			m.Parts = append(m.Parts, dataPart(rp.FileData.MIMEType, nil))
+			m.Parts = append(m.Parts, mediapart.Blob(rp.FileData.MIMEType, nil))
 		}
 	}
 	return m, nil
@@ -481,17 +420,6 @@ func callID(i, p int, fc *genai.FunctionCall) string {
 
 func syntheticID(i, p int) string { return "#c" + strconv.Itoa(i) + "." + strconv.Itoa(p) }
 
-// dataPart describes inline or file data: an image (with its dimensions
-// when data holds a PNG, JPEG or GIF header) or a file of len(data) bytes
-// (unknown size when data is nil).
-func dataPart(mime string, data []byte) history.Part {
-	if strings.HasPrefix(strings.ToLower(mime), "image/") {
-		w, h := media.ImageSize(data)
-		return history.Part{Type: history.PartImage, MIMEType: mime, Width: w, Height: h}
-	}
-	return history.Part{Type: history.PartFile, MIMEType: mime, Size: int64(len(data))}
-}
-
 // jsonText encodes v (function arguments or a response) as the JSON text
 // the model reads. A nil map encodes as "".
 func jsonText(v any, i, p int) (string, error) {
@@ -513,12 +441,4 @@ func contentErr(i, p int, reason string) error {
 		return fmt.Errorf("%w: content %d: %s", ErrInvalidContent, i, reason)
 	}
 	return fmt.Errorf("%w: content %d part %d: %s", ErrInvalidContent, i, p, reason)
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }

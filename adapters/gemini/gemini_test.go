@@ -2,28 +2,15 @@ package gemini
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"image"
-	"image/png"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"google.golang.org/genai"
 )
-
-// pngBytes returns a real PNG of the given size, so that image dimensions
-// are read from actual headers.
-func pngBytes(t testing.TB, w, h int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 func text(role, s string) *genai.Content {
 	return &genai.Content{Role: role, Parts: []*genai.Part{{Text: s}}}
@@ -46,7 +33,7 @@ func rich(t testing.TB) []*genai.Content {
 	return []*genai.Content{
 		{Role: genai.RoleUser, Parts: []*genai.Part{
 			{Text: "what is in this picture? " + big},
-			{InlineData: &genai.Blob{MIMEType: "image/png", Data: pngBytes(t, 1024, 512), DisplayName: "shot.png"}},
+			{InlineData: &genai.Blob{MIMEType: "image/png", Data: adaptertest.PNG(t, 1024, 512), DisplayName: "shot.png"}},
 			{FileData: &genai.FileData{FileURI: "gs://bucket/report.pdf", MIMEType: "application/pdf"},
 				VideoMetadata: &genai.VideoMetadata{FPS: genai.Ptr(2.0)}},
 		}},
@@ -72,15 +59,6 @@ func rich(t testing.TB) []*genai.Content {
 		}},
 		text(genai.RoleUser, "thanks"),
 	}
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func TestToHistory(t *testing.T) {
@@ -169,17 +147,17 @@ func TestToHistoryErrors(t *testing.T) {
 // keeps everything and at one that drops the first turns.
 func TestTrimRoundTrip(t *testing.T) {
 	in := rich(t)
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 	sys := text("", "You are terse.")
 
 	out, res, err := Trim(sys, in, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Kept != nil || len(out) != len(in) || &out[0] != &in[0] || cap(out) != len(in) {
+	if !adaptertest.Identity(res.Kept, len(in)) || len(out) != len(in) || &out[0] != &in[0] || cap(out) != len(in) {
 		t.Fatalf("a fitting history must come back as the caller's slice, clipped (Kept %v)", res.Kept)
 	}
-	if mustJSON(t, out) != before {
+	if adaptertest.JSON(t, out) != before {
 		t.Fatal("JSON of the untouched result differs from the input")
 	}
 
@@ -198,10 +176,10 @@ func TestTrimRoundTrip(t *testing.T) {
 	if len(out) != 4 || out[1] != in[4] || out[2] != in[5] || out[3] != in[6] {
 		t.Fatalf("kept contents are not the caller's pointers: %v", out)
 	}
-	if got, want := mustJSON(t, out[1:]), mustJSON(t, in[4:]); got != want {
+	if got, want := adaptertest.JSON(t, out[1:]), adaptertest.JSON(t, in[4:]); got != want {
 		t.Errorf("kept contents changed:\n got %s\nwant %s", got, want)
 	}
-	if got := mustJSON(t, out[0]); got != `{"parts":[{"text":"[earlier turns omitted to fit the context window]"}],"role":"user"}` {
+	if got := adaptertest.JSON(t, out[0]); got != `{"parts":[{"text":"[earlier turns omitted to fit the context window]"}],"role":"user"}` {
 		t.Errorf("breadcrumb = %s", got)
 	}
 	if !slices.Equal(res.Kept, []int{-1, 7, 8, 9}) || len(res.Messages) != len(out) {
@@ -210,7 +188,7 @@ func TestTrimRoundTrip(t *testing.T) {
 	if res.TokensAfter != budget {
 		t.Errorf("TokensAfter = %d, want %d (system instruction included)", res.TokensAfter, budget)
 	}
-	if mustJSON(t, in) != before {
+	if adaptertest.JSON(t, in) != before {
 		t.Error("Trim modified the caller's contents")
 	}
 }
@@ -232,7 +210,7 @@ func TestTrimCutsDown(t *testing.T) {
 		resp("", "h", nil),
 	}}
 	in := []*genai.Content{text("user", "go"), model, answers, text("model", "done")}
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 
 	out, res, err := Trim(nil, in, 1_000_000)
 	if err != nil {
@@ -248,12 +226,12 @@ func TestTrimCutsDown(t *testing.T) {
 		t.Error("untouched contents must be the caller's pointers")
 	}
 	if out[1] == model || !slices.Equal(out[1].Parts, []*genai.Part{model.Parts[0], model.Parts[1], model.Parts[3]}) || out[1].Role != "model" {
-		t.Errorf("model content = %s, want a new content without call b over the caller's parts", mustJSON(t, out[1]))
+		t.Errorf("model content = %s, want a new content without call b over the caller's parts", adaptertest.JSON(t, out[1]))
 	}
 	if out[2] == answers || !slices.Equal(out[2].Parts, []*genai.Part{answers.Parts[0], answers.Parts[2]}) {
-		t.Errorf("answers = %s, want the two real responses", mustJSON(t, out[2]))
+		t.Errorf("answers = %s, want the two real responses", adaptertest.JSON(t, out[2]))
 	}
-	if mustJSON(t, in) != before || len(model.Parts) != 4 || len(answers.Parts) != 3 {
+	if adaptertest.JSON(t, in) != before || len(model.Parts) != 4 || len(answers.Parts) != 3 {
 		t.Error("Trim modified the caller's contents")
 	}
 	if len(res.Messages[1].ToolCalls) != 2 {
@@ -272,7 +250,7 @@ func TestTrimAllCallsUnanswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(out) != 2 || out[0] != in[0] || out[1] != in[2] || res.OrphansRemoved != 1 {
-		t.Errorf("out = %s, want the model content with only an unanswered call gone", mustJSON(t, out))
+		t.Errorf("out = %s, want the model content with only an unanswered call gone", adaptertest.JSON(t, out))
 	}
 }
 
@@ -282,7 +260,7 @@ func TestTrimBreadcrumbRole(t *testing.T) {
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		t.Fatal(err)
 	}
-	if got := mustJSON(t, out[0]); got != `{"parts":[{"text":"(older turns left out)"}],"role":"model"}` {
+	if got := adaptertest.JSON(t, out[0]); got != `{"parts":[{"text":"(older turns left out)"}],"role":"model"}` {
 		t.Errorf("breadcrumb = %s", got)
 	}
 }
@@ -295,7 +273,7 @@ func TestTrimOverBudget(t *testing.T) {
 		t.Fatalf("err = %v, want a *history.BudgetError", err)
 	}
 	if len(out) != 2 || out[1] != in[6] || res.KeptTurns != 1 {
-		t.Errorf("out = %s, want breadcrumb and latest turn", mustJSON(t, out))
+		t.Errorf("out = %s, want breadcrumb and latest turn", adaptertest.JSON(t, out))
 	}
 }
 
@@ -326,16 +304,10 @@ func TestValidate(t *testing.T) {
 		{"call in user", []*genai.Content{r(call("", "f", nil))}, 0, "users do not call"},
 		{"response in model", []*genai.Content{u("x"), m(resp("", "f", nil))}, 1, "models do not answer"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, "" }
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Validate(c.in)
-			var pe *PairingError
-			switch {
-			case c.bad < 0 && err != nil:
-				t.Errorf("Validate = %v, want nil (%s)", err, c.reason)
-			case c.bad >= 0 && (!errors.As(err, &pe) || pe.Index != c.bad || !errors.Is(err, ErrUnpaired)):
-				t.Errorf("Validate = %v, want a *PairingError at %d (%s)", err, c.bad, c.reason)
-			}
+			adaptertest.Violation(t, Validate(c.in), ErrUnpaired, where, c.bad, "", c.reason)
 		})
 	}
 	if err := Validate([]*genai.Content{text("tool", "x")}); !errors.Is(err, ErrInvalidContent) {
@@ -349,17 +321,8 @@ func TestValidate(t *testing.T) {
 // caller content's part pointers, in input order.
 func checkTrim(t *testing.T, sys *genai.Content, in []*genai.Content, budget int) {
 	t.Helper()
-	before := mustJSON(t, in)
-	out, res, err := Trim(sys, in, budget)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if mustJSON(t, in) != before {
-		t.Fatalf("budget %d: input modified", budget)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: output does not validate: %v\n%s", budget, err, mustJSON(t, out))
-	}
+	r, res, err := adapter.Trimmed(t, request{sys, in}, budget)
+	out := r.Contents
 	if err == nil && res.TokensAfter > budget {
 		t.Fatalf("budget %d: TokensAfter %d without an error", budget, res.TokensAfter)
 	}
@@ -367,30 +330,20 @@ func checkTrim(t *testing.T, sys *genai.Content, in []*genai.Content, budget int
 	for j, c := range out {
 		if j == 0 && slices.Contains(res.Kept, -1) {
 			if j != 0 || len(c.Parts) != 1 {
-				t.Fatalf("budget %d: breadcrumb at %d: %s", budget, j, mustJSON(t, c))
+				t.Fatalf("budget %d: breadcrumb at %d: %s", budget, j, adaptertest.JSON(t, c))
 			}
 			continue
 		}
 		found := false
 		for i := next; i < len(in) && !found; i++ {
-			if c == in[i] || (c.Role == in[i].Role && subsequence(c.Parts, in[i].Parts)) {
+			if c == in[i] || (c.Role == in[i].Role && adaptertest.Subsequence(c.Parts, in[i].Parts, adaptertest.Same[*genai.Part])) {
 				found, next = true, i+1
 			}
 		}
 		if !found {
-			t.Fatalf("budget %d: content %d is not the caller's: %s", budget, j, mustJSON(t, c))
+			t.Fatalf("budget %d: content %d is not the caller's: %s", budget, j, adaptertest.JSON(t, c))
 		}
 	}
-}
-
-func subsequence(sub, full []*genai.Part) bool {
-	i := 0
-	for _, p := range full {
-		if i < len(sub) && sub[i] == p {
-			i++
-		}
-	}
-	return i == len(sub) && len(sub) > 0
 }
 
 func TestTrimEveryBudget(t *testing.T) {
@@ -412,17 +365,11 @@ func TestTrimEveryBudget(t *testing.T) {
 // in a shuffled order, sometimes with an answer missing, an orphan answer or
 // a wrong id, and a closing model reply.
 func gen(data []byte) []*genai.Content {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Byte
 	var out []*genai.Content
 	names := []string{"f", "g", "f"}
-	for turn := 0; len(data) > 0 && turn < 12; turn++ {
+	for turn := 0; len(seed) > 0 && turn < 12; turn++ {
 		out = append(out, text("user", strings.Repeat("prompt ", 1+next()%40)))
 		for round := next() % 3; round > 0; round-- {
 			n := 1 + next()%3

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,28 +16,17 @@ import (
 // several forms ({"output": ...}, other keys, inline data, thought
 // signatures on the part, text beside them).
 func genAgent(data []byte) []*genai.Content {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
 	var out []*genai.Content
 	lastUser := false // the last content is a user content
 	id := 0
-	for {
-		b := next()
-		if b < 0 {
-			return out
-		}
+	for _, v := range data {
+		b := int(v)
 		switch {
 		case b%7 == 0 || len(out) == 0:
-			out = append(out, text("user", "task "+strconv.Itoa(b)+": "+strings.Repeat("do the thing ", 1+b%7)))
+			out = append(out, text("user", adaptertest.TaskText(b)))
 			lastUser = true
 		case b%7 == 1:
-			out = append(out, text("model", "progress note "+strings.Repeat("x", b%40)))
+			out = append(out, text("model", adaptertest.NoteText(b)))
 			lastUser = false
 		default:
 			if !lastUser {
@@ -54,7 +42,7 @@ func genAgent(data []byte) []*genai.Content {
 				}
 				id++
 				m.Parts = append(m.Parts, call(cid, "read_file", map[string]any{"k": k}))
-				body := strings.Repeat("func f() { return 42 } // "+strconv.Itoa(b)+"\n", 1+(b*(k+3))%60)
+				body := adaptertest.OutputText(b, k)
 				var r *genai.Part
 				switch (b + k) % 4 {
 				case 0:
@@ -77,119 +65,70 @@ func genAgent(data []byte) []*genai.Content {
 			lastUser = true
 		}
 	}
-}
-
-// ladderOpts are the option sets the ladder tests trim with.
-var ladderOpts = [][]history.Option{
-	{history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: -1}), history.WithStepTrim()},
-	{history.WithElision(history.ElideOptions{MinTokens: 20}), history.WithStepTrim()},
-	{history.WithElision(history.ElideOptions{MinTokens: -1, Placeholder: func(m history.Message, n int) string {
-		return "[gone: \"" + m.Name + "\"]\n"
-	}})},
-	{history.WithStepTrim(), history.WithBreadcrumb(history.Message{Role: history.RoleAssistant, Content: "[context trimmed]"}),
-		history.WithElision(history.ElideOptions{MinTokens: 50})},
-}
-
-// tools returns the tool results of msgs, in order.
-func tools(msgs []history.Message) []history.Message {
-	var out []history.Message
-	for _, m := range msgs {
-		if m.Role == history.RoleTool {
-			out = append(out, m)
-		}
-	}
 	return out
 }
 
-// checkLadder trims in at budget with opts and checks what the degradation
-// ladder must keep true through the adapter: the output is valid, costs no
-// more than the core counted (so it fits whenever the Result does), holds
-// every elided response as {"output": placeholder} and every kept one
-// whole, leaves the input untouched, and is left alone by a second trim.
-func checkLadder(t *testing.T, sys *genai.Content, in []*genai.Content, budget int, opts ...history.Option) {
-	t.Helper()
-	before := mustJSON(t, in)
-	out, res, err := Trim(sys, in, budget, opts...)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if mustJSON(t, in) != before {
-		t.Fatalf("budget %d: input modified", budget)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: output does not validate: %v\n%s", budget, err, mustJSON(t, out))
-	}
-	all := out
-	if sys != nil {
-		all = append([]*genai.Content{{Role: "user", Parts: sys.Parts}}, out...)
-	}
-	back, err2 := ToHistory(all)
-	if err2 != nil {
-		t.Fatal(err2)
-	}
-	if got := history.Estimate(back, nil); got > res.TokensAfter {
-		t.Fatalf("budget %d: native output counts %d, core counted %d", budget, got, res.TokensAfter)
-	}
-	if err == nil && res.TokensAfter > budget {
-		t.Fatalf("budget %d: TokensAfter %d without an error", budget, res.TokensAfter)
-	}
-	got, want := tools(back), tools(res.Messages)
-	if len(got) != len(want) {
-		t.Fatalf("budget %d: %d responses in the output, core kept %d", budget, len(got), len(want))
-	}
-	elided := 0
-	for i := range want {
-		g, w := &got[i], &want[i]
-		if g.Name != w.Name || g.Content != w.Content || !slices.Equal(g.Parts, w.Parts) {
-			t.Fatalf("budget %d: response %d reads %+v, core kept %+v", budget, i, *g, *w)
-		}
-		if w.Kind == history.KindElided {
-			elided++
-		}
-	}
-	if elided != res.ElidedResults {
-		t.Fatalf("budget %d: %d elided responses in the output, Result says %d", budget, elided, res.ElidedResults)
-	}
-	if err == nil {
-		again, _, err := Trim(sys, out, budget, opts...)
-		if err != nil || mustJSON(t, again) != mustJSON(t, out) {
-			t.Fatalf("budget %d: trimming the output again changed it (%v)", budget, err)
-		}
-	}
+// request is what the shared test drivers trim: the contents and the
+// system instruction Trim takes beside them.
+type request struct {
+	System   *genai.Content
+	Contents []*genai.Content
 }
 
-var ladderSeeds = [][]byte{
-	{0, 2, 3, 4, 5, 6, 2, 3, 4, 5, 6, 2, 3},
-	{0, 2, 8, 7, 2, 0, 11, 12, 13, 14, 15, 22, 7},
-	{9, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 17, 26, 35, 44},
-	{0, 1, 2, 3, 9, 0, 20, 29, 38, 47, 56, 65, 74, 83, 88},
+// withSystem turns a generator of contents into one of requests with the
+// system instruction sys (nil for none).
+func withSystem(sys *genai.Content, gen func([]byte) []*genai.Content) func([]byte) request {
+	return func(data []byte) request { return request{sys, gen(data)} }
+}
+
+// adapter describes this package to the shared ladder and repeated-trim
+// drivers: the system instruction apart, function responses split out of
+// their contents, call ids that are synthetic where the SDK has none, and
+// an output that counts exactly what the core counted.
+var adapter = adaptertest.Adapter[request]{
+	Trim: func(r request, budget int, opts ...history.Option) (request, history.Result, error) {
+		out, res, err := Trim(r.System, r.Contents, budget, opts...)
+		return request{r.System, out}, res, err
+	},
+	ToHistory: func(r request) ([]history.Message, error) {
+		all, _, _, err := convertRequest(r.System, r.Contents, nil)
+		return all, err
+	},
+	Validate: func(r request) error { return Validate(r.Contents) },
+	Agent:    withSystem(nil, genAgent),
+	More: []func([]byte) request{
+		withSystem(text("", "You are an agent."), genAgent),
+		withSystem(nil, gen),
+		withSystem(text("", "You are an agent."), gen),
+	},
+	Notices: []history.Option{history.WithStepTrim(),
+		history.WithBreadcrumb(history.Message{Role: history.RoleAssistant, Content: "[context trimmed]"}),
+		history.WithElision(history.ElideOptions{MinTokens: 50})},
+	PositionalIDs: true,
+	Exact:         true,
+	Start:         func() request { return request{System: text("", "sys")} },
+	Task: func(r request, s string) request {
+		return request{r.System, slices.Concat(r.Contents, []*genai.Content{text("user", s)})}
+	},
+	Step: func(r request, id, output string) request {
+		return request{r.System, slices.Concat(r.Contents, []*genai.Content{
+			{Role: "model", Parts: []*genai.Part{call(id, "run", nil)}},
+			{Role: "user", Parts: []*genai.Part{resp(id, "run", map[string]any{"output": output})}},
+		})}
+	},
+	Len: func(r request) int { return len(r.Contents) },
+	// An assistant notice is a model content unless a model content
+	// follows it.
+	RepeatSets: [][]history.Option{{history.WithBreadcrumb(history.Message{Role: history.RoleAssistant, Content: "[trimmed]"}),
+		history.WithStepTrim(), history.WithElision(history.ElideOptions{MinTokens: -1})}},
 }
 
 // TestTrimLadder trims generated agent conversations with elision and step
-// trimming at budgets from 1 to above their size.
-func TestTrimLadder(t *testing.T) {
-	sys := text("", "You are an agent.")
-	for _, seed := range adaptertest.Seeds(ladderSeeds) {
-		for _, g := range []func([]byte) []*genai.Content{genAgent, gen} {
-			in := g(seed)
-			_, res, _ := Trim(nil, in, 1<<30)
-			total := res.TokensBefore
-			adaptertest.Sweep(t, seed, total, ladderOpts, func(t *testing.T, budget int, opts []history.Option) {
-				checkLadder(t, nil, in, budget, opts...)
-				checkLadder(t, sys, in, budget, opts...)
-			})
-		}
-	}
-}
+// trimming at budgets from 1 to above their size, with and without a
+// system instruction.
+func TestTrimLadder(t *testing.T) { adapter.Ladder(t) }
 
-func FuzzTrimLadder(f *testing.F) {
-	for _, s := range ladderSeeds {
-		f.Add(s, uint16(300), uint8(0))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, budget uint16, o uint8) {
-		checkLadder(t, nil, genAgent(data), int(budget)+1, ladderOpts[int(o)%len(ladderOpts)]...)
-	})
-}
+func FuzzTrimLadder(f *testing.F) { adapter.FuzzLadder(f) }
 
 // TestTrimElidedForms: an elided function response keeps its id, name and
 // part fields, answers {"output": placeholder} with no parts of its own,
@@ -199,7 +138,7 @@ func TestTrimElidedForms(t *testing.T) {
 	r1 := resp("a", "read", map[string]any{"output": big})
 	r1.ThoughtSignature = []byte("sig")
 	r2 := resp("", "grep", map[string]any{"matches": []any{big}})
-	r2.FunctionResponse.Parts = []*genai.FunctionResponsePart{{InlineData: &genai.FunctionResponseBlob{MIMEType: "image/png", Data: pngBytes(t, 64, 64)}}}
+	r2.FunctionResponse.Parts = []*genai.FunctionResponsePart{{InlineData: &genai.FunctionResponseBlob{MIMEType: "image/png", Data: adaptertest.PNG(t, 64, 64)}}}
 	note := &genai.Part{Text: "continue"}
 	in := []*genai.Content{
 		text("user", "task"),
@@ -219,7 +158,7 @@ func TestTrimElidedForms(t *testing.T) {
 		`{"functionResponse":{"id":"a","name":"read","response":{"output":"[elided read]"}},"thoughtSignature":"c2ln"},` +
 		`{"functionResponse":{"name":"grep","response":{"output":"[elided grep]"}}},` +
 		`{"text":"continue"}],"role":"user"}`
-	if got := mustJSON(t, out[2]); got != want {
+	if got := adaptertest.JSON(t, out[2]); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	if out[2].Parts[2] != note {
@@ -239,60 +178,9 @@ func TestTrimElidedForms(t *testing.T) {
 }
 
 // TestRepeatedTrimNoStacking runs an agent loop that replaces its history
-// with each trim's output, with custom notices and step trimming: notices
-// never stack, and the latest task is never lost to an old step notice.
-func TestRepeatedTrimNoStacking(t *testing.T) {
-	turnCrumb := history.Message{Role: history.RoleUser, Content: "[ältere Runden ausgelassen]"}
-	stepCrumb := history.Message{Role: history.RoleUser, Content: "[ältere Schritte ausgelassen]"}
-	sys := text("", "sys")
-	for _, opts := range [][]history.Option{
-		{history.WithBreadcrumb(turnCrumb), history.WithStepTrim()},
-		{history.WithBreadcrumb(turnCrumb), history.WithStepBreadcrumb(stepCrumb), history.WithStepTrim()},
-		{history.WithBreadcrumb(history.Message{Role: history.RoleAssistant, Content: "[trimmed]"}), history.WithStepTrim(),
-			history.WithElision(history.ElideOptions{MinTokens: -1})},
-		{history.WithStepTrim()},
-	} {
-		turn, step, _ := history.Breadcrumbs(opts...)
-		var in []*genai.Content
-		task := ""
-		for round := range 60 {
-			if round%15 == 0 {
-				task = "task " + strconv.Itoa(round) + " " + strings.Repeat("details ", 10)
-				in = append(in, text("user", task))
-			}
-			cid := "c" + strconv.Itoa(round)
-			in = append(in, &genai.Content{Role: "model", Parts: []*genai.Part{call(cid, "run", nil)}},
-				&genai.Content{Role: "user", Parts: []*genai.Part{resp(cid, "run", map[string]any{"output": strings.Repeat("output line\n", 20)})}})
-			out, _, err := Trim(sys, in, 400, opts...)
-			if err != nil {
-				t.Fatalf("round %d: %v", round, err)
-			}
-			if err := Validate(out); err != nil {
-				t.Fatalf("round %d: %v", round, err)
-			}
-			// At most one turn notice, at most one step notice per task.
-			turns, steps, tasks := 0, 0, 0
-			for _, c := range out {
-				if len(c.Parts) != 1 {
-					continue
-				}
-				switch c.Parts[0].Text {
-				case turn.Content:
-					turns++
-				case step.Content:
-					steps++
-				case task:
-					steps = 0
-					tasks++
-				}
-				if turns > 1 || steps > 1 {
-					t.Fatalf("round %d: notices stack: %s", round, mustJSON(t, out))
-				}
-			}
-			if tasks != 1 {
-				t.Fatalf("round %d: the latest task appears %d times: %s", round, tasks, mustJSON(t, out))
-			}
-			in = out
-		}
-	}
-}
+// with each trim's output: notices never stack, and the latest task is
+// never lost to an old step notice.
+func TestRepeatedTrimNoStacking(t *testing.T) { adapter.Repeat(t) }
+
+// TestGenerators: the conversations the drivers trim hold what they need.
+func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
+	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -70,44 +70,18 @@ func Trim(msgs []llms.MessageContent, budget int, opts ...history.Option) ([]llm
 	return apply(msgs, conv, slots, res), res, err
 }
 
-// apply maps res back onto msgs, part by part where the sweep cut a message
-// down or the core elided responses.
+// apply maps res back onto msgs (see regroup.Apply): part by part where
+// the sweep cut a message down or the core elided responses.
 func apply(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, res history.Result) []llms.MessageContent {
-	if res.Kept == nil {
-		return msgs[:len(msgs):len(msgs)]
-	}
-	groups := regroup.Groups(res, conv, slots)
-	out := make([]llms.MessageContent, 0, len(groups))
-	for j := range groups {
-		g := &groups[j]
-		if g.Native < 0 {
-			out = append(out, breadcrumb(g.Notice))
-			continue
-		}
-		if g.Whole {
-			out = append(out, msgs[g.Native])
-		} else if cut, ok := cutDown(msgs[g.Native], g); ok {
-			out = append(out, cut)
-		}
-	}
-	return out
+	notice := func(b history.Message, _ *regroup.Group) llms.MessageContent { return breadcrumb(b) }
+	return regroup.Apply(msgs, conv, slots, res, notice, cutDown)
 }
 
 // cutDown returns a new message with the parts of m that g keeps, in their
 // original order, the responses g elided replaced by their placeholder;
 // false if none is left.
 func cutDown(m llms.MessageContent, g *regroup.Group) (llms.MessageContent, bool) {
-	parts := make([]llms.ContentPart, 0, len(m.Parts))
-	for p, ok := range g.Keep(len(m.Parts)) {
-		if !ok {
-			continue
-		}
-		if text, ok := g.Elided[p]; ok {
-			parts = append(parts, elide(m.Parts[p], text))
-			continue
-		}
-		parts = append(parts, m.Parts[p])
-	}
+	parts := regroup.KeptParts(g, m.Parts, elide)
 	return llms.MessageContent{Role: m.Role, Parts: parts}, len(parts) > 0
 }
 
@@ -139,64 +113,23 @@ func breadcrumb(m history.Message) llms.MessageContent {
 }
 
 // convert maps msgs to messages and their slots, recognising the notices a
-// trim with opts inserts (see markNotices).
+// trim with opts inserts (see notice.Mark): a message of the notice's role
+// holding one text part with exactly its text (a cache-control wrapper is
+// allowed).
 func convert(msgs []llms.MessageContent, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
 	out, slots, err := convertMessages(msgs)
 	if err != nil {
 		return nil, nil, err
 	}
-	markNotices(out, opts, func(i int) bool { return len(msgs[slots[i].Native].Parts) == 1 })
+	notice.Mark(out, opts, readNotice, func(i int) bool { return len(msgs[slots[i].Native].Parts) == 1 })
 	return out, slots, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of conv that
-// are notices an earlier Trim inserted, so that the core replaces them
-// instead of counting them as turns: a message of the notice's role holding
-// one text part with exactly its text (a cache-control wrapper is
-// allowed). single(i) reports whether conv[i] comes from a message of one
-// part. The turn notice is recognised only in the leading block (after the
-// leading system messages, where trims put it); the step notice anywhere,
-// since later turns leave it behind. The notices configured by opts and
-// the defaults are recognised. The only false positive is a message someone
-// wrote with exactly a notice's text.
-func markNotices(conv []history.Message, opts []history.Option, single func(int) bool) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns, steps := rendered(turn, dturn), rendered(step, dstep)
-	lead := true
-	for i := range conv {
-		m := &conv[i]
-		if m.Kind == "" && single(i) && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
-			lead = false
-		}
-	}
-}
-
-// rendered returns the notices as ToHistory reads them once Trim has
-// rendered them.
-func rendered(notices ...history.Message) []history.Message {
-	out := make([]history.Message, len(notices))
-	for i, b := range notices {
-		m, _, _ := convertMessages([]llms.MessageContent{breadcrumb(b)})
-		out[i] = m[0]
-	}
-	return out
-}
-
-// isNotice reports whether m converts exactly as one of notices.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-		return false
-	}
-	for i := range notices {
-		if n := &notices[i]; m.Role == n.Role && m.Content == n.Content {
-			return true
-		}
-	}
-	return false
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it.
+func readNotice(b history.Message) []history.Message {
+	m, _, _ := convertMessages([]llms.MessageContent{breadcrumb(b)}) // a rendered notice always converts
+	return m
 }
 
 // convertMessages is convert without the recognition of notices.
@@ -221,7 +154,7 @@ func convertMessages(msgs []llms.MessageContent) ([]history.Message, []regroup.S
 		}
 		if role != history.RoleTool {
 			m := history.Message{Role: role}
-			s := regroup.Slot{Native: i, Parts: seq(len(mc.Parts))}
+			s := regroup.Slot{Native: i} // every part
 			for p, part := range mc.Parts {
 				if isCall(part) {
 					s.Calls = append(s.Calls, p)
@@ -286,19 +219,9 @@ func addPart(m *history.Message, part llms.ContentPart, i, p int) error {
 			m.Content += x.Text
 		}
 	case llms.ImageURLContent:
-		hp := history.Part{Type: history.PartImage, Detail: x.Detail}
-		if b64, mime, ok := media.DataURL(x.URL); ok {
-			hp.MIMEType = mime
-			hp.Width, hp.Height = media.ImageSizeBase64(b64)
-		}
-		m.Parts = append(m.Parts, hp)
+		m.Parts = append(m.Parts, mediapart.URL(x.URL, "", x.Detail, true))
 	case llms.BinaryContent:
-		if strings.HasPrefix(strings.ToLower(x.MIMEType), "image/") {
-			w, h := media.ImageSize(x.Data)
-			m.Parts = append(m.Parts, history.Part{Type: history.PartImage, MIMEType: x.MIMEType, Width: w, Height: h})
-		} else {
-			m.Parts = append(m.Parts, history.Part{Type: history.PartFile, MIMEType: x.MIMEType, Size: int64(len(x.Data))})
-		}
+		m.Parts = append(m.Parts, mediapart.Blob(x.MIMEType, x.Data))
 	case llms.ToolCall:
 		if m.Role != history.RoleAssistant {
 			return msgErr(i, p, "tool call in a "+string(m.Role)+" message")
@@ -325,12 +248,4 @@ func msgErr(i, p int, reason string) error {
 		return fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, reason)
 	}
 	return fmt.Errorf("%w: message %d part %d: %s", ErrInvalidMessage, i, p, reason)
-}
-
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
 }

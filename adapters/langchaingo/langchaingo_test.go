@@ -3,10 +3,7 @@ package langchaingo
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"image"
-	"image/png"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,26 +11,9 @@ import (
 	"time"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/tmc/langchaingo/llms"
 )
-
-func pngBytes(t testing.TB, w, h int) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func msg(role llms.ChatMessageType, parts ...llms.ContentPart) llms.MessageContent {
 	return llms.MessageContent{Role: role, Parts: parts}
@@ -56,8 +36,8 @@ func rich(t testing.TB) []llms.MessageContent {
 		msg(llms.ChatMessageTypeSystem, llms.WithCacheControl(txt("You are terse."), &llms.CacheControl{Type: "ephemeral", Duration: time.Hour})),
 		msg(llms.ChatMessageTypeHuman,
 			txt("what is in this picture? "+big),
-			llms.BinaryPart("image/png", pngBytes(t, 1024, 512)),
-			llms.ImageURLWithDetailPart("data:image/png;base64,"+base64.StdEncoding.EncodeToString(pngBytes(t, 64, 32)), "low"),
+			llms.BinaryPart("image/png", adaptertest.PNG(t, 1024, 512)),
+			llms.ImageURLWithDetailPart("data:image/png;base64,"+base64.StdEncoding.EncodeToString(adaptertest.PNG(t, 64, 32)), "low"),
 			llms.BinaryPart("application/pdf", make([]byte, 3200)),
 		),
 		msg(llms.ChatMessageTypeAI, txt("Searching twice."), call("c1", "search", `{"q":"fox"}`), call("c2", "search", `{"q":"dog"}`)),
@@ -130,19 +110,14 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// sameParts reports whether a and b share their Parts backing array.
-func sameParts(a, b llms.MessageContent) bool {
-	return len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
-}
-
 func TestTrimRoundTrip(t *testing.T) {
 	in := rich(t)
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 	out, res, err := Trim(in, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Kept != nil || &out[0] != &in[0] || cap(out) != len(in) {
+	if !adaptertest.Identity(res.Kept, len(in)) || &out[0] != &in[0] || cap(out) != len(in) {
 		t.Fatal("a fitting history must come back as the caller's slice, clipped")
 	}
 
@@ -157,11 +132,11 @@ func TestTrimRoundTrip(t *testing.T) {
 	}
 	wantNative := append([]llms.MessageContent{in[0]}, in[5:]...)
 	gotNative := append([]llms.MessageContent{out[0]}, out[2:]...)
-	if !reflect.DeepEqual(gotNative, wantNative) || mustJSON(t, gotNative) != mustJSON(t, wantNative) {
-		t.Errorf("kept messages changed:\n got %s\nwant %s", mustJSON(t, gotNative), mustJSON(t, wantNative))
+	if !reflect.DeepEqual(gotNative, wantNative) || adaptertest.JSON(t, gotNative) != adaptertest.JSON(t, wantNative) {
+		t.Errorf("kept messages changed:\n got %s\nwant %s", adaptertest.JSON(t, gotNative), adaptertest.JSON(t, wantNative))
 	}
 	for j := range gotNative {
-		if !sameParts(gotNative[j], wantNative[j]) {
+		if !adaptertest.SameArray(gotNative[j].Parts, wantNative[j].Parts) {
 			t.Errorf("kept message %d does not share the caller's parts", j)
 		}
 	}
@@ -169,10 +144,10 @@ func TestTrimRoundTrip(t *testing.T) {
 	if cc := out[0].Parts[0].(llms.CachedContent); cc.CacheControl.Duration != time.Hour {
 		t.Errorf("cache control = %+v", cc.CacheControl)
 	}
-	if got := mustJSON(t, out[1]); got != `{"role":"human","text":"[earlier turns omitted to fit the context window]"}` {
+	if got := adaptertest.JSON(t, out[1]); got != `{"role":"human","text":"[earlier turns omitted to fit the context window]"}` {
 		t.Errorf("breadcrumb = %s", got)
 	}
-	if mustJSON(t, in) != before {
+	if adaptertest.JSON(t, in) != before {
 		t.Error("Trim modified the input")
 	}
 }
@@ -181,7 +156,7 @@ func TestTrimCutsDown(t *testing.T) {
 	ai := msg(llms.ChatMessageTypeAI, txt("checking"), call("a", "f", "{}"), call("b", "g", "{}"), call("c", "h", "{}"))
 	tool := msg(llms.ChatMessageTypeTool, resp("a", "f", "A"), resp("zzz", "nope", "?"), txt("note"), resp("c", "h", "C"))
 	in := []llms.MessageContent{msg(llms.ChatMessageTypeHuman, txt("go")), ai, tool, msg(llms.ChatMessageTypeAI, txt("done"))}
-	before := mustJSON(t, in)
+	before := adaptertest.JSON(t, in)
 	out, res, err := Trim(in, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
@@ -192,13 +167,13 @@ func TestTrimCutsDown(t *testing.T) {
 	if err := Validate(out); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(out[1].Parts, []llms.ContentPart{ai.Parts[0], ai.Parts[1], ai.Parts[3]}) || sameParts(out[1], ai) {
-		t.Errorf("AI message = %s, want a new message without call b", mustJSON(t, out[1]))
+	if !reflect.DeepEqual(out[1].Parts, []llms.ContentPart{ai.Parts[0], ai.Parts[1], ai.Parts[3]}) || adaptertest.SameArray(out[1].Parts, ai.Parts) {
+		t.Errorf("AI message = %s, want a new message without call b", adaptertest.JSON(t, out[1]))
 	}
 	if !reflect.DeepEqual(out[2].Parts, []llms.ContentPart{tool.Parts[0], tool.Parts[2], tool.Parts[3]}) || out[2].Role != llms.ChatMessageTypeTool {
-		t.Errorf("tool message = %s, want the two real responses and the note", mustJSON(t, out[2]))
+		t.Errorf("tool message = %s, want the two real responses and the note", adaptertest.JSON(t, out[2]))
 	}
-	if mustJSON(t, in) != before || len(ai.Parts) != 4 {
+	if adaptertest.JSON(t, in) != before || len(ai.Parts) != 4 {
 		t.Error("Trim modified the caller's messages")
 	}
 }
@@ -239,16 +214,10 @@ func TestValidate(t *testing.T) {
 		{"human calls", []llms.MessageContent{msg(llms.ChatMessageTypeHuman, call("1", "f", ""))}, 0, "only the AI calls"},
 		{"empty id", []llms.MessageContent{h("x"), a(""), tl("")}, 1, "ids are required"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, "" }
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Validate(c.in)
-			var pe *PairingError
-			switch {
-			case c.bad < 0 && err != nil:
-				t.Errorf("Validate = %v, want nil (%s)", err, c.reason)
-			case c.bad >= 0 && (!errors.As(err, &pe) || pe.Index != c.bad || !errors.Is(err, ErrUnpaired)):
-				t.Errorf("Validate = %v, want a *PairingError at %d (%s)", err, c.bad, c.reason)
-			}
+			adaptertest.Violation(t, Validate(c.in), ErrUnpaired, where, c.bad, "", c.reason)
 		})
 	}
 }
@@ -259,17 +228,7 @@ func TestValidate(t *testing.T) {
 // subsequence of one caller message's parts.
 func checkTrim(t *testing.T, in []llms.MessageContent, budget int) {
 	t.Helper()
-	before := mustJSON(t, in)
-	out, res, err := Trim(in, budget)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if mustJSON(t, in) != before {
-		t.Fatalf("budget %d: input modified", budget)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: %v\n%s", budget, err, mustJSON(t, out))
-	}
+	out, res, _ := adapter.Trimmed(t, in, budget)
 	next := 0
 	for j, m := range out {
 		if slices.Contains(res.Kept, -1) && j == slices.Index(res.Kept, -1) {
@@ -277,24 +236,14 @@ func checkTrim(t *testing.T, in []llms.MessageContent, budget int) {
 		}
 		found := false
 		for i := next; i < len(in) && !found; i++ {
-			if m.Role == in[i].Role && (sameParts(m, in[i]) || subsequence(m.Parts, in[i].Parts)) {
+			if m.Role == in[i].Role && (adaptertest.SameArray(m.Parts, in[i].Parts) || adaptertest.Subsequence(m.Parts, in[i].Parts, adaptertest.DeepEqual[llms.ContentPart])) {
 				found, next = true, i+1
 			}
 		}
 		if !found {
-			t.Fatalf("budget %d: message %d is not the caller's: %s", budget, j, mustJSON(t, m))
+			t.Fatalf("budget %d: message %d is not the caller's: %s", budget, j, adaptertest.JSON(t, m))
 		}
 	}
-}
-
-func subsequence(sub, full []llms.ContentPart) bool {
-	i := 0
-	for _, p := range full {
-		if i < len(sub) && reflect.DeepEqual(sub[i], p) {
-			i++
-		}
-	}
-	return i == len(sub) && len(sub) > 0
 }
 
 func TestTrimEveryBudget(t *testing.T) {
@@ -313,16 +262,10 @@ func TestTrimEveryBudget(t *testing.T) {
 // shuffled order, sometimes with a response missing, an orphan response or
 // a wrong id, and a closing AI reply.
 func gen(data []byte) []llms.MessageContent {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return int(b)
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Byte
 	out := []llms.MessageContent{msg(llms.ChatMessageTypeSystem, txt("sys"))}
-	for turn := 0; len(data) > 0 && turn < 12; turn++ {
+	for turn := 0; len(seed) > 0 && turn < 12; turn++ {
 		out = append(out, msg(llms.ChatMessageTypeHuman, txt(strings.Repeat("prompt ", 1+next()%40))))
 		for round := next() % 3; round > 0; round-- {
 			m := msg(llms.ChatMessageTypeAI)

@@ -1,8 +1,10 @@
 package langchaingo
 
 import (
+	"fmt"
 	"strconv"
 
+	"github.com/histrim/history/internal/pairing"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -43,22 +45,7 @@ func (e *PairingError) Unwrap() error { return ErrUnpaired }
 // per message keeps it. Validate returns nil or the first violation, a
 // *PairingError wrapping ErrUnpaired. It never modifies msgs.
 func Validate(msgs []llms.MessageContent) error {
-	open := -1 // index of the AI message whose calls are being answered
-	var calls map[string]bool
-	var order []string // the open message's call ids, in order
-	answered := map[string]bool{}
-	closeOpen := func() error {
-		if open < 0 {
-			return nil
-		}
-		for _, id := range order {
-			if !answered[id] {
-				return &PairingError{open, "tool call " + strconv.Quote(id) + " has no response before the next non-tool message"}
-			}
-		}
-		open = -1
-		return nil
-	}
+	var c pairing.Checker
 	for i, mc := range msgs {
 		if mc.Role == llms.ChatMessageTypeTool {
 			for _, part := range mc.Parts {
@@ -66,25 +53,17 @@ func Validate(msgs []llms.MessageContent) error {
 				case llms.ToolCall:
 					return &PairingError{i, "tool call in a tool message"}
 				case llms.ToolCallResponse:
-					id := x.ToolCallID
-					switch {
-					case open < 0:
-						return &PairingError{i, "tool response " + strconv.Quote(id) + " does not follow an AI message with tool calls"}
-					case !calls[id]:
-						return &PairingError{i, "tool response " + strconv.Quote(id) + " answers no call of the preceding AI message"}
-					case answered[id]:
-						return &PairingError{i, "tool call " + strconv.Quote(id) + " answered twice"}
+					if v := c.Answer(i, x.ToolCallID); v != nil {
+						return pairingError(v)
 					}
-					answered[id] = true
 				}
 			}
 			continue
 		}
-		if err := closeOpen(); err != nil {
-			return err
+		if v := c.Close(); v != nil {
+			return pairingError(v)
 		}
-		var ids map[string]bool
-		var idOrder []string
+		var ids []string
 		for _, part := range mc.Parts {
 			switch x := unwrap(part).(type) {
 			case llms.ToolCallResponse:
@@ -93,19 +72,29 @@ func Validate(msgs []llms.MessageContent) error {
 				if mc.Role != llms.ChatMessageTypeAI {
 					return &PairingError{i, "tool call in a " + string(mc.Role) + " message"}
 				}
-				if x.ID == "" || ids[x.ID] {
-					return &PairingError{i, "tool call id " + strconv.Quote(x.ID) + " is empty or used twice"}
-				}
-				if ids == nil {
-					ids = map[string]bool{}
-				}
-				ids[x.ID] = true
-				idOrder = append(idOrder, x.ID)
+				ids = append(ids, x.ID)
 			}
 		}
-		if ids != nil {
-			open, calls, order, answered = i, ids, idOrder, map[string]bool{}
+		if v := c.Open(i, ids); v != nil {
+			return pairingError(v)
 		}
 	}
-	return closeOpen()
+	if v := c.Close(); v != nil {
+		return pairingError(v)
+	}
+	return nil
+}
+
+// reasons says, for each fault, which part of the rule is broken; %q
+// stands for the tool call ID.
+var reasons = [...]string{
+	pairing.Unanswered: "tool call %q has no response before the next non-tool message",
+	pairing.Orphan:     "tool response %q does not follow an AI message with tool calls",
+	pairing.Unknown:    "tool response %q answers no call of the preceding AI message",
+	pairing.Twice:      "tool call %q answered twice",
+	pairing.BadID:      "tool call id %q is empty or used twice",
+}
+
+func pairingError(v *pairing.Violation) error {
+	return &PairingError{v.Index, fmt.Sprintf(reasons[v.Fault], v.ID)}
 }

@@ -2,7 +2,7 @@ package openai
 
 import (
 	"encoding/json"
-	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,31 +18,20 @@ import (
 // take (string, text parts, param.Override, the legacy function message),
 // with an occasional unanswered call or stray result for the sweep.
 func genAgent(data []byte) []openai.ChatCompletionMessageParamUnion {
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are an agent. Use the tools.")}
 	id := 0
-	for {
-		b := next()
-		if b < 0 {
-			return msgs
-		}
+	for _, v := range data {
+		b := int(v)
 		switch b % 9 {
 		case 0:
-			msgs = append(msgs, openai.UserMessage("task "+strconv.Itoa(b)+": "+strings.Repeat("do the thing ", 1+b%7)))
+			msgs = append(msgs, openai.UserMessage(adaptertest.TaskText(b)))
 		case 1:
-			msgs = append(msgs, openai.AssistantMessage("progress note "+strings.Repeat("x", b%40)))
+			msgs = append(msgs, openai.AssistantMessage(adaptertest.NoteText(b)))
 		case 7:
 			// An unanswered call next to an answered one, and a stray result.
 			id++
 			msgs = append(msgs, assistantCalls("", functionCall("c"+strconv.Itoa(id), "grep", `{}`), functionCall("u"+strconv.Itoa(id), "grep", `{}`)),
-				openai.ToolMessage("found "+strings.Repeat("line\n", b%30), "c"+strconv.Itoa(id)),
+				openai.ToolMessage(adaptertest.FoundText(b), "c"+strconv.Itoa(id)),
 				openai.ToolMessage("stray", "stray_"+strconv.Itoa(b)))
 		case 8:
 			msgs = append(msgs, legacyAssistant("", "lookup", `{"q":1}`),
@@ -56,7 +45,7 @@ func genAgent(data []byte) []openai.ChatCompletionMessageParamUnion {
 			msgs = append(msgs, assistantCalls("", calls...))
 			for k := range calls {
 				cid := "call_" + strconv.Itoa(id+k)
-				body := strings.Repeat("func f() { return 42 } // "+strconv.Itoa(b)+"\n", 1+(b*(k+3))%60)
+				body := adaptertest.OutputText(b, k)
 				var tool openai.ChatCompletionMessageParamUnion
 				switch (b + k) % 4 {
 				case 0:
@@ -73,111 +62,66 @@ func genAgent(data []byte) []openai.ChatCompletionMessageParamUnion {
 			id += n
 		}
 	}
+	return msgs
 }
 
-// ladderOpts are the option sets the ladder tests trim with.
-var ladderOpts = [][]history.Option{
-	{history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: -1}), history.WithStepTrim()},
-	{history.WithElision(history.ElideOptions{MinTokens: 20}), history.WithStepTrim()},
-	{history.WithElision(history.ElideOptions{MinTokens: -1, Placeholder: func(m history.Message, n int) string {
-		return "[gone: \"" + m.ToolCallID + "\"]\n"
-	}})},
-	{history.WithStepTrim(), history.WithBreadcrumb(history.Message{Role: history.RoleSystem, Content: "[context trimmed]", Name: "trimmer"}),
+// conversation is what the shared test drivers trim.
+type conversation = []openai.ChatCompletionMessageParamUnion
+
+// adapter describes this package to the shared ladder and repeated-trim
+// drivers: one for one, exact counts, and notices rendered with their
+// names.
+var adapter = adaptertest.Adapter[conversation]{
+	Trim:      Trim,
+	ToHistory: ToHistory,
+	Validate:  Validate,
+	Agent:     genAgent,
+	More:      []func([]byte) conversation{genConversation},
+	Notices: []history.Option{history.WithStepTrim(),
+		history.WithBreadcrumb(history.Message{Role: history.RoleSystem, Content: "[context trimmed]", Name: "trimmer"}),
 		history.WithStepBreadcrumb(history.Message{Role: history.RoleUser, Content: "[steps trimmed]"})},
+	Exact:     true,
+	OneForOne: true,
+	Check:     checkNative,
+	Start:     func() conversation { return conversation{openai.SystemMessage("sys")} },
+	Task: func(c conversation, text string) conversation {
+		return slices.Concat(c, conversation{openai.UserMessage(text)})
+	},
+	Step: func(c conversation, id, output string) conversation {
+		return slices.Concat(c, conversation{assistantCalls("", functionCall(id, "run", `{}`)), openai.ToolMessage(output, id)})
+	},
+	Len: func(c conversation) int { return len(c) },
 }
 
-// checkLadder trims msgs at budget with opts and checks what the degradation
-// ladder must keep true through the adapter: the output is valid, counts
-// exactly as the core's Result (so it fits whenever the Result does), shows
-// every elided result as its placeholder and every notice as the core's,
-// leaves the input untouched, and is left alone by a second trim.
-func checkLadder(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budget int, opts ...history.Option) {
+// checkNative checks what the ladder keeps true of this package's native
+// values: a kept message is the caller's, byte for byte in JSON, unless
+// the core stripped calls from it or elided it; an elided result differs
+// from the caller's only in its content (ids, names and extra fields
+// kept).
+func checkNative(t *testing.T, in, out conversation, res history.Result) {
 	t.Helper()
-	before := mustJSON(t, msgs)
-	out, res, err := Trim(msgs, budget, opts...)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if mustJSON(t, msgs) != before {
-		t.Fatalf("budget %d: Trim modified its input", budget)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: output fails Validate: %v", budget, err)
-	}
-	back := mustHistory(t, out)
-	if got := history.Estimate(back, nil); got != res.TokensAfter {
-		t.Fatalf("budget %d: native output counts %d, core counted %d", budget, got, res.TokensAfter)
-	}
-	if err == nil && res.TokensAfter > budget {
-		t.Fatalf("budget %d: no error but %d tokens", budget, res.TokensAfter)
-	}
-	if res.Kept == nil {
-		return
-	}
-	elided := 0
 	for j, k := range res.Kept {
-		m := &res.Messages[j]
-		switch {
-		case k < 0:
-			if back[j].Content != m.Content || back[j].Role != m.Role {
-				t.Fatalf("budget %d: notice %d is %+v, core inserted %+v", budget, j, back[j], *m)
-			}
+		if k < 0 {
+			continue
+		}
+		switch m := &res.Messages[j]; {
 		case m.Kind == history.KindElided:
-			elided++
-			if back[j].Content != m.Content || len(back[j].Parts) != 0 || back[j].ToolCallID != m.ToolCallID || back[j].Name != m.Name {
-				t.Fatalf("budget %d: elided result %d is %+v, want %+v", budget, j, back[j], *m)
+			if diff := adaptertest.JSONDiff(t, in[k], out[j]); !slices.Equal(diff, []string{"content"}) {
+				t.Fatalf("elided result %d differs from the caller's in %v, want content only: %s", j, diff, adaptertest.JSON(t, out[j]))
 			}
-			for _, key := range []string{`"x_seq"`, `"x_trace"`} {
-				if strings.Contains(mustJSON(t, msgs[k]), key) && !strings.Contains(mustJSON(t, out[j]), key) {
-					t.Fatalf("budget %d: elided result %d lost its extra field %s: %s", budget, j, key, mustJSON(t, out[j]))
-				}
-			}
-		case len(m.ToolCalls) == len(mustHistory(t, msgs[k:k+1])[0].ToolCalls):
-			if mustJSON(t, out[j]) != mustJSON(t, msgs[k]) {
-				t.Fatalf("budget %d: kept message %d changed", budget, k)
+		case len(m.ToolCalls) == len(mustHistory(t, in[k:k+1])[0].ToolCalls):
+			if adaptertest.JSON(t, out[j]) != adaptertest.JSON(t, in[k]) {
+				t.Fatalf("kept message %d changed", k)
 			}
 		}
 	}
-	if elided != res.ElidedResults {
-		t.Fatalf("budget %d: %d elided results in the output, Result says %d", budget, elided, res.ElidedResults)
-	}
-	if err == nil {
-		again, _, err := Trim(out, budget, opts...)
-		if err != nil || mustJSON(t, again) != mustJSON(t, out) {
-			t.Fatalf("budget %d: trimming the output again changed it (%v)", budget, err)
-		}
-	}
-}
-
-var ladderSeeds = [][]byte{
-	{0, 2, 3, 4, 5, 6, 2, 3, 4, 5, 6, 2, 3},
-	{0, 2, 8, 7, 2, 0, 11, 12, 13, 14, 15, 16, 7},
-	{9, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 17, 26, 35, 44},
-	{0, 1, 2, 3, 9, 0, 20, 29, 38, 47, 56, 65, 74, 83},
 }
 
 // TestTrimLadder trims generated agent conversations with elision and step
 // trimming at budgets from 1 to above their size.
-func TestTrimLadder(t *testing.T) {
-	for _, seed := range adaptertest.Seeds(ladderSeeds) {
-		for _, gen := range []func([]byte) []openai.ChatCompletionMessageParamUnion{genAgent, genConversation} {
-			msgs := gen(seed)
-			total := history.Estimate(mustHistory(t, msgs), nil)
-			adaptertest.Sweep(t, seed, total, ladderOpts, func(t *testing.T, budget int, opts []history.Option) {
-				checkLadder(t, msgs, budget, opts...)
-			})
-		}
-	}
-}
+func TestTrimLadder(t *testing.T) { adapter.Ladder(t) }
 
-func FuzzTrimLadder(f *testing.F) {
-	for _, s := range ladderSeeds {
-		f.Add(s, uint16(300), uint8(0))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, budget uint16, o uint8) {
-		checkLadder(t, genAgent(data), int(budget)+1, ladderOpts[int(o)%len(ladderOpts)]...)
-	})
-}
+func FuzzTrimLadder(f *testing.F) { adapter.FuzzLadder(f) }
 
 // TestTrimElidedForms: each form of tool result becomes a copy holding the
 // placeholder, keeping its id, name and extra fields.
@@ -211,76 +155,24 @@ func TestTrimElidedForms(t *testing.T) {
 		`{"content":"[elided legacy_function_call]","name":"lookup","role":"function"}`,
 	}
 	for i, j := range []int{3, 4, 5, 7} {
-		if got := mustJSON(t, out[j]); got != want[i] {
+		if got := adaptertest.JSON(t, out[j]); got != want[i] {
 			t.Errorf("message %d = %s\nwant %s", j, got, want[i])
 		}
 	}
 	for _, j := range []int{0, 1, 2, 6, 8} {
-		if mustJSON(t, out[j]) != mustJSON(t, msgs[j]) {
+		if adaptertest.JSON(t, out[j]) != adaptertest.JSON(t, msgs[j]) {
 			t.Errorf("message %d changed", j)
 		}
 	}
-	if !strings.Contains(mustJSON(t, msgs[4]), "0123456789") || !strings.Contains(mustJSON(t, msgs[5]), "0123456789") {
+	if !strings.Contains(adaptertest.JSON(t, msgs[4]), "0123456789") || !strings.Contains(adaptertest.JSON(t, msgs[5]), "0123456789") {
 		t.Error("the caller's messages were modified")
 	}
 }
 
 // TestRepeatedTrimNoStacking runs an agent loop that replaces its history
-// with each trim's output, with custom notices and step trimming: notices
-// never stack, and the latest task is never lost to an old step notice.
-func TestRepeatedTrimNoStacking(t *testing.T) {
-	turnCrumb := history.Message{Role: history.RoleUser, Content: "[ältere Runden ausgelassen]"}
-	stepCrumb := history.Message{Role: history.RoleUser, Content: "[ältere Schritte ausgelassen]"}
-	for _, opts := range [][]history.Option{
-		{history.WithBreadcrumb(turnCrumb), history.WithStepTrim()},
-		{history.WithBreadcrumb(turnCrumb), history.WithStepBreadcrumb(stepCrumb), history.WithStepTrim()},
-		{history.WithBreadcrumb(history.Message{Role: history.RoleSystem, Content: "[trimmed]"}), history.WithStepTrim(),
-			history.WithElision(history.ElideOptions{MinTokens: -1})},
-		{history.WithStepTrim()},
-	} {
-		turn, step, _ := history.Breadcrumbs(opts...)
-		msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("sys")}
-		id := 0
-		task := ""
-		for round := range 60 {
-			if round%15 == 0 {
-				task = "task " + strconv.Itoa(round) + " " + strings.Repeat("details ", 10)
-				msgs = append(msgs, openai.UserMessage(task))
-			}
-			id++
-			cid := "call_" + strconv.Itoa(id)
-			msgs = append(msgs, assistantCalls("", functionCall(cid, "run", `{}`)),
-				openai.ToolMessage(strings.Repeat("output line\n", 20), cid))
-			out, _, err := Trim(msgs, 400, opts...)
-			if err != nil {
-				t.Fatalf("round %d: %v", round, err)
-			}
-			if err := Validate(out); err != nil {
-				t.Fatalf("round %d: %v", round, err)
-			}
-			// At most one turn notice, at most one step notice per task.
-			turns, steps, tasks := 0, 0, 0
-			for j, u := range out {
-				c := mustHistory(t, out[j:j+1])[0]
-				switch {
-				case c.Content == turn.Content:
-					turns++
-				case c.Content == step.Content:
-					steps++
-				case u.OfUser != nil:
-					steps = 0
-					if c.Content == task {
-						tasks++
-					}
-				}
-				if turns > 1 || steps > 1 {
-					t.Fatalf("round %d: notices stack: %s", round, mustJSON(t, out))
-				}
-			}
-			if tasks != 1 {
-				t.Fatalf("round %d: the latest task appears %d times: %s", round, tasks, mustJSON(t, out))
-			}
-			msgs = out
-		}
-	}
-}
+// with each trim's output: notices never stack, and the latest task is
+// never lost to an old step notice.
+func TestRepeatedTrimNoStacking(t *testing.T) { adapter.Repeat(t) }
+
+// TestGenerators: the conversations the drivers trim hold what they need.
+func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }

@@ -6,7 +6,9 @@ import (
 	"strconv"
 
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/mediapart"
+	"github.com/histrim/history/internal/notice"
+	"github.com/histrim/history/internal/regroup"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
@@ -52,7 +54,8 @@ func ToHistory(msgs []openai.ChatCompletionMessageParamUnion) ([]history.Message
 }
 
 // convert implements ToHistory, recognising the notices a trim with opts
-// inserts.
+// inserts (see notice.Mark): a message that converts exactly as a rendered
+// notice does (same role, text and name, nothing else).
 func convert(msgs []openai.ChatCompletionMessageParamUnion, opts []history.Option) ([]history.Message, error) {
 	out := make([]history.Message, len(msgs))
 	for i := range msgs {
@@ -62,56 +65,16 @@ func convert(msgs []openai.ChatCompletionMessageParamUnion, opts []history.Optio
 		}
 		out[i] = m
 	}
-	markNotices(out, opts)
+	notice.Mark(out, opts, readNotice, nil)
 	return out, nil
 }
 
-// markNotices marks as history.KindBreadcrumb the messages of hist that are
-// notices an earlier Trim inserted, so that the core replaces them instead
-// of counting them as turns: messages that convert exactly as a rendered
-// notice does (same role, text and name, nothing else). The turn notice is
-// recognised only in the leading block (after the leading system messages,
-// where trims put it); the step notice wherever it stands, since later
-// turns leave it behind. The notices configured by opts and the defaults
-// are recognised. The only false positive is a message someone typed with
-// exactly a notice's text.
-func markNotices(hist []history.Message, opts []history.Option) {
-	turn, step, _ := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns := []history.Message{rendered(turn), rendered(dturn)}
-	steps := []history.Message{rendered(step), rendered(dstep)}
-	lead := true
-	for i := range hist {
-		m := &hist[i]
-		if m.Kind == "" && (isNotice(m, steps) || (lead && isNotice(m, turns))) {
-			m.Kind = history.KindBreadcrumb
-		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb {
-			lead = false
-		}
-	}
-}
-
-// rendered returns the notice b as ToHistory reads it once Trim has
-// rendered it natively.
-func rendered(b history.Message) history.Message {
+// readNotice returns the notice b as ToHistory reads it once Trim has
+// rendered it natively: a plain-string message of its role, with its name.
+func readNotice(b history.Message) []history.Message {
 	u := fromBreadcrumb(b)
-	m, _ := toMessage(&u)
-	return m
-}
-
-// isNotice reports whether m converts exactly as one of notices.
-func isNotice(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-		return false
-	}
-	for i := range notices {
-		n := &notices[i]
-		if m.Role == n.Role && m.Content == n.Content && m.Name == n.Name && len(n.Parts) == 0 {
-			return true
-		}
-	}
-	return false
+	m, _ := toMessage(&u) // a rendered notice always converts
+	return []history.Message{m}
 }
 
 // Trim trims msgs to budget tokens with [history.TrimToRecentTurns] and
@@ -152,24 +115,9 @@ func Trim(msgs []openai.ChatCompletionMessageParamUnion, budget int, opts ...his
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
-	// Apply returns the caller's originals; what the core inserted or
-	// changed is rendered from its own entry of res.Messages (there can be
-	// two notices: one for dropped turns, one for dropped steps).
-	out := history.Apply(msgs, res, func() openai.ChatCompletionMessageParamUnion {
-		return openai.ChatCompletionMessageParamUnion{} // replaced below
-	})
-	for j, k := range res.Kept {
-		switch m := &res.Messages[j]; {
-		case k < 0:
-			out[j] = fromBreadcrumb(*m)
-		case m.Kind == history.KindElided:
-			out[j] = elide(msgs[k], m)
-		case len(m.ToolCalls) < len(hist[k].ToolCalls):
-			// The orphan sweep stripped calls: keep what it left.
-			out[j] = stripCalls(msgs[k], m.ToolCalls)
-		}
-	}
-	return out, res, err
+	// The caller's originals; each notice rendered from its own entry of
+	// res.Messages; what the core changed in a kept message rebuilt.
+	return regroup.OneForOne(msgs, hist, res, fromBreadcrumb, elide, stripCalls), res, err
 }
 
 // elide returns a copy of the tool (or legacy function) message u holding
@@ -207,15 +155,23 @@ func elide(u openai.ChatCompletionMessageParamUnion, e *history.Message) openai.
 // elideJSON is elide for a message built with param.Override: it replaces
 // the "content" of its JSON form and returns the result as an override.
 func elideJSON(u openai.ChatCompletionMessageParamUnion, text string) (openai.ChatCompletionMessageParamUnion, bool) {
+	return rewriteJSON(u, func(obj map[string]json.RawMessage) (err error) {
+		obj["content"], err = json.Marshal(text)
+		return err
+	})
+}
+
+// rewriteJSON returns u rewritten at the JSON level: edit changes the keys
+// of its JSON object, and the result is an override of that object, so
+// unknown keys survive. ok is false, and u is returned, when u does not
+// encode to an object or edit fails.
+func rewriteJSON(u openai.ChatCompletionMessageParamUnion, edit func(obj map[string]json.RawMessage) error) (openai.ChatCompletionMessageParamUnion, bool) {
 	raw, err := json.Marshal(u)
 	if err != nil {
 		return u, false
 	}
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return u, false
-	}
-	if obj["content"], err = json.Marshal(text); err != nil {
+	if json.Unmarshal(raw, &obj) != nil || obj == nil || edit(obj) != nil {
 		return u, false
 	}
 	if raw, err = json.Marshal(obj); err != nil {
@@ -248,8 +204,10 @@ func fromBreadcrumb(b history.Message) openai.ChatCompletionMessageParamUnion {
 }
 
 // stripCalls returns a copy of the assistant message u keeping only the tool
-// calls whose IDs are in keep. u itself is not modified.
-func stripCalls(u openai.ChatCompletionMessageParamUnion, keep []history.ToolCall) openai.ChatCompletionMessageParamUnion {
+// calls of m, what the orphan sweep left of it (matched by ID). u itself is
+// not modified.
+func stripCalls(u openai.ChatCompletionMessageParamUnion, m *history.Message) openai.ChatCompletionMessageParamUnion {
+	keep := m.ToolCalls
 	kept := func(id string) bool {
 		for i := range keep {
 			if keep[i].ID == id {
@@ -286,42 +244,32 @@ func stripCalls(u openai.ChatCompletionMessageParamUnion, keep []history.ToolCal
 // param.Override: it filters the "tool_calls" array of its JSON form and
 // returns the result as an override, so unknown keys survive.
 func stripCallsJSON(u openai.ChatCompletionMessageParamUnion, kept func(string) bool) (openai.ChatCompletionMessageParamUnion, bool) {
-	raw, err := json.Marshal(u)
-	if err != nil {
-		return u, false
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return u, false
-	}
-	var calls []json.RawMessage
-	if c, ok := obj["tool_calls"]; ok {
-		if err := json.Unmarshal(c, &calls); err != nil {
-			return u, false
+	return rewriteJSON(u, func(obj map[string]json.RawMessage) error {
+		var calls []json.RawMessage
+		if c, ok := obj["tool_calls"]; ok {
+			if err := json.Unmarshal(c, &calls); err != nil {
+				return err
+			}
 		}
-	}
-	var keptCalls []json.RawMessage
-	for _, c := range calls {
-		var id struct {
-			ID string `json:"id"`
+		var keptCalls []json.RawMessage
+		for _, c := range calls {
+			var id struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(c, &id) == nil && kept(id.ID) {
+				keptCalls = append(keptCalls, c)
+			}
 		}
-		if json.Unmarshal(c, &id) == nil && kept(id.ID) {
-			keptCalls = append(keptCalls, c)
+		if len(keptCalls) == 0 {
+			delete(obj, "tool_calls")
+		} else if b, err := json.Marshal(keptCalls); err == nil {
+			obj["tool_calls"] = b
 		}
-	}
-	if len(keptCalls) == 0 {
-		delete(obj, "tool_calls")
-	} else if b, err := json.Marshal(keptCalls); err == nil {
-		obj["tool_calls"] = b
-	}
-	if !kept(legacyCallID) {
-		delete(obj, "function_call")
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return u, false
-	}
-	return param.Override[openai.ChatCompletionMessageParamUnion](json.RawMessage(b)), true
+		if !kept(legacyCallID) {
+			delete(obj, "function_call")
+		}
+		return nil
+	})
 }
 
 // callID returns the ID of a tool call param (typed fields only).
@@ -477,22 +425,20 @@ func userParts(parts []openai.ChatCompletionContentPartUnionParam) []history.Par
 			out = append(out, history.Part{Type: history.PartText, Text: p.OfText.Text})
 		case p.OfImageURL != nil:
 			img := &p.OfImageURL.ImageURL
-			w, h, mime := imageInfo(img.URL)
 			detail := img.Detail
 			if detail == "original" {
 				detail = "high"
 			}
-			out = append(out, history.Part{Type: history.PartImage, Width: w, Height: h, Detail: detail, MIMEType: mime})
+			out = append(out, mediapart.URL(img.URL, "", detail, true))
 		case p.OfInputAudio != nil:
 			a := &p.OfInputAudio.InputAudio
 			mime := ""
 			if a.Format != "" {
 				mime = "audio/" + a.Format
 			}
-			out = append(out, history.Part{Type: history.PartFile, MIMEType: mime, Size: media.Base64Size(a.Data)})
+			out = append(out, mediapart.Base64(mime, a.Data, "", false))
 		case p.OfFile != nil:
-			mime, size := dataInfo(p.OfFile.File.FileData.Value)
-			out = append(out, history.Part{Type: history.PartFile, MIMEType: mime, Size: size})
+			out = append(out, filePart(p.OfFile.File.FileData.Value))
 		}
 	}
 	return out

@@ -1,38 +1,18 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"image"
-	"image/png"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
-
-// pngDataURL returns a data URL of a w x h PNG.
-func pngDataURL(t testing.TB, w, h int) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
-		t.Fatal(err)
-	}
-	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func functionCall(id, name, args string) openai.ChatCompletionMessageToolCallUnionParam {
 	return openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
@@ -59,7 +39,7 @@ func richConversation(t testing.TB) []openai.ChatCompletionMessageParamUnion {
 	textPart.PromptCacheBreakpoint = openai.NewChatCompletionContentPartTextPromptCacheBreakpointParam()
 	dev := openai.DeveloperMessage([]openai.ChatCompletionContentPartTextParam{textPart})
 
-	img := openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: pngDataURL(t, 640, 480), Detail: "low"})
+	img := openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(adaptertest.PNG(t, 640, 480)), Detail: "low"})
 	user := openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
 		openai.TextContentPart("What is in this picture and this file?"),
 		img,
@@ -109,7 +89,7 @@ func richConversation(t testing.TB) []openai.ChatCompletionMessageParamUnion {
 
 func TestToHistory(t *testing.T) {
 	msgs := richConversation(t)
-	before := mustJSON(t, msgs)
+	before := adaptertest.JSON(t, msgs)
 	hist, err := ToHistory(msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +99,8 @@ func TestToHistory(t *testing.T) {
 	}
 	check := func(i int, got, want any, what string) {
 		t.Helper()
-		if mustJSON(t, got) != mustJSON(t, want) {
-			t.Errorf("message %d %s:\n got %s\nwant %s", i, what, mustJSON(t, got), mustJSON(t, want))
+		if adaptertest.JSON(t, got) != adaptertest.JSON(t, want) {
+			t.Errorf("message %d %s:\n got %s\nwant %s", i, what, adaptertest.JSON(t, got), adaptertest.JSON(t, want))
 		}
 	}
 	check(0, hist[0], history.Message{Role: history.RoleSystem, Content: "You are terse.", Name: "root"}, "system")
@@ -142,7 +122,7 @@ func TestToHistory(t *testing.T) {
 	check(8, hist[8], history.Message{Role: history.RoleAssistant, Parts: []history.Part{{Type: history.PartText, Text: "I can't help with that."}}}, "refusal")
 	check(10, hist[10], history.Message{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: legacyCallID, Name: "old_fn", Arguments: `{"a":1}`}}}, "legacy function_call")
 	check(11, hist[11], history.Message{Role: history.RoleTool, ToolCallID: legacyCallID, Name: "old_fn", Content: "old result"}, "function message")
-	if after := mustJSON(t, msgs); after != before {
+	if after := adaptertest.JSON(t, msgs); after != before {
 		t.Error("ToHistory modified its input")
 	}
 }
@@ -181,16 +161,16 @@ func TestToHistoryErrors(t *testing.T) {
 // byte in JSON.
 func TestTrimRoundTrip(t *testing.T) {
 	msgs := richConversation(t)
-	before := mustJSON(t, msgs)
+	before := adaptertest.JSON(t, msgs)
 
 	out, res, err := Trim(msgs, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Kept != nil || len(out) != len(msgs) || &out[0] != &msgs[0] {
+	if !adaptertest.Identity(res.Kept, len(msgs)) || len(out) != len(msgs) || &out[0] != &msgs[0] {
 		t.Fatalf("untrimmed history was copied or changed: Kept=%v", res.Kept)
 	}
-	if got := mustJSON(t, out); got != before {
+	if got := adaptertest.JSON(t, out); got != before {
 		t.Fatalf("round trip changed the messages:\n got %s\nwant %s", got, before)
 	}
 
@@ -211,13 +191,13 @@ func TestTrimRoundTrip(t *testing.T) {
 		}
 		for j, k := range res.Kept {
 			if k < 0 {
-				want := mustJSON(t, openai.UserMessage(history.BreadcrumbText))
-				if got := mustJSON(t, out[j]); got != want {
+				want := adaptertest.JSON(t, openai.UserMessage(history.BreadcrumbText))
+				if got := adaptertest.JSON(t, out[j]); got != want {
 					t.Errorf("budget %d: breadcrumb %s, want %s", budget, got, want)
 				}
 				continue
 			}
-			if got, want := mustJSON(t, out[j]), mustJSON(t, msgs[k]); got != want {
+			if got, want := adaptertest.JSON(t, out[j]), adaptertest.JSON(t, msgs[k]); got != want {
 				t.Errorf("budget %d: message %d (input %d) changed:\n got %s\nwant %s", budget, j, k, got, want)
 			}
 		}
@@ -228,7 +208,7 @@ func TestTrimRoundTrip(t *testing.T) {
 	if !trimmedOnce {
 		t.Fatal("no budget trimmed")
 	}
-	if after := mustJSON(t, msgs); after != before {
+	if after := adaptertest.JSON(t, msgs); after != before {
 		t.Fatal("Trim modified its input")
 	}
 }
@@ -248,7 +228,7 @@ func TestTrimStripsUnansweredCalls(t *testing.T) {
 		openai.ToolMessage("result a", "a"),
 		openai.UserMessage("next"),
 	}
-	before := mustJSON(t, msgs)
+	before := adaptertest.JSON(t, msgs)
 	out, res, err := Trim(msgs, 100_000)
 	if err != nil {
 		t.Fatal(err)
@@ -260,10 +240,10 @@ func TestTrimStripsUnansweredCalls(t *testing.T) {
 	a := *asst.OfAssistant
 	a.ToolCalls = a.ToolCalls[:1:1]
 	want.OfAssistant = &a
-	if got, w := mustJSON(t, out[2]), mustJSON(t, want); got != w {
+	if got, w := adaptertest.JSON(t, out[2]), adaptertest.JSON(t, want); got != w {
 		t.Fatalf("stripped message:\n got %s\nwant %s", got, w)
 	}
-	if !strings.Contains(mustJSON(t, out[2]), `"reasoning_content":"r"`) {
+	if !strings.Contains(adaptertest.JSON(t, out[2]), `"reasoning_content":"r"`) {
 		t.Error("extra field lost")
 	}
 	if err := Validate(out); err != nil {
@@ -272,7 +252,7 @@ func TestTrimStripsUnansweredCalls(t *testing.T) {
 	if err := Validate(msgs); !errors.Is(err, ErrUnpaired) {
 		t.Errorf("Validate(input) = %v, want ErrUnpaired", err)
 	}
-	if mustJSON(t, msgs) != before {
+	if adaptertest.JSON(t, msgs) != before {
 		t.Error("Trim modified its input")
 	}
 }
@@ -295,7 +275,7 @@ func TestTrimStripsOverriddenMessage(t *testing.T) {
 	if res.OrphansRemoved != 1 || len(out) != 3 {
 		t.Fatalf("OrphansRemoved = %d, %d messages; want 1, 3", res.OrphansRemoved, len(out))
 	}
-	got := mustJSON(t, out[1])
+	got := adaptertest.JSON(t, out[1])
 	want := `{"content":"hm","role":"assistant","tool_calls":[{"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}],"vendor_field":{"x":1}}`
 	if got != want {
 		t.Fatalf("got %s\nwant %s", got, want)
@@ -312,7 +292,7 @@ func TestTrimLegacyFunctionCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustJSON(t, out[1]); strings.Contains(got, "function_call") || !strings.Contains(got, "calling") {
+	if got := adaptertest.JSON(t, out[1]); strings.Contains(got, "function_call") || !strings.Contains(got, "calling") {
 		t.Errorf("unanswered function_call not stripped, or content lost: %s", got)
 	}
 	if err := Validate(out); err != nil {
@@ -334,7 +314,7 @@ func TestBreadcrumbRecognised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustJSON(t, once[1]); got != mustJSON(t, openai.UserMessage(history.BreadcrumbText)) {
+	if got := adaptertest.JSON(t, once[1]); got != adaptertest.JSON(t, openai.UserMessage(history.BreadcrumbText)) {
 		t.Fatalf("message 1 = %s, want the breadcrumb", got)
 	}
 	h2, _ := ToHistory(once)
@@ -346,14 +326,9 @@ func TestBreadcrumbRecognised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crumbs := 0
-	for _, m := range twice {
-		if mustJSON(t, m) == mustJSON(t, openai.UserMessage(history.BreadcrumbText)) {
-			crumbs++
-		}
-	}
-	if crumbs != 1 {
-		t.Errorf("%d breadcrumbs after two trims, want 1", crumbs)
+	// The old breadcrumb (message 1 of more) is replaced, not kept.
+	if n := slices.Index(res.Kept, -1); n < 0 || slices.Contains(res.Kept, 1) || len(twice) != len(res.Kept) {
+		t.Errorf("Kept = %v: want a new breadcrumb and the old one (message 1) left out", res.Kept)
 	}
 	if res.DroppedMessages%2 != 0 {
 		t.Errorf("DroppedMessages = %d: the old breadcrumb was counted as a dropped message", res.DroppedMessages)
@@ -376,7 +351,7 @@ func TestTrimCustomBreadcrumbRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := mustJSON(t, out[1]), mustJSON(t, openai.SystemMessage("[trimmed]")); got != want {
+	if got, want := adaptertest.JSON(t, out[1]), adaptertest.JSON(t, openai.SystemMessage("[trimmed]")); got != want {
 		t.Errorf("breadcrumb = %s, want %s", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/pairing"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -51,47 +52,41 @@ func (e *PairingError) Unwrap() error { return ErrUnpaired }
 // violation as a *PairingError otherwise, or a *MessageError when a message
 // cannot be read. It never modifies msgs.
 func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
-	var calls []history.ToolCall // calls of the open exchange
-	var answered []bool
-	open := -1 // index of the assistant message of the open exchange
-	closeExchange := func() error {
-		for j, ok := range answered {
-			if !ok {
-				return &PairingError{Index: open, ID: calls[j].ID, Reason: "tool call has no tool message before the next non-tool message"}
-			}
-		}
-		open, calls, answered = -1, nil, answered[:0]
-		return nil
-	}
+	var c pairing.Checker
 	for i := range msgs {
 		m, err := toMessage(&msgs[i])
 		if err != nil {
 			return &MessageError{Index: i, Reason: err.Error()}
 		}
-		if m.Role != history.RoleTool {
-			if err := closeExchange(); err != nil {
-				return err
+		var v *pairing.Violation
+		if m.Role == history.RoleTool {
+			v = c.Answer(i, m.ToolCallID)
+		} else {
+			ids := make([]string, len(m.ToolCalls))
+			for k := range m.ToolCalls {
+				ids[k] = m.ToolCalls[k].ID
 			}
-			if m.Role == history.RoleAssistant && len(m.ToolCalls) > 0 {
-				open, calls = i, m.ToolCalls
-				answered = append(answered, make([]bool, len(calls))...)
-			}
-			continue
+			v = c.Open(i, ids)
 		}
-		j := -1
-		for k := range calls {
-			if calls[k].ID == m.ToolCallID {
-				j = k
-				break
-			}
+		if v != nil {
+			return pairingError(v)
 		}
-		switch {
-		case j < 0:
-			return &PairingError{Index: i, ID: m.ToolCallID, Reason: "tool message answers no call of the preceding assistant message"}
-		case answered[j]:
-			return &PairingError{Index: i, ID: m.ToolCallID, Reason: "tool call answered twice"}
-		}
-		answered[j] = true
 	}
-	return closeExchange()
+	if v := c.Close(); v != nil {
+		return pairingError(v)
+	}
+	return nil
+}
+
+// reasons says, for each fault, which half of the rule is broken.
+var reasons = [...]string{
+	pairing.Unanswered: "tool call has no tool message before the next non-tool message",
+	pairing.Orphan:     "tool message answers no call of the preceding assistant message",
+	pairing.Unknown:    "tool message answers no call of the preceding assistant message",
+	pairing.Twice:      "tool call answered twice",
+	pairing.BadID:      "tool call id is empty or used twice in one message",
+}
+
+func pairingError(v *pairing.Violation) error {
+	return &PairingError{Index: v.Index, ID: v.ID, Reason: reasons[v.Fault]}
 }

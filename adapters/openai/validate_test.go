@@ -1,11 +1,11 @@
 package openai
 
 import (
-	"errors"
 	"strconv"
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -40,19 +40,10 @@ func TestValidate(t *testing.T) {
 		{"answer to an older assistant", "only the immediately preceding assistant counts",
 			[]openai.ChatCompletionMessageParamUnion{assistantCalls("", functionCall("a", "f", "")), tool("A", "a"), openai.AssistantMessage("done"), tool("A", "a")}, 3, "a"},
 	}
+	where := func(e *PairingError) (int, string) { return e.Index, e.ID }
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Validate(tc.msgs)
-			if tc.index < 0 {
-				if err != nil {
-					t.Fatalf("%s: got %v, want nil", tc.reason, err)
-				}
-				return
-			}
-			var pe *PairingError
-			if !errors.As(err, &pe) || !errors.Is(err, ErrUnpaired) || pe.Index != tc.index || pe.ID != tc.id {
-				t.Fatalf("%s: got %v, want *PairingError at %d for %q", tc.reason, err, tc.index, tc.id)
-			}
+			adaptertest.Violation(t, Validate(tc.msgs), ErrUnpaired, where, tc.index, tc.id, tc.reason)
 		})
 	}
 }
@@ -62,21 +53,9 @@ func TestValidate(t *testing.T) {
 // duplicate tool messages) as well as good ones.
 func genConversation(data []byte) []openai.ChatCompletionMessageParamUnion {
 	var msgs []openai.ChatCompletionMessageParamUnion
-	next := func() int {
-		if len(data) == 0 {
-			return -1
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
-	text := func(b int) string {
-		s := "message " + strconv.Itoa(b)
-		for range b % 5 {
-			s += " with some more words to count"
-		}
-		return s
-	}
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
+	text := adaptertest.Words
 	if b := next(); b >= 0 && b%3 != 0 {
 		msgs = append(msgs, openai.SystemMessage(text(b)))
 	}
@@ -129,17 +108,7 @@ func genConversation(data []byte) []openai.ChatCompletionMessageParamUnion {
 // and a second trim with the same budget changes nothing more.
 func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budget int) {
 	t.Helper()
-	before := mustJSON(t, msgs)
-	out, res, err := Trim(msgs, budget)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		t.Fatalf("budget %d: %v", budget, err)
-	}
-	if err := Validate(out); err != nil {
-		t.Fatalf("budget %d: output fails Validate: %v\ninput %s", budget, err, before)
-	}
-	if mustJSON(t, msgs) != before {
-		t.Fatalf("budget %d: Trim modified its input", budget)
-	}
+	out, res, _ := adapter.Trimmed(t, msgs, budget)
 	if res.Kept != nil {
 		if len(out) != len(res.Kept) {
 			t.Fatalf("budget %d: %d messages for %d Kept", budget, len(out), len(res.Kept))
@@ -148,18 +117,18 @@ func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budg
 			if k < 0 {
 				continue
 			}
-			got, orig := mustJSON(t, out[j]), mustJSON(t, msgs[k])
+			got, orig := adaptertest.JSON(t, out[j]), adaptertest.JSON(t, msgs[k])
 			if got != orig && len(res.Messages[j].ToolCalls) == len(mustHistory(t, msgs[k:k+1])[0].ToolCalls) {
 				t.Fatalf("budget %d: kept message %d changed without stripping:\n got %s\nwant %s", budget, k, got, orig)
 			}
 			h := mustHistory(t, out[j:j+1])[0]
-			if mustJSON(t, h.ToolCalls) != mustJSON(t, res.Messages[j].ToolCalls) {
+			if adaptertest.JSON(t, h.ToolCalls) != adaptertest.JSON(t, res.Messages[j].ToolCalls) {
 				t.Fatalf("budget %d: native calls %v, core decided %v", budget, h.ToolCalls, res.Messages[j].ToolCalls)
 			}
 		}
 	}
 	again, _, _ := Trim(out, budget)
-	if mustJSON(t, again) != mustJSON(t, out) {
+	if adaptertest.JSON(t, again) != adaptertest.JSON(t, out) {
 		t.Fatalf("budget %d: trimming the output again changed it", budget)
 	}
 }
@@ -184,18 +153,9 @@ var fuzzSeeds = [][]byte{
 // TestTrimProperty runs checkTrim over generated conversations at every
 // budget from 1 to just above their size.
 func TestTrimProperty(t *testing.T) {
-	seeds := append([][]byte(nil), fuzzSeeds...)
-	for s := range 40 {
-		b := make([]byte, 10+s)
-		for i := range b {
-			b[i] = byte((s*31 + i*17 + i*i*s) % 251)
-		}
-		seeds = append(seeds, b)
-	}
-	for _, seed := range seeds {
+	for _, seed := range adaptertest.Seeds(fuzzSeeds, 40) {
 		msgs := genConversation(seed)
-		total := history.Estimate(mustHistory(t, msgs), nil)
-		for budget := 1; budget <= total+5; budget += 1 + total/40 {
+		for _, budget := range adaptertest.Budgets(adapter.Tokens(t, msgs), 40) {
 			checkTrim(t, msgs, budget)
 		}
 	}

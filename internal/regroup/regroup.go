@@ -6,8 +6,12 @@
 // whether it is a notice the core inserted or a native message, and in the
 // latter case whether the message is kept whole or which of its parts the
 // core removed (tool calls the orphan sweep stripped) or replaced (tool
-// results history.WithElision elided). The adapter keeps only the rebuilding
-// of a cut-down message, which is specific to its SDK.
+// results history.WithElision elided). Apply walks the groups and builds the
+// native output; KeptParts picks a cut-down message's parts. OneForOne is
+// the same mapping for adapters that convert each native message to one
+// history message (openai, eino). The adapter
+// keeps only what is specific to its SDK: rendering a notice and building
+// a native message from its kept parts.
 //
 // Parts are whatever an adapter indexes inside a native message: Gemini
 // parts, langchaingo content parts, Anthropic content blocks.
@@ -149,6 +153,115 @@ func Groups(res history.Result, conv []history.Message, slots []Slot) []Group {
 		}
 		out = append(out, g)
 		j = end
+	}
+	return out
+}
+
+// Unchanged reports whether res leaves conv, the converted history it was
+// computed from, as it is, so that an adapter can return the caller's
+// messages themselves: res.Kept is nil, or it keeps every message of conv
+// in order and the core changed none of them (no tool call stripped, no
+// result elided, no kind or content changed). Both forms of "nothing to do"
+// are accepted: a nil Kept and an identity Kept.
+func Unchanged(res history.Result, conv []history.Message) bool {
+	if res.Kept == nil {
+		return true
+	}
+	if len(res.Kept) != len(conv) || len(res.Messages) != len(conv) {
+		return false
+	}
+	for i, k := range res.Kept {
+		m, c := &res.Messages[i], &conv[i]
+		if k != i || m.Kind != c.Kind || m.Content != c.Content || len(m.ToolCalls) != len(c.ToolCalls) {
+			return false
+		}
+	}
+	return true
+}
+
+// Apply maps res back onto native, the caller's messages that conv (with
+// slots saying where each came from) was converted from: native itself,
+// clipped to its length, when res leaves conv unchanged (see Unchanged);
+// otherwise, for each group of Groups in order, notice(b, next) for a
+// notice b the core inserted (next is the group that follows it, nil at
+// the end), the caller's message for a whole one, and cut(orig, g) for one
+// the trim cut down or elided in, left out when cut reports false (no part
+// left). Apply never modifies its arguments; notice and cut must not
+// modify theirs either.
+func Apply[N any](native []N, conv []history.Message, slots []Slot, res history.Result,
+	notice func(b history.Message, next *Group) N, cut func(orig N, g *Group) (N, bool)) []N {
+	if Unchanged(res, conv) {
+		return native[:len(native):len(native)]
+	}
+	groups := Groups(res, conv, slots)
+	out := make([]N, 0, len(groups))
+	for j := range groups {
+		g := &groups[j]
+		switch {
+		case g.Native < 0:
+			var next *Group
+			if j+1 < len(groups) {
+				next = &groups[j+1]
+			}
+			out = append(out, notice(g.Notice, next))
+		case g.Whole:
+			out = append(out, native[g.Native])
+		default:
+			if m, ok := cut(native[g.Native], g); ok {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// KeptParts returns the parts of a native message that g keeps (see
+// Keep), in their original order, each tool result g elided replaced by
+// elide(part, placeholder); nil when none is left. parts is not modified.
+func KeptParts[P any](g *Group, parts []P, elide func(part P, placeholder string) P) []P {
+	var out []P
+	for p, ok := range g.Keep(len(parts)) {
+		if !ok {
+			continue
+		}
+		if text, ok := g.Elided[p]; ok {
+			out = append(out, elide(parts[p], text))
+			continue
+		}
+		out = append(out, parts[p])
+	}
+	return out
+}
+
+// OneForOne is Apply for an adapter that converts each native message to
+// exactly one history message, so that res.Kept indexes native itself and
+// needs no slots: native itself, clipped to its length, when res leaves
+// conv unchanged (see Unchanged); otherwise, for each entry of res.Kept,
+// notice(b) for a notice b the core inserted there (its own entry of
+// res.Messages: a trim may insert two, one for dropped turns and one for
+// dropped steps), elide(orig, m) for a result the core elided to m (one
+// already elided in conv is kept as it is), strip(orig, m) for a message
+// from which the orphan sweep stripped tool calls (m holds those left),
+// and the caller's message otherwise. OneForOne never modifies its
+// arguments; notice, elide and strip must not modify theirs either.
+func OneForOne[N any](native []N, conv []history.Message, res history.Result,
+	notice func(b history.Message) N, elide, strip func(orig N, m *history.Message) N) []N {
+	if Unchanged(res, conv) {
+		return native[:len(native):len(native)]
+	}
+	out := make([]N, len(res.Kept))
+	for j, k := range res.Kept {
+		m := &res.Messages[j]
+		switch {
+		case k < 0:
+			out[j] = notice(*m)
+		case m.Kind == history.KindElided && conv[k].Kind != history.KindElided:
+			out[j] = elide(native[k], m)
+		case len(m.ToolCalls) < len(conv[k].ToolCalls):
+			out[j] = strip(native[k], m)
+		default:
+			out[j] = native[k]
+		}
 	}
 	return out
 }

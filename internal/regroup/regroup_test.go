@@ -3,6 +3,7 @@ package regroup
 import (
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/histrim/history"
@@ -56,6 +57,12 @@ func result(kept []int, with map[int]history.Message) history.Result {
 
 func TestGroups(t *testing.T) {
 	notice := history.Message{Role: history.RoleUser, Kind: history.KindBreadcrumb, Content: "earlier turns dropped"}
+	allWhole := []Group{
+		{Native: 0, Slots: slots[1:2], Whole: true},
+		{Native: 1, Slots: slots[2:3], Whole: true},
+		{Native: 2, Slots: slots[3:6], Whole: true},
+		{Native: 3, Slots: slots[6:7], Whole: true},
+	}
 	tests := []struct {
 		name   string
 		reason string
@@ -66,23 +73,13 @@ func TestGroups(t *testing.T) {
 			name:   "all kept",
 			reason: "every native message whole; the system prompt left out",
 			res:    result([]int{0, 1, 2, 3, 4, 5, 6}, nil),
-			want: []Group{
-				{Native: 0, Slots: slots[1:2], Whole: true},
-				{Native: 1, Slots: slots[2:3], Whole: true},
-				{Native: 2, Slots: slots[3:6], Whole: true},
-				{Native: 3, Slots: slots[6:7], Whole: true},
-			},
+			want:   allWhole,
 		},
 		{
 			name:   "nil kept",
 			reason: "a nil Kept keeps every message as it is",
 			res:    history.Result{Messages: conv},
-			want: []Group{
-				{Native: 0, Slots: slots[1:2], Whole: true},
-				{Native: 1, Slots: slots[2:3], Whole: true},
-				{Native: 2, Slots: slots[3:6], Whole: true},
-				{Native: 3, Slots: slots[6:7], Whole: true},
-			},
+			want:   allWhole,
 		},
 		{
 			name:   "notice",
@@ -198,5 +195,133 @@ func TestGroupsDoesNotModify(t *testing.T) {
 	Groups(res, conv, slots)
 	if !reflect.DeepEqual(slots, wantSlots) || !reflect.DeepEqual(conv, wantConv) {
 		t.Error("Groups modified its arguments")
+	}
+}
+
+func TestUnchanged(t *testing.T) {
+	identity := []int{0, 1, 2, 3, 4, 5, 6}
+	tests := []struct {
+		name   string
+		res    history.Result
+		want   bool
+		reason string
+	}{
+		{"nil kept", history.Result{Messages: conv}, true, "a nil Kept means nothing changed"},
+		{"identity", result(identity, nil), true, "an identity Kept over unchanged messages means nothing changed"},
+		{"dropped", result([]int{0, 1, 2, 3, 4, 6}, nil), false, "a message is missing"},
+		{"notice", result([]int{0, -1, 1, 2, 3, 4, 5, 6}, nil), false, "a notice was inserted"},
+		{"reordered", result([]int{0, 1, 2, 4, 3, 5, 6}, nil), false, "the order changed"},
+		{"stripped call", result(identity, map[int]history.Message{
+			2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
+		}), false, "the sweep stripped a call"},
+		{"elided", result(identity, map[int]history.Message{
+			4: {Role: history.RoleTool, Kind: history.KindElided, ToolCallID: "b", Content: "[elided]"},
+		}), false, "a result was elided"},
+		{"short messages", history.Result{Kept: identity, Messages: conv[:3]}, false, "Messages does not cover conv"},
+	}
+	for _, tc := range tests {
+		if got := Unchanged(tc.res, conv); got != tc.want {
+			t.Errorf("%s: Unchanged = %v, want %v (%s)", tc.name, got, tc.want, tc.reason)
+		}
+	}
+}
+
+// native are the native messages conv stands for, as part lists.
+var native = [][]string{{"q0", "q1"}, {"t", "call a", "call b"}, {"result a", "nudge", "result b"}, {"done"}}
+
+func TestApply(t *testing.T) {
+	notice := func(b history.Message, next *Group) []string {
+		after := "end"
+		if next != nil {
+			after = strconv.Itoa(next.Native)
+		}
+		return []string{"notice before " + after}
+	}
+	cut := func(orig []string, g *Group) ([]string, bool) {
+		parts := KeptParts(g, orig, func(p, placeholder string) string { return placeholder })
+		return parts, len(parts) > 0
+	}
+	tests := []struct {
+		name   string
+		res    history.Result
+		want   [][]string
+		reason string
+	}{
+		{"unchanged", history.Result{Messages: conv}, native, "native itself"},
+		{"notice and whole", result([]int{0, -1, 6}, nil), [][]string{{"notice before 3"}, {"done"}},
+			"a notice rendered with the group after it, then the caller's message"},
+		{"notice at the end", result([]int{0, 1, -1}, nil), [][]string{{"q0", "q1"}, {"notice before end"}}, "no group after the notice"},
+		{"cut down", result([]int{0, 1, 2, 3, 5, 6}, map[int]history.Message{
+			2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
+		}), [][]string{native[0], {"t", "call a"}, {"result a", "nudge"}, native[3]}, "the stripped call and its orphaned result are gone"},
+		{"elided", result([]int{0, 1, 2, 3, 4, 5, 6}, map[int]history.Message{
+			4: {Role: history.RoleTool, Kind: history.KindElided, ToolCallID: "b", Content: "[elided]"},
+		}), [][]string{native[0], native[1], {"result a", "nudge", "[elided]"}, native[3]}, "an elided result replaced in place"},
+	}
+	for _, tc := range tests {
+		got := Apply(native, conv, slots, tc.res, notice, cut)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Apply = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
+		}
+	}
+	none := func([]string, *Group) ([]string, bool) { return nil, false }
+	stripped := result([]int{0, 1, 2, 3, 5, 6}, map[int]history.Message{
+		2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
+	})
+	if got := Apply(native, conv, slots, stripped, notice, none); !reflect.DeepEqual(got, [][]string{native[0], native[3]}) {
+		t.Errorf("Apply = %q: a message cut reports empty must be left out", got)
+	}
+	if got := Apply(native, conv, slots, history.Result{Messages: conv}, notice, cut); &got[0] != &native[0] || cap(got) != len(native) {
+		t.Error("unchanged: want native itself, clipped")
+	}
+}
+
+func TestKeptParts(t *testing.T) {
+	g := &Group{Slots: []Slot{{Parts: []int{0}}, {Parts: []int{2}}}, Elided: map[int]string{2: "[x]"}}
+	elide := func(p, placeholder string) string { return p + "->" + placeholder }
+	if got := KeptParts(g, []string{"a", "b", "c"}, elide); !slices.Equal(got, []string{"a", "c->[x]"}) {
+		t.Errorf("KeptParts = %q, want the kept parts with the elided one replaced", got)
+	}
+	if got := KeptParts(&Group{Slots: []Slot{{Parts: []int{}}}}, []string{"a"}, elide); got != nil {
+		t.Errorf("KeptParts = %q, want nil when no part is kept", got)
+	}
+}
+
+func TestOneForOne(t *testing.T) {
+	conv := []history.Message{
+		{Role: history.RoleUser, Content: "q"},
+		{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: "a"}, {ID: "b"}}},
+		{Role: history.RoleTool, ToolCallID: "a", Content: "ra"},
+		{Role: history.RoleTool, ToolCallID: "z", Content: "[old]", Kind: history.KindElided},
+	}
+	native := []string{"q", "calls a b", "result a", "elided z"}
+	notice := func(b history.Message) string { return "<" + b.Content + ">" }
+	elide := func(orig string, m *history.Message) string { return orig + " -> " + m.Content }
+	strip := func(orig string, m *history.Message) string {
+		return orig + " -> " + strconv.Itoa(len(m.ToolCalls)) + " calls"
+	}
+	stripped := conv[1]
+	stripped.ToolCalls = stripped.ToolCalls[:1]
+	elided := conv[2]
+	elided.Kind, elided.Content = history.KindElided, "[gone]"
+	tests := []struct {
+		name   string
+		res    history.Result
+		want   []string
+		reason string
+	}{
+		{"unchanged", history.Result{Kept: []int{0, 1, 2, 3}, Messages: conv}, native, "an identity Kept over unchanged messages"},
+		{"notices", history.Result{Kept: []int{0, -1, 2, -1}, Messages: []history.Message{conv[0], {Content: "turns"}, conv[2], {Content: "steps"}}},
+			[]string{"q", "<turns>", "result a", "<steps>"}, "each notice from its own entry"},
+		{"changed", history.Result{Kept: []int{0, 1, 2, 3}, Messages: []history.Message{conv[0], stripped, elided, conv[3]}},
+			[]string{"q", "calls a b -> 1 calls", "result a -> [gone]", "elided z"}, "stripped and elided rebuilt; an old elision kept as it is"},
+	}
+	for _, tc := range tests {
+		if got := OneForOne(native, conv, tc.res, notice, elide, strip); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: OneForOne = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
+		}
+	}
+	if got := OneForOne(native, conv, history.Result{}, notice, elide, strip); &got[0] != &native[0] || cap(got) != len(native) {
+		t.Error("nil Kept: want native itself, clipped")
 	}
 }

@@ -1,0 +1,210 @@
+package version
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// apiPackages are the internal packages adapters import outside tests.
+var apiPackages = []string{"media", "mediapart", "notice", "pairing", "regroup"}
+
+// apiDigest is the digest of the exported declarations of apiPackages
+// (Digest) for API 1.
+const apiDigest = "7534488ccdeba536"
+
+// TestAPIDigest fails when the exported declarations of the internal
+// packages adapters use change, so that whoever changes them decides
+// whether adapters built for the previous ones still work.
+func TestAPIDigest(t *testing.T) {
+	var decls []string
+	for _, pkg := range apiPackages {
+		d, err := Exported(filepath.Join("..", pkg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range d {
+			decls = append(decls, pkg+": "+decl)
+		}
+	}
+	if got := Digest(decls); got != apiDigest {
+		t.Errorf("the internal API adapters use changed (digest %s, recorded %s).\n"+
+			"If an adapter built for the previous API would break or behave differently, raise API, rename V%d,\n"+
+			"update every adapter's `var _ version.V%d`, and release core and adapters together.\n"+
+			"Then record the new digest in apiDigest. The declarations now:\n%s",
+			got, apiDigest, API, API, strings.Join(decls, "\n"))
+	}
+}
+
+// TestMarker checks that version.go declares V<API> and no other V type, so
+// that adapters written for another API do not build.
+func TestMarker(t *testing.T) {
+	decls, err := Exported(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marks []string
+	for _, d := range decls {
+		if name, ok := strings.CutPrefix(d, "type "); ok && strings.HasPrefix(name, "V") {
+			marks = append(marks, strings.Fields(name)[0])
+		}
+	}
+	if want := []string{"V" + strconv.Itoa(API)}; !slices.Equal(marks, want) {
+		t.Errorf("marker types %v, want %v", marks, want)
+	}
+}
+
+// TestAdapters checks that every adapter in this tree names the marker of
+// the current API. (In a module cache the adapters are not beside the
+// core, and there is nothing to check.)
+func TestAdapters(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "..", "adapters", "*", "go.mod"))
+	want := "var _ version.V" + strconv.Itoa(API) + "\n"
+	for _, mod := range dirs {
+		src, err := os.ReadFile(filepath.Join(filepath.Dir(mod), "version.go"))
+		if err != nil || !bytes.Contains(src, []byte(want)) {
+			t.Errorf("%s: version.go does not declare %q (%v)", filepath.Dir(mod), strings.TrimSpace(want), err)
+		}
+	}
+}
+
+func TestExportedAndDigest(t *testing.T) {
+	dir := t.TempDir()
+	src := `package p
+
+// Doc comments do not count.
+type T struct {
+	A int // nor do line comments
+	b string
+}
+
+type u int
+
+const C, d = 1, 2
+
+func F(x int) (string, error) { return "", nil }
+
+func (T) M() {}
+
+func (u) N() {}
+
+func g() {}
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "p_test.go"), []byte("package p\n\nfunc Helper() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Exported(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"const C, d = 1, 2",
+		"func (T) M()",
+		"func F(x int) (string, error)",
+		"type T struct {\n\tA\tint\n\tb\tstring\n}",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Exported = %q\nwant %q", got, want)
+	}
+	if Digest(want) != Digest(slices.Clone(want)) || Digest(want) == Digest(want[1:]) {
+		t.Error("Digest must depend on the declarations and only on them")
+	}
+}
+
+// Exported returns the exported declarations of the Go package in dir
+// (test files left out), printed without comments or function bodies,
+// sorted: the package's API as a list of lines. A const, var or type block
+// that declares an exported name is printed whole.
+func Exported(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	var out []string
+	emit := func(n any) error {
+		var b bytes.Buffer
+		if err := printer.Fprint(&b, fset, n); err != nil {
+			return err
+		}
+		out = append(out, b.String())
+		return nil
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() || (d.Recv != nil && !exportedRecv(d.Recv)) {
+					continue
+				}
+				d.Body = nil
+				err = emit(d)
+			case *ast.GenDecl:
+				// A whole block, so that the values iota gives stay visible.
+				if slices.ContainsFunc(d.Specs, exportedSpec) {
+					err = emit(d)
+				}
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// exportedRecv reports whether a method's receiver type is exported.
+func exportedRecv(recv *ast.FieldList) bool {
+	t := recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	if g, ok := t.(*ast.IndexExpr); ok {
+		t = g.X
+	}
+	id, ok := t.(*ast.Ident)
+	return ok && id.IsExported()
+}
+
+// exportedSpec reports whether a type, constant or variable spec declares
+// an exported name.
+func exportedSpec(s ast.Spec) bool {
+	switch s := s.(type) {
+	case *ast.TypeSpec:
+		return s.Name.IsExported()
+	case *ast.ValueSpec:
+		for _, n := range s.Names {
+			if n.IsExported() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Digest returns a short hex digest of decls.
+func Digest(decls []string) string {
+	sum := sha256.Sum256([]byte(strings.Join(decls, "\n\x00")))
+	return hex.EncodeToString(sum[:8])
+}
