@@ -196,7 +196,7 @@ func TestTrimRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !adaptertest.Identity(res.Kept, len(msgs)+1) || len(out) != len(msgs) || &out[0] != &msgs[0] { // the system prompt is message 0
+	if !adaptertest.Identity(res.Kept, len(res.Messages)) || len(out) != len(msgs) || &out[0] != &msgs[0] { // the system prompt is message 0
 		t.Fatalf("untrimmed history was copied or changed: Kept=%v", res.Kept)
 	}
 	if got := adaptertest.JSON(t, out); got != before {

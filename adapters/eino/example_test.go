@@ -37,7 +37,7 @@ func ExampleTrim() {
 		}
 	}
 	fmt.Println("same pointer:", out[3] == msgs[4])
-	fmt.Printf("dropped %d turn, %d -> %d tokens\n", res.DroppedTurns, res.TokensBefore, res.TokensAfter)
+	fmt.Printf("dropped %d turn (%d messages), sending %d tokens\n", res.DroppedTurns, res.DroppedMessages, res.TokensAfter)
 	fmt.Println("valid:", eino.Validate(out) == nil)
 	// Output:
 	// system: You are a weather bot.
@@ -47,6 +47,6 @@ func ExampleTrim() {
 	// tool: {"temp_c":21}
 	// assistant: It is 21°C in Paris.
 	// same pointer: true
-	// dropped 1 turn, 476 -> 75 tokens
+	// dropped 1 turn (2 messages), sending 75 tokens
 	// valid: true
 }

@@ -37,7 +37,7 @@ func ExampleTrim() {
 		}
 	}
 	fmt.Println("same pointer:", out[2] == contents[3])
-	fmt.Printf("dropped %d turn, %d -> %d tokens (budget %d)\n", res.DroppedTurns, res.TokensBefore, res.TokensAfter, res.Budget)
+	fmt.Printf("dropped %d turn (%d messages), sending %d tokens (budget %d)\n", res.DroppedTurns, res.DroppedMessages, res.TokensAfter, res.Budget)
 	fmt.Println("valid:", gemini.Validate(out) == nil)
 	// Output:
 	// user: [earlier turns omitted to fit the context window]
@@ -46,7 +46,7 @@ func ExampleTrim() {
 	// user: response weather
 	// model: It is 21°C in Paris.
 	// same pointer: true
-	// dropped 1 turn, 474 -> 73 tokens (budget 100)
+	// dropped 1 turn (2 messages), sending 73 tokens (budget 100)
 	// valid: true
 }
 

@@ -154,7 +154,7 @@ func TestTrimRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !adaptertest.Identity(res.Kept, len(in)) || len(out) != len(in) || &out[0] != &in[0] || cap(out) != len(in) {
+	if !adaptertest.Identity(res.Kept, len(res.Messages)) || len(out) != len(in) || &out[0] != &in[0] || cap(out) != len(in) {
 		t.Fatalf("a fitting history must come back as the caller's slice, clipped (Kept %v)", res.Kept)
 	}
 	if adaptertest.JSON(t, out) != before {
@@ -163,7 +163,7 @@ func TestTrimRoundTrip(t *testing.T) {
 
 	// Drop the first turn: keep "and the second picture?" onwards.
 	all, _ := ToHistory(in)
-	sysTok := history.Heuristic.CountMessage(history.Message{Role: history.RoleSystem, Content: "You are terse."})
+	sysTok := history.Heuristic().CountMessage(history.Message{Role: history.RoleSystem, Content: "You are terse."})
 	budget := sysTok + history.Estimate(append([]history.Message{history.Breadcrumb()}, all[7:]...), nil)
 	out, res, err = Trim(sys, in, budget)
 	if err != nil {

@@ -36,7 +36,7 @@ func ExampleTrim() {
 			fmt.Printf("%s: %s\n", m.Role, p.Text)
 		}
 	}
-	fmt.Printf("dropped %d turn, %d -> %d tokens\n", res.DroppedTurns, res.TokensBefore, res.TokensAfter)
+	fmt.Printf("dropped %d turn (%d messages), sending %d tokens\n", res.DroppedTurns, res.DroppedMessages, res.TokensAfter)
 	fmt.Println("valid:", langchaingo.Validate(out) == nil)
 	// Output:
 	// system: You are a weather bot.
@@ -45,6 +45,6 @@ func ExampleTrim() {
 	// ai: call weather
 	// tool: {"temp_c":21} answers call_1
 	// ai: It is 21°C in Paris.
-	// dropped 1 turn, 474 -> 73 tokens
+	// dropped 1 turn (2 messages), sending 73 tokens
 	// valid: true
 }

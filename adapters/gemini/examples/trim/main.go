@@ -48,8 +48,8 @@ func main() {
 
 	budget := history.Budget{Window: 4000, Output: 1000, Reserve: 500}.Input()
 	out, res, err := gemini.Trim(system, contents, budget, history.WithOnTrim(func(e history.Event) {
-		fmt.Printf("event: dropped %d turns (%d messages), %d -> %d tokens, budget %d\n",
-			e.DroppedTurns, e.DroppedMessages, e.TokensBefore, e.TokensAfter, e.Budget)
+		fmt.Printf("event: dropped %d turns (%d messages), sending %d tokens, budget %d\n",
+			e.DroppedTurns, e.DroppedMessages, e.TokensAfter, e.Budget)
 	}))
 	if err != nil {
 		log.Fatal(err)
