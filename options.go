@@ -118,9 +118,7 @@ func WithOnTrim(f func(Event)) Option {
 // calls and no tool call id; otherwise the call returns an *[OptionError]
 // that wraps both [ErrInvalidOption] and a *[MessageError] with Index -1.
 func WithBreadcrumb(m Message) Option {
-	m = m.Clone()
-	m.Kind = KindBreadcrumb
-	err := checkNotice("WithBreadcrumb", &m)
+	m, err := notice("WithBreadcrumb", m)
 	return func(o *options) {
 		if err != nil {
 			o.fail(err)
@@ -143,15 +141,22 @@ func WithoutBreadcrumb() Option {
 // [WithBreadcrumb]. By default it is [StepBreadcrumbText] in the role of the
 // turn breadcrumb.
 func WithStepBreadcrumb(m Message) Option {
-	m = m.Clone()
-	m.Kind = KindBreadcrumb
-	err := checkNotice("WithStepBreadcrumb", &m)
+	m, err := notice("WithStepBreadcrumb", m)
 	return func(o *options) {
 		if err != nil {
 			o.fail(err)
 		}
 		o.stepCrumb = &m
 	}
+}
+
+// notice returns the breadcrumb an option was given, as the option keeps it
+// (a clone, so the caller's later edits cannot reach it, with Kind
+// KindBreadcrumb), and the error the option reports when it is invalid.
+func notice(option string, m Message) (Message, error) {
+	m = m.Clone()
+	m.Kind = KindBreadcrumb
+	return m, checkNotice(option, &m)
 }
 
 // checkNotice validates a breadcrumb given through an option: a valid

@@ -143,19 +143,25 @@ var wordByte = func() (t [256]bool) {
 func phraseWords(p string) []string {
 	b := normalizeText(nil, p)
 	var words []string
-	for i := 0; i < len(b); {
-		if !isWordByte(b[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(b) && isWordByte(b[j]) {
-			j++
-		}
+	for i, j := nextWord(b, 0); i < len(b); i, j = nextWord(b, j) {
 		words = append(words, string(b[i:j]))
-		i = j
 	}
 	return words
+}
+
+// nextWord returns the next word of b at or after from, as b[i:j]; i is
+// len(b) when there is none. A word is a run of bytes for which isWordByte
+// holds.
+func nextWord(b []byte, from int) (i, j int) {
+	i = from
+	for i < len(b) && !isWordByte(b[i]) {
+		i++
+	}
+	j = i
+	for j < len(b) && isWordByte(b[j]) {
+		j++
+	}
+	return i, j
 }
 
 // maxPhraseWords bounds the length of a table phrase, in words.
@@ -238,19 +244,10 @@ type span struct{ start, end int }
 func (x *phraseIndex) scan(b []byte, match func(p *phrase, at span) bool) {
 	var ring [maxPhraseWords]span // the last words, ring[n%len] newest
 	n := 0
-	for i := 0; i < len(b); {
-		if !isWordByte(b[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(b) && isWordByte(b[j]) {
-			j++
-		}
+	for i, j := nextWord(b, 0); i < len(b); i, j = nextWord(b, j) {
 		ring[n%maxPhraseWords] = span{i, j}
 		n++
 		if j-i > maxLastWord || !x.mayEnd(b[i:j]) {
-			i = j
 			continue
 		}
 		cands := x.byLast[string(b[i:j])]
@@ -272,6 +269,5 @@ func (x *phraseIndex) scan(b []byte, match func(p *phrase, at span) bool) {
 				}
 			}
 		}
-		i = j
 	}
 }
