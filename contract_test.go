@@ -157,8 +157,8 @@ func TestMessageCloneDoesNotAlias(t *testing.T) {
 }
 
 // TestSharedOptionsConcurrent shares one option slice, and one Trimmer built
-// from it, between goroutines: options must be values that applying never
-// writes to (run with -race).
+// from it, between goroutines that call every exported entry point: options
+// must be values that applying never writes to (run with -race).
 func TestSharedOptionsConcurrent(t *testing.T) {
 	var buf bytes.Buffer
 	var mu sync.Mutex
@@ -191,6 +191,17 @@ func TestSharedOptionsConcurrent(t *testing.T) {
 				}
 				_ = Turns(msgs[:n], opts...)
 				_, _, _ = Breadcrumbs(opts...)
+				overflow := errors.New("prompt is too long: 250000 tokens > 200000 maximum")
+				if _, err := RecoverOverflow(msgs[:n], overflow, 1, opts...); err != nil && !errors.Is(err, ErrCannotRecover) {
+					errs <- err
+				}
+				_ = IsContextOverflow(overflow)
+				if _, err := ElideToolResults(msgs[:n], ElideOptions{}); err != nil {
+					errs <- err
+				}
+				_, _ = SweepOrphans(msgs[:n])
+				_ = RenderTranscript(msgs[:n], 200, RenderOptions{})
+				_ = Estimate(msgs[:n], nil)
 			}
 		}()
 	}
