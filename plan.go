@@ -15,7 +15,7 @@ import (
 // scratch holds per-call working memory, pooled so that steady-state trims
 // allocate only their output.
 type scratch struct {
-	starts []int // view index of the first message of each turn
+	starts []int // turn starts found from the end, newest first (see planner.start)
 	rc     []int // counts of the counted suffix, newest first
 	pre    []int // counts of the leading block
 	turnEl []int // per counted turn, newest first: its count with every candidate elided
@@ -30,6 +30,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // call's messages, options or placeholder texts.
 func (sc *scratch) put() {
 	sc.steps = sc.plan.steps[:0]
+	sc.starts = sc.plan.starts[:0]
 	sc.plan = planner{}
 	clear(sc.cands)
 	scratchPool.Put(sc)
@@ -49,8 +50,18 @@ func newPlanner(sc *scratch, view []Message, index []int, o *options) *planner {
 		capPer: math.MaxInt / (n + 4), hoist: -1, stepTok: -1, low: n,
 		steps: sc.steps[:0],
 	}
-	sc.starts = appendTurnStarts(sc.starts[:0], view, p.lead, o.turnStart)
-	p.starts = sc.starts
+	// The number of turns comes from a role scan; the starts themselves
+	// are found walking back from the end, only as far as the trim reads.
+	if p.lead < n {
+		for i := p.lead; i < n; i++ {
+			if isTurnStart(view[i], o.turnStart) {
+				p.turns++
+			}
+		}
+		p.turns = max(p.turns, 1)
+	}
+	p.starts = sc.starts[:0]
+	p.scan = n - 1
 	sc.pre = sc.pre[:0]
 	sc.rc = sc.rc[:0]
 	sc.turnEl = sc.turnEl[:0]
@@ -122,7 +133,7 @@ func (p *planner) countSuffix(budget int, all bool) bool {
 		p.protect = protectStart(p.view, o.elide)
 	}
 	el := p.total // the counted part with every candidate elided
-	for t := len(p.starts) - 1; t >= 0; t-- {
+	for t := p.turns - 1; t >= 0; t-- {
 		start, end := p.turnRange(t)
 		turnEl := 0
 		for i := end - 1; i >= start; i-- {
@@ -139,7 +150,7 @@ func (p *planner) countSuffix(budget int, all bool) bool {
 			}
 			turnEl += e
 			el += e
-			if !all && t < len(p.starts)-1 && (p.total > budget || p.capped) {
+			if !all && t < p.turns-1 && (p.total > budget || p.capped) {
 				// Over budget: a trim is certain. Stop when no turn from
 				// this one back can be kept: every plan that keeps it
 				// costs at least the prefix, the smaller breadcrumb and
@@ -180,10 +191,30 @@ func (p *planner) finishCands() {
 // turnRange returns the view range of turn t.
 func (p *planner) turnRange(t int) (start, end int) {
 	end = p.n
-	if t+1 < len(p.starts) {
-		end = p.starts[t+1]
+	if t+1 < p.turns {
+		end = p.start(t + 1)
 	}
-	return p.starts[t], end
+	return p.start(t), end
+}
+
+// start returns the view index of the first message of turn t (0 is the
+// oldest): the end of the prefix for the first turn, and for every later
+// turn its real turn start (what precedes the first real start belongs to
+// the first turn). Starts are found walking back from the end, each once,
+// so a trim reads roles only as far back as it looks.
+func (p *planner) start(t int) int {
+	if t == 0 {
+		return p.lead
+	}
+	need := p.turns - t // the need-th real start from the end
+	for len(p.starts) < need {
+		for !isTurnStart(p.view[p.scan], p.o.turnStart) {
+			p.scan--
+		}
+		p.starts = append(p.starts, p.scan)
+		p.scan--
+	}
+	return p.starts[need-1]
 }
 
 // owner returns the calls of the nearest assistant message before the tool
@@ -221,7 +252,9 @@ type planner struct {
 	view   []Message
 	index  []int // view index -> input index (nil: identity)
 	n      int   // len(view)
-	starts []int // first view index of each turn
+	turns  int   // number of turns
+	starts []int // real turn starts found so far, newest first (see start)
+	scan   int   // the next view index start examines, walking back
 	lead   int   // end of the leading block (prefix and breadcrumbs)
 	o      *options
 	cands  []elideCand // elision candidates in the counted suffix, ascending index
@@ -272,7 +305,7 @@ func (p *planner) crumbPart(k int) int {
 // newest summary among the dropped messages is hoisted into the prefix; one
 // below the counted suffix is found by a role scan and counted on its own.
 func (p *planner) chooseTurns() {
-	last := len(p.starts) - 1
+	last := p.turns - 1
 	// el[k]: the turns from k on, every candidate elided (turnEl is newest
 	// first).
 	elFrom := func(k int) int {
@@ -286,7 +319,7 @@ func (p *planner) chooseTurns() {
 	body := elFrom(k)
 	hoist := -1
 	if k > 0 {
-		for i := p.starts[k] - 1; i >= p.lead; i-- {
+		for i := p.start(k) - 1; i >= p.lead; i-- {
 			if p.view[i].Kind == KindSummary {
 				hoist = i
 				break
@@ -320,7 +353,7 @@ func (p *planner) chooseTurns() {
 // fewest oldest steps of it so that the rest fits; at most all but the
 // newest step.
 func (p *planner) chooseSteps() {
-	ls, n := p.starts[len(p.starts)-1], len(p.view)
+	ls, n := p.start(p.turns-1), len(p.view)
 	// The opening block runs from the turn's start to its first assistant
 	// message after the opening user message.
 	open := ls
@@ -414,7 +447,7 @@ func startsStep(m Message) bool {
 // breadcrumbs it replaces.
 func (p *planner) items() []int {
 	n := len(p.view)
-	cut := p.starts[p.k]
+	cut := p.start(p.k)
 	items := make([]int, 0, p.lead+3+n-cut)
 	merged := p.mergesCrumbs()
 	newTurnCrumb := (p.k > 0 || merged) && !p.o.noBreadcrumb
@@ -461,7 +494,7 @@ func (p *planner) items() []int {
 // opening message, so that one breadcrumb at the leading position stands
 // for both notices.
 func (p *planner) mergesCrumbs() bool {
-	return p.d > 0 && p.openEnd == p.starts[p.k]
+	return p.d > 0 && p.openEnd == p.start(p.k)
 }
 
 // mergedCrumb is the single notice used when mergesCrumbs: the turn

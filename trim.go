@@ -192,8 +192,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.put()
 	p := newPlanner(sc, view, index, o)
-	starts := p.starts
-	turns := len(starts)
+	turns := p.turns
 	ladder := o.elide != nil || o.stepTrim
 	// Count newest first and stop once the decision is made, unless the
 	// whole count is needed: for the budget (RecoverOverflow), on request
@@ -308,7 +307,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	if o.cut != nil {
 		*o.cut = cutInfo{start: -1, hoist: -1}
 		if p.k > 0 {
-			o.cut.start = orig(starts[p.k])
+			o.cut.start = orig(p.start(p.k))
 		}
 		if p.hoist >= 0 {
 			o.cut.hoist = orig(p.hoist)
