@@ -31,10 +31,15 @@ const DefaultCacheCapacity = 8192
 //
 // The cache holds at most capacity messages and evicts the least recently
 // used one beyond that. A capacity of zero or less means
-// [DefaultCacheCapacity]. Size it above the number of messages you trim at
-// once (summed over the conversations sharing it): a history longer than
-// the capacity is counted oldest first on every trim, which evicts each entry
-// before its next use, so nothing hits. A nil c means [Heuristic] (which is
+// [DefaultCacheCapacity]. Size it above the number of messages a trim
+// counts (summed over the conversations sharing it): a trim counts newest
+// first and stops at its cut, so that is the kept part and the newest
+// dropped turns, not the whole history, and the kept tail, read on every
+// trim, stays cached however long the history grows. Only a trim that counts
+// everything (a history that fits, [WithFullCount], [RecoverOverflow]) over
+// more messages than the capacity cycles through the cache in the same order
+// every time, which least-recently-used eviction serves badly: size the
+// capacity for those. A nil c means [Heuristic] (which is
 // already cheaper than a cache lookup: caching pays off for exact counters).
 // Pass the cache to every trim with [WithCounter].
 //

@@ -327,3 +327,29 @@ func BenchmarkCacheHit(b *testing.B) {
 		}
 	}
 }
+
+// TestCacheSmallerThanHistory: a history of 20,000 messages, more than twice
+// the default capacity, trimmed statelessly before every request. A trim
+// counts newest first and stops at the cut, so the cache holds the kept tail
+// and every later trim reaches the wrapped counter only for the new message.
+func TestCacheSmallerThanHistory(t *testing.T) {
+	inner := &countingCounter{}
+	c := NewCache(inner, 0)
+	msgs := longChat(5_000) // 20,001 messages
+	if _, err := TrimToRecentTurns(msgs, 4_000, WithCounter(c)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(inner.reset()); n >= DefaultCacheCapacity {
+		t.Fatalf("the first trim counted %d messages, more than the cache holds", n)
+	}
+	for step := range 20 {
+		next := Message{Role: RoleUser, Content: fmt.Sprintf("next request %d", step)}
+		msgs = append(msgs[:len(msgs):len(msgs)], next)
+		if _, err := TrimToRecentTurns(msgs, 4_000, WithCounter(c)); err != nil {
+			t.Fatal(err)
+		}
+		if seen := inner.reset(); len(seen) != 1 || !equal(&seen[0], &next) {
+			t.Fatalf("step %d: the counter saw %d messages, want only the new one", step, len(seen))
+		}
+	}
+}

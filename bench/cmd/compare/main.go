@@ -32,6 +32,7 @@ func main() {
 	dir := flag.String("corpus", corpus.DefaultDir, "directory of the shared corpus (*.jsonl)")
 	sizes := flag.String("sizes", "1000,10000,40000,100000", "input sizes in messages, comma-separated")
 	fraction := flag.Float64("fraction", 0.5, "budget as a fraction of the input's tokens")
+	budget := flag.Int("budget", 0, "if set, a fixed budget in tokens for every size instead of -fraction (e.g. 8000: a model's window, whatever the history's length)")
 	total := flag.Duration("time", 4*time.Second, "measuring time per size and counter (both sides, interleaved)")
 	export := flag.String("export", "", "if set, write the inputs as JSONL into this directory and skip timing")
 	flag.Parse()
@@ -57,14 +58,25 @@ func main() {
 		return
 	}
 
-	fmt.Printf("go %s, GOMAXPROCS %d, budget = %.2f x input tokens, both sides interleaved in ~100 ms batches (each ending with a timed GC) for %v per row\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), *fraction, *total)
+	budgetText := fmt.Sprintf("%.2f x input tokens", *fraction)
+	if *budget > 0 {
+		budgetText = fmt.Sprintf("%d tokens", *budget)
+	}
+	newInput := func(n int, c compare.Counting) compare.Input {
+		in := compare.NewInput(strconv.Itoa(n), corpus.History(convs, n), *fraction, c)
+		if *budget > 0 {
+			in.Budget = *budget
+		}
+		return in
+	}
+	fmt.Printf("go %s, GOMAXPROCS %d, budget = %s, both sides interleaved in ~100 ms batches (each ending with a timed GC) for %v per row\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), budgetText, *total)
 	for _, c := range []compare.Counting{compare.Runes, compare.Bytes} {
 		fmt.Printf("\nCounter on both sides: %s\n\n", c)
 		fmt.Println("| messages | input tokens | budget | ours ns/op | peer ns/op | speed-up (wall) | ours CPU ns/op | peer CPU ns/op | speed-up (CPU) | ours allocs/op | peer allocs/op | ours B/op | peer B/op |")
 		fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, n := range ns {
-			in := compare.NewInput(strconv.Itoa(n), corpus.History(convs, n), *fraction, c)
+			in := newInput(n, c)
 			m := compare.Measure(in, *total)
 			o, p := m.Ours, m.Peer
 			fmt.Printf("| %d | %d | %d | %.0f | %.0f | %.2fx | %.0f | %.0f | %.2fx | %d | %d | %d | %d |\n",
@@ -77,7 +89,7 @@ func main() {
 	fmt.Println("\n| input | side | messages | tokens | fits | pairs intact | orphans | keeps last message | error |")
 	fmt.Println("|---|---|---:|---:|---|---|---:|---|---|")
 	for _, n := range ns {
-		in := compare.NewInput(strconv.Itoa(n), corpus.History(convs, n), *fraction, compare.Runes)
+		in := newInput(n, compare.Runes)
 		printChecks(in.Name+" msgs", in)
 	}
 	correctness(convs)

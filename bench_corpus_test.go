@@ -1,0 +1,80 @@
+package history_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/tiktoken"
+)
+
+// largestSession loads the largest conversation of the shared corpus (by
+// file size), or skips when the corpus is not there.
+func largestSession(b *testing.B) []history.Message {
+	files, _ := filepath.Glob("../shared/corpus/real/*.jsonl")
+	if len(files) == 0 {
+		b.Skip("the shared corpus is not beside the repository (../shared/corpus/real)")
+	}
+	var best string
+	var size int64
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Size() > size {
+			best, size = f, st.Size()
+		}
+	}
+	fh, err := os.Open(best)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fh.Close()
+	var msgs []history.Message
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var m history.Message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			b.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// BenchmarkCorpusExact trims the largest corpus session to 10%, 30% and 50%
+// of its exact o200k size: cold (no cache: a resumed session) and warm (a
+// NewCache that has seen the history, the history one message longer).
+func BenchmarkCorpusExact(b *testing.B) {
+	msgs := largestSession(b)
+	c, err := tiktoken.New(tiktoken.O200kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := history.Estimate(msgs, c)
+	for _, pct := range []int{10, 30, 50} {
+		budget := total * pct / 100
+		b.Run("cold/"+strconv.Itoa(pct)+"%", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := history.TrimToRecentTurns(msgs, budget, history.WithCounter(c)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("warm/"+strconv.Itoa(pct)+"%", func(b *testing.B) {
+			cached := history.WithCounter(history.NewCache(c, 0))
+			if _, err := history.TrimToRecentTurns(msgs[:len(msgs)-1], budget, cached); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := history.TrimToRecentTurns(msgs, budget, cached); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
