@@ -172,7 +172,7 @@ func EstimateText(s string) int {
 	// at the end; every other byte is priced as it is met. Units never
 	// exceed 1750 per byte, so a uint64 holds them for any string that fits
 	// in memory, and the final min keeps the int conversion exact.
-	var letters, spaces, controls, ascii, units uint64
+	var letters, spaces, controls, ascii, units, rare uint64
 	invalidEnd := -1 // index just past the last invalid byte
 	i := 0
 	for i < len(s) {
@@ -191,10 +191,10 @@ func EstimateText(s string) int {
 			lower := w | blanks
 			letters += uint64(bits.OnesCount64((lower + (0x80-'a')*lanes) &^ (lower + (0x7f-'z')*lanes) & highs))
 			spaces += uint64(bits.OnesCount64(((w ^ blanks) + 0x7f*lanes) & highs)) // non-spaces
-			below := ^(w + (0x80-0x20)*lanes) & highs                               // < 0x20
-			ws := (w + (0x80-0x09)*lanes) &^ (w + (0x7f-0x0d)*lanes) & highs        // \t..\r
-			del := ^((w ^ 0x7f*lanes) + 0x7f*lanes) & highs                         // == 0x7f
-			controls += uint64(bits.OnesCount64(below&^ws | del))
+			// Bytes below 0x20 (line ends too) or equal to 0x7f, the
+			// only byte that carries into bit 7: noted here, counted after
+			// the loop only if there were any.
+			rare |= ^(w + (0x80-0x20)*lanes) | (w + lanes)
 			ascii += 8
 		}
 		if i >= len(s) {
@@ -218,10 +218,43 @@ func EstimateText(s string) int {
 		}
 		i += size
 	}
+	if rare&highs != 0 {
+		controls = fastControls(s)
+	}
 	spaces = ascii - spaces // the loop counted non-spaces
 	units += letters*letterRate + spaces*spaceRate + controls*controlRate +
 		(ascii-letters-spaces-controls)*symbolRate
 	return int(min((units+rateScale-1)/rateScale, uint64(len(s))))
+}
+
+// fastControls counts the control bytes (below 0x20 other than \t..\r, and
+// 0x7f) in the eight-byte ASCII blocks EstimateText's fast path reads; the
+// other bytes are priced one by one there.
+func fastControls(s string) uint64 {
+	var n uint64
+	for i := 0; i < len(s); {
+		for ; i+8 <= len(s); i += 8 {
+			b := s[i : i+8]
+			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+			if w&highs != 0 {
+				break
+			}
+			below := ^(w + (0x80-0x20)*lanes) & highs                        // < 0x20
+			ws := (w + (0x80-0x09)*lanes) &^ (w + (0x7f-0x0d)*lanes) & highs // \t..\r
+			n += uint64(bits.OnesCount64(below&^ws | (w+lanes)&highs))
+		}
+		if i >= len(s) {
+			break
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return n
 }
 
 // runeRate is the cost in units of one valid non-ASCII character of size
