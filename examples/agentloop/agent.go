@@ -42,8 +42,13 @@ type Agent struct {
 	MaxAttempts int // recoveries per request before giving up
 	// OnEvent receives every trim event (budget and overflow).
 	OnEvent func(turn int, ev history.Event)
+	// Calibration, when set, learns from every response's usage how the
+	// provider's count relates to the library's, so that trims aim at the
+	// budget the provider counts (history.WithCalibration).
+	Calibration *history.Calibration
 
 	history []history.Message
+	sent    int // the library's count of what was last sent (Result.TokensAfter)
 	stats   AgentStats
 }
 
@@ -60,6 +65,10 @@ type AgentStats struct {
 	Events                       int
 	BudgetEvents, OverflowEvents int
 	Archived                     int // messages dropped from the working history
+	// ProviderPrompt sums the provider's count (usage.prompt_tokens) of the
+	// accepted requests that were trimmed, TrimmedAccepted counts them: their
+	// mean shows whether trims kept as much as the provider allowed.
+	ProviderPrompt, TrimmedAccepted int
 }
 
 // NewAgent returns an agent with a system prompt.
@@ -96,6 +105,7 @@ func (a *Agent) RunTurn(ctx context.Context, turn int, user string) error {
 
 func (a *Agent) options(turn int) []history.Option {
 	return []history.Option{
+		history.WithCalibration(a.Calibration),
 		history.WithLabels(map[string]string{"agent": "agentloop", "turn_id": fmt.Sprint(turn)}),
 		history.WithOnTrim(func(ev history.Event) {
 			a.stats.Events++
@@ -120,11 +130,19 @@ func (a *Agent) request(ctx context.Context, turn int) (history.Message, error) 
 		return history.Message{}, err
 	}
 	a.adopt(res)
+	trimmed := res.Trimmed
 	for attempt := 1; ; attempt++ {
-		reply, err := a.send(ctx, a.history)
+		reply, prompt, err := a.send(ctx, a.history)
 		if err == nil {
 			if attempt > 1 {
 				a.stats.RecoveredRequests++
+			}
+			if a.Calibration != nil {
+				a.Calibration.Observe(a.sent, prompt)
+			}
+			if trimmed {
+				a.stats.TrimmedAccepted++
+				a.stats.ProviderPrompt += prompt
 			}
 			return reply, nil
 		}
@@ -146,6 +164,7 @@ func (a *Agent) request(ctx context.Context, turn int) (history.Message, error) 
 		a.stats.Recoveries++
 		a.stats.MaxAttempts = max(a.stats.MaxAttempts, attempt)
 		a.adopt(res)
+		trimmed = true
 	}
 }
 
@@ -157,27 +176,30 @@ func (a *Agent) adopt(res history.Result) {
 	}
 	a.stats.Archived += len(res.Dropped)
 	a.history = res.Messages
+	a.sent = res.TokensAfter
 }
 
-func (a *Agent) send(ctx context.Context, msgs []history.Message) (history.Message, error) {
+// send posts msgs and returns the reply and the provider's count of the
+// request (usage.prompt_tokens).
+func (a *Agent) send(ctx context.Context, msgs []history.Message) (history.Message, int, error) {
 	a.stats.Requests++
 	body, err := json.Marshal(wireRequest{Model: "fake-gpt", Messages: toWire(msgs)})
 	if err != nil {
-		return history.Message{}, err
+		return history.Message{}, 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL+"/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		return history.Message{}, err
+		return history.Message{}, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := a.Client.Do(req)
 	if err != nil {
-		return history.Message{}, err
+		return history.Message{}, 0, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return history.Message{}, err
+		return history.Message{}, 0, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		var eb wireErrorBody
@@ -192,16 +214,16 @@ func (a *Agent) send(ctx context.Context, msgs []history.Message) (history.Messa
 		if e.Message == "" {
 			e.Message = strings.TrimSpace(string(data))
 		}
-		return history.Message{}, e
+		return history.Message{}, 0, e
 	}
 	var out wireResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return history.Message{}, err
+		return history.Message{}, 0, err
 	}
 	if len(out.Choices) == 0 {
-		return history.Message{}, errors.New("agentloop: no choices")
+		return history.Message{}, 0, errors.New("agentloop: no choices")
 	}
-	return fromWire([]wireMessage{out.Choices[0].Message})[0], nil
+	return fromWire([]wireMessage{out.Choices[0].Message})[0], out.Usage.PromptTokens, nil
 }
 
 // runTool fakes read_file: a file listing whose size depends on the call, a

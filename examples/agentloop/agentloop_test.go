@@ -10,7 +10,7 @@ import (
 // the fake provider and checks the promises of the overflow path.
 func TestAgentLoop200Turns(t *testing.T) {
 	var events []history.Event
-	as, ps, err := Run(200, func(_ int, ev history.Event) { events = append(events, ev) })
+	as, ps, err := Run(200, nil, func(_ int, ev history.Event) { events = append(events, ev) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,4 +111,43 @@ func TestOverflowBodyIsRecognised(t *testing.T) {
 	if history.IsContextOverflow(rate) {
 		t.Fatal("rate limit classified as overflow")
 	}
+}
+
+// TestAgentLoopCalibrated runs the same 200 turns with a Calibration: after
+// the first accepted request the runtime trims to the provider's count, so at
+// most one request is rejected for length (without it, dozens are), and the
+// learnt model is the provider's (1.25x plus 150 tokens of schemas).
+func TestAgentLoopCalibrated(t *testing.T) {
+	plain, plainProvider, err := Run(200, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cal history.Calibration
+	as, ps, err := Run(200, &cal, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale, overhead, margin, ok := cal.Model()
+	t.Logf("without calibration: %d length rejections; with: %d; learnt scale %.3f overhead %.0f margin %.0f",
+		plainProvider.LengthRejections, ps.LengthRejections, scale, overhead, margin)
+	if !ok {
+		t.Fatal("nothing was observed")
+	}
+	if ps.PairingRejections != 0 || as.Unrecovered != 0 || as.OtherErrors != 0 {
+		t.Fatalf("pairing rejections %d, unrecovered %d, other errors %d", ps.PairingRejections, as.Unrecovered, as.OtherErrors)
+	}
+	if ps.LengthRejections > 1 {
+		t.Fatalf("%d length rejections with calibration, want at most 1 (without: %d)", ps.LengthRejections, plainProvider.LengthRejections)
+	}
+	if plainProvider.LengthRejections <= ps.LengthRejections {
+		t.Fatalf("calibration did not reduce rejections: %d without, %d with", plainProvider.LengthRejections, ps.LengthRejections)
+	}
+	if as.TrimmedAccepted == 0 {
+		t.Fatal("no trimmed request was accepted: calibration was never put to use")
+	}
+	if scale < 1.2 || scale > 1.3 || overhead < 100 || overhead > 200 {
+		t.Fatalf("learnt %.3f x + %.0f, the provider counts %.2f x + %d", scale, overhead, Factor, Overhead)
+	}
+	t.Logf("mean provider count of trimmed requests: %d without calibration (limit %d), %d with (budget %d); whole turns set the granularity",
+		plain.ProviderPrompt/max(plain.TrimmedAccepted, 1), Limit, as.ProviderPrompt/as.TrimmedAccepted, Budget)
 }
