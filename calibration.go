@@ -1,5 +1,6 @@
 // This file owns Calibration: what the provider's count of a request has
 // been, learnt from usage reports, turned into the budget a trim aims for.
+
 package history
 
 import (

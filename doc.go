@@ -73,12 +73,16 @@
 //
 // A budget is a number of input tokens; [Budget] derives it from a model's
 // window, the reply's reserve and an operator cap. Tokens are counted by a
-// [Counter], once per message per trim, then summed with prefix sums, so a
-// trim is linear in the length of the history. The default Counter is
-// [Heuristic](), which needs no vocabulary; [WithCounter] sets another. The
+// [Counter], at most once per message per trim, newest first: a trim stops
+// counting as soon as it knows what to keep, so it costs what it keeps, not
+// what it drops ([Result.TokensBefore] is then -1; [WithFullCount] counts
+// everything). The default Counter is [Heuristic](), which needs no
+// vocabulary; [WithCounter] sets another. The
 // [github.com/histrim/history/tiktoken] package counts exactly, offline;
 // [NewCache] memoizes any Counter so that a runtime trimming before every
-// request only counts new messages.
+// request only counts new messages. Providers count differently from any
+// local Counter: a [Calibration], fed the usage of every response and passed
+// with [WithCalibration], makes trims aim at the budget the provider counts.
 //
 // # Options and errors
 //
