@@ -1,9 +1,9 @@
 // This file owns the planner: the count of a history (newest first, each
 // message at most once, only as far as the decision needs) and the decision
-// of what a trim keeps, in three
-// rungs: drop the oldest whole turns, then the oldest steps of the latest
-// turn, and elide tool results wherever that saves dropping. It reads the
-// options value; it never materialises messages (trim.go does).
+// of what a trim keeps, in three rungs: drop the oldest whole turns, then the
+// oldest steps of the latest turn, and elide tool results wherever that saves
+// dropping. It reads the options value; it never materialises messages
+// (trim.go does).
 
 package history
 
