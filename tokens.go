@@ -144,9 +144,7 @@ var asciiUnits = func() (t [utf8.RuneSelf]uint16) {
 			t[c] = letterRate
 		case c == ' ':
 			t[c] = spaceRate
-		case c < 0x09 || c > 0x0d && c < 0x20 || c == 0x7f:
-			t[c] = controlRate
-		default:
+		default: // control bytes too: EstimateText adds their surcharge
 			t[c] = symbolRate
 		}
 	}
@@ -168,33 +166,40 @@ func EstimateText(s string) int {
 	if s == "" {
 		return 0
 	}
-	// ASCII bytes met eight at a time are tallied by class and priced once
-	// at the end; every other byte is priced as it is met. Units never
-	// exceed 1750 per byte, so a uint64 holds them for any string that fits
-	// in memory, and the final min keeps the int conversion exact.
-	var letters, spaces, controls, ascii, units, rare uint64
+	// ASCII bytes met in words of eight are tallied by class and priced
+	// once at the end; every other byte is priced as it is met, control
+	// bytes as symbols first. Control bytes are counted afterwards, in one
+	// more pass, only if there are any, and their surcharge added. Units
+	// never exceed 1750 per byte, so a uint64 holds them for any string
+	// that fits in memory, and the final min keeps the int conversion exact.
+	var letters, spaces, ascii, units, rare uint64
 	invalidEnd := -1 // index just past the last invalid byte
 	i := 0
 	for i < len(s) {
-		// Fast path: eight ASCII bytes at a time. Letters are the bytes
-		// whose lower-cased value lies in 'a'..'z'; spaces the bytes equal
-		// to ' '; controls the bytes below 0x20 outside \t..\r, and DEL.
-		// With bit 7 clear in every byte, the additions below never carry
-		// into the next byte.
+		// Fast path: sixteen, then eight ASCII bytes at a time. Letters
+		// are the bytes whose lower-cased value lies in 'a'..'z'; spaces
+		// the bytes equal to ' '. With bit 7 clear in every byte, the
+		// additions below never carry into the next byte. The masks of
+		// the second word move to bit 6 of each byte, so one count covers
+		// both words.
+		for ; i+16 <= len(s); i += 16 {
+			w, v := word(s, i), word(s, i+8)
+			if (w|v)&highs != 0 {
+				break
+			}
+			letters += uint64(bits.OnesCount64(letterMask(w) | letterMask(v)>>1))
+			spaces += uint64(bits.OnesCount64(nonSpaceMask(w) | nonSpaceMask(v)>>1))
+			rare |= rareMask(w) | rareMask(v)
+			ascii += 16
+		}
 		for ; i+8 <= len(s); i += 8 {
-			b := s[i : i+8]
-			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+			w := word(s, i)
 			if w&highs != 0 {
 				break
 			}
-			lower := w | blanks
-			letters += uint64(bits.OnesCount64((lower + (0x80-'a')*lanes) &^ (lower + (0x7f-'z')*lanes) & highs))
-			spaces += uint64(bits.OnesCount64(((w ^ blanks) + 0x7f*lanes) & highs)) // non-spaces
-			// Bytes below 0x20 (line ends too) or equal to 0x7f, the
-			// only byte that carries into bit 7: noted here, counted after
-			// the loop only if there were any.
-			rare |= ^(w + (0x80-0x20)*lanes) | (w + lanes)
+			letters += uint64(bits.OnesCount64(letterMask(w)))
+			spaces += uint64(bits.OnesCount64(nonSpaceMask(w)))
+			rare |= rareMask(w)
 			ascii += 8
 		}
 		if i >= len(s) {
@@ -202,6 +207,9 @@ func EstimateText(s string) int {
 		}
 		if c := s[i]; c < utf8.RuneSelf {
 			units += uint64(asciiUnits[c])
+			if c < 0x20 || c == 0x7f {
+				rare |= highs
+			}
 			i++
 			continue
 		}
@@ -219,40 +227,47 @@ func EstimateText(s string) int {
 		i += size
 	}
 	if rare&highs != 0 {
-		controls = fastControls(s)
+		units += countControls(s) * (controlRate - symbolRate)
 	}
-	spaces = ascii - spaces // the loop counted non-spaces
-	units += letters*letterRate + spaces*spaceRate + controls*controlRate +
-		(ascii-letters-spaces-controls)*symbolRate
+	spaces = ascii - spaces // the loops counted non-spaces
+	units += letters*letterRate + spaces*spaceRate + (ascii-letters-spaces)*symbolRate
 	return int(min((units+rateScale-1)/rateScale, uint64(len(s))))
 }
 
-// fastControls counts the control bytes (below 0x20 other than \t..\r, and
-// 0x7f) in the eight-byte ASCII blocks EstimateText's fast path reads; the
-// other bytes are priced one by one there.
-func fastControls(s string) uint64 {
+// word returns the eight bytes of s at i as a little-endian word.
+func word(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// letterMask sets bit 7 of each byte of the ASCII word w that is a letter.
+func letterMask(w uint64) uint64 {
+	lower := w | blanks
+	return (lower + (0x80-'a')*lanes) &^ (lower + (0x7f-'z')*lanes) & highs
+}
+
+// nonSpaceMask sets bit 7 of each byte of the ASCII word w that is not ' '.
+func nonSpaceMask(w uint64) uint64 {
+	return ((w ^ blanks) + 0x7f*lanes) & highs
+}
+
+// rareMask sets bit 7 of each byte of the ASCII word w that is below 0x20
+// (line ends too) or 0x7f, the only byte that carries into bit 7; other bits
+// are noise.
+func rareMask(w uint64) uint64 {
+	return ^(w + (0x80-0x20)*lanes) | (w + lanes)
+}
+
+// countControls counts the control bytes of s: below 0x20 other than
+// \t..\r, and 0x7f. Bytes of multi-byte UTF-8 sequences are never below
+// 0x80, so every such byte is an ASCII control.
+func countControls(s string) uint64 {
 	var n uint64
-	for i := 0; i < len(s); {
-		for ; i+8 <= len(s); i += 8 {
-			b := s[i : i+8]
-			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-			if w&highs != 0 {
-				break
-			}
-			below := ^(w + (0x80-0x20)*lanes) & highs                        // < 0x20
-			ws := (w + (0x80-0x09)*lanes) &^ (w + (0x7f-0x0d)*lanes) & highs // \t..\r
-			n += uint64(bits.OnesCount64(below&^ws | (w+lanes)&highs))
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x09 || c > 0x0d && c < 0x20 || c == 0x7f {
+			n++
 		}
-		if i >= len(s) {
-			break
-		}
-		if s[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
 	}
 	return n
 }
