@@ -1,5 +1,5 @@
-// This file owns the library's integer arithmetic on token counts: sums and
-// products that saturate at the int range instead of wrapping, and the
+// This file owns the library's integer arithmetic on token counts: sums that
+// saturate at the int range instead of wrapping, and the
 // clamping of counts that come from callers (Counters, Part.Tokens, sizes).
 
 package history
@@ -16,18 +16,6 @@ func satAdd(a, b int) int {
 		return math.MinInt
 	}
 	return s
-}
-
-// satMul returns a*b for non-negative a and b, saturated at math.MaxInt.
-// Negative operands count as zero.
-func satMul(a, b int) int {
-	if a <= 0 || b <= 0 {
-		return 0
-	}
-	if a > math.MaxInt/b {
-		return math.MaxInt
-	}
-	return a * b
 }
 
 // clampCount returns n as a token count: negative values (a Counter that

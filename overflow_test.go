@@ -47,13 +47,7 @@ func (e smithyErr) HTTPStatusCode() int  { return 400 }
 
 func TestParseOverflowErrorTree(t *testing.T) {
 	anthropic := errors.New(`prompt is too long: 208310 tokens > 200000 maximum`)
-	tests := []struct {
-		name   string
-		err    error
-		want   bool
-		ov     Overflow
-		reason string
-	}{
+	tests := []parseCase{
 		{
 			name: "text only behind Unwrap", err: opaqueWrap{anthropic},
 			want: true, ov: Overflow{Used: 208310, Limit: 200000},
@@ -100,14 +94,7 @@ func TestParseOverflowErrorTree(t *testing.T) {
 			reason: "an unparsable count is 0, never negative or wrapped",
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ov, ok := ParseOverflow(tc.err)
-			if ok != tc.want || ov != tc.ov {
-				t.Fatalf("ParseOverflow = %+v, %v; want %+v, %v (%s)", ov, ok, tc.ov, tc.want, tc.reason)
-			}
-		})
-	}
+	runParseCases(t, tests)
 }
 
 // cyclic unwraps to itself forever.
@@ -181,13 +168,7 @@ func TestParseOverflowHostileTrees(t *testing.T) {
 		big = append(big, errors.New(strings.Repeat(fmt.Sprintf("unrelated failure %d; ", i), 400)))
 	}
 	big = append(big, anthropic)
-	tests := []struct {
-		name   string
-		err    error
-		want   bool
-		ov     Overflow
-		reason string
-	}{
+	tests := []parseCase{
 		{
 			name: "typed nil wrapped", err: fmt.Errorf("x: %w", nilSDK),
 			reason: "methods of a typed nil panic; the node reads as having no text and the walk goes on",
@@ -257,27 +238,14 @@ func TestParseOverflowHostileTrees(t *testing.T) {
 			reason: "a child whose text is merged with the wrapper's word is still read on its own",
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ov, ok := ParseOverflow(tc.err)
-			if ok != tc.want || ov != tc.ov {
-				t.Fatalf("ParseOverflow = %+v, %v; want %+v, %v (%s)", ov, ok, tc.ov, tc.want, tc.reason)
-			}
-		})
-	}
+	runParseCases(t, tests)
 }
 
 func TestParseOverflowStructured(t *testing.T) {
 	// The body of a real OpenAI overflow, as openai-go keeps it (the
 	// "error" object): chathub-dev/chathub#126.
 	const openAIBody = `{"message":"This model's maximum context length is 4097 tokens. However, your messages resulted in 4294 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}`
-	tests := []struct {
-		name   string
-		err    error
-		want   bool
-		ov     Overflow
-		reason string
-	}{
+	tests := []parseCase{
 		{
 			name: "openai-go v3: body only behind RawJSON", err: fmt.Errorf("chat: %w", &openAIv3{openAIBody}),
 			want: true, ov: Overflow{Used: 4294, Limit: 4097},
@@ -342,14 +310,7 @@ func TestParseOverflowStructured(t *testing.T) {
 			reason: "a rate-limit status rules the overflow out",
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ov, ok := ParseOverflow(tc.err)
-			if ok != tc.want || ov != tc.ov {
-				t.Fatalf("ParseOverflow = %+v, %v; want %+v, %v (%s)", ov, ok, tc.ov, tc.want, tc.reason)
-			}
-		})
-	}
+	runParseCases(t, tests)
 }
 
 func TestNormalizeText(t *testing.T) {
@@ -422,4 +383,27 @@ func FuzzParseOverflow(f *testing.F) {
 			t.Fatalf("negative sizes from a body %q", s)
 		}
 	})
+}
+
+// parseCase is one row of the ParseOverflow tables: an error, whether it is
+// an overflow and what the provider stated, and why the case matters.
+type parseCase struct {
+	name   string
+	err    error
+	want   bool
+	ov     Overflow
+	reason string
+}
+
+// runParseCases checks ParseOverflow on every case, one subtest each.
+func runParseCases(t *testing.T, tests []parseCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ov, ok := ParseOverflow(tc.err)
+			if ok != tc.want || ov != tc.ov {
+				t.Fatalf("ParseOverflow = %+v, %v; want %+v, %v (%s)", ov, ok, tc.ov, tc.want, tc.reason)
+			}
+		})
+	}
 }

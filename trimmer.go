@@ -127,7 +127,8 @@ func (t *Trimmer) Reset() {
 // OrphansRemoved counts only the orphans among the messages sent, and
 // TokensBefore, DroppedMessages and DroppedTurns take the dropped part's
 // figures from the trim that made the cut (the Trimmer does not re-read
-// messages it no longer sends). Errors are those of TrimToRecentTurns; on an
+// messages it no longer sends; TokensBefore is -1 when that trim did not
+// count them, see [WithFullCount]). Errors are those of TrimToRecentTurns; on an
 // error other than a *[BudgetError] the remembered cut is forgotten.
 func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 	t.mu.Lock()

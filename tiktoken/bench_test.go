@@ -35,17 +35,23 @@ func BenchmarkCountText(b *testing.B) {
 func BenchmarkCountHostile(b *testing.B) {
 	for _, enc := range []string{O200kBase, Cl100kBase} {
 		c := mustNew(b, enc)
-		for _, class := range hostileClasses {
-			for _, size := range []int{10_000, 100_000} {
-				s := hostileText(class, size)
-				b.Run(enc+"/"+class+"/"+strconv.Itoa(size/1000)+"KB", func(b *testing.B) {
-					b.SetBytes(int64(len(s)))
-					b.ReportAllocs()
-					for b.Loop() {
-						c.CountText(s)
-					}
-				})
-			}
+		benchHostile(b, enc, func(s string) { c.CountText(s) })
+	}
+}
+
+// benchHostile runs f on every hostile class at 10 KB and 100 KB, one
+// sub-benchmark each, named enc/class/size, reporting bytes per second.
+func benchHostile(b *testing.B, enc string, f func(string)) {
+	for _, class := range hostileClasses {
+		for _, size := range []int{10_000, 100_000} {
+			s := hostileText(class, size)
+			b.Run(enc+"/"+class+"/"+strconv.Itoa(size/1000)+"KB", func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				b.ReportAllocs()
+				for b.Loop() {
+					f(s)
+				}
+			})
 		}
 	}
 }
@@ -64,18 +70,7 @@ func BenchmarkSplit(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, class := range hostileClasses {
-			for _, size := range []int{10_000, 100_000} {
-				s := hostileText(class, size)
-				b.Run(enc+"/"+class+"/"+strconv.Itoa(size/1000)+"KB", func(b *testing.B) {
-					b.SetBytes(int64(len(s)))
-					b.ReportAllocs()
-					for b.Loop() {
-						split.EncodeOrdinary(s)
-					}
-				})
-			}
-		}
+		benchHostile(b, enc, func(s string) { split.EncodeOrdinary(s) })
 	}
 }
 
