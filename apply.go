@@ -21,9 +21,10 @@ package history
 //
 // Note that [Result.Messages] may hold a modified copy of a kept message (an
 // assistant message whose unanswered tool calls the orphan sweep stripped,
-// or a tool result replaced under [WithElision]); Apply returns the caller's
-// original for it. Adapters that need the modified form convert
-// Result.Messages instead.
+// or a tool result replaced under [WithElision], listed in
+// [Result.Modified]); Apply returns the caller's original for it, and it
+// cannot tell a turn breadcrumb from a step breadcrumb. To reproduce
+// Result.Messages exactly, use [ApplyFunc].
 func Apply[M any](native []M, r Result, breadcrumb func() M) []M {
 	if r.Kept == nil {
 		return native[:len(native):len(native)]
@@ -37,6 +38,44 @@ func Apply[M any](native []M, r Result, breadcrumb func() M) []M {
 			continue
 		}
 		out = append(out, native[i])
+	}
+	return out
+}
+
+// ApplyFunc maps a [Result] back onto the caller's own messages exactly:
+// native[r.Kept[j]] for every kept message the trim left unchanged, and
+// build(r.Messages[j]) for every other position: the notices the trim
+// inserted (Kept -1; their [Kind] is [KindBreadcrumb] and their Content
+// tells a turn notice from a step notice, see [Breadcrumbs]) and the kept
+// messages it changed ([Result.Modified]: elided tool results, with
+// [KindElided] and the placeholder as Content; assistant messages whose
+// unanswered tool calls the sweep stripped, with the remaining calls).
+// The output has the length of r.Messages and, converted back, is
+// r.Messages, so it costs what the Result says.
+//
+// build receives a copy of the library's message and must return the
+// native message for it; for a changed message, it typically copies the
+// native original (native[r.Kept[j]], still valid) and edits the copy. A
+// nil build behaves as [Apply] with a nil breadcrumb. When r.Kept is nil,
+// ApplyFunc returns native itself, clipped, as Apply does. ApplyFunc never
+// modifies native and panics, like an index expression, if r.Kept names an
+// index outside native.
+func ApplyFunc[M any](native []M, r Result, build func(Message) M) []M {
+	if r.Kept == nil || build == nil {
+		return Apply(native, r, nil)
+	}
+	out := make([]M, len(r.Kept))
+	mod := r.Modified
+	for j, i := range r.Kept {
+		switch {
+		case len(mod) > 0 && mod[0] == j:
+			mod = mod[1:]
+			out[j] = build(r.Messages[j])
+		case i < 0:
+			out[j] = build(r.Messages[j])
+		default:
+			out[j] = native[i]
+		}
 	}
 	return out
 }

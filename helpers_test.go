@@ -160,8 +160,12 @@ func checkResult(t testing.TB, in []Message, res Result, swept bool) {
 		t.Fatalf("len(Kept)=%d, len(Messages)=%d: Kept must parallel Messages", len(res.Kept), len(res.Messages))
 	}
 	kept := make(map[int]bool, len(res.Kept))
+	var modified []int
 	for i, k := range res.Kept {
 		m := res.Messages[i]
+		if k >= 0 && (len(m.ToolCalls) != len(in[k].ToolCalls) || m.Kind != in[k].Kind) {
+			modified = append(modified, i)
+		}
 		if k < 0 {
 			if m.Kind != KindBreadcrumb {
 				t.Fatalf("Kept[%d] = -1 but message is %+v", i, m)
@@ -185,6 +189,14 @@ func checkResult(t testing.TB, in []Message, res Result, swept bool) {
 		if !reflect.DeepEqual(m, o) {
 			t.Fatalf("Messages[%d] is not input[%d]", i, k)
 		}
+	}
+	// Modified names exactly the changed messages, and ApplyFunc rebuilds
+	// Messages from the input and them.
+	if !reflect.DeepEqual(res.Modified, modified) {
+		t.Fatalf("Modified = %v, want %v", res.Modified, modified)
+	}
+	if got := ApplyFunc(in, res, func(m Message) Message { return m }); !reflect.DeepEqual(got, res.Messages) && len(res.Messages) > 0 {
+		t.Fatalf("ApplyFunc does not reproduce Messages:\n%v\n%v", render(got), render(res.Messages))
 	}
 	// No broken pairs: a second sweep finds nothing.
 	if _, rep := SweepOrphans(res.Messages); swept && rep != (SweepReport{}) {

@@ -36,6 +36,8 @@ type options struct {
 	stepTrim     bool
 	fullCount    bool
 	calib        *Calibration
+	overhead     int   // tokens the request spends besides the messages
+	pins         []int // input indices never dropped, ascending, unique
 	err          error // first invalid option
 
 	// Set by the entry points, never by an exported Option.
@@ -279,6 +281,63 @@ func WithFullCount() Option {
 // calibration off.
 func WithCalibration(c *Calibration) Option {
 	return func(o *options) { o.calib = c }
+}
+
+// WithOverhead counts tokens that the request spends besides the messages,
+// in the Counter's units: tool definitions, a system instruction or
+// response schema sent outside the messages, per-request framing. A trim
+// fits the messages into the budget less tokens, and reports the whole
+// request: [Result.TokensBefore], [Result.TokensAfter], the [Event] and a
+// [BudgetError] include tokens, so that TokensAfter is what to pass to
+// [Calibration.Observe] and the calibration does not learn (and subtract)
+// the same overhead a second time. Adapters compute it from their SDK's
+// request (for example the tool definitions); tokens must be >= 0,
+// otherwise the call returns an *[OptionError]. The default is 0.
+func WithOverhead(tokens int) Option {
+	var err error
+	if tokens < 0 {
+		err = &OptionError{Option: "WithOverhead", Reason: "tokens " + strconv.Itoa(tokens) + " is negative"}
+	}
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+			return
+		}
+		o.overhead = tokens
+	}
+}
+
+// WithPin pins the messages at the given indices of the history being
+// trimmed: they are never dropped or elided, whatever the budget. A pinned
+// message in a turn (or a step) that is dropped is kept, in order, right
+// after the prefix (the leading system messages and the hoisted summary)
+// and before the breadcrumb, as a summary is (see [TrimToRecentTurns]); a
+// pinned message in a kept turn stays where it is. Use it for what the
+// caller inserted and must survive: a memory, a plan, instructions given
+// mid-conversation. Pinned messages count against the budget first; when
+// they and the latest turn cannot fit, the trim returns a *[BudgetError].
+//
+// A pinned message must not be a tool result or carry tool calls (it would
+// be separated from its pair); a trim given such an index, or one outside
+// the history, returns an *[OptionError]. Indices refer to the slice passed
+// to the call ([TrimToRecentTurns], [Trimmer.Trim], [RecoverOverflow]);
+// adapters take indices into the caller's native slice. Duplicates are
+// ignored; a later WithPin replaces an earlier one; no index unpins.
+func WithPin(indices ...int) Option {
+	pins := slices.Clone(indices)
+	slices.Sort(pins)
+	pins = slices.Compact(pins)
+	var err error
+	if len(pins) > 0 && pins[0] < 0 {
+		err = &OptionError{Option: "WithPin", Reason: "index " + strconv.Itoa(pins[0]) + " is negative"}
+	}
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+			return
+		}
+		o.pins = pins
+	}
 }
 
 // stepBreadcrumb returns the notice placed after the latest turn's opening

@@ -22,6 +22,9 @@ type scratch struct {
 	turnEl []int // per counted turn, newest first: its count with every candidate elided
 	cands  []elideCand
 	steps  []int
+	pins   []int   // view indices of pinned messages after the prefix
+	pinCnt []int   // their counts, -1 until counted
+	lifted []int   // pinned messages (and the summary) moved before the breadcrumb
 	plan   planner // the call's planner, kept here so that it is not allocated
 }
 
@@ -32,6 +35,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 func (sc *scratch) put() {
 	sc.steps = sc.plan.steps[:0]
 	sc.starts = sc.plan.starts[:0]
+	sc.pins = sc.plan.pins[:0]
 	sc.plan = planner{}
 	clear(sc.cands)
 	scratchPool.Put(sc)
@@ -42,13 +46,13 @@ func (sc *scratch) put() {
 // positions to msgs (nil: identity), for o.memo and o.record.
 func newPlanner(sc *scratch, view []Message, index []int, o *options) *planner {
 	n := len(view)
-	// Every count is capped at capPer = MaxInt/(n+4), so no sum of the
-	// planner (at most the view, two breadcrumbs and a hoisted summary)
-	// can wrap; plain arithmetic is safe.
+	// Every count is capped at capPer = MaxInt/(n+5), so no sum of the
+	// planner (at most the view, two breadcrumbs, a hoisted summary and
+	// the request's overhead) can wrap; plain arithmetic is safe.
 	p := &sc.plan
 	*p = planner{
 		sc: sc, view: view, index: index, n: n, lead: leadEnd(view), o: o,
-		capPer: math.MaxInt / (n + 4), hoist: -1, stepTok: -1, low: n,
+		capPer: math.MaxInt / (n + 5), hoist: -1, stepTok: -1, low: n,
 		steps: sc.steps[:0],
 	}
 	// The number of turns comes from a role scan; the starts themselves
@@ -76,8 +80,53 @@ func newPlanner(sc *scratch, view []Message, index []int, o *options) *planner {
 			p.pinnedTok += c
 		}
 	}
+	// The request's overhead is counted with the prefix: it is paid
+	// whatever is kept.
+	p.extra = o.overhead
+	if p.extra >= p.capPer {
+		p.extra, p.capped = p.capPer, true
+	}
+	p.pinnedTok += p.extra
+	// Pinned messages after the prefix, as view indices.
+	p.pins = sc.pins[:0]
+	for _, i := range o.pins {
+		if index != nil {
+			i, _ = slices.BinarySearch(index, i) // present: a pin is never swept
+		}
+		if i >= p.lead {
+			p.pins = append(p.pins, i)
+		}
+	}
+	sc.pinCnt = sc.pinCnt[:0]
+	for range p.pins {
+		sc.pinCnt = append(sc.pinCnt, -1)
+	}
 	p.total = p.pinnedTok + p.oldCrumbTok
 	return p
+}
+
+// pinned reports whether view index i is a pinned message after the
+// prefix, and its position in p.pins.
+func (p *planner) pinned(i int) (int, bool) {
+	if len(p.pins) == 0 {
+		return 0, false
+	}
+	return slices.BinarySearch(p.pins, i)
+}
+
+// pinTok returns the count of the j-th pinned message, counting it once if
+// it lies below the counted suffix.
+func (p *planner) pinTok(j int) int {
+	c := p.sc.pinCnt[j]
+	if c < 0 {
+		if i := p.pins[j]; i >= p.low {
+			c = p.cnt(i)
+		} else {
+			c = p.countAt(i)
+		}
+		p.sc.pinCnt[j] = c
+	}
+	return c
 }
 
 // countAt counts view[i] with the trim's Counter (or takes the count from
@@ -118,6 +167,9 @@ func (p *planner) cnt(i int) int {
 		return p.sc.rc[p.n-1-i]
 	case i == p.hoist:
 		return p.hoistTok
+	}
+	if j, ok := p.pinned(i); ok {
+		return p.pinTok(j)
 	}
 	panic("history: internal error: message not counted")
 }
@@ -261,11 +313,14 @@ type planner struct {
 	cands  []elideCand // elision candidates in the counted suffix, ascending index
 
 	target                 int
-	total                  int  // sum of every count made
-	capPer                 int  // the cap on one message's count
-	capped                 bool // some count reached capPer
-	pinnedTok, oldCrumbTok int  // prefix tokens; tokens of breadcrumbs in the leading block
-	crumbTok               int  // tokens of the turn breadcrumb a trim leaves (see countCrumb)
+	total                  int   // sum of every count made
+	capPer                 int   // the cap on one message's count
+	capped                 bool  // some count reached capPer
+	pinnedTok, oldCrumbTok int   // prefix tokens (overhead included); tokens of breadcrumbs in the leading block
+	extra                  int   // the request's overhead (WithOverhead), capped
+	pins                   []int // view indices of pinned messages after the prefix, ascending
+	pinDrop                int   // tokens of the pinned messages in what is dropped
+	crumbTok               int   // tokens of the turn breadcrumb a trim leaves (see countCrumb)
 	crumbSet               bool
 	stepTok                int // tokens of the step breadcrumb, -1 until counted
 
@@ -321,11 +376,23 @@ func (p *planner) chooseTurns() {
 	hoist := -1
 	if k > 0 {
 		for i := p.start(k) - 1; i >= p.lead; i-- {
-			if p.view[i].Kind == KindSummary {
+			if _, pin := p.pinned(i); p.view[i].Kind == KindSummary && !pin {
 				hoist = i
 				break
 			}
 		}
+	}
+	// Pinned messages in the dropped turns stay, lifted before the
+	// breadcrumb; pj counts those below the cut.
+	pinDrop, pj := 0, 0
+	lift := func(cut int) {
+		for pj < len(p.pins) && p.pins[pj] < cut {
+			pinDrop += p.pinTok(pj)
+			pj++
+		}
+	}
+	if k > 0 {
+		lift(p.start(k))
 	}
 	hoistTok := 0
 	if hoist >= 0 {
@@ -335,19 +402,20 @@ func (p *planner) chooseTurns() {
 			hoistTok = p.countAt(hoist)
 		}
 	}
-	cost := p.pinnedTok + hoistTok + p.crumbPart(k) + body
+	cost := p.pinnedTok + hoistTok + pinDrop + p.crumbPart(k) + body
 	for cost > p.target && k < last {
 		start, end := p.turnRange(k)
 		for i := start; i < end; i++ {
-			if p.view[i].Kind == KindSummary {
+			if _, pin := p.pinned(i); p.view[i].Kind == KindSummary && !pin {
 				hoist, hoistTok = i, p.cnt(i)
 			}
 		}
+		lift(end)
 		body -= p.sc.turnEl[last-k]
 		k++
-		cost = p.pinnedTok + hoistTok + p.crumbPart(k) + body
+		cost = p.pinnedTok + hoistTok + pinDrop + p.crumbPart(k) + body
 	}
-	p.k, p.hoist, p.hoistTok, p.cost = k, hoist, hoistTok, cost
+	p.k, p.hoist, p.hoistTok, p.pinDrop, p.cost = k, hoist, hoistTok, pinDrop, cost
 }
 
 // chooseSteps, called when the latest turn alone is too large, drops the
@@ -411,6 +479,9 @@ func (p *planner) chooseSteps() {
 		d++
 		stop := p.steps[d]
 		for ; next < stop; next++ {
+			if _, pin := p.pinned(next); pin {
+				continue // stays, lifted before the breadcrumb
+			}
 			cost -= p.cnt(next)
 			if p.view[next].Kind == KindSummary {
 				cost += p.cnt(next) - hoistTok // the newest dropped summary is pinned instead
@@ -449,7 +520,8 @@ func startsStep(m Message) bool {
 func (p *planner) items() []int {
 	n := len(p.view)
 	cut := p.start(p.k)
-	items := make([]int, 0, p.lead+3+n-cut)
+	lifted := p.lift(cut)
+	items := make([]int, 0, p.lead+len(lifted)+2+n-cut)
 	merged := p.mergesCrumbs()
 	newTurnCrumb := (p.k > 0 || merged) && !p.o.noBreadcrumb
 	for i := range p.lead {
@@ -459,9 +531,7 @@ func (p *planner) items() []int {
 		}
 		items = append(items, i)
 	}
-	if p.hoist >= 0 {
-		items = append(items, p.hoist)
-	}
+	items = append(items, lifted...)
 	switch {
 	case newTurnCrumb && merged && p.k == 0:
 		items = append(items, itemStepCrumb)
@@ -491,6 +561,24 @@ func (p *planner) items() []int {
 	return items
 }
 
+// lift returns, ascending, the messages moved out of what is dropped to
+// just after the prefix: the hoisted summary and the pinned messages of
+// the dropped turns (before cut) and of the dropped steps.
+func (p *planner) lift(cut int) []int {
+	l := p.sc.lifted[:0]
+	if p.hoist >= 0 {
+		l = append(l, p.hoist)
+	}
+	for _, i := range p.pins {
+		if i < cut || (p.d > 0 && i >= p.openEnd && i < p.steps[p.d]) {
+			l = append(l, i)
+		}
+	}
+	slices.Sort(l)
+	p.sc.lifted = l
+	return l
+}
+
 // mergesCrumbs reports that steps are dropped from a latest turn with no
 // opening message, so that one breadcrumb at the leading position stands
 // for both notices.
@@ -510,9 +598,10 @@ func (p *planner) mergedCrumb() Message {
 // chooseElisions returns the token count of items and the candidates to
 // elide (positions in p.cands, ascending) with their positions in items:
 // the oldest kept ones first, only as many as needed to reach the target.
-// items is ascending except where a hoisted summary precedes the kept turns,
+// items is ascending except where lifted messages precede the kept turns,
 // so candidates are looked up by binary search, not by a merge walk.
 func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
+	tokens = p.extra
 	for _, it := range items {
 		switch it {
 		case itemTurnCrumb:

@@ -5,7 +5,10 @@
 
 package history
 
-import "slices"
+import (
+	"slices"
+	"strconv"
+)
 
 // Result is the outcome of a trim: what [TrimToRecentTurns],
 // [Trimmer.Trim] and [RecoverOverflow] return.
@@ -38,7 +41,8 @@ type Result struct {
 	// holds a decision it has len(Messages) entries; when nothing changed it
 	// is 0, 1, 2, ...
 	// The indices ascend, except that a summary moved into the prefix (see
-	// [Summaries]) may come before messages that precede it in the input.
+	// [Summaries]) and pinned messages lifted out of dropped turns or steps
+	// ([WithPin]) may come before messages that precede them in the input.
 	// [Apply] uses it to map the decision back onto the caller's own types.
 	// Where Messages holds a changed copy of an input message (an elided
 	// result, tool calls stripped by the sweep), Kept still names the
@@ -65,7 +69,9 @@ type Result struct {
 	// dropped part is usually not counted ([WithFullCount] counts it).
 	// TokensAfter is the count of Messages, breadcrumb included; it is
 	// always exact. Both are sums of [Counter.CountMessage], each count
-	// clamped as [TrimToRecentTurns] describes.
+	// clamped as [TrimToRecentTurns] describes, plus the request's overhead
+	// ([WithOverhead], 0 by default): the whole request as the Counter sees
+	// it, what [Calibration.Observe] takes.
 	TokensBefore int
 	TokensAfter  int
 	// Budget is the budget that was asked for ([RecoverOverflow]: the
@@ -80,6 +86,12 @@ type Result struct {
 	// ElidedResults counts tool results whose content was replaced by a
 	// placeholder ([WithElision]). They stay in Messages, with [KindElided].
 	ElidedResults int
+	// Modified lists, ascending, the positions in Messages of the kept
+	// messages that differ from the input message Kept names: a tool
+	// result elided under [WithElision], an assistant message whose
+	// unanswered tool calls the orphan sweep stripped. Nil when there are
+	// none. [ApplyFunc] rebuilds these from Messages.
+	Modified []int
 }
 
 // TrimToRecentTurns returns the longest suffix of whole turns of msgs that
@@ -109,7 +121,8 @@ type Result struct {
 // are elided (as few as needed, and only in what is kept) before turns must
 // go, and the oldest steps of the latest turn go before the trim gives up
 // (see docs/degradation.md). Summaries in dropped turns are kept, pinned
-// (see [Summaries]).
+// (see [Summaries]), and so are the messages [WithPin] names. [WithOverhead]
+// counts what the request sends besides the messages.
 //
 // A turn runs from a [RoleUser] message of no [Kind] up to the next one (see
 // [Turns]), so a tool call and its result are always dropped together.
@@ -121,7 +134,7 @@ type Result struct {
 // and options returns them unchanged.
 //
 // Counts from the Counter are clamped: a negative count is read as 0, and a
-// count above [math.MaxInt]/(len(msgs)+4) as that cap, which no budget accepts, so
+// count above [math.MaxInt]/(len(msgs)+5) as that cap, which no budget accepts, so
 // no sum can wrap and a history is never reported to fit when it does not.
 func TrimToRecentTurns(msgs []Message, budget int, opts ...Option) (Result, error) {
 	o := newOptions(opts)
@@ -178,6 +191,9 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	if err := validate(msgs); err != nil {
 		return res, err
 	}
+	if err := checkPins(msgs, o.pins); err != nil {
+		return res, err
+	}
 
 	// The view is what the caller would send without trimming: msgs after
 	// the orphan sweep. index maps view positions to msgs (nil: identity).
@@ -222,6 +238,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		if index != nil {
 			res.Kept = index
 			res.Dropped = dropped(msgs, index, nil)
+			res.Modified = stripped(msgs, view, index, nil)
 		} else {
 			res.Kept = identity(len(view))
 		}
@@ -296,6 +313,9 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 
 	res.Messages = out
 	res.Kept = items
+	if index != nil || len(at) > 0 {
+		res.Modified = stripped(msgs, out, items, at)
+	}
 	res.Dropped = dropped(msgs, items, replaced)
 	res.DroppedMessages = len(view) - keptView - len(replaced)
 	res.DroppedTurns = p.k
@@ -318,9 +338,28 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		o.onTrim(newEvent(&res, o.reason, o.attempt, o.labels))
 	}
 	if res.TokensAfter > budget {
-		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Pinned: p.pinnedTok + p.hoistTok + p.crumbPart(p.k)}
+		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Pinned: p.pinnedTok + p.hoistTok + p.pinDrop + p.crumbPart(p.k)}
 	}
 	return res, nil
+}
+
+// stripped returns, ascending, the positions in out of the messages that
+// differ from the input message kept names: those whose tool calls the
+// orphan sweep stripped, and the elided results at positions elided. Nil
+// when there are none.
+func stripped(msgs, out []Message, kept, elided []int) []int {
+	var mod []int
+	for j, k := range kept {
+		if k >= 0 && len(out[j].ToolCalls) != len(msgs[k].ToolCalls) {
+			mod = append(mod, j)
+		}
+	}
+	if len(elided) == 0 {
+		return mod
+	}
+	mod = append(mod, elided...)
+	slices.Sort(mod)
+	return mod
 }
 
 // identity returns 0, 1, ..., n-1.
@@ -367,4 +406,26 @@ func dropped(msgs []Message, kept, replaced []int) []Message {
 		out = append(out, msgs[r[0]:r[1]]...)
 	}
 	return out
+}
+
+// checkPins reports the first pin ([WithPin]) that names no message of msgs
+// or a message that cannot be kept apart from its turn.
+func checkPins(msgs []Message, pins []int) error {
+	for _, i := range pins {
+		reason := ""
+		switch {
+		case i >= len(msgs):
+			reason = "index " + strconv.Itoa(i) + " is outside the history of " + strconv.Itoa(len(msgs)) + " messages"
+		case msgs[i].Role == RoleTool:
+			reason = "message " + strconv.Itoa(i) + " is a tool result; it cannot be kept without its call"
+		case len(msgs[i].ToolCalls) > 0:
+			reason = "message " + strconv.Itoa(i) + " has tool calls; it cannot be kept without their results"
+		case msgs[i].Kind == KindBreadcrumb:
+			reason = "message " + strconv.Itoa(i) + " is a breadcrumb, which a trim replaces"
+		}
+		if reason != "" {
+			return &OptionError{Option: "WithPin", Reason: reason}
+		}
+	}
+	return nil
 }

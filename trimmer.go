@@ -174,11 +174,17 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 		return Result{}, false, nil
 	}
 
+	o := newOptions(t.opts)
+	defer o.release()
+	if checkPins(msgs, o.pins) != nil {
+		return Result{}, false, nil // the fresh trim reports it
+	}
+
 	// The view is what TrimToRecentTurns would have built for this cut:
 	// the prefix (old breadcrumbs out if ours goes in), the hoisted
 	// summary, the breadcrumb, and the kept turns. index maps it back to
 	// msgs.
-	n := lead + 2 + len(msgs) - cut
+	n := lead + 2 + len(o.pins) + len(msgs) - cut
 	view := make([]Message, 0, n)
 	index := make([]int, 0, n)
 	for i := range lead {
@@ -188,9 +194,20 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 		view = append(view, msgs[i])
 		index = append(index, i)
 	}
+	// The summary and the pinned messages the cut lifted, in order.
+	var lifted []int
+	for _, p := range o.pins {
+		if p >= lead && p < cut && p != st.hoist {
+			lifted = append(lifted, p)
+		}
+	}
 	if st.hoist >= 0 {
-		view = append(view, msgs[st.hoist])
-		index = append(index, st.hoist)
+		lifted = append(lifted, st.hoist)
+		slices.Sort(lifted)
+	}
+	for _, i := range lifted {
+		view = append(view, msgs[i])
+		index = append(index, i)
 	}
 	if st.hasCrumb {
 		view = append(view, st.crumb)
@@ -205,9 +222,10 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 	// does not fit as it is, the caller needs a new cut. This pass only
 	// checks: no event, no elision (whose Archive callback has effects),
 	// no step trimming. Its counts are recorded for that new cut.
-	o := newOptions(t.opts)
-	defer o.release()
 	o.onTrim, o.elide, o.stepTrim = nil, nil, false
+	// Pins are off: lifted messages are in the view, and a view that
+	// does not fit as it is makes a fresh trim anyway.
+	o.pins = nil
 	o.record = make([]int, len(view))
 	for i := range o.record {
 		o.record[i] = -1
@@ -250,6 +268,7 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 		TokensAfter:     r.TokensAfter,
 		Budget:          budget,
 		OrphansRemoved:  r.OrphansRemoved,
+		Modified:        r.Modified,
 	}, true, nil
 }
 
