@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/histrim/history/internal/pins"
 )
 
 // Option configures [TrimToRecentTurns], [Trimmer], [RecoverOverflow] and
@@ -374,4 +376,12 @@ func Breadcrumbs(opts ...Option) (turn, step Message, enabled bool) {
 	o := newOptions(opts)
 	defer o.release()
 	return o.breadcrumb, o.stepBreadcrumb(), !o.noBreadcrumb
+}
+
+func init() {
+	pins.Read = func(opts any) []int {
+		o := newOptions(opts.([]Option))
+		defer o.release()
+		return slices.Clone(o.pins)
+	}
 }

@@ -12,42 +12,42 @@ import (
 func TestWithPin(t *testing.T) {
 	long := "an answer long enough that dropping its turn saves more than the breadcrumb costs, by a good margin"
 	tests := []struct {
-		name   string
-		in     []string
-		pins   []int
-		opts   []Option
-		want   []string
+		name string
+		in   []string
+		pins []int
+		opts []Option
+		want []string
 	}{
 		{
-			name:   "a pinned message of a dropped turn is lifted before the breadcrumb",
-			in:     []string{"S:sys", "U:remember the code word", "A:" + long, "U:q2", "A:" + long, "U:q3", "A:a3"},
-			pins:   []int{1},
-			want:   []string{"S:sys", "U:remember the code word", "B", "U:q3", "A:a3"},
+			name: "a pinned message of a dropped turn is lifted before the breadcrumb",
+			in:   []string{"S:sys", "U:remember the code word", "A:" + long, "U:q2", "A:" + long, "U:q3", "A:a3"},
+			pins: []int{1},
+			want: []string{"S:sys", "U:remember the code word", "B", "U:q3", "A:a3"},
 		},
 		{
-			name:   "pins keep their order and a kept pin stays in place",
-			in:     []string{"S:sys", "U:one", "A:memo one", "U:two", "A:memo two", "U:three", "A:a3", "U:four", "A:a4"},
-			pins:   []int{4, 2, 8},
-			want:   []string{"S:sys", "A:memo one", "A:memo two", "B", "U:four", "A:a4"},
+			name: "pins keep their order and a kept pin stays in place",
+			in:   []string{"S:sys", "U:one", "A:memo one", "U:two", "A:memo two", "U:three", "A:a3", "U:four", "A:a4"},
+			pins: []int{4, 2, 8},
+			want: []string{"S:sys", "A:memo one", "A:memo two", "B", "U:four", "A:a4"},
 		},
 		{
-			name:   "a pinned summary is lifted once, and the newest other summary too",
-			in:     []string{"S:sys", "M:old", "U:q1", "M:pinned", "A:a1", "M:newest", "U:q2", "A:a2", "U:q3", "A:a3"},
-			pins:   []int{3},
-			want:   []string{"S:sys", "M:old", "M:pinned", "M:newest", "B", "U:q3", "A:a3"},
+			name: "a pinned summary is lifted once, and the newest other summary too",
+			in:   []string{"S:sys", "M:old", "U:q1", "M:pinned", "A:a1", "M:newest", "U:q2", "A:a2", "U:q3", "A:a3"},
+			pins: []int{3},
+			want: []string{"S:sys", "M:old", "M:pinned", "M:newest", "B", "U:q3", "A:a3"},
 		},
 		{
-			name:   "a pin inside a dropped step stays",
-			in:     []string{"S:sys", "U:task", "A:plan", "A:s1>c1", "T:c1", "A:s2>c2", "T:c2", "A:s3>c3", "T:c3"},
-			pins:   []int{2},
-			opts:   []Option{WithStepTrim()},
-			want:   []string{"S:sys", "A:plan", "U:task", "B:" + StepBreadcrumbText, "A:s3>c3", "T:c3"},
+			name: "a pin inside a dropped step stays",
+			in:   []string{"S:sys", "U:task", "A:plan", "A:s1>c1", "T:c1", "A:s2>c2", "T:c2", "A:s3>c3", "T:c3"},
+			pins: []int{2},
+			opts: []Option{WithStepTrim()},
+			want: []string{"S:sys", "A:plan", "U:task", "B:" + StepBreadcrumbText, "A:s3>c3", "T:c3"},
 		},
 		{
-			name:   "pins in the prefix change nothing",
-			in:     []string{"S:sys", "U:q1", "A:" + long, "U:q2", "A:a2"},
-			pins:   []int{0},
-			want:   []string{"S:sys", "B", "U:q2", "A:a2"},
+			name: "pins in the prefix change nothing",
+			in:   []string{"S:sys", "U:q1", "A:" + long, "U:q2", "A:a2"},
+			pins: []int{0},
+			want: []string{"S:sys", "B", "U:q2", "A:a2"},
 		},
 	}
 	for _, tc := range tests {
