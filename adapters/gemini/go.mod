@@ -3,13 +3,13 @@ module github.com/histrim/history/adapters/gemini
 go 1.24
 
 require (
+	cloud.google.com/go/auth v0.9.3
 	github.com/histrim/history v0.0.0-00010101000000-000000000000
 	google.golang.org/genai v1.77.0
 )
 
 require (
 	cloud.google.com/go v0.116.0 // indirect
-	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/google/go-cmp v0.6.0 // indirect
