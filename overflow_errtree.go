@@ -253,6 +253,9 @@ func safeStructured(e error) (st structured) {
 	if s, ok := e.(statusCoder); ok && st.status == 0 {
 		st.status = s.StatusCode()
 	}
+	if st.status == 0 {
+		st.status = statusField(e)
+	}
 	if c, ok := e.(errorCoder); ok {
 		st.code = c.ErrorCode()
 	}
@@ -263,6 +266,32 @@ func safeStructured(e error) (st structured) {
 		st.raw = r.RawJSON()
 	}
 	return st
+}
+
+// statusField returns the HTTP status an SDK error keeps in an integer
+// field rather than behind a method (genai.APIError.Code, openai-go's and
+// anthropic-sdk-go's StatusCode), or 0. Only a struct or a non-nil pointer
+// to one is read, and only a value that is an HTTP status (100-599).
+func statusField(e error) int {
+	v := reflect.ValueOf(e)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return 0
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return 0
+	}
+	for _, name := range [...]string{"StatusCode", "HTTPStatusCode", "Code"} {
+		f := v.FieldByName(name)
+		if f.IsValid() && f.CanInt() {
+			if c := f.Int(); c >= 100 && c <= 599 {
+				return int(c)
+			}
+		}
+	}
+	return 0
 }
 
 // vetoStatus reports whether an HTTP status rules an overflow out:

@@ -407,3 +407,38 @@ func runParseCases(t *testing.T, tests []parseCase) {
 		})
 	}
 }
+
+// statusStruct keeps its HTTP status in a field, as genai.APIError does.
+type statusStruct struct {
+	Code    int
+	Message string
+}
+
+func (e statusStruct) Error() string { return "Error " + itoa(e.Code) + ", Message: " + e.Message }
+
+type statusPtr struct{ StatusCode int }
+
+func (e *statusPtr) Error() string { return "request failed: context_length_exceeded" }
+
+func TestStatusField(t *testing.T) {
+	msg := "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)."
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"400 in a Code field", statusStruct{Code: 400, Message: msg}, true},
+		{"429 in a Code field", statusStruct{Code: 429, Message: msg}, false},
+		{"a code that is no HTTP status", statusStruct{Code: 4290, Message: msg}, true},
+		{"429 in a StatusCode field behind a pointer", &statusPtr{StatusCode: 429}, false},
+		{"400 in a StatusCode field behind a pointer", &statusPtr{StatusCode: 400}, true},
+		{"typed nil pointer: no field to read, its text is", (*statusPtr)(nil), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsContextOverflow(tc.err); got != tc.want {
+				t.Fatalf("IsContextOverflow = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

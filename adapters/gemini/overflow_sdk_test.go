@@ -276,21 +276,16 @@ func TestOverflowFromGenAIStream(t *testing.T) {
 	}
 }
 
-// A 429 whose only sign of a rate limit is its status is read as an
-// overflow when its message carries an overflow phrase: genai.APIError keeps
-// the status in a field (Code), which the core does not read (it reads the
-// HTTPStatusCode and StatusCode methods, which genai.APIError lacks), and
-// Error() prints the bare number ("Error 429, ..."), not the status text.
-// Google's own 429s carry RESOURCE_EXHAUSTED, which rules them out (the cases
-// above); this body comes only from a gateway that forwards the provider's
-// message under its own status. The test pins what the core does today, so
-// that a change there is noticed here.
-func TestOverflowGenAICoreGap(t *testing.T) {
+// A 429 whose only sign of a rate limit is its status, with an overflow
+// phrase in its message (a gateway forwarding the provider's message under
+// its own status): genai.APIError keeps the status in a field (Code), not
+// behind a method, and Error() prints the bare number ("Error 429, ...").
+// The core reads the status from that field and rules the overflow out.
+func TestOverflowGenAIStatusField(t *testing.T) {
 	tc := sdkCase{
 		status: http.StatusTooManyRequests,
 		body:   `{"error":{"code":429,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)."}}`,
-		want:   true, // the core misses the 429
-		ov:     history.Overflow{Used: 1196265, Limit: 1048575},
+		want:   false, // the core reads the 429 from APIError.Code
 		source: "constructed",
 	}
 	ctx := context.Background()
