@@ -207,7 +207,7 @@ func EstimateText(s string) int {
 		}
 		if c := s[i]; c < utf8.RuneSelf {
 			units += uint64(asciiUnits[c])
-			if c < 0x20 || c == 0x7f {
+			if c < 0x09 || c > 0x0d && c < 0x20 || c == 0x7f {
 				rare |= highs
 			}
 			i++
@@ -252,11 +252,16 @@ func nonSpaceMask(w uint64) uint64 {
 	return ((w ^ blanks) + 0x7f*lanes) & highs
 }
 
-// rareMask sets bit 7 of each byte of the ASCII word w that is below 0x20
-// (line ends too) or 0x7f, the only byte that carries into bit 7; other bits
-// are noise.
+// rareMask sets bit 7 of each byte of the ASCII word w that is a control
+// byte countControls counts: below 0x09, 0x0e..0x1f, or 0x7f. Tabs and
+// line ends (0x09..0x0d) are not rare, so ordinary text and code never
+// take the second pass. No addition carries out of its byte (every byte
+// is at most 0x7f); bits other than bit 7 are noise.
 func rareMask(w uint64) uint64 {
-	return ^(w + (0x80-0x20)*lanes) | (w + lanes)
+	below09 := ^(w + (0x80-0x09)*lanes)
+	in0e1f := ^(w + (0x80-0x20)*lanes) & (w + (0x80-0x0e)*lanes)
+	del := w + lanes
+	return below09 | in0e1f | del
 }
 
 // countControls counts the control bytes of s: below 0x20 other than

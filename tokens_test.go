@@ -323,3 +323,19 @@ func BenchmarkEstimateText(b *testing.B) {
 		}
 	}
 }
+
+// TestRareMask checks the SWAR control-byte mask against countControls for
+// every ASCII byte in every lane.
+func TestRareMask(t *testing.T) {
+	for c := 0; c < 0x80; c++ {
+		want := countControls(string([]byte{byte(c)})) == 1
+		for lane := 0; lane < 8; lane++ {
+			buf := []byte("abcdefgh")
+			buf[lane] = byte(c)
+			got := rareMask(word(string(buf), 0))&highs != 0
+			if got != want {
+				t.Fatalf("byte %#x in lane %d: rare %v, want %v", c, lane, got, want)
+			}
+		}
+	}
+}
