@@ -19,6 +19,10 @@ const (
 	// ReasonOverflow: [RecoverOverflow] trimmed after a provider rejected a
 	// request for its length.
 	ReasonOverflow = "overflow"
+	// ReasonColdResume: a [Trimmer] elided stale tool results on the first
+	// request after an idle gap longer than the provider's cache retention
+	// ([WithColdAfter]), when the cached prefix is gone anyway.
+	ReasonColdResume = "cold_resume"
 )
 
 // Event describes one trim, for logs and metrics; [WithOnTrim] receives it.

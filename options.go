@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/histrim/history/internal/pins"
 )
@@ -55,15 +56,24 @@ type options struct {
 	// reuse check and passes them to the fresh trim that follows a failed
 	// check, so that no message is counted twice.
 	memo, record []int
+	// prune makes the trim elide every eligible tool result (WithElision's
+	// rules), also when the history fits: the Trimmer's cold resume.
+	prune bool
+	// coldAfter and clock are the Trimmer's cache retention and clock
+	// (WithColdAfter, WithClock).
+	coldAfter time.Duration
+	clock     func() time.Time
 	// cut, when set, receives where the trim cut (see cutInfo).
 	cut *cutInfo
 }
 
 // cutInfo says where a trim cut, as indices into its input: the first
-// message of the first kept turn (-1 when no whole turn was dropped) and the
-// summary hoisted out of the dropped turns (-1 when none).
+// message of the first kept turn (-1 when no whole turn was dropped), the
+// summary hoisted out of the dropped turns (-1 when none), and the
+// breadcrumbs the trim replaced with its own.
 type cutInfo struct {
 	start, hoist int
+	replaced     []int
 }
 
 // optionsPool recycles option sets: options are applied through caller
@@ -340,6 +350,46 @@ func WithPin(indices ...int) Option {
 		}
 		o.pins = pins
 	}
+}
+
+// DefaultColdAfter is the idle time after which a [Trimmer] takes the
+// provider's prompt cache to be gone ([WithColdAfter]).
+const DefaultColdAfter = 24 * time.Hour
+
+// WithColdAfter sets how long the provider keeps a prompt cached after the
+// last request: after an idle gap longer than d, a [Trimmer] treats the next
+// request as a cold resume. The cached prefix is gone, so rewriting it costs
+// no extra cache misses and shrinks the full-price first request: with
+// [WithElision], the Trimmer elides every eligible tool result (outside the
+// [ElideOptions.KeepRecent] tail, at least [ElideOptions.MinTokens], tools
+// not excluded), even when the history fits, and reports it in an [Event]
+// with [ReasonColdResume]; warm requests are never rewritten for it.
+//
+// The default is [DefaultColdAfter] (24 hours), longer than any provider's
+// retention, so that a live cache is never burnt by mistake; set the
+// provider's value (see docs/prompt-caching.md: 5 minutes for Anthropic's
+// default cache, 1 hour for its extended one, up to 24 hours for OpenAI's
+// extended retention). d must be positive, otherwise the call returns an
+// *[OptionError]. Only a Trimmer reads it; it needs WithElision to act.
+func WithColdAfter(d time.Duration) Option {
+	var err error
+	if d <= 0 {
+		err = &OptionError{Option: "WithColdAfter", Reason: "duration " + d.String() + " is not positive"}
+	}
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+			return
+		}
+		o.coldAfter = d
+	}
+}
+
+// WithClock replaces the clock a [Trimmer] reads to measure idle gaps
+// ([WithColdAfter]); the default, and what a nil now means, is time.Now.
+// For tests and simulations.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.clock = now }
 }
 
 // stepBreadcrumb returns the notice placed after the latest turn's opening

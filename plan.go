@@ -612,7 +612,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 			tokens += p.cnt(it)
 		}
 	}
-	if len(p.cands) == 0 || tokens <= p.target {
+	if len(p.cands) == 0 || (tokens <= p.target && !p.o.prune) {
 		return tokens, nil, nil
 	}
 	type hit struct{ ci, j int }
@@ -628,7 +628,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return a.ci - b.ci })
 	for _, h := range hits {
-		if tokens <= p.target {
+		if tokens <= p.target && !p.o.prune {
 			break
 		}
 		elide = append(elide, h.ci)

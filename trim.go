@@ -213,7 +213,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	// Count newest first and stop once the decision is made, unless the
 	// whole count is needed: for the budget (RecoverOverflow), on request
 	// (WithFullCount), or when nothing could be dropped anyway.
-	all := o.budgetFor != nil || o.fullCount || turns == 0 || (turns == 1 && !ladder)
+	all := o.budgetFor != nil || o.fullCount || o.prune || turns == 0 || (turns == 1 && !ladder)
 	p.target = o.target(budget)
 	complete := p.countSuffix(budget, all)
 	total := p.total
@@ -232,7 +232,8 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	}
 	p.target = o.target(budget)
 
-	if complete && (total <= budget || turns == 0 || (turns == 1 && !ladder)) {
+	prune := o.prune && o.elide != nil && turns > 0
+	if complete && !prune && (total <= budget || turns == 0 || (turns == 1 && !ladder)) {
 		// Fits, or nothing can be dropped: send the (swept) view.
 		res.Messages = view[:len(view):len(view)]
 		if index != nil {
@@ -332,6 +333,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		if p.hoist >= 0 {
 			o.cut.hoist = orig(p.hoist)
 		}
+		o.cut.replaced = replaced
 	}
 
 	if o.onTrim != nil && res.Trimmed {

@@ -7,9 +7,10 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 )
 
-// Trimmer trims one conversation before every request and keeps the cut it
+// Trimmer trims one conversation before every request and keeps the plan it
 // chose, so that the prompt the provider has cached stays a prefix of the
 // next request for as long as possible.
 //
@@ -18,8 +19,8 @@ import (
 // from scratch every time: once the transcript is over budget, every new
 // turn moves the cut forward, the beginning of the prompt changes, and the
 // provider's prompt cache misses on nearly every request. A Trimmer instead
-// reuses its previous cut as long as the system prefix, the breadcrumb and
-// every turn from the cut on still fit the budget, and only then trims again
+// reuses its previous plan as long as it and every message since still fit
+// the budget, and only then trims again
 // (down to fraction*budget with [WithLowWater], which is what makes the next
 // requests fit without another trim). See docs/prompt-caching.md.
 //
@@ -32,21 +33,29 @@ import (
 // The Trimmer never returns stored messages: every Result is built from the
 // msgs of the current call, validated, swept of orphans and counted like
 // [TrimToRecentTurns] does, so it is never stale and never breaks a tool pair.
-// What it remembers is only a position, the index of the first kept turn,
-// together with copies of the two messages on either side of it. Before
-// reusing the cut it checks, in constant time, that the transcript is still
-// long enough and that those two messages are unchanged and the cut is still
-// after the prefix. If the caller edited, truncated, compacted or replaced its
-// transcript so that the check fails, the Trimmer trims from scratch, exactly
-// as [TrimToRecentTurns] would. An edit it does not detect (for example a
-// changed message after the cut) is still reflected in the Result, because
-// the kept turns are re-read and re-counted on every call; the only thing
-// carried over is where the kept turns begin, which is always a turn start.
+// What it remembers is the plan of its last fresh trim, as positions: which
+// messages of the transcript it sent, where it put its notices, and which
+// results it elided (with their placeholder text), together with copies of
+// the messages where the plan resumes after a gap and of the transcript's
+// last message. Before reusing the plan it checks that the transcript is
+// still at least as long and that those messages are unchanged, in time
+// proportional to their number. If the caller edited, truncated, compacted or
+// replaced its transcript so that the check fails, the Trimmer trims from
+// scratch, exactly as [TrimToRecentTurns] would. An edit it does not detect
+// (for example a changed message after the cut) is still reflected in the
+// Result, because the messages sent are re-read and re-counted on every
+// call; only the plan's shape is carried over.
 //
-// With [WithElision] or [WithStepTrim], a trim that had to elide tool results
-// or drop steps of the latest turn is not remembered: the next call trims
-// afresh, as [TrimToRecentTurns] would. The cut is carried only across
-// whole-turn trims.
+// # Every rung is remembered
+//
+// With [WithElision], [WithStepTrim] and [WithPin], the plan holds the
+// elided results, the dropped steps and the lifted messages as well as the
+// dropped turns, so between two fresh trims the prompt only grows at its end
+// (append-only), whichever rung the trim used: the new messages are sent
+// after the plan as long as the whole fits the budget. A fresh trim, down
+// to the low-water mark, happens only when it no longer fits. (A prompt
+// that ended with tool calls still unanswered, which the sweep stripped,
+// gets them back once their results arrive.)
 //
 // A Trimmer never brings dropped turns back while the conversation goes on:
 // if the budget grows, the cut stays where it is as long as the kept turns
@@ -64,33 +73,43 @@ import (
 type Trimmer struct {
 	opts []Option // fixed at construction; never modified
 
-	mu sync.Mutex
-	st trimState
+	mu   sync.Mutex
+	st   trimState
+	last time.Time // when Trim was last called; zero before the first call
 }
 
-// trimState is the remembered cut. The zero value means no cut: the next
-// call trims from scratch.
+// trimState is the remembered plan: what the last fresh trim sent, as
+// positions in the transcript. The zero value means no plan: the next call
+// trims from scratch.
 type trimState struct {
-	// cut is the index in the caller's transcript of the first message of
-	// the first kept turn. It is > the end of the transcript's prefix when
-	// valid; 0 means no cut.
-	cut int
-	// at and before are copies of msgs[cut] and msgs[cut-1] when the cut
-	// was made, with their slices cloned so that later in-place edits by
-	// the caller cannot change them.
-	at, before Message
-	// hoist is the index of the summary the trim moved out of the dropped
-	// turns into the prefix, or -1; hoisted is its copy.
-	hoist   int
-	hoisted Message
-	// crumb is the breadcrumb the fresh trim inserted; hasCrumb is false
-	// under WithoutBreadcrumb.
-	crumb    Message
-	hasCrumb bool
-	// The figures of the dropped part, as counted when the cut was made.
-	droppedTokens   int // TokensBefore - TokensAfter of that trim, -1 when not counted
+	// n is the length of the transcript the plan was made for; every
+	// message from n on is new and is appended after the plan.
+	n int
+	// plan is that trim's Result.Kept: indices into the transcript, -1
+	// where it inserted a notice (notices holds them, in order).
+	plan    []int
+	notices []Message
+	// elided maps each transcript index whose result the plan elided to
+	// its placeholder text.
+	elided map[int]string
+	// anchors are copies of the transcript's messages where the plan
+	// resumes after a gap, and of its last message, with their indices:
+	// reuse checks them, in time proportional to their number.
+	anchors []anchor
+	// replaced are the breadcrumbs of the transcript the plan's notices
+	// replaced (not listed in Dropped).
+	replaced []int
+	// The figures of what the plan leaves out, as counted when it was made.
+	saved           int // TokensBefore - TokensAfter of that trim, -1 when not counted
 	droppedMessages int
 	droppedTurns    int
+	droppedSteps    int
+}
+
+// anchor is a copy of the transcript's message at index i.
+type anchor struct {
+	i int
+	m Message
 }
 
 // NewTrimmer returns a [Trimmer] that trims with opts (the options of
@@ -101,43 +120,67 @@ func NewTrimmer(opts ...Option) *Trimmer {
 	return &Trimmer{opts: slices.Clone(opts)}
 }
 
-// Reset forgets the remembered cut: the next [Trimmer.Trim] trims from
-// scratch, as [TrimToRecentTurns] would. It keeps the options.
+// Reset forgets the remembered plan and the time of the last call: the
+// next [Trimmer.Trim] trims from scratch, as [TrimToRecentTurns] would. It
+// keeps the options.
 func (t *Trimmer) Reset() {
 	t.mu.Lock()
-	t.st = trimState{}
+	t.st, t.last = trimState{}, time.Time{}
 	t.mu.Unlock()
 }
 
 // Trim returns the history to send for msgs, the caller's full transcript,
-// under budget.
+// under budget. Call it once before every request: it also notes the time,
+// to tell a cold resume from a warm one.
 //
-// When the Trimmer has a cut from an earlier call and that cut still applies
-// to msgs (see Safety in the [Trimmer] documentation), it returns the
-// transcript's prefix, the breadcrumb and every message from the cut on,
-// unchanged, provided they fit budget: the same prompt prefix as the
-// previous request. Otherwise, or when they no longer fit, it trims msgs
-// from scratch with [TrimToRecentTurns] and the Trimmer's options and
-// remembers the new cut.
+// When the Trimmer has a plan from an earlier call and that plan still
+// applies to msgs (see Safety in the [Trimmer] documentation), it returns
+// the plan applied to msgs followed by every message added since, provided
+// the whole fits budget: the previous prompt, extended. Otherwise, or when it
+// no longer fits, it trims msgs from scratch with [TrimToRecentTurns] and the
+// Trimmer's options and remembers the new plan.
 //
-// The [Result] is what TrimToRecentTurns would return for the same cut:
+// Cold resume: with [WithElision], when more time than the cache retention
+// ([WithColdAfter], default [DefaultColdAfter]) has passed since the previous
+// call, the provider's cached prefix is gone, so Trim plans afresh and elides
+// every eligible tool result even when the history fits; the [Event] has
+// Reason [ReasonColdResume]. The next calls extend that prompt as above.
+//
+// The [Result] is what TrimToRecentTurns would return for the same plan:
 // Messages, [Result.Kept] (indices into msgs, parallel to Messages) and
-// Dropped refer to msgs; Trimmed is true whenever turns of msgs are left out.
-// When the cut is reused, no [Event] is emitted (nothing new was dropped),
-// OrphansRemoved counts only the orphans among the messages sent, and
-// TokensBefore, DroppedMessages and DroppedTurns take the dropped part's
-// figures from the trim that made the cut (the Trimmer does not re-read
-// messages it no longer sends; TokensBefore is -1 when that trim did not
-// count them, see [WithFullCount]). Errors are those of TrimToRecentTurns; on an
-// error other than a *[BudgetError] the remembered cut is forgotten.
+// Dropped refer to msgs; Trimmed is true whenever the plan leaves anything
+// out or elides anything. When the plan is reused, no [Event] is emitted
+// (nothing new was dropped), OrphansRemoved counts only the orphans among the
+// messages sent, and TokensBefore, DroppedMessages, DroppedTurns,
+// DroppedSteps and ElidedResults take the plan's figures from the trim that
+// made it (the Trimmer does not re-read messages it no longer sends;
+// TokensBefore is -1 when that trim did not count them, see [WithFullCount]).
+// Errors are those of TrimToRecentTurns; on an error other than a
+// *[BudgetError] the remembered plan is forgotten.
 func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
-	t.mu.Lock()
-	st := t.st
-	t.mu.Unlock()
-
 	o := newOptions(t.opts)
 	defer o.release()
-	if st.cut > 0 && o.err == nil {
+	now := time.Now
+	if o.clock != nil {
+		now = o.clock
+	}
+	coldAfter := DefaultColdAfter
+	if o.coldAfter > 0 {
+		coldAfter = o.coldAfter
+	}
+	at := now()
+	t.mu.Lock()
+	st, last := t.st, t.last
+	t.last = at
+	t.mu.Unlock()
+
+	// A cold resume: the provider's cache has expired, so this request
+	// pays for its whole prompt anyway. Plan afresh and prune.
+	if o.elide != nil && !last.IsZero() && at.Sub(last) > coldAfter {
+		o.prune, o.reason = true, ReasonColdResume
+		st = trimState{}
+	}
+	if st.n > 0 && o.err == nil {
 		res, ok, memo := t.reuse(msgs, budget, &st)
 		if ok {
 			return res, nil
@@ -150,7 +193,7 @@ func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 	var be *BudgetError
 	next := trimState{}
 	if err == nil || errors.As(err, &be) {
-		next = remember(msgs, &res, cut)
+		next = remember(msgs, &res, cut.replaced)
 	}
 	t.mu.Lock()
 	t.st = next
@@ -158,74 +201,63 @@ func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 	return res, err
 }
 
-// reuse returns the Result for the remembered cut when it still applies to
-// msgs and what it keeps fits budget. When it does not, it returns the counts
-// it made, by index into msgs (negative: not counted), for the fresh trim.
+// reuse returns the Result of the remembered plan applied to msgs, with
+// every message after the plan appended, when the plan still applies (see
+// Safety in the [Trimmer] documentation) and that fits budget. When it does
+// not, it returns the counts it made, by index into msgs (negative: not
+// counted), for the fresh trim.
 func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool, []int) {
-	cut := st.cut
-	if cut >= len(msgs) {
-		return Result{}, false, nil // truncated at or before the cut
+	if st.n > len(msgs) {
+		return Result{}, false, nil // truncated
 	}
-	lead := leadEnd(msgs)
-	if cut <= lead || !equal(&msgs[cut], &st.at) || !equal(&msgs[cut-1], &st.before) {
-		return Result{}, false, nil
-	}
-	if st.hoist >= 0 && (st.hoist < lead || st.hoist >= cut || !equal(&msgs[st.hoist], &st.hoisted)) {
-		return Result{}, false, nil
+	for _, a := range st.anchors {
+		if !equal(&msgs[a.i], &a.m) {
+			return Result{}, false, nil
+		}
 	}
 
-	o := newOptions(t.opts)
-	defer o.release()
-	if checkPins(msgs, o.pins) != nil {
-		return Result{}, false, nil // the fresh trim reports it
-	}
-
-	// The view is what TrimToRecentTurns would have built for this cut:
-	// the prefix (old breadcrumbs out if ours goes in), the hoisted
-	// summary, the breadcrumb, and the kept turns. index maps it back to
-	// msgs.
-	n := lead + 2 + len(o.pins) + len(msgs) - cut
+	// The view is the plan over msgs, then the new messages; index maps
+	// it back to msgs (-1: a notice), and elided marks the placeholders.
+	n := len(st.plan) + len(msgs) - st.n
 	view := make([]Message, 0, n)
 	index := make([]int, 0, n)
-	for i := range lead {
-		if st.hasCrumb && msgs[i].Kind == KindBreadcrumb {
-			continue
+	var elidedAt []bool
+	if len(st.elided) > 0 {
+		elidedAt = make([]bool, 0, n)
+	}
+	crumb := 0
+	for _, i := range st.plan {
+		switch text, ok := st.elided[i]; {
+		case i < 0:
+			view = append(view, st.notices[crumb])
+			crumb++
+		case ok:
+			view = append(view, elided(msgs[i], text))
+		default:
+			view = append(view, msgs[i])
 		}
-		view = append(view, msgs[i])
 		index = append(index, i)
-	}
-	// The summary and the pinned messages the cut lifted, in order.
-	var lifted []int
-	for _, p := range o.pins {
-		if p >= lead && p < cut && p != st.hoist {
-			lifted = append(lifted, p)
+		if elidedAt != nil {
+			_, ok := st.elided[i]
+			elidedAt = append(elidedAt, ok && i >= 0)
 		}
 	}
-	if st.hoist >= 0 {
-		lifted = append(lifted, st.hoist)
-		slices.Sort(lifted)
-	}
-	for _, i := range lifted {
+	for i := st.n; i < len(msgs); i++ {
 		view = append(view, msgs[i])
 		index = append(index, i)
-	}
-	if st.hasCrumb {
-		view = append(view, st.crumb)
-		index = append(index, -1)
-	}
-	for i := cut; i < len(msgs); i++ {
-		view = append(view, msgs[i])
-		index = append(index, i)
+		if elidedAt != nil {
+			elidedAt = append(elidedAt, false)
+		}
 	}
 
 	// Validate, sweep and count the view exactly as a trim does; if it
-	// does not fit as it is, the caller needs a new cut. This pass only
+	// does not fit as it is, the caller needs a new plan. This pass only
 	// checks: no event, no elision (whose Archive callback has effects),
-	// no step trimming. Its counts are recorded for that new cut.
-	o.onTrim, o.elide, o.stepTrim = nil, nil, false
-	// Pins are off: lifted messages are in the view, and a view that
-	// does not fit as it is makes a fresh trim anyway.
-	o.pins = nil
+	// no step trimming, no pins (the pinned messages are in the view). Its
+	// counts of the caller's own messages are recorded for that new plan.
+	o := newOptions(t.opts)
+	defer o.release()
+	o.onTrim, o.elide, o.stepTrim, o.pins, o.prune = nil, nil, false, nil, false
 	o.record = make([]int, len(view))
 	for i := range o.record {
 		o.record[i] = -1
@@ -237,7 +269,7 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 			memo[i] = -1
 		}
 		for i, c := range o.record {
-			if index[i] >= 0 {
+			if index[i] >= 0 && (elidedAt == nil || !elidedAt[i]) {
 				memo[index[i]] = c
 			}
 		}
@@ -245,64 +277,73 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 	}
 
 	kept := make([]int, len(r.Kept))
-	for i, k := range r.Kept {
-		kept[i] = index[k]
-	}
-	var replaced []int // the breadcrumbs ours replaces
-	if st.hasCrumb {
-		for i := range lead {
-			if msgs[i].Kind == KindBreadcrumb {
-				replaced = append(replaced, i)
-			}
+	var modified []int
+	for j, k := range r.Kept {
+		kept[j] = index[k]
+		if elidedAt != nil && elidedAt[k] {
+			modified = append(modified, j)
 		}
+	}
+	if len(r.Modified) > 0 {
+		modified = append(modified, r.Modified...)
+		slices.Sort(modified)
 	}
 	return Result{
 		Messages:        r.Messages,
 		Kept:            kept,
-		Dropped:         dropped(msgs, kept, replaced),
+		Dropped:         dropped(msgs, kept, st.replaced),
 		Trimmed:         true,
 		DroppedMessages: st.droppedMessages,
 		DroppedTurns:    st.droppedTurns,
 		KeptTurns:       r.KeptTurns,
-		TokensBefore:    addKnown(r.TokensBefore, st.droppedTokens),
+		TokensBefore:    addKnown(r.TokensBefore, st.saved),
 		TokensAfter:     r.TokensAfter,
-		Budget:          budget,
+		Budget:          r.Budget,
 		OrphansRemoved:  r.OrphansRemoved,
-		Modified:        r.Modified,
+		DroppedSteps:    st.droppedSteps,
+		ElidedResults:   len(st.elided),
+		Modified:        modified,
 	}, true, nil
 }
 
-// remember returns the state for the Result of a fresh trim of msgs that
-// cut where cut says: no cut when it dropped no whole turn. A trim that
-// elided tool results or dropped steps of the latest turn is not
-// remembered: its messages differ from the transcript's, so the next call
-// trims afresh.
-func remember(msgs []Message, res *Result, cut cutInfo) trimState {
-	if cut.start < 0 || res.ElidedResults > 0 || res.DroppedSteps > 0 {
+// remember returns the state for the Result of a fresh trim of msgs: its
+// plan when it dropped or elided anything, no plan otherwise. replaced
+// lists the breadcrumbs of msgs the trim replaced.
+func remember(msgs []Message, res *Result, replaced []int) trimState {
+	if !res.Trimmed || len(msgs) == 0 {
 		return trimState{}
 	}
-	lead := leadEnd(msgs)
-	if cut.start <= lead || cut.start >= len(msgs) {
-		return trimState{}
+	st := trimState{
+		n:               len(msgs),
+		plan:            slices.Clone(res.Kept),
+		replaced:        slices.Clone(replaced),
+		saved:           -1, // not counted
+		droppedMessages: res.DroppedMessages,
+		droppedTurns:    res.DroppedTurns,
+		droppedSteps:    res.DroppedSteps,
 	}
-	st := trimState{cut: cut.start, hoist: cut.hoist}
-	for i, k := range res.Kept {
-		if k < 0 {
-			st.crumb, st.hasCrumb = res.Messages[i], true
-			break
+	mod := res.Modified
+	for j, k := range res.Kept {
+		if len(mod) > 0 && mod[0] == j {
+			mod = mod[1:]
+			if m := res.Messages[j]; m.Kind == KindElided && msgs[k].Kind != KindElided {
+				if st.elided == nil {
+					st.elided = make(map[int]string)
+				}
+				st.elided[k] = m.Content
+			}
+		}
+		switch {
+		case k < 0:
+			st.notices = append(st.notices, res.Messages[j])
+		case j == 0 || res.Kept[j-1] != k-1:
+			st.anchors = append(st.anchors, anchor{k, msgs[k].Clone()})
 		}
 	}
-	st.at = msgs[st.cut].Clone()
-	st.before = msgs[st.cut-1].Clone()
-	if st.hoist >= 0 {
-		st.hoisted = msgs[st.hoist].Clone()
-	}
-	st.droppedTokens = -1 // not counted
+	st.anchors = append(st.anchors, anchor{len(msgs) - 1, msgs[len(msgs)-1].Clone()})
 	if res.TokensBefore >= 0 {
-		st.droppedTokens = res.TokensBefore - res.TokensAfter
+		st.saved = res.TokensBefore - res.TokensAfter
 	}
-	st.droppedMessages = res.DroppedMessages
-	st.droppedTurns = res.DroppedTurns
 	return st
 }
 

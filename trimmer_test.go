@@ -339,7 +339,7 @@ func TestTrimmerEdits(t *testing.T) {
 			if !first.Trimmed {
 				t.Fatal("setup: the first trim must cut")
 			}
-			cut := tr.st.cut
+			cut := firstKept(first, leadEnd(msgs))
 			edited := tc.edit(msgs, cut)
 			got, err := tr.Trim(edited, budget)
 			trCheck(t, edited, got, err, budget)
@@ -384,7 +384,7 @@ func TestTrimmerInvalidInputForgetsCut(t *testing.T) {
 	if !errors.As(err, &me) || me.Index != len(bad)-1 {
 		t.Fatalf("err = %v, want a *MessageError at index %d of the caller's transcript", err, len(bad)-1)
 	}
-	if tr.st.cut != 0 {
+	if tr.st.n != 0 {
 		t.Fatal("the cut survived an invalid transcript")
 	}
 	res, err := tr.Trim(msgs, 3000)
@@ -512,8 +512,11 @@ func FuzzTrimmer(f *testing.F) {
 }
 
 // TestTrimmerLadderOptions runs the Trimmer with elision and step trimming:
-// every result stays valid, and the reuse pass never calls Archive (only a
-// trim that is actually returned elides).
+// every result stays valid; each one either extends the previous prompt
+// (the remembered plan reused, append-only) or is exactly the stateless
+// trim (a new plan, down to the low-water mark); new plans are rare; and
+// the reuse pass never calls Archive (only a trim that is actually
+// returned elides).
 func TestTrimmerLadderOptions(t *testing.T) {
 	full := trSession(200, 11)
 	var mu sync.Mutex
@@ -530,17 +533,44 @@ func TestTrimmerLadderOptions(t *testing.T) {
 		statelessArchived++
 		return nil
 	}})}
+	var prev []Message
+	var prevMod []int
+	fresh, reused, overBudget := 0, 0, 0
 	for n := 20; n < len(full); n += 3 {
 		res, err := tr.Trim(full[:n], 2500)
 		trCheckValid(t, full[:n], res, err, 2500)
-		if res.ElidedResults == 0 && res.DroppedSteps == 0 {
-			continue
+		if got := Estimate(res.Messages, nil); got != res.TokensAfter {
+			t.Fatalf("n=%d: TokensAfter %d, recount %d", n, res.TokensAfter, got)
 		}
-		// A result that elided or dropped steps is exactly the stateless one.
 		want, _ := TrimToRecentTurns(full[:n], 2500, sopts...)
-		if !reflect.DeepEqual(res.Messages, want.Messages) {
-			t.Fatalf("n=%d: an elided result differs from TrimToRecentTurns", n)
+		// A prompt that ended with calls still unanswered (the sweep
+		// stripped them) gets them back once the results are in.
+		cmp := prev
+		for _, j := range prevMod {
+			if prev[j].Kind != KindElided {
+				cmp = prev[:j]
+				break
+			}
 		}
+		extends := len(prev) > 0 && len(res.Messages) >= len(cmp) && reflect.DeepEqual(res.Messages[:len(cmp)], cmp)
+		switch {
+		case extends:
+			reused++
+		case reflect.DeepEqual(res.Messages, want.Messages):
+			if len(prev) > 0 {
+				fresh++
+			}
+		default:
+			d := 0
+			for d < len(prev) && d < len(res.Messages) && reflect.DeepEqual(prev[d], res.Messages[d]) {
+				d++
+			}
+			t.Fatalf("n=%d: neither an extension of the previous prompt nor the stateless trim: differs at %d of %d\nprev %q\ngot  %q", n, d, len(prev), render(prev[d:]), render(res.Messages[d:min(d+3, len(res.Messages))]))
+		}
+		if res.Trimmed {
+			overBudget++
+		}
+		prev, prevMod = res.Messages, res.Modified
 	}
 	if archived == 0 {
 		t.Fatal("setup: nothing was elided")
@@ -548,6 +578,10 @@ func TestTrimmerLadderOptions(t *testing.T) {
 	if archived > statelessArchived {
 		t.Fatalf("Archive called %d times by the Trimmer, %d by the stateless trims of the same results", archived, statelessArchived)
 	}
+	if fresh*4 > overBudget {
+		t.Fatalf("%d of %d trimmed requests rewrote the prompt (reused %d)", fresh, overBudget, reused)
+	}
+	t.Logf("trimmed requests %d: new plans %d, append-only %d", overBudget, fresh, reused)
 }
 
 // BenchmarkTrimmer compares, on a 20k-message transcript at the limit, a
