@@ -59,6 +59,9 @@ type options struct {
 	// prune makes the trim elide every eligible tool result (WithElision's
 	// rules), also when the history fits: the Trimmer's cold resume.
 	prune bool
+	// pruneOver is prune only when the history is over budget: a
+	// Trimmer's maintenance point, where the cache is rewritten anyway.
+	pruneOver bool
 	// coldAfter and clock are the Trimmer's cache retention and clock
 	// (WithColdAfter, WithClock).
 	coldAfter time.Duration

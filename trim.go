@@ -251,6 +251,9 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		return res, nil
 	}
 
+	if o.pruneOver {
+		o.prune = true // over budget: a maintenance point
+	}
 	p.countCrumb()
 	p.chooseTurns()
 	if o.stepTrim && p.over() {

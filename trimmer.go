@@ -53,7 +53,14 @@ import (
 // dropped turns, so between two fresh trims the prompt only grows at its end
 // (append-only), whichever rung the trim used: the new messages are sent
 // after the plan as long as the whole fits the budget. A fresh trim, down
-// to the low-water mark, happens only when it no longer fits. (A prompt
+// to the low-water mark, happens only when it no longer fits: a maintenance
+// point, where the prompt is rewritten and its cache paid again anyway. So
+// there, with WithElision, the Trimmer elides every eligible tool result
+// (not only as many as the low-water mark needs), which is lossless for the
+// model (results can be re-read) and leaves the most room for the next
+// requests to append to. Replaying the corpus's tool-heavy sessions at a
+// quarter of their size (replay_test.go), 8.3% of the over-budget requests
+// rewrote the prompt, against 33.4% when only whole-turn cuts were kept. (A prompt
 // that ended with tool calls still unanswered, which the sweep stripped,
 // gets them back once their results arrive.)
 //
@@ -189,6 +196,7 @@ func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 	}
 	var cut cutInfo
 	o.cut = &cut
+	o.pruneOver = true
 	res, err := trimToBudget(msgs, budget, o)
 	var be *BudgetError
 	next := trimState{}
