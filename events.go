@@ -38,7 +38,7 @@ type Event struct {
 	// Type is always [EventType], so that events can be told apart in a
 	// mixed log or stream.
 	Type string `json:"type"`
-	// Reason is [ReasonBudget] or [ReasonOverflow].
+	// Reason is [ReasonBudget], [ReasonOverflow] or [ReasonColdResume].
 	Reason string `json:"reason"`
 	// DroppedMessages, DroppedTurns, KeptTurns, DroppedSteps,
 	// ElidedResults, TokensBefore, TokensAfter and Budget are the
@@ -54,6 +54,11 @@ type Event struct {
 	// Attempt is the attempt number of a [RecoverOverflow] call (1 or
 	// more), and 0 for a trim to a budget.
 	Attempt int `json:"attempt"`
+	// Summary is what became of the summary at a [Trimmer]'s maintenance
+	// point under [WithSummarizer]: [SummaryWritten], [SummaryFailed],
+	// [SummaryTimeout] or [SummaryTooLarge]; empty when no Summarizer was
+	// called.
+	Summary string `json:"summary,omitempty"`
 	// Labels are the caller's [WithLabels], copied; nil without them.
 	Labels map[string]string `json:"labels,omitempty"`
 }
@@ -75,6 +80,9 @@ func (e Event) LogValue() slog.Value {
 		slog.Int("budget", e.Budget),
 		slog.Int("attempt", e.Attempt),
 	)
+	if e.Summary != "" {
+		attrs = append(attrs, slog.String("summary", e.Summary))
+	}
 	for _, k := range sortedKeys(e.Labels) {
 		attrs = append(attrs, slog.String(k, e.Labels[k]))
 	}

@@ -66,6 +66,8 @@ type options struct {
 	// (WithColdAfter, WithClock).
 	coldAfter time.Duration
 	clock     func() time.Time
+	// summarizer is WithSummarizer's, for a Trimmer.
+	summarizer *summarizer
 	// cut, when set, receives where the trim cut (see cutInfo).
 	cut *cutInfo
 }

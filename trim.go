@@ -37,7 +37,8 @@ type Result struct {
 	// input was not.
 	Messages []Message
 	// Kept gives, for each element of Messages, its index in the input, or
-	// -1 for a message the library inserted (a breadcrumb). In a Result that
+	// -1 for a message the library inserted (a breadcrumb, or the summary a
+	// [Trimmer] placed under [WithSummarizer]). In a Result that
 	// holds a decision it has len(Messages) entries; when nothing changed it
 	// is 0, 1, 2, ...
 	// The indices ascend, except that a summary moved into the prefix (see

@@ -4,6 +4,7 @@
 package history
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -82,7 +83,8 @@ type Trimmer struct {
 
 	mu   sync.Mutex
 	st   trimState
-	last time.Time // when Trim was last called; zero before the first call
+	last time.Time    // when Trim was last called; zero before the first call
+	sum  summaryState // the summary in the prompt (WithSummarizer)
 }
 
 // trimState is the remembered plan: what the last fresh trim sent, as
@@ -132,7 +134,7 @@ func NewTrimmer(opts ...Option) *Trimmer {
 // keeps the options.
 func (t *Trimmer) Reset() {
 	t.mu.Lock()
-	t.st, t.last = trimState{}, time.Time{}
+	t.st, t.last, t.sum = trimState{}, time.Time{}, summaryState{}
 	t.mu.Unlock()
 }
 
@@ -165,6 +167,15 @@ func (t *Trimmer) Reset() {
 // Errors are those of TrimToRecentTurns; on an error other than a
 // *[BudgetError] the remembered plan is forgotten.
 func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
+	return t.TrimContext(context.Background(), msgs, budget)
+}
+
+// TrimContext is [Trimmer.Trim] with a context for the [Summarizer]
+// ([WithSummarizer]), the only part of a trim that can block: ctx bounds
+// its call, on top of [SummaryOptions.Timeout]. When ctx is done the trim
+// still returns, with the breadcrumb instead of a summary. A nil ctx means
+// context.Background().
+func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (Result, error) {
 	o := newOptions(t.opts)
 	defer o.release()
 	now := time.Now
@@ -177,7 +188,7 @@ func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 	}
 	at := now()
 	t.mu.Lock()
-	st, last := t.st, t.last
+	st, last, sum := t.st, t.last, t.sum
 	t.last = at
 	t.mu.Unlock()
 
@@ -194,19 +205,116 @@ func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 		}
 		o.memo = memo // what the check counted is not counted again
 	}
-	var cut cutInfo
-	o.cut = &cut
+	// A maintenance point: a new plan. At it, elide every eligible result.
 	o.pruneOver = true
-	res, err := trimToBudget(msgs, budget, o)
+	var res Result
+	var err error
+	var cut cutInfo
+	if o.summarizer != nil && o.err == nil {
+		res, cut, sum, err = t.planWithSummary(ctx, msgs, budget, o, sum)
+	} else {
+		o.cut = &cut
+		res, err = trimToBudget(msgs, budget, o)
+		sum = summaryState{}
+	}
 	var be *BudgetError
 	next := trimState{}
 	if err == nil || errors.As(err, &be) {
 		next = remember(msgs, &res, cut.replaced)
+	} else {
+		sum = summaryState{}
 	}
 	t.mu.Lock()
-	t.st = next
+	t.st, t.sum = next, sum
 	t.mu.Unlock()
 	return res, err
+}
+
+// planWithSummary makes a new plan under WithSummarizer. A first pass,
+// with no effects (no event, no archive), tells whether whole turns must
+// go; if they must, the trim reserves the summary's budget, drops them and
+// the Summarizer writes the summary that stands for them. The first pass's
+// counts are reused, so no message is counted twice.
+func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget int, o *options, prev summaryState) (Result, cutInfo, summaryState, error) {
+	probe := newOptions(t.opts)
+	defer probe.release()
+	probe.onTrim, probe.prune, probe.pruneOver, probe.memo = nil, o.prune, true, o.memo
+	if probe.elide != nil {
+		e := *probe.elide
+		e.Archive = nil
+		probe.elide = &e
+	}
+	probe.record = make([]int, len(msgs))
+	for i := range probe.record {
+		probe.record[i] = -1
+	}
+	var pc cutInfo
+	probe.cut = &pc
+	r0, _ := trimToBudget(msgs, budget, probe)
+	memo := o.memo
+	if memo == nil {
+		memo = probe.record
+	} else {
+		for i, c := range probe.record {
+			if c >= 0 {
+				memo[i] = c
+			}
+		}
+	}
+	o.memo = memo
+
+	var cut cutInfo
+	o.cut = &cut
+	if r0.DroppedTurns == 0 {
+		res, err := trimToBudget(msgs, budget, o)
+		return res, cut, summaryState{}, err
+	}
+	// The passes below may be redone, so results are archived once, at
+	// the end, for the plan that is returned.
+	var archiveFn func(Message) error
+	if o.elide != nil && o.elide.Archive != nil {
+		e := *o.elide
+		archiveFn, e.Archive = e.Archive, nil
+		o.elide = &e
+	}
+	reserve := o.summarizer.opts.MaxTokens
+	userOnTrim, overhead := o.onTrim, o.overhead
+	var ev *Event
+	o.onTrim = func(e Event) { ev = &e }
+	finish := func(res Result, err error, status string, next summaryState) (Result, cutInfo, summaryState, error) {
+		if archiveFn != nil && (err == nil || errors.As(err, new(*BudgetError))) {
+			for _, j := range res.Modified {
+				if k := res.Kept[j]; res.Messages[j].Kind == KindElided && msgs[k].Kind != KindElided {
+					if aerr := archiveFn(msgs[k]); aerr != nil {
+						return Result{Budget: res.Budget}, cutInfo{start: -1, hoist: -1}, summaryState{}, &archiveError{index: k, err: aerr}
+					}
+				}
+			}
+		}
+		if userOnTrim != nil && ev != nil {
+			e := newEvent(&res, o.reason, o.attempt, o.labels)
+			e.Summary = status
+			userOnTrim(e)
+		}
+		return res, cut, next, err
+	}
+	// Whole turns go: reserve the summary's room; the event is reported
+	// once the summary is settled.
+	o.overhead = satAdd(overhead, reserve)
+	res, err := trimToBudget(msgs, budget, o)
+	o.overhead = overhead
+	if err != nil || res.DroppedTurns == 0 || cut.start < 0 {
+		// The latest turn leaves no room for a summary (or the plan
+		// changed): the plain trim.
+		o.cut = &cut
+		res, err = trimToBudget(msgs, budget, o)
+		return finish(res, err, "", summaryState{})
+	}
+	status, next := summarize(ctx, msgs, &res, cut.start, reserve, o, prev)
+	if status != SummaryWritten {
+		next = prev // kept for the next maintenance point to fold in
+	}
+	return finish(res, nil, status, next)
 }
 
 // reuse returns the Result of the remembered plan applied to msgs, with

@@ -1,0 +1,235 @@
+// This file owns the summariser hook of a Trimmer: at a maintenance point
+// that drops whole turns, a caller-supplied Summarizer writes the summary that
+// stands for them, pinned in place of the breadcrumb, incremental and never
+// stacked; any failure falls back to the plain trim.
+
+package history
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Summarizer writes the summary that stands for the turns a [Trimmer] drops.
+// Set it with [WithSummarizer].
+type Summarizer interface {
+	// Summarize returns a summary of dropped, the messages that leave the
+	// prompt at this maintenance point (oldest first), folding in previous,
+	// the summary that stood for the turns dropped before (nil when none),
+	// so that the one summary it returns covers everything dropped so far.
+	// It must return within ctx's deadline. The returned message must be a
+	// valid [Message] of role user, system or assistant without tool calls;
+	// its Kind is set to [KindSummary].
+	Summarize(ctx context.Context, dropped []Message, previous *Message) (Message, error)
+}
+
+// SummarizerFunc adapts a function to the [Summarizer] interface.
+type SummarizerFunc func(ctx context.Context, dropped []Message, previous *Message) (Message, error)
+
+// Summarize calls f.
+func (f SummarizerFunc) Summarize(ctx context.Context, dropped []Message, previous *Message) (Message, error) {
+	return f(ctx, dropped, previous)
+}
+
+// Defaults of [SummaryOptions].
+const (
+	DefaultSummaryTokens  = 1024
+	DefaultSummaryTimeout = 30 * time.Second
+)
+
+// SummaryOptions configures [WithSummarizer]. The zero value works.
+type SummaryOptions struct {
+	// MaxTokens is the summary's own budget, in the Counter's units: the
+	// trim reserves it before choosing what to drop, and a longer summary
+	// is not used. 0 means [DefaultSummaryTokens]; it must not be negative.
+	MaxTokens int
+	// Timeout bounds each call of the Summarizer, on top of the caller's
+	// context. 0 means [DefaultSummaryTimeout]; it must not be negative.
+	Timeout time.Duration
+}
+
+// Summary outcomes reported in [Event.Summary].
+const (
+	// SummaryWritten: the summary replaced the breadcrumb.
+	SummaryWritten = "written"
+	// SummaryFailed: the Summarizer returned an error or an invalid
+	// message; the trim went ahead with the breadcrumb.
+	SummaryFailed = "failed"
+	// SummaryTimeout: the Summarizer did not return in time; the trim went
+	// ahead with the breadcrumb.
+	SummaryTimeout = "timeout"
+	// SummaryTooLarge: the summary exceeded [SummaryOptions.MaxTokens]; the
+	// trim went ahead with the breadcrumb.
+	SummaryTooLarge = "too_large"
+)
+
+// summarizer is the option's value.
+type summarizer struct {
+	s    Summarizer
+	opts SummaryOptions
+}
+
+// WithSummarizer makes a [Trimmer] summarise the turns it drops, at the
+// maintenance points where it must drop whole turns (the history no longer
+// fits, and eliding tool results under [WithElision] is not enough: elision
+// comes first, as it is free). The summary is a pinned [KindSummary]
+// message placed where the breadcrumb would be; it replaces the previous
+// summary (never stacked), which the Summarizer receives to fold in, so it
+// covers every turn dropped so far; and it stays in the prompt unchanged
+// until the next maintenance point. The trim reserves
+// [SummaryOptions.MaxTokens] for it.
+//
+// A request is never blocked or lost because of the Summarizer: when it
+// fails, times out ([SummaryOptions.Timeout], or the context passed to
+// [Trimmer.TrimContext]) or returns a summary that is invalid or too large,
+// the trim goes ahead with the breadcrumb, within budget, and the [Event]
+// says what happened ([Event.Summary]). Only a Trimmer calls the
+// Summarizer; [TrimToRecentTurns] and [RecoverOverflow] ignore it. A nil s
+// turns summarising off; negative options make the call return an
+// *[OptionError].
+func WithSummarizer(s Summarizer, opts SummaryOptions) Option {
+	var err error
+	switch {
+	case opts.MaxTokens < 0:
+		err = &OptionError{Option: "WithSummarizer", Reason: "MaxTokens " + strconv.Itoa(opts.MaxTokens) + " is negative"}
+	case opts.Timeout < 0:
+		err = &OptionError{Option: "WithSummarizer", Reason: "Timeout " + opts.Timeout.String() + " is negative"}
+	}
+	if opts.MaxTokens == 0 {
+		opts.MaxTokens = DefaultSummaryTokens
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultSummaryTimeout
+	}
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+			return
+		}
+		if s == nil {
+			o.summarizer = nil
+			return
+		}
+		o.summarizer = &summarizer{s: s, opts: opts}
+	}
+}
+
+// summaryState is what a Trimmer remembers of its summary.
+type summaryState struct {
+	msg *Message // the summary in the prompt, nil when none
+	// upTo is the transcript index up to which (exclusive) msg covers the
+	// dropped messages.
+	upTo int
+}
+
+// summarize runs the Summarizer for a fresh trim res of msgs that dropped
+// whole turns, the first kept one starting at cut, and puts the summary in
+// place of the turn breadcrumb. reserve is what the trim reserved for it
+// (counted in res as overhead). It returns the outcome for the Event and
+// the summary state to remember.
+func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserve int, o *options, prev summaryState) (string, summaryState) {
+	// The trim reserved room for the summary; whatever happens, it is not
+	// part of the request.
+	res.TokensAfter -= reserve
+	if res.TokensBefore >= 0 {
+		res.TokensBefore -= reserve
+	}
+	kept := make(map[int]bool, len(res.Kept))
+	for _, k := range res.Kept {
+		kept[k] = true
+	}
+	from := leadEnd(msgs)
+	previous := prev.msg
+	if previous != nil && prev.upTo <= cut && prev.upTo >= from {
+		from = prev.upTo // what the previous summary covers is not sent again
+	} else {
+		previous = nil // stale: it covered turns that are sent again
+	}
+	var dropped []Message
+	for i := from; i < cut; i++ {
+		if !kept[i] && msgs[i].Kind != KindBreadcrumb {
+			dropped = append(dropped, msgs[i])
+		}
+	}
+
+	sum, status := callSummarizer(ctx, o.summarizer, dropped, previous)
+	if status != SummaryWritten {
+		return status, summaryState{}
+	}
+	tok := clampCount(o.counter.CountMessage(sum))
+	if tok > o.summarizer.opts.MaxTokens {
+		return SummaryTooLarge, summaryState{}
+	}
+	// In place of the turn breadcrumb, or, without one, right before the
+	// first kept turn.
+	out := make([]Message, 0, len(res.Messages)+1)
+	kpt := make([]int, 0, len(res.Kept)+1)
+	placed, insertedAt := false, -1
+	for j, k := range res.Kept {
+		switch {
+		case !placed && k < 0 && res.Messages[j].Kind == KindBreadcrumb:
+			res.TokensAfter -= clampCount(o.counter.CountMessage(res.Messages[j]))
+			out, kpt, placed = append(out, sum), append(kpt, -1), true
+			continue
+		case !placed && k >= cut:
+			insertedAt = len(out)
+			out, kpt, placed = append(out, sum), append(kpt, -1), true
+		}
+		out, kpt = append(out, res.Messages[j]), append(kpt, k)
+	}
+	if insertedAt >= 0 && len(res.Modified) > 0 {
+		mod := make([]int, len(res.Modified))
+		for i, j := range res.Modified {
+			if j >= insertedAt {
+				j++
+			}
+			mod[i] = j
+		}
+		res.Modified = mod
+	}
+	res.Messages, res.Kept = out, kpt
+	res.TokensAfter += tok
+	return SummaryWritten, summaryState{msg: &sum, upTo: cut}
+}
+
+// callSummarizer calls s with its timeout, recovering from a panic, and
+// checks what it returns.
+func callSummarizer(ctx context.Context, s *summarizer, dropped []Message, previous *Message) (sum Message, status string) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	type reply struct {
+		m   Message
+		err error
+	}
+	done := make(chan reply, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- reply{err: errors.New("history: summarizer panicked")}
+			}
+		}()
+		m, err := s.s.Summarize(ctx, dropped, previous)
+		done <- reply{m, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			if ctx.Err() != nil {
+				return Message{}, SummaryTimeout
+			}
+			return Message{}, SummaryFailed
+		}
+		r.m.Kind = KindSummary
+		if r.m.Role == RoleTool || len(r.m.ToolCalls) > 0 || r.m.ToolCallID != "" || checkMessage(&r.m) != "" {
+			return Message{}, SummaryFailed
+		}
+		return r.m, SummaryWritten
+	case <-ctx.Done():
+		return Message{}, SummaryTimeout
+	}
+}
