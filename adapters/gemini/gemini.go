@@ -68,14 +68,18 @@ func ToHistory(contents []*genai.Content) ([]history.Message, error) {
 // has one message per response and one for its other parts), and
 // Result.Modified gives the positions in Messages of the kept messages the
 // trim changed. Its token figures include the system instruction, as the
-// budget does. opts are the core's options (history.WithCounter,
-// history.WithOnTrim, ...).
+// budget does, and the overhead given with history.WithOverhead (see
+// Overhead). opts are the core's options (history.WithCounter,
+// history.WithOnTrim, history.WithCalibration, ...); history.WithPin takes
+// indices into contents (see the package documentation, "Pins").
 //
 // Errors: a conversion error wraps ErrInvalidContent and comes with an empty
-// Result; otherwise the error is the core's (history.ErrInvalidBudget,
-// *history.OptionError, *history.MessageError, or a *history.BudgetError
-// wrapping history.ErrLatestTurnTooLarge that comes with usable contents
-// and Result).
+// Result; a pin on a content that cannot be pinned is a
+// *history.OptionError naming the content; otherwise the error is the
+// core's (history.ErrInvalidBudget, *history.OptionError,
+// *history.MessageError, or a *history.BudgetError wrapping
+// history.ErrLatestTurnTooLarge that comes with usable contents and
+// Result).
 // When nothing needs trimming or sweeping, Trim returns contents itself,
 // clipped to its length.
 func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
@@ -84,15 +88,20 @@ func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...
 	})
 }
 
-// run is Trim around its call to the core: it converts the request (see
-// convertRequest), lets decide trim the converted request with opts, and
-// maps the decision back onto contents: the system message is removed
+// run is Trim and RecoverOverflow around their call to the core: it
+// converts the request (see convertRequest), translates the caller's pins
+// from indices into contents to indices into the converted request (see
+// pinOptions), lets decide trim the converted request with those options,
+// and maps the decision back onto contents: the system message is removed
 // from the Result (see withoutSystem) and the Result applied to contents
 // (see apply). budget is the Result's Budget when no decision is made.
 func run(system *genai.Content, contents []*genai.Content, opts []history.Option, budget int,
 	decide func(all []history.Message, opts []history.Option) (history.Result, error)) ([]*genai.Content, history.Result, error) {
 	all, msgs, slots, err := convertRequest(system, contents, opts)
 	if err != nil {
+		return nil, history.Result{Budget: budget}, err
+	}
+	if opts, err = pinOptions(opts, msgs, slots, len(contents), len(all)-len(msgs)); err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
 	res, err := decide(all, opts)
