@@ -45,7 +45,7 @@ type loopServer struct {
 	problems []string // what the checks of the requests found
 }
 
-// request is the body of a generateContent request, decoded into the SDK's
+// wireRequest is the body of a generateContent request, decoded into the SDK's
 // own types.
 type wireRequest struct {
 	Contents          []*genai.Content `json:"contents"`

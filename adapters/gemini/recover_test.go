@@ -3,6 +3,7 @@ package gemini
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,6 +50,7 @@ func TestRecoverOverflow(t *testing.T) {
 		err      func(est int) error // the provider's error, given the request's estimate
 		attempt  int
 		opts     []history.Option
+		overhead int     // given with history.WithOverhead
 		margin   float64 // the share of the stated limit the core aims at; 0: not recovered
 		want     error   // the error RecoverOverflow returns
 	}{
@@ -60,8 +62,8 @@ func TestRecoverOverflow(t *testing.T) {
 			err: func(est int) error { return fmt.Errorf("generate: %w", overflowErr(est*12/10, est)) }},
 		{name: "second attempt", system: sys, contents: recoverConv(), attempt: 2, margin: 0.75,
 			err: func(est int) error { return overflowErr(est, est*9/10) }},
-		{name: "system instruction and overhead", system: sys, contents: recoverConv(), attempt: 1, margin: 0.9,
-			opts: []history.Option{history.WithOverhead(120), history.WithElision(history.ElideOptions{MinTokens: -1})},
+		{name: "system instruction, overhead and elision", system: sys, contents: recoverConv(), attempt: 1, margin: 0.9, overhead: 120,
+			opts: []history.Option{history.WithElision(history.ElideOptions{MinTokens: -1})},
 			err:  func(est int) error { return overflowErr(est*12/10, est) }},
 		{name: "quota", contents: recoverConv(), attempt: 1, want: history.ErrNotOverflow,
 			err: func(int) error {
@@ -84,7 +86,8 @@ func TestRecoverOverflow(t *testing.T) {
 			all, _, _, _ := convertRequest(tc.system, tc.contents, nil)
 			providerErr := tc.err(history.Estimate(all, nil))
 			var events []history.Event
-			opts := append(tc.opts, history.WithOnTrim(func(e history.Event) { events = append(events, e) }))
+			opts := append(slices.Clone(tc.opts), history.WithOverhead(tc.overhead),
+				history.WithOnTrim(func(e history.Event) { events = append(events, e) }))
 			before := adaptertest.JSON(t, tc.contents)
 			out, res, err := RecoverOverflow(tc.system, tc.contents, providerErr, tc.attempt, opts...)
 			if adaptertest.JSON(t, tc.contents) != before {
@@ -127,11 +130,7 @@ func TestRecoverOverflow(t *testing.T) {
 				t.Fatal(msg)
 			}
 			sent, _, _, _ := convertRequest(tc.system, out, opts)
-			overhead := 0
-			if tc.opts != nil {
-				overhead = 120
-			}
-			if got := history.Estimate(sent, nil) + overhead; got != res.TokensAfter {
+			if got := history.Estimate(sent, nil) + tc.overhead; got != res.TokensAfter {
 				t.Errorf("the output and its system instruction count %d, Result.TokensAfter %d", got, res.TokensAfter)
 			}
 		})
