@@ -189,8 +189,9 @@ func TestRepeatedTrimNoStacking(t *testing.T) { adapter.Repeat(t) }
 func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }
 
 // TestTrimRebuildsResult: the contents Trim returns convert back to exactly
-// Result.Messages, over the ladder's conversations, option sets (elision and
-// step trimming on) and budgets, with and without a system instruction.
+// Result.Messages, over the ladder's conversations (its fixed seeds and
+// four generated ones), its option sets (elision and step trimming on) and
+// budgets, with and without a system instruction.
 // Only what the conversion cannot know differs: synthetic call ids follow
 // the contents' new positions, an elided response reads as an ordinary one
 // holding the placeholder, and an assistant notice placed before a model
@@ -198,7 +199,7 @@ func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }
 // whose message differs from the input message Kept names.
 func TestTrimRebuildsResult(t *testing.T) {
 	gens := append([]func([]byte) request{adapter.Agent}, adapter.More...)
-	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 12) {
+	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 4) {
 		for _, gen := range gens {
 			in := gen(seed)
 			conv, _, _, err := convertRequest(in.System, in.Contents, nil)
