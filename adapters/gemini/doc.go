@@ -58,6 +58,44 @@
 // the contents. Trim takes it as a separate argument so that its tokens
 // count toward the budget; it is never dropped and never returned.
 //
+// # Pins
+//
+// history.WithPin takes indices into contents, the caller's slice (for
+// RecoverOverflow, the contents it is given: what was sent). Trim and
+// RecoverOverflow translate them into the converted request's indices
+// (past the system instruction and the contents that convert to several
+// messages), so a pinned content is never dropped, whatever the budget, and
+// comes back as the caller's very pointer (by which its index in the output
+// is found). A content that converts to one
+// message without function calls can be pinned: a user prompt, a model
+// text. A model content with function calls, a user content with function
+// responses (its responses cannot be kept without their calls) and a notice
+// a trim inserted are refused with a *history.OptionError whose reason
+// names the content ("content 3 holds function calls; ..."), as is an index
+// outside contents.
+//
+// # Overflows, overhead and calibration
+//
+// A runtime that sends what Trim returns and observes what Gemini counts
+// uses three more pieces, put together in RecoverOverflow's retry loop:
+//
+//   - Overhead counts what a request sends besides its contents and system
+//     instruction, from its *genai.GenerateContentConfig: the tool
+//     definitions and the response schemas, as the JSON the client sends.
+//     history.WithOverhead(Overhead(config, counter)) makes the contents fit
+//     the budget together with them, and Result.TokensAfter count the whole
+//     request.
+//   - history.Calibration learns how Gemini's count relates to the
+//     library's: pass history.WithCalibration(cal) to every Trim, and after
+//     every accepted request call cal.Observe(res.TokensAfter,
+//     int(resp.UsageMetadata.PromptTokenCount)).
+//   - RecoverOverflow trims what was sent after Gemini rejected it for its
+//     length (HTTP 400 INVALID_ARGUMENT, "The input token count (N) exceeds
+//     the maximum number of tokens allowed (M)."), to the target the core
+//     derives from those numbers, so that the caller can retry. The core
+//     reads the genai.APIError the client returns (value or pointer, wrapped
+//     or not) through its text; nothing needs converting.
+//
 // # Elision and step trimming
 //
 // Every option of the core works through Trim, including the degradation

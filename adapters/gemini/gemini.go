@@ -65,41 +65,81 @@ func ToHistory(contents []*genai.Content) ([]history.Message, error) {
 // indexes the messages of ToHistory(contents) (-1 for the breadcrumb), and
 // Result.Messages is in the same order as the returned contents (one
 // message per content, except that a user content with function responses
-// has one message per response and one for its other parts). Its token figures include
-// the system instruction, as the budget does. opts are the core's options
-// (history.WithCounter, history.WithOnTrim, ...).
+// has one message per response and one for its other parts), and
+// Result.Modified gives the positions in Messages of the kept messages the
+// trim changed. Its token figures include the system instruction, as the
+// budget does, and the overhead given with history.WithOverhead (see
+// Overhead). opts are the core's options (history.WithCounter,
+// history.WithOnTrim, history.WithCalibration, ...); history.WithPin takes
+// indices into contents (see the package documentation, "Pins").
 //
 // Errors: a conversion error wraps ErrInvalidContent and comes with an empty
-// Result; otherwise the error is the core's (history.ErrInvalidBudget,
+// Result; a pin on a content that cannot be pinned is a
+// *history.OptionError naming the content; otherwise the error is the
+// core's (history.ErrInvalidBudget, *history.OptionError,
 // *history.MessageError, or a *history.BudgetError wrapping
-// history.ErrLatestTurnTooLarge that comes with usable contents and Result).
+// history.ErrLatestTurnTooLarge that comes with usable contents and
+// Result).
 // When nothing needs trimming or sweeping, Trim returns contents itself,
 // clipped to its length.
 func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
+	return run(system, contents, opts, budget, func(all []history.Message, opts []history.Option) (history.Result, error) {
+		return history.TrimToRecentTurns(all, budget, opts...)
+	})
+}
+
+// run is Trim and RecoverOverflow around their call to the core: it
+// converts the request (see convertRequest), translates the caller's pins
+// from indices into contents to indices into the converted request (see
+// pinOptions), lets decide trim the converted request with those options,
+// and maps the decision back onto contents: the system message is removed
+// from the Result (see withoutSystem) and the Result applied to contents
+// (see apply). budget is the Result's Budget when no decision is made.
+func run(system *genai.Content, contents []*genai.Content, opts []history.Option, budget int,
+	decide func(all []history.Message, opts []history.Option) (history.Result, error)) ([]*genai.Content, history.Result, error) {
 	all, msgs, slots, err := convertRequest(system, contents, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
-	res, err := history.TrimToRecentTurns(all, budget, opts...)
+	if opts, err = pinOptions(opts, msgs, slots, len(contents), len(all)-len(msgs)); err != nil {
+		return nil, history.Result{Budget: budget}, err
+	}
+	res, err := decide(all, opts)
 	if len(res.Messages) == 0 {
 		return nil, res, err
 	}
 	if system != nil {
-		// Report in terms of contents: drop the system message (pinned,
-		// so always first) and shift the indices.
-		res.Messages = res.Messages[1:]
-		if res.Kept != nil {
-			kept := make([]int, len(res.Kept)-1)
-			for j, k := range res.Kept[1:] {
-				kept[j] = k
-				if k > 0 {
-					kept[j] = k - 1
-				}
-			}
-			res.Kept = kept
-		}
+		res = withoutSystem(res)
 	}
 	return apply(contents, msgs, slots, res), res, err
+}
+
+// withoutSystem reports res, a Result over the system message followed by
+// the contents' messages, in terms of the contents: the system message
+// (pinned, so always first) is removed from Messages, and the indices of
+// Kept and Modified are shifted down by one.
+func withoutSystem(res history.Result) history.Result {
+	res.Messages = res.Messages[1:]
+	if res.Kept != nil {
+		kept := make([]int, len(res.Kept)-1)
+		for j, k := range res.Kept[1:] {
+			kept[j] = k
+			if k > 0 {
+				kept[j] = k - 1
+			}
+		}
+		res.Kept = kept
+	}
+	if res.Modified != nil {
+		mod := make([]int, 0, len(res.Modified))
+		for _, j := range res.Modified {
+			if j > 0 { // the system message is never modified
+				mod = append(mod, j-1)
+			}
+		}
+		res.Modified = mod
+	}
+	return res
 }
 
 // convertRequest converts a request as Trim counts it: all is the system

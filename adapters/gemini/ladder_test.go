@@ -1,6 +1,9 @@
 package gemini
 
 import (
+	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,3 +187,118 @@ func TestRepeatedTrimNoStacking(t *testing.T) { adapter.Repeat(t) }
 
 // TestGenerators: the conversations the drivers trim hold what they need.
 func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }
+
+// TestTrimRebuildsResult: the contents Trim returns convert back to exactly
+// Result.Messages, over the ladder's conversations (its fixed seeds and
+// four generated ones), its option sets (elision and step trimming on) and
+// budgets, with and without a system instruction.
+// Only what the conversion cannot know differs: synthetic call ids follow
+// the contents' new positions, an elided response reads as an ordinary one
+// holding the placeholder, and an assistant notice placed before a model
+// content is a user content. Result.Modified lists exactly the positions
+// whose message differs from the input message Kept names.
+func TestTrimRebuildsResult(t *testing.T) {
+	gens := append([]func([]byte) request{adapter.Agent}, adapter.More...)
+	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 4) {
+		for _, gen := range gens {
+			in := gen(seed)
+			conv, _, _, err := convertRequest(in.System, in.Contents, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			adaptertest.Sweep(t, seed, history.Estimate(conv, nil), adapter.LadderOptions(), func(t *testing.T, budget int, opts []history.Option) {
+				out, res, err := Trim(in.System, in.Contents, budget, opts...)
+				if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+					t.Fatal(err)
+				}
+				back, _, err := convert(out, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if msg := sameMessages(back, res.Messages); msg != "" {
+					t.Fatalf("budget %d: %s", budget, msg)
+				}
+				_, inConv, _, _ := convertRequest(in.System, in.Contents, opts)
+				if msg := checkModified(inConv, res); msg != "" {
+					t.Fatalf("budget %d: %s", budget, msg)
+				}
+			})
+		}
+	}
+}
+
+// sameMessages compares back, the conversion of a trim's output, with want,
+// its Result.Messages, and returns what differs, or "". Call ids must
+// correspond one to one (synthetic ids follow positions); an elided result
+// of want reads as an ordinary result in back; a notice of the assistant
+// role may read as a user notice (the one before a model content).
+func sameMessages(back, want []history.Message) string {
+	if len(back) != len(want) {
+		return fmt.Sprintf("%d messages converted back, Result has %d", len(back), len(want))
+	}
+	ids := map[string]string{} // want's id -> back's
+	seen := map[string]bool{}  // back's ids mapped to
+	sameID := func(w, g string) bool {
+		if m, ok := ids[w]; ok {
+			return m == g
+		}
+		if seen[g] {
+			return false
+		}
+		ids[w], seen[g] = g, true
+		return true
+	}
+	for j := range want {
+		g, w := back[j].Clone(), want[j].Clone()
+		if w.Kind == history.KindElided {
+			w.Kind = ""
+		}
+		if w.Kind == history.KindBreadcrumb && w.Role == history.RoleAssistant && g.Role == history.RoleUser {
+			w.Role = history.RoleUser
+		}
+		if (w.ToolCallID != "" || g.ToolCallID != "") && !sameID(w.ToolCallID, g.ToolCallID) {
+			return fmt.Sprintf("message %d answers %q, Result's answers %q, which another message answers", j, g.ToolCallID, w.ToolCallID)
+		}
+		g.ToolCallID, w.ToolCallID = "", ""
+		if len(g.ToolCalls) == len(w.ToolCalls) {
+			for c := range w.ToolCalls {
+				if !sameID(w.ToolCalls[c].ID, g.ToolCalls[c].ID) {
+					return fmt.Sprintf("message %d call %d has id %q for the Result's %q", j, c, g.ToolCalls[c].ID, w.ToolCalls[c].ID)
+				}
+				g.ToolCalls[c].ID, w.ToolCalls[c].ID = "", ""
+			}
+		}
+		if !reflect.DeepEqual(g, w) {
+			return fmt.Sprintf("message %d converts back as %+v, Result has %+v", j, g, w)
+		}
+	}
+	return ""
+}
+
+// checkModified checks res.Modified against conv, the converted contents
+// res was computed from: a kept message is listed if and only if it differs
+// from the message Kept names, and only an elided result or a message whose
+// calls the sweep stripped may differ.
+func checkModified(conv []history.Message, res history.Result) string {
+	listed := map[int]bool{}
+	for _, j := range res.Modified {
+		listed[j] = true
+	}
+	for j, k := range res.Kept {
+		if k < 0 {
+			if listed[j] {
+				return fmt.Sprintf("Modified lists notice %d", j)
+			}
+			continue
+		}
+		m := res.Messages[j]
+		changed := !reflect.DeepEqual(m, conv[k])
+		if changed != listed[j] {
+			return fmt.Sprintf("message %d (input %d) changed: %v, listed in Modified %v: %v", j, k, changed, res.Modified, m)
+		}
+		if changed && m.Kind != history.KindElided && len(m.ToolCalls) >= len(conv[k].ToolCalls) {
+			return fmt.Sprintf("message %d is changed but neither elided nor stripped: %+v", j, m)
+		}
+	}
+	return ""
+}
