@@ -1,7 +1,10 @@
 // Package langchaingo trims LangChainGo conversations
 // ([]llms.MessageContent from github.com/tmc/langchaingo/llms) to a token
 // budget, without breaking tool call/response pairs and without losing
-// anything the caller put in them.
+// anything the caller put in them. Trim, RecoverOverflow and Overhead are
+// the building blocks; Model wraps any llms.Model so that every request is
+// trimmed, calibrated and recovered from an overflow, and Memory is a
+// schema.Memory that never drops the latest exchange.
 //
 // # Deciding on a copy, applying to the originals
 //
@@ -76,6 +79,74 @@
 // wrote with exactly a notice's text is the only false positive: it is then
 // not counted as a turn of its own. ToHistory recognises the default
 // notices.
+//
+// # Pins
+//
+// history.WithPin takes indices into the caller's []llms.MessageContent.
+// Since a tool message converts to one history message per response, Trim
+// and RecoverOverflow translate them: a pinned message is pinned whole
+// (every message it converts to), and it is never dropped or elided,
+// whatever the budget; in a dropped turn it is kept right after the leading
+// system messages. A tool message holding responses and an AI message
+// holding tool calls cannot be pinned (they would be separated from their
+// pairs), nor can a notice a trim inserted: such a pin, or an index beyond
+// msgs, makes the call return a *history.OptionError whose reason names the
+// index in msgs. A tool message holding only other parts (a nudge) can be
+// pinned.
+//
+// # Recovering from an overflow
+//
+// A provider may count more than the budget allows even so. RecoverOverflow
+// takes the messages that were sent, the provider's error and the attempt
+// number, and trims them further to a target derived from the sizes the
+// error states (history.RecoverOverflow): retry at most twice, and surface
+// the error when it returns history.ErrNotOverflow or a
+// *history.RecoverError. LangChainGo's OpenAI provider keeps only the
+// message of OpenAI's error ("API returned unexpected status code: 400:
+// This model's maximum context length is ..."), which is enough.
+//
+// # Tools and calibration
+//
+// A request sends its tools besides its messages. Overhead counts the
+// []llms.Tool given with llms.WithTools (their JSON, as OpenAI-compatible
+// providers receive it); history.WithOverhead(Overhead(tools, c)) makes
+// the trim leave room for them and include them in Result.TokensAfter.
+// PromptTokens reads the provider's count of a request from the response's
+// GenerationInfo ("PromptTokens" for the OpenAI provider); pass it with
+// Result.TokensAfter to history.Calibration.Observe, and the calibration
+// to every trim with history.WithCalibration, so that trims aim at the
+// budget the provider counts.
+//
+// # Model
+//
+// NewModel wraps an llms.Model (openai.New(...), anthropic.New(...), any
+// other) with all of the above: before every GenerateContent call it trims
+// the messages to Config.Budget with the call's tools counted and the
+// Calibration applied; it observes the usage of every accepted response;
+// after a context overflow it retries with RecoverOverflow, at most
+// MaxRetries times; and it reports every request to Config.OnEvent. The
+// caller keeps its full history and passes it on every call:
+//
+//	model := langchaingo.NewModel(llm, langchaingo.Config{
+//		Budget:      120_000,
+//		Options:     []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
+//		Calibration: cal,
+//	})
+//	resp, err := model.GenerateContent(ctx, fullHistory, llms.WithTools(tools))
+//
+// Pins given in Config.Options refer to the messages of each call and
+// hold across the retries.
+//
+// # Memory
+//
+// Memory is a schema.Memory for LangChainGo's chains: a
+// memory.ConversationBuffer whose stored messages are trimmed with Trim
+// after every SaveContext and on every LoadMemoryVariables. It drops whole
+// turns, oldest first, behind a notice, keeps tool calls with their
+// results, and always keeps the latest exchange, even when that alone
+// exceeds its budget: memory.ConversationTokenBuffer, which drops the
+// oldest messages one by one until the rest fits, empties itself
+// completely on such an exchange, the latest request included.
 //
 // # Module
 //

@@ -1,6 +1,7 @@
 package langchaingo
 
 import (
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,6 +78,7 @@ var adapter = adaptertest.Adapter[conversation]{
 		history.WithBreadcrumb(history.Message{Role: history.RoleSystem, Content: "[context trimmed]"}),
 		history.WithStepBreadcrumb(history.Message{Role: history.RoleAssistant, Content: "[steps trimmed]"})},
 	Exact: true,
+	Check: checkRoundTrip,
 	Start: func() conversation { return conversation{msg(llms.ChatMessageTypeSystem, txt("sys"))} },
 	Task: func(c conversation, s string) conversation {
 		return slices.Concat(c, conversation{msg(llms.ChatMessageTypeHuman, txt(s))})
@@ -86,6 +88,33 @@ var adapter = adaptertest.Adapter[conversation]{
 			msg(llms.ChatMessageTypeTool, resp(id, "run", output))})
 	},
 	Len: func(c conversation) int { return len(c) },
+}
+
+// checkRoundTrip checks that out, the native output of a ladder trim,
+// converts back (ToHistory) to res.Messages, message for message: the
+// rebuilt messages (notices, elided responses, cut-down messages) are
+// exact, not merely of the same size. Kinds are compared except where the
+// native form cannot carry them: an elided response reads back as an
+// ordinary one holding the placeholder, and a notice of a configured text
+// as an ordinary message (ToHistory recognises the default ones).
+func checkRoundTrip(t *testing.T, _, out conversation, res history.Result) {
+	t.Helper()
+	back, err := ToHistory(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(res.Messages) {
+		t.Fatalf("output converts to %d messages, Result has %d", len(back), len(res.Messages))
+	}
+	for j := range back {
+		b, w := back[j], res.Messages[j]
+		if (w.Kind == history.KindElided || w.Kind == history.KindBreadcrumb) && b.Kind == "" {
+			b.Kind = w.Kind
+		}
+		if !reflect.DeepEqual(b, w) {
+			t.Fatalf("output message %d converts to %+v, Result holds %+v", j, b, w)
+		}
+	}
 }
 
 // TestTrimLadder trims generated agent conversations with elision and step

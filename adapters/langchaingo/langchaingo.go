@@ -3,11 +3,13 @@ package langchaingo
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
+	"github.com/histrim/history/internal/pins"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -43,7 +45,10 @@ func ToHistory(msgs []llms.MessageContent) ([]history.Message, error) {
 // system messages and a breadcrumb, and under history.WithElision and
 // history.WithStepTrim the rest of the degradation ladder), mapped back
 // onto the caller's own messages (see the package documentation). opts are
-// the core's options (history.WithCounter, history.WithOnTrim, ...).
+// the core's options (history.WithCounter, history.WithOnTrim, ...);
+// history.WithPin takes indices into msgs, and Trim pins every message a
+// pinned native message converts to (see Pins in the package
+// documentation).
 //
 // The Result is the core's, computed on ToHistory(msgs): Result.Kept
 // indexes those messages (-1 for a notice), which are one for one with msgs
@@ -53,21 +58,119 @@ func ToHistory(msgs []llms.MessageContent) ([]history.Message, error) {
 // they fit the budget whenever the Result does.
 //
 // Errors: a conversion error wraps ErrInvalidMessage and comes with an empty
-// Result; otherwise the error is the core's (history.ErrInvalidBudget,
+// Result, and so does a *history.OptionError for a pin Trim cannot honour
+// (its reason names the index in msgs); otherwise the error is the core's (history.ErrInvalidBudget,
 // *history.MessageError, or a *history.BudgetError wrapping
 // history.ErrLatestTurnTooLarge that comes with usable messages and Result).
 // When nothing needs trimming or sweeping, Trim returns msgs itself, clipped
 // to its length.
 func Trim(msgs []llms.MessageContent, budget int, opts ...history.Option) ([]llms.MessageContent, history.Result, error) {
+	out, res, _, err := run(msgs, opts, budget, false, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+		return history.TrimToRecentTurns(conv, budget, opts...)
+	})
+	return out, res, err
+}
+
+// origin says where a message of a trim's output came from: native is
+// the index of the caller's message it is or was cut down from, or -1 for
+// a notice; whole reports that it is the caller's message itself.
+type origin struct {
+	native int
+	whole  bool
+}
+
+// run converts msgs, translates the pins of opts (history.WithPin, indices
+// into msgs) to the converted messages, lets core decide on them with the
+// translated options, and maps the decision back onto msgs as Trim does.
+// When where is true it also returns, for each output message, its
+// origin. A conversion or pin error comes with an empty Result but for
+// its Budget, budget.
+func run(msgs []llms.MessageContent, opts []history.Option, budget int, where bool,
+	core func(conv []history.Message, opts []history.Option) (history.Result, error)) ([]llms.MessageContent, history.Result, []origin, error) {
 	conv, slots, err := convert(msgs, opts)
 	if err != nil {
-		return nil, history.Result{Budget: budget}, err
+		return nil, history.Result{Budget: budget}, nil, err
 	}
-	res, err := history.TrimToRecentTurns(conv, budget, opts...)
+	if native := pins.Read(opts); native != nil {
+		translated, err := translatePins(msgs, conv, slots, native)
+		if err != nil {
+			return nil, history.Result{Budget: budget}, nil, err
+		}
+		opts = append(slices.Clip(opts), history.WithPin(translated...))
+	}
+	res, err := core(conv, opts)
 	if len(res.Messages) == 0 {
-		return nil, res, err
+		return nil, res, nil, err
 	}
-	return apply(msgs, conv, slots, res), res, err
+	out := apply(msgs, conv, slots, res)
+	if !where {
+		return out, res, nil, err
+	}
+	return out, res, origins(msgs, conv, slots, res), err
+}
+
+// translatePins returns the indices of the converted messages that stand
+// for the native messages pinned (indices into msgs): every message a
+// native message converts to. It reports, with native indices, a pin
+// outside msgs, on a tool message holding responses or an AI message
+// holding calls (which cannot be kept apart from their pairs), or on a
+// notice an earlier trim inserted, as the core would for its own messages.
+func translatePins(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, native []int) ([]int, error) {
+	first := make([]int, len(msgs)+1) // first converted message of each native one
+	k := 0
+	for i := range msgs {
+		for k < len(slots) && slots[k].Native < i {
+			k++
+		}
+		first[i] = k
+	}
+	first[len(msgs)] = len(slots)
+	var out []int
+	for _, i := range native {
+		if i >= len(msgs) {
+			return nil, pinErr("index " + strconv.Itoa(i) + " is outside the history of " + strconv.Itoa(len(msgs)) + " messages")
+		}
+		for k := first[i]; k < len(slots) && slots[k].Native == i; k++ {
+			m := &conv[k]
+			switch {
+			case m.Role == history.RoleTool:
+				return nil, pinErr("message " + strconv.Itoa(i) + " is a tool message with responses; they cannot be kept without their calls")
+			case len(m.ToolCalls) > 0:
+				return nil, pinErr("message " + strconv.Itoa(i) + " has tool calls; they cannot be kept without their responses")
+			case m.Kind == history.KindBreadcrumb:
+				return nil, pinErr("message " + strconv.Itoa(i) + " is a notice, which a trim replaces")
+			}
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func pinErr(reason string) error {
+	return &history.OptionError{Option: "WithPin", Reason: reason}
+}
+
+// origins returns the origin of each message apply returns for res.
+func origins(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, res history.Result) []origin {
+	if regroup.Unchanged(res, conv) {
+		out := make([]origin, len(msgs))
+		for i := range out {
+			out[i] = origin{i, true}
+		}
+		return out
+	}
+	var out []origin
+	for _, g := range regroup.Groups(res, conv, slots) {
+		switch {
+		case g.Native < 0:
+			out = append(out, origin{-1, false})
+		case g.Whole:
+			out = append(out, origin{g.Native, true})
+		case slices.Contains(g.Keep(len(msgs[g.Native].Parts)), true): // cutDown keeps it
+			out = append(out, origin{g.Native, false})
+		}
+	}
+	return out
 }
 
 // apply maps res back onto msgs (see regroup.Apply): part by part where

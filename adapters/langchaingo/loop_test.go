@@ -1,0 +1,426 @@
+package langchaingo
+
+// A 50-turn agent loop through Model around LangChainGo's real OpenAI
+// provider (llms/openai), against an httptest server that speaks OpenAI's
+// chat-completions wire format, counts each request as a provider whose
+// tokenizer differs from the Heuristic by a factor F, and rejects what
+// exceeds its window with OpenAI's own overflow status and body.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/histrim/history"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
+)
+
+// wireMessage is one message of a chat-completions request as it travels.
+// (LangChainGo's request types are internal to its openai package, so the
+// server decodes the wire format itself.)
+type wireMessage struct {
+	Role       string     `json:"role"`
+	Content    any        `json:"content"` // a string, or an array of parts
+	ToolCalls  []wireCall `json:"tool_calls"`
+	ToolCallID string     `json:"tool_call_id"`
+}
+
+type wireCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// text returns the message's content: a string, or the text of its parts.
+func (m wireMessage) text() (string, error) {
+	switch c := m.Content.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return c, nil
+	case []any:
+		var b strings.Builder
+		for _, p := range c {
+			part, ok := p.(map[string]any)
+			if !ok || part["type"] != "text" {
+				return "", fmt.Errorf("content part %v", p)
+			}
+			s, _ := part["text"].(string)
+			b.WriteString(s)
+		}
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("content %T", m.Content)
+}
+
+// native returns the request's messages as llms.MessageContent, as the
+// provider's tokenizer would see them.
+func native(msgs []wireMessage) ([]llms.MessageContent, error) {
+	out := make([]llms.MessageContent, 0, len(msgs))
+	for _, m := range msgs {
+		s, err := m.text()
+		if err != nil {
+			return nil, err
+		}
+		var mc llms.MessageContent
+		switch m.Role {
+		case "system":
+			mc = llms.TextParts(llms.ChatMessageTypeSystem, s)
+		case "user":
+			mc = llms.TextParts(llms.ChatMessageTypeHuman, s)
+		case "assistant":
+			mc.Role = llms.ChatMessageTypeAI
+			if s != "" {
+				mc.Parts = append(mc.Parts, llms.TextContent{Text: s})
+			}
+			for _, c := range m.ToolCalls {
+				mc.Parts = append(mc.Parts, llms.ToolCall{ID: c.ID, Type: c.Type,
+					FunctionCall: &llms.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
+			}
+		case "tool":
+			mc = llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: m.ToolCallID, Content: s}}}
+		default:
+			return nil, fmt.Errorf("role %q", m.Role)
+		}
+		out = append(out, mc)
+	}
+	return out, nil
+}
+
+// wirePairing checks OpenAI's rule on the wire, independently of Validate:
+// the tool messages right after an assistant message with tool_calls
+// answer each call once, before any other message; no other tool message.
+func wirePairing(msgs []wireMessage) string {
+	open := map[string]bool{}
+	for i, m := range msgs {
+		if m.Role == "tool" {
+			if !open[m.ToolCallID] {
+				return fmt.Sprintf("message %d: tool result %q answers no open call", i, m.ToolCallID)
+			}
+			delete(open, m.ToolCallID)
+			continue
+		}
+		if len(open) > 0 {
+			return fmt.Sprintf("message %d: %d calls unanswered", i, len(open))
+		}
+		for _, c := range m.ToolCalls {
+			open[c.ID] = true
+		}
+	}
+	if len(open) > 0 {
+		return "trailing unanswered calls"
+	}
+	return ""
+}
+
+// reply is what the server answers an accepted request with.
+type reply struct {
+	text  string
+	calls []wireCall
+}
+
+// loopServer is the provider: it counts each request as
+// ceil(F × Estimate) of its messages plus the Heuristic's count of the
+// tools' JSON as received, rejects what exceeds limit as OpenAI does, and
+// otherwise answers next with usage reporting that count.
+type loopServer struct {
+	f     float64
+	limit int
+
+	mu       sync.Mutex
+	next     reply
+	task     string // the latest user request, which every request must hold
+	requests int
+	rejected int
+	problems []string
+}
+
+func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string          `json:"model"`
+		Messages []wireMessage   `json:"messages"`
+		Tools    json.RawMessage `json:"tools"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/chat/completions" {
+		http.Error(w, fmt.Sprintf("bad request %s: %v", r.URL.Path, err), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests++
+	problem := func(format string, args ...any) {
+		s.problems = append(s.problems, fmt.Sprintf("request %d: ", s.requests)+fmt.Sprintf(format, args...))
+	}
+	if p := wirePairing(req.Messages); p != "" {
+		problem("pairing: %s", p)
+	}
+	latest := false
+	for _, m := range req.Messages {
+		if t, _ := m.text(); m.Role == "user" && t == s.task {
+			latest = true
+		}
+	}
+	if !latest {
+		problem("the latest user request was not sent")
+	}
+	msgs, err := native(req.Messages)
+	if err != nil {
+		problem("decode: %v", err)
+	}
+	hist, err := ToHistory(msgs)
+	if err != nil {
+		problem("convert: %v", err)
+	}
+	count := int(math.Ceil(s.f*float64(history.Estimate(hist, nil)))) + history.EstimateText(string(req.Tools))
+	w.Header().Set("Content-Type", "application/json")
+	if count > s.limit {
+		s.rejected++
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.limit, count)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": s.next.text}
+	finish := "stop"
+	if len(s.next.calls) > 0 {
+		msg["tool_calls"], msg["content"], finish = s.next.calls, nil, "tool_calls"
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": fmt.Sprintf("chatcmpl-%d", s.requests), "object": "chat.completion", "created": 1700000000, "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": count, "completion_tokens": 20, "total_tokens": count + 20},
+	})
+}
+
+// rng is a deterministic pseudo-random sequence (a 64-bit LCG).
+type rng uint64
+
+func (r *rng) intn(n int) int {
+	*r = *r*6364136223846793005 + 1442695040888963407
+	return int(uint64(*r>>33) % uint64(n))
+}
+
+var vocabulary = strings.Fields(`the function returns an error when the file is missing and the caller
+retries with a backoff of two seconds while the scheduler keeps the queue ordered by priority so that
+requests from the same tenant never overtake each other config value parse buffer index cache miss
+latency throughput handler middleware goroutine channel mutex deadline context cancel timeout retry
+json decode encode schema field struct pointer slice map key value table column row query plan`)
+
+// words returns n pseudo-random words from the vocabulary, in lines.
+func words(r *rng, n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(vocabulary[r.intn(len(vocabulary))])
+		if i%14 == 13 {
+			b.WriteByte('\n')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+// loopTools are the 20 tool schemas sent on every request.
+func loopTools() []llms.Tool {
+	tools := make([]llms.Tool, 20)
+	for i := range tools {
+		tools[i] = llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+			Name:        fmt.Sprintf("tool_%02d", i),
+			Description: fmt.Sprintf("Tool %d reads, searches or edits part of the repository and returns its output as plain text; use it when the task needs data it can provide.", i),
+			Parameters: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"path":  map[string]any{"type": "string", "description": "the file or directory to work on"},
+					"query": map[string]any{"type": "string", "description": "what to look for"},
+					"limit": map[string]any{"type": "integer", "description": "the largest number of results"},
+				},
+				"required": []string{"path"},
+			},
+		}}
+	}
+	return tools
+}
+
+// validating checks every request it forwards with Validate.
+type validating struct {
+	llms.Model
+	mu      sync.Mutex
+	invalid []error
+}
+
+func (v *validating) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	if err := Validate(msgs); err != nil {
+		v.mu.Lock()
+		v.invalid = append(v.invalid, err)
+		v.mu.Unlock()
+	}
+	return v.Model.GenerateContent(ctx, msgs, opts...)
+}
+
+// loopStats are the figures of one run of the loop.
+type loopStats struct {
+	requests, accepted, trimmed, overflows, errors int
+	trimmedPrompt                                  []int // provider counts of the accepted trimmed requests
+	estimateErr                                    map[int]float64
+}
+
+// runLoop runs the agent loop against a provider counting F times the
+// Heuristic, with Limit = Budget = limit.
+func runLoop(t *testing.T, f float64, limit int) loopStats {
+	t.Helper()
+	srv := &loopServer{f: f, limit: limit}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	llm, err := openai.New(openai.WithBaseURL(hs.URL), openai.WithToken("x"), openai.WithModel("gpt-4o-mini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := &validating{Model: llm}
+	cal := &history.Calibration{}
+	st := loopStats{estimateErr: map[int]float64{}}
+	observed := 0
+	var scale, offset float64
+	fitted := false
+	model := NewModel(check, Config{
+		Budget:      limit,
+		Options:     []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
+		Calibration: cal,
+		OnEvent: func(ev Event) {
+			st.requests++
+			if ev.Overflow {
+				st.overflows++
+				t.Logf("F=%.1f: request %d (after %d observations) overflowed: sent %d, budget %d: %v", f, st.requests, observed, ev.Result.TokensAfter, ev.Result.Budget, ev.Err)
+			}
+			if ev.Err != nil {
+				return
+			}
+			st.accepted++
+			if ev.Result.Trimmed {
+				st.trimmed++
+				st.trimmedPrompt = append(st.trimmedPrompt, ev.PromptTokens)
+			}
+			// The calibration's estimate of this request, by the model
+			// fitted to the observations before it.
+			estimate := float64(ev.Result.TokensAfter)
+			if fitted {
+				estimate = scale*float64(ev.Result.TokensAfter) + offset
+			}
+			if _, done := st.estimateErr[observed]; !done {
+				st.estimateErr[observed] = math.Abs(estimate-float64(ev.PromptTokens)) / float64(ev.PromptTokens)
+			}
+			observed++
+			scale, offset, _, fitted = cal.Model()
+		},
+	})
+
+	ctx := context.Background()
+	tools := loopTools()
+	r := rng(uint64(f * 1000))
+	full := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "You are a coding agent. Use the tools to answer each task.")}
+	call := 0
+	for turn := range 50 {
+		task := fmt.Sprintf("Task %d: %s", turn, words(&r, 10+r.intn(30)))
+		full = append(full, llms.TextParts(llms.ChatMessageTypeHuman, task))
+		srv.mu.Lock()
+		srv.task = task
+		srv.mu.Unlock()
+		steps := 1 + r.intn(6)
+		for step := 0; step <= steps; step++ {
+			next := reply{text: fmt.Sprintf("Done with task %d: %s", turn, words(&r, 20+r.intn(40)))}
+			if step < steps {
+				next = reply{}
+				for range 1 + r.intn(4)/3 { // one call, sometimes two in parallel
+					call++
+					c := wireCall{ID: fmt.Sprintf("call_%d", call), Type: "function"}
+					c.Function.Name = fmt.Sprintf("tool_%02d", r.intn(20))
+					c.Function.Arguments = fmt.Sprintf(`{"path":"src/file_%d.go","query":"%s"}`, r.intn(100), words(&r, 2))
+					next.calls = append(next.calls, c)
+				}
+			}
+			srv.mu.Lock()
+			srv.next = next
+			srv.mu.Unlock()
+			resp, err := model.GenerateContent(ctx, full, llms.WithTools(tools))
+			if err != nil {
+				st.errors++
+				t.Errorf("F=%.1f turn %d step %d: %v", f, turn, step, err)
+				break
+			}
+			c := resp.Choices[0]
+			if len(c.ToolCalls) == 0 {
+				full = append(full, llms.TextParts(llms.ChatMessageTypeAI, c.Content))
+				break
+			}
+			ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+			for _, tc := range c.ToolCalls {
+				ai.Parts = append(ai.Parts, tc)
+			}
+			full = append(full, ai)
+			for _, tc := range c.ToolCalls {
+				full = append(full, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{
+					ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: words(&r, 250+r.intn(901))}}})
+			}
+		}
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, p := range srv.problems {
+		t.Errorf("F=%.1f server: %s", f, p)
+	}
+	for _, err := range check.invalid {
+		t.Errorf("F=%.1f a request failed Validate: %v", f, err)
+	}
+	if srv.requests != st.requests || srv.rejected != st.overflows {
+		t.Errorf("F=%.1f server saw %d requests (%d rejected), events say %d (%d overflows)", f, srv.requests, srv.rejected, st.requests, st.overflows)
+	}
+	return st
+}
+
+// TestModelLoop runs the loop for a provider that counts 30% more than the
+// Heuristic and one that counts 20% less, with the budget at the window
+// as a runtime configures it: the Model must hide every overflow from
+// the caller, overflow at most once per loop, keep pairs and the latest
+// request, and use the window (trimmed requests at 85% of it or more).
+func TestModelLoop(t *testing.T) {
+	const limit = 12000
+	for _, f := range []float64{1.3, 0.8} {
+		t.Run(fmt.Sprintf("F=%.1f", f), func(t *testing.T) {
+			t.Parallel()
+			st := runLoop(t, f, limit)
+			mean := 0.0
+			for _, p := range st.trimmedPrompt {
+				mean += float64(p)
+			}
+			if len(st.trimmedPrompt) > 0 {
+				mean /= float64(len(st.trimmedPrompt))
+			}
+			t.Logf("F=%.1f: %d requests, %d accepted, %d trimmed, %d overflows; mean provider prompt of trimmed requests %.0f = %.1f%% of the limit; estimate error after 0/1/3/10 observations: %.1f%% / %.1f%% / %.1f%% / %.1f%%",
+				f, st.requests, st.accepted, st.trimmed, st.overflows, mean, 100*mean/limit,
+				100*st.estimateErr[0], 100*st.estimateErr[1], 100*st.estimateErr[3], 100*st.estimateErr[10])
+			if st.errors != 0 {
+				t.Errorf("%d errors reached the caller", st.errors)
+			}
+			if st.overflows > 1 {
+				t.Errorf("%d overflows, want at most 1", st.overflows)
+			}
+			if st.trimmed < 20 {
+				t.Errorf("only %d trimmed requests: the loop does not exercise the trim", st.trimmed)
+			}
+			if mean < 0.85*limit {
+				t.Errorf("mean provider prompt of trimmed requests %.0f < 85%% of %d", mean, limit)
+			}
+			if st.estimateErr[10] > 0.05 {
+				t.Errorf("estimate error after 10 observations %.1f%%, want at most 5%%", 100*st.estimateErr[10])
+			}
+		})
+	}
+}

@@ -1,0 +1,345 @@
+package langchaingo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/pins"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// MaxRetries is how many times a Model retries a request that the provider
+// rejected for its length, each time after RecoverOverflow trimmed it
+// further.
+const MaxRetries = 2
+
+// Config configures a Model. Budget is required; the zero value of every
+// other field means "none".
+type Config struct {
+	// Budget is the input-token budget of every request: what its
+	// messages and tools may take (the model's window less the reply's
+	// reserve; history.Budget derives it). With a Calibration it is in
+	// the provider's tokens. A Budget of zero or less makes every call
+	// fail with history.ErrInvalidBudget.
+	Budget int
+	// Options are the trim's options: history.WithElision,
+	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim,
+	// history.WithLabels, history.WithPin (indices into the messages of
+	// each call), ... The Model adds history.WithCounter,
+	// history.WithOverhead and history.WithCalibration from the fields
+	// below, which replace any given here.
+	Options []history.Option
+	// Counter counts the messages and the tools; nil means
+	// history.Heuristic().
+	Counter history.Counter
+	// Calibration, when set, observes every accepted request (the
+	// Counter's count of what was sent against the prompt tokens the
+	// response reports, see PromptTokens), makes every trim aim at the
+	// budget the provider counts, and records the sizes an overflow error
+	// states. Use one per model; it may be shared by several Models and
+	// goroutines.
+	Calibration *history.Calibration
+	// Overhead is what every request sends besides its messages and the
+	// tools of its call options, in the Counter's units: a response schema
+	// set on the provider client (openai.WithResponseFormat), a system
+	// instruction the provider adds. It must not be negative (the trim
+	// would reject it with a *history.OptionError).
+	Overhead int
+	// OnEvent, when set, receives one Event for every request sent to the
+	// wrapped model, synchronously, after the Calibration observed it.
+	OnEvent func(Event)
+}
+
+// Event describes one request a Model sent to the model it wraps.
+type Event struct {
+	// Attempt is 0 for the first request of a GenerateContent call, and
+	// 1 to MaxRetries for the retries after the provider rejected the
+	// previous request for its length.
+	Attempt int
+	// Messages is the number of messages sent.
+	Messages int
+	// Result is the trim whose output was sent: Trim's for attempt 0,
+	// RecoverOverflow's after. Result.TokensAfter is the request as the
+	// Counter counts it, tools and Config.Overhead included;
+	// Result.Budget is the budget the trim aimed at (calibrated);
+	// Result.Dropped holds what was left out, for archiving.
+	Result history.Result
+	// TrimErr is the *history.BudgetError (wrapping
+	// history.ErrLatestTurnTooLarge) of a trim whose smallest history
+	// still exceeds the budget: the request was sent anyway, and the
+	// provider decided. Nil otherwise.
+	TrimErr error
+	// PromptTokens is the provider's count of the request's input, as
+	// PromptTokens reads it from the response; 0 when the request was
+	// rejected or the provider reported none.
+	PromptTokens int
+	// Overflow reports that the provider rejected the request because
+	// its input does not fit the context window
+	// (history.IsContextOverflow).
+	Overflow bool
+	// Err is the provider's error; nil when it accepted the request.
+	Err error
+}
+
+// Model is an llms.Model that trims the messages of every GenerateContent
+// call to a budget before passing them to the model it wraps, and
+// recovers when the provider rejects a request for its length anyway:
+//
+//  1. It trims the messages with Trim to Config.Budget, counting the
+//     call's tools (llms.WithTools, and the deprecated llms.WithFunctions)
+//     with Overhead and adding Config.Overhead, calibrated by
+//     Config.Calibration.
+//  2. It sends the trimmed messages, with the call's options unchanged.
+//  3. When the provider accepts, it feeds the prompt tokens the response
+//     reports (PromptTokens) and the trim's Result.TokensAfter to the
+//     Calibration, and returns the response.
+//  4. When the provider rejects the request as a context overflow
+//     (history.IsContextOverflow), it trims the messages it sent with
+//     RecoverOverflow and sends them again, at most MaxRetries times.
+//
+// Every request is reported to Config.OnEvent. The caller's messages are
+// never modified, and kept messages are sent as the caller's values (see
+// Trim), so what the caller put in them reaches the provider.
+//
+// Errors: an error of the trim other than history.ErrLatestTurnTooLarge
+// (invalid messages, budget or options) is returned before anything is
+// sent. A provider error that is not an overflow is returned as it is.
+// When the request is still rejected after MaxRetries retries, the last
+// provider error is returned wrapped (errors.Is and errors.As see it);
+// when RecoverOverflow finds nothing left to drop, its
+// *history.RecoverError, which wraps the provider error.
+//
+// A Model is safe for concurrent use when the wrapped model, the Counter,
+// the trim's callbacks and OnEvent are.
+type Model struct {
+	inner llms.Model
+	cfg   Config
+}
+
+var (
+	_ llms.Model          = (*Model)(nil)
+	_ llms.ReasoningModel = (*Model)(nil)
+)
+
+// NewModel returns a Model that trims every request to inner as cfg says.
+// cfg.Options is copied.
+func NewModel(inner llms.Model, cfg Config) *Model {
+	cfg.Options = slices.Clone(cfg.Options)
+	return &Model{inner: inner, cfg: cfg}
+}
+
+// GenerateContent trims msgs, sends them to the wrapped model with
+// options, and retries after a context overflow, as the Model
+// documentation describes. It never modifies msgs.
+func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var call llms.CallOptions
+	for _, o := range options {
+		if o != nil {
+			o(&call)
+		}
+	}
+	overhead := Overhead(callTools(call), m.cfg.Counter)
+	if m.cfg.Overhead > 0 {
+		overhead = satAdd(overhead, m.cfg.Overhead)
+	} else if m.cfg.Overhead < 0 {
+		overhead = m.cfg.Overhead // the trim reports it
+	}
+	opts := append(slices.Clip(m.cfg.Options), history.WithCounter(m.cfg.Counter),
+		history.WithOverhead(overhead), history.WithCalibration(m.cfg.Calibration))
+	pinned := pins.Read(opts)
+
+	send, res, where, err := run(msgs, opts, m.cfg.Budget, pinned != nil, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+		return history.TrimToRecentTurns(conv, m.cfg.Budget, opts...)
+	})
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		return nil, err
+	}
+	trimErr := err
+	from := nativeOf(where, nil) // index in msgs of each message sent, when pinned
+	for attempt := 0; ; attempt++ {
+		resp, err := m.inner.GenerateContent(ctx, send, options...)
+		ev := Event{Attempt: attempt, Messages: len(send), Result: res, TrimErr: trimErr, Err: err}
+		if err == nil {
+			ev.PromptTokens = PromptTokens(resp)
+			if m.cfg.Calibration != nil && ev.PromptTokens > 0 {
+				m.cfg.Calibration.Observe(res.TokensAfter, ev.PromptTokens)
+			}
+			m.emit(ev)
+			return resp, nil
+		}
+		ev.Overflow = history.IsContextOverflow(err)
+		m.emit(ev)
+		if !ev.Overflow {
+			return nil, err
+		}
+		if attempt == MaxRetries {
+			return nil, fmt.Errorf("history/langchaingo: request still too long after %d retries: %w", MaxRetries, err)
+		}
+		ropts := opts
+		if pinned != nil {
+			ropts = append(slices.Clip(opts), history.WithPin(positions(from, pinned)...))
+		}
+		providerErr := err
+		send, res, where, err = run(send, ropts, 0, pinned != nil, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+			return history.RecoverOverflow(conv, providerErr, attempt+1, opts...)
+		})
+		if err != nil {
+			return nil, err
+		}
+		trimErr = nil
+		from = nativeOf(where, from)
+	}
+}
+
+// Call sends prompt as a single human message through GenerateContent and
+// returns the text of the first choice, as llms.GenerateFromSinglePrompt
+// does.
+func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// SupportsReasoning reports whether the wrapped model is an
+// llms.ReasoningModel that supports reasoning.
+func (m *Model) SupportsReasoning() bool {
+	r, ok := m.inner.(llms.ReasoningModel)
+	return ok && r.SupportsReasoning()
+}
+
+func (m *Model) emit(ev Event) {
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(ev)
+	}
+}
+
+// callTools returns the tools a call sends: its llms.WithTools, then its
+// deprecated llms.WithFunctions as function tools.
+func callTools(call llms.CallOptions) []llms.Tool {
+	if len(call.Functions) == 0 {
+		return call.Tools
+	}
+	tools := slices.Clip(call.Tools)
+	for i := range call.Functions {
+		tools = append(tools, llms.Tool{Type: "function", Function: &call.Functions[i]})
+	}
+	return tools
+}
+
+// nativeOf returns, for each message of a trim's output, the index of the
+// caller's message it came from (-1 for a notice): where's index when
+// prev is nil, else prev's entry for it (the trim was of an output whose
+// origins prev holds). Nil when where is nil.
+func nativeOf(where []origin, prev []int) []int {
+	if where == nil {
+		return nil
+	}
+	out := make([]int, len(where))
+	for j, o := range where {
+		out[j] = o.native
+		if prev != nil && o.native >= 0 {
+			out[j] = prev[o.native]
+		}
+	}
+	return out
+}
+
+// positions returns the positions in a trim's output of the caller's
+// pinned messages, given the origin of each output message.
+func positions(from, pinned []int) []int {
+	var out []int
+	for j, i := range from {
+		if _, ok := slices.BinarySearch(pinned, i); ok && i >= 0 {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// PromptTokens returns the provider's count of a request's input tokens
+// from the GenerationInfo of resp's first choice that reports one, or 0
+// when none does (or resp is nil). It reads the keys LangChainGo's
+// providers set (v0.1.14): "PromptTokens" (openai, googleai, ollama,
+// maritaca; for googleai it includes cached tokens);
+// "InputTokens" + "CacheCreationInputTokens" + "CacheReadInputTokens"
+// (anthropic, whose input tokens exclude the cached ones); "input_tokens"
+// (bedrock). Values of any integer or floating-point type are read;
+// negative ones count as 0. It is the reported figure
+// history.Calibration.Observe takes.
+func PromptTokens(resp *llms.ContentResponse) int {
+	if resp == nil {
+		return 0
+	}
+	for _, c := range resp.Choices {
+		if c == nil {
+			continue
+		}
+		if n := promptTokens(c.GenerationInfo); n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+func promptTokens(info map[string]any) int {
+	if n, ok := number(info["PromptTokens"]); ok {
+		return n
+	}
+	if n, ok := number(info["InputTokens"]); ok {
+		c, _ := number(info["CacheCreationInputTokens"])
+		r, _ := number(info["CacheReadInputTokens"])
+		return satAdd(satAdd(n, c), r)
+	}
+	n, _ := number(info["input_tokens"])
+	return n
+}
+
+// number reads v as a token count: any integer or float type, or a
+// json.Number; false when v is none of these. Negative values read as 0,
+// huge ones as math.MaxInt.
+func number(v any) (int, bool) {
+	var f float64
+	switch x := v.(type) {
+	case int:
+		return max(x, 0), true
+	case int32:
+		return max(int(x), 0), true
+	case int64:
+		f = float64(x)
+	case uint:
+		f = float64(x)
+	case uint32:
+		f = float64(x)
+	case uint64:
+		f = float64(x)
+	case float32:
+		f = float64(x)
+	case float64:
+		f = x
+	case json.Number:
+		g, err := x.Float64()
+		if err != nil {
+			return 0, false
+		}
+		f = g
+	default:
+		return 0, false
+	}
+	switch {
+	case !(f > 0): // negative or NaN
+		return 0, true
+	case f >= math.MaxInt:
+		return math.MaxInt, true
+	}
+	return int(f), true
+}
+
+func satAdd(a, b int) int {
+	if b > 0 && a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
