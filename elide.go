@@ -44,7 +44,9 @@ type ElideOptions struct {
 	KeepErrors bool
 	// Placeholder returns the text that replaces a result, given the
 	// original message and its token count. nil means the default,
-	// "[elided tool result: <name>, N tokens; re-run the tool if needed]".
+	// "[elided tool result: <name>, N tokens; re-run the tool if needed]",
+	// or with a Store "[elided tool result <handle>: <name>, N tokens; call
+	// recall_tool_result with id <handle> to read it]".
 	// A result is elided only when its placeholder costs fewer tokens.
 	Placeholder func(m Message, tokens int) string
 	// Archive, if set, is called with each original result, oldest first,
@@ -52,6 +54,13 @@ type ElideOptions struct {
 	// If it returns an error, elision stops and nothing is changed: the
 	// error is returned, wrapped. It must not modify the message.
 	Archive func(m Message) error
+	// Store, if set, keeps each elided result's original under a handle
+	// ([ElisionHandle]) before it is replaced, like Archive (after it, and
+	// with the same abort on error), and the default placeholder names the
+	// handle and the recall tool, so that the model can get the result back
+	// ([Recall], [RecallToolName]). A custom Placeholder should name
+	// ElisionHandle(m) too.
+	Store Store
 	// Counter measures results for these rules (MinTokens, and the count in
 	// the default placeholder); nil means the counter of the call:
 	// [Heuristic] for [ElideToolResults], the trim's [Counter] under
@@ -192,9 +201,12 @@ func evalCandidate(m *Message, i, count int, calls *callIndex, opts *ElideOption
 		return elideCand{}, false
 	}
 	var text string
-	if opts.Placeholder != nil {
+	switch {
+	case opts.Placeholder != nil:
 		text = opts.Placeholder(*m, size)
-	} else {
+	case opts.Store != nil:
+		text = recallPlaceholder(ElisionHandle(*m), name, size)
+	default:
 		text = defaultPlaceholder(name, size)
 	}
 	saved := count - clampCount(c.CountMessage(elided(*m, text)))
@@ -206,13 +218,23 @@ func evalCandidate(m *Message, i, count int, calls *callIndex, opts *ElideOption
 
 // archive hands the originals of cands to opts.Archive, oldest first.
 func archive(msgs []Message, cands []elideCand, opts *ElideOptions) error {
-	if opts.Archive == nil {
-		return nil
-	}
 	for _, e := range cands {
-		if err := opts.Archive(msgs[e.idx]); err != nil {
+		if err := archiveOne(msgs[e.idx], opts.Archive, opts.Store); err != nil {
 			return &archiveError{index: e.idx, err: err}
 		}
+	}
+	return nil
+}
+
+// archiveOne hands the original m to Archive and to Store, when set.
+func archiveOne(m Message, archive func(Message) error, store Store) error {
+	if archive != nil {
+		if err := archive(m); err != nil {
+			return err
+		}
+	}
+	if store != nil {
+		return store.Put(ElisionHandle(m), m)
 	}
 	return nil
 }

@@ -59,6 +59,9 @@ type options struct {
 	// prune makes the trim elide every eligible tool result (WithElision's
 	// rules), also when the history fits: the Trimmer's cold resume.
 	prune bool
+	// noArchive skips Archive and Store: a pass whose plan may be
+	// redone archives nothing (the Trimmer archives the plan it returns).
+	noArchive bool
 	// pruneOver is prune only when the history is over budget: a
 	// Trimmer's maintenance point, where the cache is rewritten anyway.
 	pruneOver bool

@@ -262,7 +262,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	}
 	items := p.items()
 	tokens, elide, at := p.chooseElisions(items)
-	if o.elide != nil && len(elide) > 0 {
+	if o.elide != nil && len(elide) > 0 && !o.noArchive {
 		chosen := make([]elideCand, len(elide))
 		for i, c := range elide {
 			chosen[i] = p.cands[c]

@@ -238,12 +238,7 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget int, o *options, prev summaryState) (Result, cutInfo, summaryState, error) {
 	probe := newOptions(t.opts)
 	defer probe.release()
-	probe.onTrim, probe.prune, probe.pruneOver, probe.memo = nil, o.prune, true, o.memo
-	if probe.elide != nil {
-		e := *probe.elide
-		e.Archive = nil
-		probe.elide = &e
-	}
+	probe.onTrim, probe.prune, probe.pruneOver, probe.memo, probe.noArchive = nil, o.prune, true, o.memo, true
 	probe.record = make([]int, len(msgs))
 	for i := range probe.record {
 		probe.record[i] = -1
@@ -272,20 +267,20 @@ func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget in
 	// The passes below may be redone, so results are archived once, at
 	// the end, for the plan that is returned.
 	var archiveFn func(Message) error
-	if o.elide != nil && o.elide.Archive != nil {
-		e := *o.elide
-		archiveFn, e.Archive = e.Archive, nil
-		o.elide = &e
+	var store Store
+	if o.elide != nil {
+		archiveFn, store = o.elide.Archive, o.elide.Store
 	}
+	o.noArchive = true
 	reserve := o.summarizer.opts.MaxTokens
 	userOnTrim, overhead := o.onTrim, o.overhead
 	var ev *Event
 	o.onTrim = func(e Event) { ev = &e }
 	finish := func(res Result, err error, status string, next summaryState) (Result, cutInfo, summaryState, error) {
-		if archiveFn != nil && (err == nil || errors.As(err, new(*BudgetError))) {
+		if (archiveFn != nil || store != nil) && (err == nil || errors.As(err, new(*BudgetError))) {
 			for _, j := range res.Modified {
 				if k := res.Kept[j]; res.Messages[j].Kind == KindElided && msgs[k].Kind != KindElided {
-					if aerr := archiveFn(msgs[k]); aerr != nil {
+					if aerr := archiveOne(msgs[k], archiveFn, store); aerr != nil {
 						return Result{Budget: res.Budget}, cutInfo{start: -1, hoist: -1}, summaryState{}, &archiveError{index: k, err: aerr}
 					}
 				}
