@@ -121,7 +121,11 @@ type Config struct {
 	// LowWater is the WithLowWater fraction; 0 means none (trim to the
 	// exact budget).
 	LowWater float64
-	Prices   Prices
+	// Ladder adds history.WithElision (default ElideOptions) and
+	// history.WithStepTrim: elision first, then steps of the latest turn.
+	// With a Trimmer, a maintenance point elides every eligible result.
+	Ladder bool
+	Prices Prices
 }
 
 // Stats are the totals of one replay.
@@ -149,6 +153,10 @@ type Stats struct {
 	OverBudget int
 	// Broken counts prompts with broken tool pairs (must stay 0).
 	Broken int
+	// What the model saw at the limit, summed over those requests:
+	// messages sent, placeholders among them (elided results), and user
+	// turns.
+	MessagesAtLimit, PlaceholdersAtLimit, TurnsAtLimit int
 }
 
 // NoCache returns what the requests would bill with no prompt cache.
@@ -173,6 +181,9 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 	opts := []history.Option{history.WithCounter(Counter)}
 	if cfg.LowWater > 0 {
 		opts = append(opts, history.WithLowWater(cfg.LowWater))
+	}
+	if cfg.Ladder {
+		opts = append(opts, history.WithElision(history.ElideOptions{}), history.WithStepTrim())
 	}
 	tr := history.NewTrimmer(opts...)
 
@@ -227,6 +238,15 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 			st.SentAtLimit += tokens
 			if st.MinAtLimit < 0 || tokens < st.MinAtLimit {
 				st.MinAtLimit = tokens
+			}
+			st.MessagesAtLimit += len(prompt)
+			for _, m := range prompt {
+				switch {
+				case m.Kind == history.KindElided:
+					st.PlaceholdersAtLimit++
+				case m.Role == history.RoleUser && m.Kind == "":
+					st.TurnsAtLimit++
+				}
 			}
 		}
 		if res.Trimmed {

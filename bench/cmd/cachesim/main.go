@@ -27,6 +27,7 @@ type sessionSpec struct {
 func main() {
 	dir := flag.String("corpus", corpus.DefaultDir, "directory of the shared corpus (*.jsonl)")
 	turns := flag.Int("turns", 400, "minimum user turns per session")
+	flag.Bool("ladder", false, "also run the Trimmer with elision and step trimming (the maintenance-point policy)")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -40,6 +41,7 @@ func main() {
 		{"all 61 conversations", []string{""}, 128_000},
 	}
 	lows := []float64{0, 0.9, 0.8, 0.7, 0.6}
+	ladder := flag.Lookup("ladder").Value.(flag.Getter).Get().(bool)
 	patterns := []cachesim.Pattern{cachesim.Persisted, cachesim.WithTrimmer, cachesim.Stateless}
 
 	for _, sp := range specs {
@@ -54,11 +56,21 @@ func main() {
 			sp.name, len(s), users, history.Estimate(s, cachesim.Counter), history.Estimate(s, history.Heuristic()), sp.budget)
 		for _, p := range patterns {
 			fmt.Printf("\nPattern %s\n\n", p)
-			fmt.Println("| low-water | requests | at limit | prefix rewrites | read tok | write tok | uncached tok | billed (tok-equiv) | vs exact | vs no cache | mean prompt at limit (x budget) | min prompt at limit |")
-			fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+			fmt.Println("| low-water | requests | at limit | prefix rewrites | read tok | write tok | uncached tok | billed (tok-equiv) | vs exact | vs no cache | mean prompt at limit (x budget) | min prompt at limit | messages / turns / placeholders per request at limit |")
+			fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 			var exact float64
+			runs := []cachesim.Config{}
 			for _, lw := range lows {
-				st, err := cachesim.Replay(s, cachesim.Config{Pattern: p, Budget: sp.budget, LowWater: lw})
+				runs = append(runs, cachesim.Config{Pattern: p, Budget: sp.budget, LowWater: lw})
+			}
+			if ladder && p == cachesim.WithTrimmer {
+				for _, lw := range []float64{0.7, 0.5, 0.3} {
+					runs = append(runs, cachesim.Config{Pattern: p, Budget: sp.budget, LowWater: lw, Ladder: true})
+				}
+			}
+			for _, cfg := range runs {
+				lw := cfg.LowWater
+				st, err := cachesim.Replay(s, cfg)
 				if err != nil {
 					log.Fatal(err)
 				}
@@ -71,9 +83,14 @@ func main() {
 				} else {
 					exact = st.Billed
 				}
-				fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.0f | %+.1f%% | %+.1f%% | %.2f | %d |\n",
+				if cfg.Ladder {
+					name += " + elision, step trim"
+				}
+				per := func(n int) float64 { return float64(n) / float64(max(st.AtLimit, 1)) }
+				fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.0f | %+.1f%% | %+.1f%% | %.2f | %d | %.0f / %.1f / %.1f |\n",
 					name, st.Requests, st.AtLimit, st.Rewrites, st.Read, st.Write, st.Uncached, st.Billed,
-					100*(st.Billed/exact-1), 100*(st.Billed/st.NoCache()-1), st.MeanKept(sp.budget), st.MinAtLimit)
+					100*(st.Billed/exact-1), 100*(st.Billed/st.NoCache()-1), st.MeanKept(sp.budget), st.MinAtLimit,
+					per(st.MessagesAtLimit), per(st.TurnsAtLimit), per(st.PlaceholdersAtLimit))
 			}
 		}
 	}
