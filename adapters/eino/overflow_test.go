@@ -21,7 +21,7 @@ import (
 func overflowErr(used, limit int) error {
 	return &einoopenai.APIError{
 		Code: "context_length_exceeded", Type: "invalid_request_error", Param: ptr("messages"),
-		Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, used),
+		Message:    fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, used),
 		HTTPStatus: "400 Bad Request", HTTPStatusCode: 400,
 	}
 }
