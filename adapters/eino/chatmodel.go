@@ -37,11 +37,14 @@ type Config struct {
 	// the provider's (ResponseMeta.Usage.PromptTokens), and every trim
 	// aims at the budget it derives (history.WithCalibration), so that
 	// the provider's count lands at or under Budget. Use one per model
-	// (or endpoint), shared by every ChatModel that calls it.
+	// (or endpoint), shared by every ChatModel that calls it. (A
+	// history.WithCalibration in Options would aim the trims but never
+	// be fed.)
 	Calibration *history.Calibration
 	// Counter counts the messages and the tools (nil: history.Heuristic).
 	// Set it here rather than with history.WithCounter in Options, so
-	// that the tools are counted with it too.
+	// that the tools are counted with it too (a WithCounter in Options
+	// counts the messages only).
 	Counter history.Counter
 	// Overhead is what every request sends besides its messages and its
 	// tools, in the Counter's units: a response format or JSON schema
@@ -129,7 +132,8 @@ type Event struct {
 //
 // A ChatModel holds no state of its own (the Calibration is the
 // caller's): it is safe for concurrent use when the inner model, the
-// Counter and the callbacks are.
+// Counter and the callbacks are. Make one with NewChatModel; the zero
+// value has no inner model.
 type ChatModel struct {
 	inner model.ToolCallingChatModel
 	cfg   Config
@@ -277,10 +281,14 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 	if c := model.GetCommonOptions(nil, opts...); c.Tools != nil {
 		tools = Overhead(c.Tools, m.cfg.Counter) // a call's tools replace the bound ones
 	}
-	trimOpts := append(slices.Clip(m.cfg.Options),
-		history.WithCounter(m.cfg.Counter),
-		history.WithCalibration(m.cfg.Calibration),
-		history.WithOverhead(m.cfg.Overhead+tools))
+	trimOpts := append(slices.Clip(m.cfg.Options), history.WithOverhead(m.cfg.Overhead+tools))
+	// Only when set, so that a nil field leaves the Options' own alone.
+	if m.cfg.Counter != nil {
+		trimOpts = append(trimOpts, history.WithCounter(m.cfg.Counter))
+	}
+	if m.cfg.Calibration != nil {
+		trimOpts = append(trimOpts, history.WithCalibration(m.cfg.Calibration))
+	}
 	trimOpts = append(trimOpts, model.GetImplSpecificOptions(&callOptions{}, opts...).trim...)
 	pinned := pins.Read(trimOpts)
 

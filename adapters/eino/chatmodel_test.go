@@ -145,6 +145,9 @@ func TestChatModel(t *testing.T) {
 		want   error // errors.Is
 		// requests is the number of requests the provider saw.
 		requests int
+		// tooLarge: the first request event reports the trim's
+		// *history.BudgetError.
+		tooLarge bool
 	}{
 		{name: "fits", p: &provider{scale: 1, limit: size}, budget: size, in: conv,
 			events: "request0 usage0", requests: 1},
@@ -164,6 +167,8 @@ func TestChatModel(t *testing.T) {
 			events: "error0", want: ErrInvalidMessage},
 		{name: "invalid pin", p: &provider{scale: 1, limit: size}, budget: size, in: conv, opts: []model.Option{TrimOptions(history.WithPin(3))},
 			events: "error0", want: history.ErrInvalidOption},
+		{name: "latest turn too large, sent all the same", p: &provider{scale: 1, limit: size}, budget: 200, in: agentTurns(1, 1000),
+			events: "request0 usage0", requests: 1, tooLarge: true},
 		{name: "bound tools", p: &provider{scale: 1, limit: size / 2}, budget: size / 2, in: conv, tools: bound,
 			events: "request0 usage0", requests: 1},
 		{name: "tools of the call", p: &provider{scale: 1, limit: size / 2}, budget: size / 2, in: conv,
@@ -207,6 +212,10 @@ func TestChatModel(t *testing.T) {
 			if adaptertest.JSON(t, tt.in) != before {
 				t.Error("the input was modified")
 			}
+			var be *history.BudgetError
+			if len(rec.events) > 0 && errors.As(rec.events[0].Err, &be) != tt.tooLarge {
+				t.Errorf("first event's error %v", rec.events[0].Err)
+			}
 			for i, ev := range rec.events {
 				if (ev.Type == EventError || ev.Type == EventOverflow) != (ev.Err != nil) && ev.Type != EventRequest {
 					t.Errorf("event %d (%s) has error %v", i, ev.Type, ev.Err)
@@ -243,7 +252,7 @@ func TestChatModel(t *testing.T) {
 			if got := tt.p.tools[len(tt.p.tools)-1]; !slices.Equal(got, wantTools) {
 				t.Errorf("the inner model sent %d tools, want %d", len(got), len(wantTools))
 			}
-			if over := Overhead(wantTools, nil); usage.Tokens != tokens(t, sent)+over || (usage.Attempt == 0 && usage.Tokens > tt.budget) {
+			if over := Overhead(wantTools, nil); usage.Tokens != tokens(t, sent)+over || (usage.Attempt == 0 && usage.Tokens > tt.budget && !tt.tooLarge) {
 				t.Errorf("request counted %d, messages %d + tools %d, budget %d", usage.Tokens, tokens(t, sent), over, tt.budget)
 			}
 			if trimmed := len(sent) < len(tt.in); trimmed != usage.Trimmed {
@@ -397,5 +406,49 @@ func TestChatModelWithToolsError(t *testing.T) {
 	}
 	if m.GetType() != "Histrim" || m.IsCallbacksEnabled() {
 		t.Errorf("type %q, callbacks %v for an inner model with neither", m.GetType(), m.IsCallbacksEnabled())
+	}
+}
+
+// TestChatModelCounter: Config.Counter counts the messages and the tools;
+// without it, a history.WithCounter in Options still counts the messages.
+func TestChatModelCounter(t *testing.T) {
+	bytes := history.CounterFunc(func(m history.Message) int { return len(m.Content) + 1 })
+	in := agentTurns(2, 100)
+	tools := []*schema.ToolInfo{bigTool("a", 100)}
+	var sent []*schema.Message
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want func() int
+	}{
+		{name: "Config.Counter", cfg: Config{Budget: 1 << 20, Counter: bytes},
+			want: func() int { return history.Estimate(mustHistory(t, sent), bytes) + Overhead(tools, bytes) }},
+		{name: "WithCounter in Options", cfg: Config{Budget: 1 << 20, Options: []history.Option{history.WithCounter(bytes)}},
+			want: func() int { return history.Estimate(mustHistory(t, sent), bytes) + Overhead(tools, nil) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &provider{scale: 1, limit: 1 << 20}
+			var got int
+			tt.cfg.OnEvent = func(ev Event) {
+				if ev.Type == EventRequest {
+					got = ev.Tokens
+				}
+			}
+			m, err := NewChatModel(&fakeModel{t: t, p: p}, tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound, err := m.WithTools(tools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bound.Generate(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+			sent = p.requests[0]
+			if want := tt.want(); got != want {
+				t.Errorf("request counted %d, want %d", got, want)
+			}
+		})
 	}
 }
