@@ -452,3 +452,48 @@ func TestChatModelCounter(t *testing.T) {
 		})
 	}
 }
+
+// TestChatModelConcurrent: one ChatModel and one Calibration serve several
+// conversations at once (run with -race), each trimmed to the budget.
+func TestChatModelConcurrent(t *testing.T) {
+	p := &provider{scale: 1.2, limit: 2000}
+	var cal history.Calibration
+	var rec record
+	m, err := NewChatModel(&fakeModel{t: t, p: p}, Config{Budget: 2000, Calibration: &cal, OnEvent: rec.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			full := []*schema.Message{schema.SystemMessage("sys")}
+			for i := range 8 {
+				full = append(full, agentTurns(i+1, 200+50*g)[1+4*i:]...)
+				var err error
+				if i%2 == 0 {
+					_, err = m.Generate(context.Background(), full)
+				} else {
+					var sr *schema.StreamReader[*schema.Message]
+					if sr, err = m.Stream(context.Background(), full); err == nil {
+						for err == nil {
+							_, err = sr.Recv()
+						}
+						sr.Close()
+						if errors.Is(err, io.EOF) {
+							err = nil
+						}
+					}
+				}
+				if err != nil {
+					t.Errorf("conversation %d, turn %d: %v", g, i, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := strings.Count(rec.types(), "usage"); got != 32 {
+		t.Errorf("%d usages observed, want 32", got)
+	}
+}
