@@ -202,7 +202,7 @@ func TestOverhead(t *testing.T) {
 			}
 		})
 	}
-	// More tools cost more, and the sum of their parts but the brackets.
+	// Two tools encode as one array: [a] and [b] cost one byte more than [a,b].
 	one, two := Overhead([]*schema.ToolInfo{read}, bytesCounter), Overhead([]*schema.ToolInfo{read, grep}, bytesCounter)
 	if two != one+Overhead([]*schema.ToolInfo{grep}, bytesCounter)-1 {
 		t.Errorf("two tools cost %d, one %d", two, one)
