@@ -429,3 +429,55 @@ func runLoop(t *testing.T, f float64, makeSender func(*testing.T, model.ToolCall
 		t.Errorf("the server saw %d requests, the client %d accepted and %d overflows", srv.requests, st.accepted, srv.overflows)
 	}
 }
+
+// TestChatModelRealOverflow: the HTTP 400 context_length_exceeded that the
+// server answers reaches the ChatModel as eino-ext's own error, which it
+// recognises, recovers from and retries, through Generate and Stream; the
+// calibration records the overflow's sizes.
+func TestChatModelRealOverflow(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			srv := &chatServer{t: t, f: 1.5, limit: 4000}
+			hs := httptest.NewServer(srv)
+			defer hs.Close()
+			ctx := context.Background()
+			cm, err := einoopenai.NewChatModel(ctx, &einoopenai.ChatModelConfig{BaseURL: hs.URL, APIKey: "test", Model: "gpt-4o", HTTPClient: hs.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cal history.Calibration
+			var rec record
+			m, err := NewChatModel(cm, Config{Budget: 4000, Calibration: &cal, OnEvent: rec.add})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := agentTurns(12, 300)
+			srv.script("task 11", reply{text: "done"})
+			var out *schema.Message
+			if stream {
+				var sr *schema.StreamReader[*schema.Message]
+				if sr, err = m.Stream(ctx, in); err == nil {
+					out = readAll(t, sr)
+				}
+			} else {
+				out, err = m.Generate(ctx, in)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.types() != "request0 overflow0 request1 usage1" || srv.overflows != 1 || out.Content != "done" {
+				t.Fatalf("events %q, %d overflows, reply %q", rec.types(), srv.overflows, out.Content)
+			}
+			var oe *einoopenai.APIError
+			if !errors.As(rec.events[1].Err, &oe) || oe.HTTPStatusCode != http.StatusBadRequest {
+				t.Errorf("the overflow is %T %v, want eino-ext's *openai.APIError with status 400", rec.events[1].Err, rec.events[1].Err)
+			}
+			if ov, ok := history.ParseOverflow(rec.events[1].Err); !ok || ov.Limit != 4000 || ov.Used <= 4000 {
+				t.Errorf("ParseOverflow: %+v, %v", ov, ok)
+			}
+			if _, _, _, ok := cal.Model(); !ok {
+				t.Error("the calibration learned nothing")
+			}
+		})
+	}
+}
