@@ -66,6 +66,53 @@
 // exactly a notice's text is the only false positive: it is then not
 // counted as a turn of its own. ToHistory recognises the default notices.
 //
+// # Pins
+//
+// history.WithPin takes indices into the caller's slice: since every
+// message converts to one history message, Trim and RecoverOverflow pass
+// it to the core unchanged. A pinned message is never dropped or elided,
+// whatever the budget; a pin on a tool message or on an assistant message
+// with tool calls, or outside the slice, is the core's
+// *history.OptionError.
+//
+// # Overflow recovery and overhead
+//
+// RecoverOverflow trims further after a chat model rejected a request as
+// too long (history.RecoverOverflow, mapped back as Trim maps it): retry
+// with its output, with attempt 1 and then 2. Overhead counts the tool
+// definitions a request sends besides its messages, as the OpenAI-style
+// "tools" JSON; pass it with history.WithOverhead so that the budget
+// leaves room for them and Result.TokensAfter, what
+// history.Calibration.Observe takes, counts the whole request.
+//
+// # ChatModel
+//
+// NewChatModel wraps any model.ToolCallingChatModel (eino-ext's OpenAI,
+// Ark, Claude, Gemini, Ollama...) in a ChatModel that does all of this on
+// every Generate and Stream call: it trims the input to Config.Budget
+// with Config.Options, counting the tools bound with WithTools (or passed
+// with model.WithTools) as overhead; retries a request the model rejects
+// as too long up to MaxRetries (2) times through RecoverOverflow; feeds
+// the provider's ResponseMeta.Usage.PromptTokens to Config.Calibration,
+// so that later trims aim at the budget the provider counts; and reports
+// each request, usage, overflow and error to Config.OnEvent (the trims
+// themselves go to history.WithOnTrim in Config.Options). Per-call
+// options, such as pins into that call's input, go through TrimOptions.
+//
+//	cm, err := eino.NewChatModel(openaiModel, eino.Config{Budget: 120_000, Calibration: cal,
+//		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()}})
+//	agentModel, err := cm.WithTools(tools)
+//	reply, err := agentModel.Generate(ctx, fullHistory)
+//
+// # MessageModifier
+//
+// Where a runtime takes a message modifier rather than a model (a ReAct
+// agent's MessageModifier or MessageRewriter), MessageModifier trims with
+// Trim. It cannot return an error: when even the latest turn does not fit
+// (history.ErrLatestTurnTooLarge) it returns the trimmed messages, the
+// smallest history it can send; on any other error it returns its input
+// untouched; either way it passes the error to its onError callback.
+//
 // # Module
 //
 // This adapter is its own Go module, so that the core module does not depend

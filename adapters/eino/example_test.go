@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cloudwego/eino/schema"
+	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/eino"
 )
 
@@ -49,4 +50,49 @@ func ExampleTrim() {
 	// same pointer: true
 	// dropped 1 turn (2 messages), sending 75 tokens
 	// valid: true
+}
+
+func ExampleRecoverOverflow() {
+	msgs := []*schema.Message{schema.SystemMessage("You are a code reviewer.")}
+	for i := range 4 {
+		id := fmt.Sprintf("call_%d", i)
+		msgs = append(msgs,
+			schema.UserMessage(fmt.Sprintf("Review file %d.", i)),
+			schema.AssistantMessage("", []schema.ToolCall{{ID: id, Type: "function",
+				Function: schema.FunctionCall{Name: "read_file", Arguments: `{}`}}}),
+			schema.ToolMessage(strings.Repeat("func f() { return }\n", 30), id, schema.WithToolName("read_file")),
+			schema.AssistantMessage(fmt.Sprintf("File %d looks fine.", i), nil))
+	}
+	// generate stands for a chat model's Generate: the endpoint counts 40%
+	// more than the heuristic and rejects more than 500 tokens with the
+	// error Eino's OpenAI chat model returns (an eino-ext *openai.APIError).
+	generate := func(send []*schema.Message) error {
+		h, _ := eino.ToHistory(send)
+		if used := history.Estimate(h, nil) * 14 / 10; used > 500 {
+			return fmt.Errorf("error, status code: 400, status: 400 Bad Request, message: This model's maximum "+
+				"context length is 500 tokens. However, your messages resulted in %d tokens. "+
+				"Please reduce the length of the messages.", used)
+		}
+		return nil
+	}
+
+	send := msgs
+	err := generate(send)
+	for attempt := 1; err != nil && attempt <= 2; attempt++ {
+		var res history.Result
+		var rerr error
+		if send, res, rerr = eino.RecoverOverflow(send, err, attempt); rerr != nil {
+			fmt.Println(rerr) // not an overflow, or nothing left to drop
+			return
+		}
+		fmt.Printf("attempt %d: %d messages, %d tokens, target %d, %d turns dropped\n",
+			attempt, len(send), res.TokensAfter, res.Budget, res.DroppedTurns)
+		err = generate(send)
+	}
+	fmt.Println("accepted:", err == nil)
+	fmt.Println("latest task kept:", send[len(send)-4].Content)
+	// Output:
+	// attempt 1: 6 messages, 233 tokens, target 321, 3 turns dropped
+	// accepted: true
+	// latest task kept: Review file 3.
 }

@@ -94,6 +94,20 @@ var adapter = adaptertest.Adapter[conversation]{
 // caller's pointer.
 func checkNative(t *testing.T, in, out conversation, res history.Result) {
 	t.Helper()
+	// Converted back, the output is exactly Result.Messages: what the core
+	// decided, counted and reported, notices and changed messages included.
+	back, err := ToHistory(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(res.Messages) {
+		t.Fatalf("%d messages out, Result has %d", len(back), len(res.Messages))
+	}
+	for j := range back {
+		if !sameMessage(back[j], res.Messages[j]) {
+			t.Fatalf("message %d reads back as %s, Result has %s", j, adaptertest.JSON(t, back[j]), adaptertest.JSON(t, res.Messages[j]))
+		}
+	}
 	for j, k := range res.Kept {
 		m := &res.Messages[j]
 		switch {
@@ -189,3 +203,10 @@ func TestRepeatedTrimNoStacking(t *testing.T) {
 
 // TestGenerators: the conversations the drivers trim hold what they need.
 func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }
+
+// sameMessage reports whether a and b are the same message, a nil slice
+// being the same as an empty one.
+func sameMessage(a, b history.Message) bool {
+	return a.Role == b.Role && a.Content == b.Content && a.Name == b.Name && a.Kind == b.Kind &&
+		a.ToolCallID == b.ToolCallID && slices.Equal(a.Parts, b.Parts) && slices.Equal(a.ToolCalls, b.ToolCalls)
+}

@@ -1,0 +1,385 @@
+package eino
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/cloudwego/eino/components"
+	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/schema"
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/pins"
+)
+
+// MaxRetries is the number of times a ChatModel retries one request that
+// the inner chat model rejected as too long, each time after
+// RecoverOverflow trimmed it further.
+const MaxRetries = 2
+
+// ErrStillTooLong is wrapped, together with the chat model's own error, by
+// the error a ChatModel returns when the inner chat model rejected a
+// request as too long MaxRetries+1 times.
+var ErrStillTooLong = errors.New("history/eino: request still too long after retries")
+
+// Config configures a ChatModel. Budget is required; the zero value of
+// every other field turns what it configures off.
+type Config struct {
+	// Budget is the input-token budget of every request, in the
+	// provider's tokens: the model's context window less what is kept
+	// for the reply (see history.Budget). It must be positive.
+	Budget int
+	// Calibration, when not nil, learns how the provider counts: after
+	// every accepted request it observes the Counter's count of the
+	// request (Result.TokensAfter, tools and Overhead included) against
+	// the provider's (ResponseMeta.Usage.PromptTokens), and every trim
+	// aims at the budget it derives (history.WithCalibration), so that
+	// the provider's count lands at or under Budget. Use one per model
+	// (or endpoint), shared by every ChatModel that calls it. (A
+	// history.WithCalibration in Options would aim the trims but never
+	// be fed.)
+	Calibration *history.Calibration
+	// Counter counts the messages and the tools (nil: history.Heuristic).
+	// Set it here rather than with history.WithCounter in Options, so
+	// that the tools are counted with it too (a WithCounter in Options
+	// counts the messages only).
+	Counter history.Counter
+	// Overhead is what every request sends besides its messages and its
+	// tools, in the Counter's units: a response format or JSON schema
+	// set in the inner chat model's configuration, for example. It must
+	// not be negative. The tools are counted on their own (see WithTools).
+	Overhead int
+	// Options are the trim options of every request, such as
+	// history.WithElision, history.WithStepTrim, history.WithLowWater or
+	// history.WithOnTrim (which receives the trims to the budget and the
+	// recoveries from overflow as history.Event values). They must not
+	// hold history.WithPin, whose indices change from call to call: pin
+	// with TrimOptions on each call instead.
+	Options []history.Option
+	// OnEvent, when not nil, receives an Event, synchronously, for every
+	// request sent to the inner chat model, every usage it reports,
+	// every overflow and every error Generate or Stream returns. It
+	// must be safe for concurrent use if the ChatModel is used
+	// concurrently.
+	OnEvent func(Event)
+}
+
+// EventType says what an Event reports.
+type EventType string
+
+// The events a ChatModel reports.
+const (
+	// EventRequest: a request is about to go to the inner chat model,
+	// trimmed (Attempt 0) or recovered after an overflow (Attempt 1 or
+	// 2). Err is the *history.BudgetError when even the latest turn does
+	// not fit the budget: the smallest history is sent all the same.
+	EventRequest EventType = "request"
+	// EventUsage: the provider reported its count of an accepted
+	// request's input (PromptTokens), which the Calibration observed.
+	EventUsage EventType = "usage"
+	// EventOverflow: the inner chat model rejected the request of
+	// Attempt as too long; Err is its error. A retry (EventRequest with
+	// Attempt+1) or an error (EventError) follows.
+	EventOverflow EventType = "overflow"
+	// EventError: Generate or Stream returns Err.
+	EventError EventType = "error"
+)
+
+// Event is what a ChatModel reports to Config.OnEvent. Its figures are
+// those of the request it concerns.
+type Event struct {
+	// Type says what happened.
+	Type EventType
+	// Stream is true for a request made by Stream, false for Generate.
+	Stream bool
+	// Attempt numbers the request: 0 for the first, 1 to MaxRetries for
+	// the retries after an overflow.
+	Attempt int
+	// Messages is the number of messages the request sends.
+	Messages int
+	// Tokens is the Counter's count of the request: its messages, its
+	// tools and Config.Overhead (Result.TokensAfter).
+	Tokens int
+	// Budget is the budget the request was trimmed to, in the Counter's
+	// units: Config.Budget as the Calibration translates it, or the target
+	// RecoverOverflow derived (Result.Budget).
+	Budget int
+	// Trimmed reports that the request is not the caller's input as it
+	// was: turns, steps or tool results were dropped or elided.
+	Trimmed bool
+	// PromptTokens is the provider's count of the request's input
+	// (EventUsage only).
+	PromptTokens int
+	// Err is the error the event reports (see the event types).
+	Err error
+}
+
+// ChatModel is an Eino model.ToolCallingChatModel that trims the
+// messages of every Generate and Stream call to its budget before the
+// inner chat model sends them, recovers when the provider rejects a
+// request as too long anyway (RecoverOverflow, at most MaxRetries
+// retries), feeds the provider's usage to a Calibration and reports what
+// it does (Config.OnEvent).
+//
+// The caller's messages are never modified: each call trims its input
+// with Trim, so the inner model receives the caller's own pointers, a
+// notice where turns or steps were dropped and copies of elided tool
+// results. The tools bound with WithTools, or passed to a call with
+// model.WithTools, count as overhead (see Overhead) and are sent as the
+// inner model sends them.
+//
+// A ChatModel holds no state of its own (the Calibration is the
+// caller's): it is safe for concurrent use when the inner model, the
+// Counter and the callbacks are. Make one with NewChatModel; the zero
+// value has no inner model.
+type ChatModel struct {
+	inner model.ToolCallingChatModel
+	cfg   Config
+	// tools is the Overhead of the tools bound with WithTools.
+	tools int
+}
+
+var _ model.ToolCallingChatModel = (*ChatModel)(nil)
+
+// NewChatModel returns a ChatModel that trims to cfg.Budget before
+// calling inner. It returns an error, prefixed "history/eino:", when inner
+// is nil, cfg.Budget is not positive (wrapping history.ErrInvalidBudget),
+// cfg.Overhead is negative, an option of cfg.Options is invalid (wrapping
+// the core's *history.OptionError) or cfg.Options holds history.WithPin.
+// cfg.Options is copied.
+func NewChatModel(inner model.ToolCallingChatModel, cfg Config) (*ChatModel, error) {
+	switch {
+	case inner == nil:
+		return nil, errors.New("history/eino: NewChatModel: nil inner chat model")
+	case cfg.Budget <= 0:
+		return nil, fmt.Errorf("history/eino: NewChatModel: %w (got %d)", history.ErrInvalidBudget, cfg.Budget)
+	case cfg.Overhead < 0:
+		return nil, fmt.Errorf("history/eino: NewChatModel: negative Overhead %d", cfg.Overhead)
+	case pins.Read(cfg.Options) != nil:
+		return nil, errors.New("history/eino: NewChatModel: Options hold history.WithPin; pin per call with TrimOptions")
+	}
+	cfg.Options = slices.Clip(slices.Clone(cfg.Options))
+	// An empty history is trimmed only after the options are checked.
+	if _, err := history.TrimToRecentTurns(nil, cfg.Budget, cfg.Options...); err != nil {
+		return nil, fmt.Errorf("history/eino: NewChatModel: %w", err)
+	}
+	return &ChatModel{inner: inner, cfg: cfg}, nil
+}
+
+// callOptions are the options TrimOptions passes to one call.
+type callOptions struct {
+	trim []history.Option
+}
+
+// TrimOptions returns a model.Option that adds opts to the trim options of
+// one Generate or Stream call of a ChatModel, after Config.Options (a
+// later option overrides an earlier one): history.WithPin with indices
+// into that call's input (the ChatModel translates them for its retries),
+// history.WithLabels naming the call. Other chat models ignore it.
+func TrimOptions(opts ...history.Option) model.Option {
+	opts = slices.Clip(slices.Clone(opts))
+	return model.WrapImplSpecificOptFn(func(o *callOptions) {
+		o.trim = append(o.trim, opts...)
+	})
+}
+
+// Generate trims input to the budget, calls the inner model's Generate
+// with the trimmed messages and opts, and returns its reply. When the
+// inner model rejects the request as too long (history.IsContextOverflow),
+// Generate trims further with RecoverOverflow and retries, at most
+// MaxRetries times. The reply's ResponseMeta.Usage.PromptTokens, when
+// positive, is observed by Config.Calibration.
+//
+// Errors: the inner model's error as it is when it is not an overflow;
+// a *history.RecoverError (wrapping history.ErrCannotRecover and the
+// inner model's error) when only the prefix and the latest turn were
+// left to send; an error wrapping ErrStillTooLong and the inner model's
+// last error after MaxRetries retries; an error wrapping the trim's
+// error when input cannot be trimmed (a message that does not convert,
+// wrapping ErrInvalidMessage; an invalid option of TrimOptions). When
+// even the latest turn does not fit the budget, the smallest history is
+// sent and the provider decides.
+func (m *ChatModel) Generate(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.Message, error) {
+	var out *schema.Message
+	send, res, attempt, err := m.do(input, opts, false, func(send []*schema.Message) error {
+		var err error
+		out, err = m.inner.Generate(ctx, send, opts...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p := promptTokens(out); p > 0 {
+		m.observe(send, res, attempt, false, p)
+	}
+	return out, nil
+}
+
+// Stream trims and retries as Generate does, then returns the inner
+// model's stream. Only a rejection of the request itself can be retried:
+// an error that arrives inside the stream reaches the caller as it is.
+// The usage the stream carries (usually in its last chunk) is observed
+// when the caller receives it.
+func (m *ChatModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
+	var sr *schema.StreamReader[*schema.Message]
+	send, res, attempt, err := m.do(input, opts, true, func(send []*schema.Message) error {
+		var err error
+		sr, err = m.inner.Stream(ctx, send, opts...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m.cfg.Calibration == nil && m.cfg.OnEvent == nil {
+		return sr, nil
+	}
+	var seen atomic.Bool
+	return schema.StreamReaderWithConvert(sr, func(msg *schema.Message) (*schema.Message, error) {
+		if p := promptTokens(msg); p > 0 && seen.CompareAndSwap(false, true) {
+			m.observe(send, res, attempt, true, p)
+		}
+		return msg, nil
+	}), nil
+}
+
+// WithTools binds tools to the inner model (its WithTools) and returns a
+// ChatModel over the result, with the same Config, in which the tools
+// count as overhead on every request (Overhead with Config.Counter).
+// m itself is not changed.
+func (m *ChatModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatModel, error) {
+	inner, err := m.inner.WithTools(tools)
+	if err != nil {
+		return nil, err
+	}
+	if inner == nil {
+		return nil, errors.New("history/eino: WithTools: the inner chat model returned nil")
+	}
+	return &ChatModel{inner: inner, cfg: m.cfg, tools: Overhead(tools, m.cfg.Counter)}, nil
+}
+
+// GetType returns the inner model's type (Eino names a component by it),
+// or "Histrim" when it has none.
+func (m *ChatModel) GetType() string {
+	if t, ok := components.GetType(m.inner); ok {
+		return t
+	}
+	return "Histrim"
+}
+
+// IsCallbacksEnabled reports whether the inner model runs Eino's
+// callbacks itself: then they see the trimmed messages of every request,
+// retries included; otherwise Eino runs them around the ChatModel, with
+// the caller's input.
+func (m *ChatModel) IsCallbacksEnabled() bool { return components.IsCallbacksEnabled(m.inner) }
+
+// do trims input, sends it with call and recovers from overflows. It
+// returns what the accepted request sent, its Result and its attempt.
+func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool, call func([]*schema.Message) error) ([]*schema.Message, history.Result, int, error) {
+	tools := m.tools
+	if c := model.GetCommonOptions(nil, opts...); c.Tools != nil {
+		tools = Overhead(c.Tools, m.cfg.Counter) // a call's tools replace the bound ones
+	}
+	trimOpts := append(slices.Clip(m.cfg.Options), history.WithOverhead(m.cfg.Overhead+tools))
+	// Only when set, so that a nil field leaves the Options' own alone.
+	if m.cfg.Counter != nil {
+		trimOpts = append(trimOpts, history.WithCounter(m.cfg.Counter))
+	}
+	if m.cfg.Calibration != nil {
+		trimOpts = append(trimOpts, history.WithCalibration(m.cfg.Calibration))
+	}
+	trimOpts = append(trimOpts, model.GetImplSpecificOptions(&callOptions{}, opts...).trim...)
+	pinned := pins.Read(trimOpts)
+
+	send, res, terr := Trim(input, m.cfg.Budget, trimOpts...)
+	if terr != nil && !errors.Is(terr, history.ErrLatestTurnTooLarge) {
+		return nil, res, 0, m.fail(stream, 0, fmt.Errorf("history/eino: trim: %w", terr))
+	}
+	// origin[j] is the index in input of send[j] (-1: a notice), to
+	// translate the caller's pins for RecoverOverflow.
+	origin := res.Kept
+	for attempt := 0; ; attempt++ {
+		ev := requestEvent(EventRequest, stream, attempt, send, res)
+		ev.Err = terr
+		m.emit(ev)
+		err := call(send)
+		if err == nil {
+			return send, res, attempt, nil
+		}
+		if !history.IsContextOverflow(err) {
+			return nil, res, attempt, m.fail(stream, attempt, err)
+		}
+		ev = requestEvent(EventOverflow, stream, attempt, send, res)
+		ev.Err = err
+		m.emit(ev)
+		if attempt == MaxRetries {
+			return nil, res, attempt, m.fail(stream, attempt, fmt.Errorf("%w (%d): %w", ErrStillTooLong, MaxRetries, err))
+		}
+		ropts := trimOpts
+		if pinned != nil {
+			ropts = append(slices.Clip(trimOpts), history.WithPin(translatePins(pinned, origin)...))
+		}
+		next, nres, rerr := RecoverOverflow(send, err, attempt+1, ropts...)
+		if rerr != nil {
+			return nil, res, attempt, m.fail(stream, attempt, rerr)
+		}
+		moved := make([]int, len(nres.Kept))
+		for j, k := range nres.Kept {
+			moved[j] = -1
+			if k >= 0 && k < len(origin) {
+				moved[j] = origin[k]
+			}
+		}
+		send, res, origin, terr = next, nres, moved, nil
+	}
+}
+
+// translatePins returns the positions j whose origin[j] is one of the
+// pinned input indices.
+func translatePins(pinned, origin []int) []int {
+	var out []int
+	for j, k := range origin {
+		if _, ok := slices.BinarySearch(pinned, k); ok && k >= 0 {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// observe feeds the provider's count p of the accepted request to the
+// Calibration and reports it.
+func (m *ChatModel) observe(send []*schema.Message, res history.Result, attempt int, stream bool, p int) {
+	if m.cfg.Calibration != nil {
+		m.cfg.Calibration.Observe(res.TokensAfter, p)
+	}
+	ev := requestEvent(EventUsage, stream, attempt, send, res)
+	ev.PromptTokens = p
+	m.emit(ev)
+}
+
+// fail reports err as an EventError and returns it.
+func (m *ChatModel) fail(stream bool, attempt int, err error) error {
+	m.emit(Event{Type: EventError, Stream: stream, Attempt: attempt, Err: err})
+	return err
+}
+
+func (m *ChatModel) emit(ev Event) {
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(ev)
+	}
+}
+
+func requestEvent(t EventType, stream bool, attempt int, send []*schema.Message, res history.Result) Event {
+	return Event{Type: t, Stream: stream, Attempt: attempt, Messages: len(send),
+		Tokens: res.TokensAfter, Budget: res.Budget, Trimmed: res.Trimmed || attempt > 0}
+}
+
+// promptTokens returns the provider's count of the request's input that
+// msg reports, or 0.
+func promptTokens(msg *schema.Message) int {
+	if msg == nil || msg.ResponseMeta == nil || msg.ResponseMeta.Usage == nil {
+		return 0
+	}
+	return msg.ResponseMeta.Usage.PromptTokens
+}
