@@ -9,6 +9,7 @@ import (
 	"github.com/histrim/history"
 	hopenai "github.com/histrim/history/adapters/openai"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 func ExampleTrim() {
@@ -77,4 +78,21 @@ func ExampleRecoverOverflow() {
 	// user      Summarise what we know about volcanoes.
 	// assistant A long summary about volcanoes. A long s
 	// dropped 2 turns to fit a target of 576 tokens; retry with the 6 messages
+}
+
+func ExampleOverhead() {
+	params := openai.ChatCompletionNewParams{
+		Model: "gpt-4o-mini",
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        "get_weather",
+			Description: openai.String("Current weather in a city."),
+			Parameters:  shared.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
+		})},
+	}
+	overhead := hopenai.Overhead(params, nil) // the tools JSON, in Heuristic tokens
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Oslo?")}
+	_, res, _ := hopenai.Trim(msgs, 1000, history.WithOverhead(overhead))
+	fmt.Println("overhead:", overhead, "whole request:", res.TokensAfter)
+	// Output:
+	// overhead: 61 whole request: 69
 }
