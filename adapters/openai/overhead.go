@@ -13,11 +13,11 @@ import (
 // (nil: [history.Heuristic]): the tool definitions (Tools), the deprecated
 // function definitions (Functions) and the response format with its JSON
 // schema (ResponseFormat). Each that is set is encoded to JSON as the SDK
-// sends it (param.Override values and extra fields included) and counted
-// as the text of one system message, framing included. Pass it to every
-// trim of the request's messages with [history.WithOverhead], so that the
-// messages get the budget less what the request needs around them, and
-// Result.TokensAfter counts the whole request (what
+// sends it (param.Override values and extra fields set on them included)
+// and counted as the text of one system message, framing included. Pass it
+// to every trim of the request's messages with [history.WithOverhead], so
+// that the messages get the budget less what the request needs around
+// them, and Result.TokensAfter counts the whole request (what
 // [history.Calibration.Observe] takes):
 //
 //	opts := []history.Option{history.WithOverhead(hopenai.Overhead(params, nil))}

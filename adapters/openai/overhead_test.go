@@ -49,11 +49,14 @@ func TestOverhead(t *testing.T) {
 		formatJSON = `{"json_schema":{"name":"answer","schema":{"properties":{"temp_c":{"type":"number"}},"type":"object"}},"type":"json_schema"}`
 		overJSON   = `[{"type":"custom","custom":{"name":"shell","x_vendor":1}}]`
 		fnJSON     = `[{"name":"lookup","description":"Look a term up."}]`
+		extraJSON  = `[{"function":{"name":"get_weather","description":"Current weather in a city.","parameters":{"properties":{"city":{"type":"string"}},"type":"object"}},"type":"function","strict_mode":"vendor"}]`
 	)
 	withMessages := openai.ChatCompletionNewParams{
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("counted by Trim, not here")},
 		Tools:    []openai.ChatCompletionToolUnionParam{weatherTool()},
 	}
+	extra := weatherTool()
+	extra.OfFunction.SetExtraFields(map[string]any{"strict_mode": "vendor"})
 	legacy := openai.ChatCompletionNewParams{}
 	//lint:ignore SA1019 the deprecated functions are still sent, so they are counted.
 	legacy.Functions = []openai.ChatCompletionNewParamsFunction{{Name: "lookup", Description: openai.String("Look a term up.")}}
@@ -68,6 +71,7 @@ func TestOverhead(t *testing.T) {
 		{"json_object format", openai.ChatCompletionNewParams{ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}}, []string{`{"type":"json_object"}`}},
 		{"deprecated functions", legacy, []string{fnJSON}},
 		{"override tool as sent", openai.ChatCompletionNewParams{Tools: []openai.ChatCompletionToolUnionParam{param.Override[openai.ChatCompletionToolUnionParam](json.RawMessage(`{"type":"custom","custom":{"name":"shell","x_vendor":1}}`))}}, []string{overJSON}},
+		{"extra fields as sent", openai.ChatCompletionNewParams{Tools: []openai.ChatCompletionToolUnionParam{extra}}, []string{extraJSON}},
 		{"explicit nulls", openai.ChatCompletionNewParams{Tools: param.NullSlice[[]openai.ChatCompletionToolUnionParam](), ResponseFormat: param.NullStruct[openai.ChatCompletionNewParamsResponseFormatUnion]()}, nil},
 	}
 	for _, tc := range tests {
