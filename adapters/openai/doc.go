@@ -13,6 +13,35 @@
 //	}
 //	params.Messages = msgs
 //
+// A runtime that sends tools and wants every request to fit the model's
+// window, as the provider counts it, runs this loop (examples/agentloop
+// runs it against a local endpoint):
+//
+//	var cal history.Calibration // one per model, kept across requests
+//	opts := []history.Option{
+//		history.WithCalibration(&cal),
+//		history.WithOverhead(hopenai.Overhead(params, nil)),
+//		history.WithElision(history.ElideOptions{}),
+//		history.WithStepTrim(),
+//	}
+//	params.Messages, res, err = hopenai.Trim(msgs, window, opts...)
+//	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+//		return err
+//	}
+//	completion, err := client.Chat.Completions.New(ctx, params)
+//	for attempt := 1; err != nil && attempt <= 2; attempt++ {
+//		var rerr error
+//		if params.Messages, res, rerr = hopenai.RecoverOverflow(params.Messages, err, attempt, opts...); rerr != nil {
+//			break // not an overflow, or nothing left to drop
+//		}
+//		completion, err = client.Chat.Completions.New(ctx, params)
+//	}
+//	if err != nil {
+//		return err
+//	}
+//	cal.Observe(res.TokensAfter, int(completion.Usage.PromptTokens))
+//	msgs = append(params.Messages, completion.Choices[0].Message.ToParam())
+//
 // [Trim] converts the messages with [ToHistory] only to decide what to keep,
 // then returns the caller's own values (via [history.Apply]): names, tool-call
 // ids, image parts, prompt-cache breakpoints, extra fields set with
@@ -51,6 +80,9 @@
 //
 // so the native output costs what the core counted and fits the budget
 // whenever the Result does. Its tool_call_id and extra fields are kept.
+// Converted back with [ToHistory], the output of Trim and RecoverOverflow
+// is Result.Messages, message for message (the kinds of notices and
+// elided results aside, which the wire format does not carry).
 //
 // # Breadcrumbs
 //
@@ -72,11 +104,35 @@
 // notice's text is the only false positive: it is then not counted as a
 // turn of its own. [ToHistory] recognises the default notices.
 //
+// # Agreeing with the provider
+//
+// [Overhead] counts what a request sends besides its messages (the tools,
+// the deprecated functions, the response format and its schema) as the
+// SDK encodes it; [history.WithOverhead] takes it, so the messages get the
+// budget less that, and Result.TokensAfter counts the whole request: pass
+// it with usage.prompt_tokens to [history.Calibration.Observe], and trim
+// with [history.WithCalibration], so that trims aim at OpenAI's count. When
+// OpenAI still rejects a request for its length (context_length_exceeded,
+// read from the *openai.Error's body), [RecoverOverflow] trims what was
+// sent further, to a target derived from the sizes the error states.
+//
+// # Pins
+//
+// [history.WithPin] takes indices into the caller's slice: one native
+// message converts to one history message at the same index, so the
+// option is passed to the core unchanged, in Trim as in RecoverOverflow.
+// A pinned message is never dropped or elided; pinned in a turn that is
+// dropped, it is kept right after the leading system messages, before the
+// turn notice. A tool (or function) message, or an assistant message with
+// tool calls (or a function_call), cannot be pinned: the core returns a
+// *history.OptionError naming its index. A runtime that adopts the output
+// pins again at the new positions (j with Result.Kept[j] == i).
+//
 // # Pairing
 //
 // [Validate] checks the pairing rule the Chat Completions API enforces with
-// an HTTP 400. Every slice [Trim] returns passes it whenever its input
-// converted without error.
+// an HTTP 400. Every slice [Trim] and [RecoverOverflow] return passes it
+// whenever their input converted without error.
 //
 // # Module
 //

@@ -94,12 +94,14 @@ var adapter = adaptertest.Adapter[conversation]{
 }
 
 // checkNative checks what the ladder keeps true of this package's native
-// values: a kept message is the caller's, byte for byte in JSON, unless
-// the core stripped calls from it or elided it; an elided result differs
-// from the caller's only in its content (ids, names and extra fields
-// kept).
+// values: the output converts back to res.Messages, message for message
+// (an exact rebuild, as history.ApplyFunc makes); a kept message is the
+// caller's, byte for byte in JSON, unless the core stripped calls from it
+// or elided it; an elided result differs from the caller's only in its
+// content (ids, names and extra fields kept).
 func checkNative(t *testing.T, in, out conversation, res history.Result) {
 	t.Helper()
+	assertRebuilt(t, out, res, nil)
 	for j, k := range res.Kept {
 		if k < 0 {
 			continue

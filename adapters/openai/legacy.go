@@ -26,3 +26,8 @@ func clearLegacyCall(a *openai.ChatCompletionAssistantMessageParam) {
 func legacyOverridden(a *openai.ChatCompletionAssistantMessageParam) bool {
 	return overridden(a.FunctionCall)
 }
+
+// legacyFunctions returns the deprecated function definitions of p.
+func legacyFunctions(p *openai.ChatCompletionNewParams) []openai.ChatCompletionNewParamsFunction {
+	return p.Functions
+}

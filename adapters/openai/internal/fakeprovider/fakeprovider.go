@@ -1,0 +1,353 @@
+// Package fakeprovider is a local OpenAI Chat Completions endpoint, for the
+// adapter's agent-loop test and its agentloop example: both drive the real
+// openai-go client against it.
+//
+// The provider counts a request its own way, as a real one does: Factor
+// times the library's Heuristic estimate of the messages (decoded into the
+// SDK's param types and converted with the adapter's ToHistory), rounded
+// up, plus EstimateText of the tools JSON exactly as received. Above Limit
+// it answers as OpenAI does, HTTP 400 with a context_length_exceeded error
+// stating both sizes; a broken tool pairing gets OpenAI's HTTP 400 for it.
+// Otherwise it plays a scripted tool-using model (see [Task]) and reports
+// its count as usage.prompt_tokens.
+//
+// The package also holds the rest of the simulated world the loop needs:
+// the tool definitions ([Tools]), the user tasks ([Task]) and the tool
+// results ([RunTool]), all deterministic.
+package fakeprovider
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/histrim/history"
+	hopenai "github.com/histrim/history/adapters/openai"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// Provider is the endpoint: an http.Handler serving POST
+// /chat/completions (any path is accepted). Set Limit and Factor before
+// serving; it is safe for concurrent requests.
+type Provider struct {
+	// Limit is the context window: the largest prompt, in the provider's
+	// count, that it accepts.
+	Limit int
+	// Factor is how many provider tokens the provider counts for one token
+	// of the library's Heuristic estimate of the messages.
+	Factor float64
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// Stats counts what the provider answered.
+type Stats struct {
+	// Requests counts every request received.
+	Requests int
+	// Accepted counts the requests answered with a completion.
+	Accepted int
+	// Overflows counts the context_length_exceeded answers.
+	Overflows int
+	// PairingErrors counts the requests rejected for a tool message that
+	// answers no call, or a call that no tool message answers.
+	PairingErrors int
+	// BadRequests counts the requests that could not be read.
+	BadRequests int
+}
+
+// Stats returns the counts so far.
+func (p *Provider) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
+}
+
+func (p *Provider) count(f func(s *Stats)) {
+	p.mu.Lock()
+	f(&p.stats)
+	p.mu.Unlock()
+}
+
+// request is what the provider reads of a chat completion request.
+type request struct {
+	Model    string                                   `json:"model"`
+	Messages []openai.ChatCompletionMessageParamUnion `json:"messages"`
+	Tools    json.RawMessage                          `json:"tools"`
+}
+
+// ServeHTTP answers one chat completion request.
+func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.count(func(s *Stats) { s.Requests++ })
+	var req request
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		p.count(func(s *Stats) { s.BadRequests++ })
+		writeError(w, "We could not parse the JSON body of your request.", "", "")
+		return
+	}
+	if msg := checkPairing(req.Messages); msg != "" {
+		p.count(func(s *Stats) { s.PairingErrors++ })
+		writeError(w, msg, "messages", "")
+		return
+	}
+	hist, err := hopenai.ToHistory(req.Messages)
+	if err != nil {
+		p.count(func(s *Stats) { s.BadRequests++ })
+		writeError(w, "Invalid 'messages': "+err.Error(), "messages", "")
+		return
+	}
+	msgTokens := int(math.Ceil(p.Factor * float64(history.Estimate(hist, nil))))
+	toolTokens := history.EstimateText(string(req.Tools))
+	prompt := msgTokens + toolTokens
+	if prompt > p.Limit {
+		p.count(func(s *Stats) { s.Overflows++ })
+		// OpenAI's wording when functions are sent (docs/overflow.md).
+		writeError(w, fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens (%d in the messages, %d in the functions). Please reduce the length of the messages or functions.",
+			p.Limit, prompt, msgTokens, toolTokens), "messages", "context_length_exceeded")
+		return
+	}
+	var id int
+	p.count(func(s *Stats) { s.Accepted++; id = s.Accepted })
+	reply := play(hist)
+	finish := "stop"
+	if len(reply.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	completionTokens := 12 + 20*len(reply.ToolCalls)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id":      "chatcmpl-" + strconv.Itoa(id),
+		"object":  "chat.completion",
+		"created": 1700000000 + id,
+		"model":   req.Model,
+		"choices": []any{map[string]any{"index": 0, "message": reply, "finish_reason": finish, "logprobs": nil}},
+		"usage":   map[string]int{"prompt_tokens": prompt, "completion_tokens": completionTokens, "total_tokens": prompt + completionTokens},
+	})
+}
+
+// replyMessage is an assistant message as the API returns it.
+type replyMessage struct {
+	Role      string      `json:"role"`
+	Content   *string     `json:"content"`
+	Refusal   *string     `json:"refusal"`
+	ToolCalls []replyCall `json:"tool_calls,omitempty"`
+}
+
+type replyCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+var (
+	taskRe = regexp.MustCompile(`^Task (\d+): .*\(steps=(\d+)\)$`)
+	callRe = regexp.MustCompile(`^call_(\d+)_(\d+)_\d+$`)
+)
+
+// play is the scripted model. The latest task ("Task T: ... (steps=S)")
+// asks for S tool steps: the model answers it with step 1, and each
+// time the newest assistant message after the task called the tools of
+// step s < S, with step s+1; after step S, with a final text. A step
+// calls one or two tools (see [StepCalls]); call IDs are
+// call_<task>_<step>_<k>, so the step is read back from them even when the
+// trim dropped the earlier steps or elided their results.
+func play(hist []history.Message) replyMessage {
+	task, steps, at := 0, 0, -1
+	for i := len(hist) - 1; i >= 0; i-- {
+		if m := taskRe.FindStringSubmatch(hist[i].Content); hist[i].Role == history.RoleUser && m != nil {
+			task, _ = strconv.Atoi(m[1])
+			steps, _ = strconv.Atoi(m[2])
+			at = i
+			break
+		}
+	}
+	done := 0
+	for i := len(hist) - 1; i > at && at >= 0; i-- {
+		if calls := hist[i].ToolCalls; hist[i].Role == history.RoleAssistant && len(calls) > 0 {
+			if m := callRe.FindStringSubmatch(calls[0].ID); m != nil {
+				done, _ = strconv.Atoi(m[2])
+			}
+			break
+		}
+	}
+	if at < 0 || done >= steps {
+		text := fmt.Sprintf("Task %d is done: %d tool steps.", task, done)
+		return replyMessage{Role: "assistant", Content: &text}
+	}
+	step := done + 1
+	out := replyMessage{Role: "assistant"}
+	for k := range StepCalls(task, step) {
+		tool := toolNames[(task*7+step*3+k)%len(toolNames)]
+		c := replyCall{ID: fmt.Sprintf("call_%d_%d_%d", task, step, k), Type: "function"}
+		c.Function.Name = tool
+		c.Function.Arguments = fmt.Sprintf(`{"path":"pkg/mod%d/file%d.go","reason":"step %d of task %d"}`, task%9, step*10+k, step, task)
+		out.ToolCalls = append(out.ToolCalls, c)
+	}
+	return out
+}
+
+// checkPairing applies OpenAI's tool-message rules to the messages as
+// decoded, by their role and ids only (independently of the adapter), and
+// returns its error message for the first violation, or "".
+func checkPairing(msgs []openai.ChatCompletionMessageParamUnion) string {
+	var pending []string // unanswered calls of the open assistant message
+	open := false
+	for _, m := range msgs {
+		if m.OfTool != nil {
+			i := indexOf(pending, m.OfTool.ToolCallID)
+			if !open || i < 0 {
+				return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
+			}
+			pending = append(pending[:i], pending[i+1:]...)
+			continue
+		}
+		if len(pending) > 0 {
+			return missing(pending)
+		}
+		open = m.OfAssistant != nil && len(m.OfAssistant.ToolCalls) > 0
+		if open {
+			for _, c := range m.OfAssistant.ToolCalls {
+				if id := c.GetID(); id != nil {
+					pending = append(pending, *id)
+				}
+			}
+		}
+	}
+	if len(pending) > 0 {
+		return missing(pending)
+	}
+	return ""
+}
+
+func missing(ids []string) string {
+	return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(ids, ", ")
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// writeError answers HTTP 400 with OpenAI's error object.
+func writeError(w http.ResponseWriter, msg, param, code string) {
+	e := map[string]any{"message": msg, "type": "invalid_request_error", "param": nil, "code": nil}
+	if param != "" {
+		e["param"] = param
+	}
+	if code != "" {
+		e["code"] = code
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": e})
+}
+
+// toolNames are the tools of [Tools], in order.
+var toolNames = []string{
+	"read_file", "write_file", "list_dir", "grep", "run_tests", "run_command", "git_diff", "git_log",
+	"search_docs", "fetch_url", "open_issue", "comment_issue", "build", "lint", "format_code",
+	"query_db", "describe_table", "read_logs", "deploy_preview", "ask_user",
+}
+
+// Tools returns the 20 function tools the agent offers on every request,
+// each with a description and a JSON schema of a few parameters.
+func Tools() []openai.ChatCompletionToolUnionParam {
+	out := make([]openai.ChatCompletionToolUnionParam, len(toolNames))
+	for i, name := range toolNames {
+		words := strings.ReplaceAll(name, "_", " ")
+		out[i] = openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        name,
+			Description: openai.String(fmt.Sprintf("Use %s to %s in the repository workspace. Returns plain text; large outputs are truncated to the first 2,000 lines.", name, words)),
+			Parameters: shared.FunctionParameters{
+				"type": "object",
+				"properties": map[string]any{
+					"path":   map[string]any{"type": "string", "description": "Path relative to the repository root."},
+					"reason": map[string]any{"type": "string", "description": "Why the tool is called, for the audit log."},
+					"limit":  map[string]any{"type": "integer", "description": "Maximum number of lines or items to return.", "minimum": 1},
+				},
+				"required": []string{"path", "reason"},
+			},
+		})
+	}
+	return out
+}
+
+// Task returns the user message of turn n (from 1): a task asking for 1
+// to 6 tool steps, written as "Task n: ... (steps=S)".
+func Task(n int) string {
+	steps := 1 + int(mix(uint32(n)*2654435761)%6)
+	return fmt.Sprintf("Task %d: review module mod%d, fix what the tests report and summarise the change (steps=%d)", n, n%9, steps)
+}
+
+// StepCalls returns how many tools step step of task task calls: 1 or 2.
+func StepCalls(task, step int) int {
+	if (task+step)%3 == 0 {
+		return 2
+	}
+	return 1
+}
+
+// RunTool returns the result of the tool call with the given ID: 250 to
+// 1,150 words of code-review output, a deterministic function of the ID.
+func RunTool(id string) string {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint32(id[i])) * 16777619
+	}
+	words := 250 + int(mix(h)%901)
+	var b strings.Builder
+	for i := range words {
+		h = mix(h + uint32(i))
+		if i > 0 {
+			if i%12 == 0 {
+				b.WriteByte('\n')
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		switch h % 5 {
+		case 0:
+			fmt.Fprintf(&b, "line%d:", h%997)
+		case 1:
+			b.WriteString(vocabulary[h%uint32(len(vocabulary))])
+			b.WriteString("()")
+		default:
+			b.WriteString(vocabulary[h%uint32(len(vocabulary))])
+		}
+	}
+	return b.String()
+}
+
+var vocabulary = []string{
+	"func", "return", "error", "nil", "handler", "request", "response", "context", "buffer", "value",
+	"the", "test", "passed", "failed", "expected", "got", "config", "module", "index", "cache",
+	"update", "delete", "insert", "select", "string", "int", "struct", "interface", "package", "import",
+}
+
+// mix scrambles the bits of x (a 32-bit finaliser).
+func mix(x uint32) uint32 {
+	x ^= x >> 16
+	x *= 0x7feb352d
+	x ^= x >> 15
+	x *= 0x846ca68b
+	x ^= x >> 16
+	return x
+}
