@@ -140,8 +140,8 @@ func (c *Calibration) window() []observation {
 }
 
 // fitCalibration fits P = scale×S + overhead to obs by least squares, with
-// overhead >= 0, and measures the margin: the largest amount by which the
-// fit under-estimates an observation.
+// overhead >= -scale×(smallest S)/2, and measures the margin: the largest
+// amount by which the fit under-estimates an observation.
 func fitCalibration(obs []observation) calibrationFit {
 	if len(obs) == 0 {
 		return calibrationFit{}
@@ -165,7 +165,13 @@ func fitCalibration(obs []observation) calibrationFit {
 		f.scale = (n*sxy - sx*sy) / den
 		f.overhead = (sy - f.scale*sx) / n
 	}
-	if !(f.scale > 0) || f.overhead < 0 || math.IsNaN(f.overhead) {
+	// A negative overhead is real when the provider scales the messages
+	// but not what WithOverhead counts (tool schemas it counts as we do):
+	// P = s×S - (s-1)×tools. It is accepted only as far as the data
+	// supports it: predictions over the observed sizes stay above half of
+	// the scaled size, so a wrong fit cannot promise a provider count near
+	// zero.
+	if !(f.scale > 0) || math.IsNaN(f.overhead) || f.overhead < -0.5*f.scale*lo {
 		// Through the origin: P = scale×S.
 		f.scale, f.overhead = sxy/sxx, 0
 	}

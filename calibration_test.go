@@ -56,6 +56,7 @@ func TestCalibrationLearns(t *testing.T) {
 		{"scale only", provider{scale: 1.25}, "a different tokenizer"},
 		{"counts less", provider{scale: 0.8}, "a provider that counts less: the budget grows"},
 		{"noisy", provider{scale: 1.3, overhead: 2_000, jitter: 0.005}, "half a percent of noise either way"},
+		{"scales messages, not schemas", provider{scale: 1.3, overhead: -0.3 * 3_000}, "WithOverhead counts 3,000 tokens of schemas the provider counts 1x: a negative intercept"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
