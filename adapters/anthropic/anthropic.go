@@ -479,14 +479,18 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 // [Validate] does too; Trim does not merge them, so that the kept messages
 // stay byte-identical and their cache_control markers keep their place.
 //
+// Pins ([history.WithPin]) index msgs; Trim translates them to the
+// converted history (see the package documentation).
+//
 // Errors: a *MessageError when msgs cannot be converted; the core's errors
 // unchanged otherwise (history.ErrInvalidBudget for budget <= 0, a
-// *history.MessageError for an invalid option). When the latest turn alone
+// *history.OptionError for an invalid option, a pin on a message with
+// tool_use or tool_result blocks included). When the latest turn alone
 // exceeds the budget, Trim returns the trimmed messages, res, and a
 // *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
 // does. On any other error the messages are nil.
 func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int, opts ...history.Option) ([]anthropic.MessageParam, history.Result, error) {
-	hist, srcs, err := convert(system, msgs, true, opts)
+	hist, srcs, opts, err := prepare(system, msgs, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
@@ -494,8 +498,30 @@ func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budg
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
+	return toNative(msgs, hist, srcs, res), res, err
+}
+
+// prepare converts a request for a trim with opts: the converted history,
+// where each message came from, and opts with the native pins
+// (history.WithPin) translated to the history's indices.
+func prepare(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, opts []history.Option) ([]history.Message, []regroup.Slot, []history.Option, error) {
+	hist, srcs, err := convert(system, msgs, true, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if opts, err = translatePins(hist, srcs, len(msgs), opts); err != nil {
+		return nil, nil, nil, err
+	}
+	return hist, srcs, opts, nil
+}
+
+// toNative maps res, a decision on hist (converted from msgs, srcs saying
+// where each message came from), back onto msgs: the caller's messages the
+// trim kept, cut-down copies of those it changed, and the notices it
+// inserted rendered natively.
+func toNative(msgs []anthropic.MessageParam, hist []history.Message, srcs []regroup.Slot, res history.Result) []anthropic.MessageParam {
 	notice := func(b history.Message, _ *regroup.Group) anthropic.MessageParam { return fromBreadcrumb(b) }
-	return regroup.Apply(msgs, hist, srcs, res, notice, rebuild), res, err
+	return regroup.Apply(msgs, hist, srcs, res, notice, rebuild)
 }
 
 // rebuild returns a copy of orig, a native message the trim cut down or

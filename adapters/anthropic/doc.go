@@ -87,6 +87,49 @@
 // positive: it is then not counted as a turn of its own. [ToHistory]
 // recognises the default notices.
 //
+// # Pins
+//
+// [history.WithPin] works through Trim and [RecoverOverflow] with indices
+// into msgs, the caller's slice: the adapter translates them to the
+// converted history, where the system prompt comes first and a user
+// message holding tool_result blocks becomes several messages. A pinned
+// message is never dropped or elided; when its turn goes, it is sent
+// right after the system prompt, before the notice, as the caller's own
+// value. A message holding tool_use or tool_result blocks cannot be pinned
+// (it would be parted from its pair), nor a notice an earlier trim
+// inserted: the trim returns the core's *history.OptionError, whose reason
+// names the index in msgs. The indices given to RecoverOverflow index the
+// messages given to it, the ones that were sent.
+//
+// # Agreeing with the provider
+//
+// Anthropic counts a request with a tokenizer of its own, and counts the
+// tool definitions, which are not messages. A runtime that trims before
+// every request passes three things to every trim:
+//
+//	var cal history.Calibration // one per model
+//	opts := []history.Option{
+//		history.WithCalibration(&cal),
+//		history.WithOverhead(hanthropic.Overhead(params, nil)), // tools, output schema
+//		history.WithElision(history.ElideOptions{}),
+//		history.WithStepTrim(),
+//	}
+//	msgs, res, err := hanthropic.Trim(params.System, transcript, window, opts...)
+//	// ... send; then, from the response's usage:
+//	u := message.Usage
+//	cal.Observe(res.TokensAfter, int(u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens))
+//
+// [Overhead] counts what the request sends besides the messages and the
+// system prompt (which Trim counts): the tool definitions and the
+// structured-output schema, as JSON. The Calibration learns how
+// Anthropic's count relates to the library's from each response's usage
+// (all three input counts: with prompt caching, input_tokens alone is only
+// the uncached part). When the API still answers HTTP 400 "prompt is too
+// long: N tokens > M maximum", [RecoverOverflow] trims the request that
+// was sent to fit the numbers the API stated, and the caller retries; see
+// its documentation for the loop, and examples/agentloop for a complete
+// runtime against a local server that speaks the API's wire format.
+//
 // # Pairing
 //
 // [Validate] checks the pairing rules the Messages API enforces with an

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/regroup"
 )
 
 // genAgent builds an agent request from data: tasks followed by many tool
@@ -111,7 +113,85 @@ var adapter = adaptertest.Adapter[request]{
 	Step: func(r request, id, output string) request {
 		return request{r.System, slices.Concat(r.Messages, []anthropic.MessageParam{assistant(toolUse(id, "run")), user(result(id, output))})}
 	},
-	Len: func(r request) int { return len(r.Messages) },
+	Len:   func(r request) int { return len(r.Messages) },
+	Check: checkConvertsBack,
+}
+
+// checkConvertsBack checks that out, what Trim made of in with res,
+// converts back (ToHistory) to res.Messages exactly, but for how the native
+// form writes what the core changed: an elided result reads as one text
+// part holding its placeholder, a notice as a user (or assistant) message
+// with one text block, the text of a user message whose tool_result blocks
+// all went to the orphan sweep as a plain user message (a user message of
+// text is a turn), and the empty assistant message ToHistory inserts
+// between two user messages holding results maps to no native message.
+// So the native output is what the core decided, message for message.
+func checkConvertsBack(t *testing.T, in, out request, res history.Result) {
+	t.Helper()
+	back, err := ToHistory(out.System, out.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := asSent(t, in, res)
+	if len(back) != len(want) {
+		t.Fatalf("output converts back to %d messages, Result has %d to send:\n%+v\n%+v", len(back), len(want), back, want)
+	}
+	for j := range want {
+		g, w := back[j], want[j]
+		if w.Kind == history.KindBreadcrumb {
+			g.Kind = w.Kind // a notice of custom text is not recognised without the trim's options
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("message %d converts back to\n%+v\nResult sends\n%+v", j, g, w)
+		}
+	}
+}
+
+// keptResult reports whether res.Messages[j] follows, among the kept
+// messages, a tool result converted from the same native message.
+func keptResult(res history.Result, srcs []regroup.Slot, j int) bool {
+	if res.Kept == nil {
+		return true // nothing changed
+	}
+	native := srcs[res.Kept[j]].Native
+	for p := j - 1; p >= 0 && res.Kept[p] >= 0 && srcs[res.Kept[p]].Native == native; p-- {
+		if res.Messages[p].Role == history.RoleTool {
+			return true
+		}
+	}
+	return false
+}
+
+// asSent returns res.Messages (a trim of in) as their native rendering
+// converts back: see checkConvertsBack.
+func asSent(t *testing.T, in request, res history.Result) []history.Message {
+	t.Helper()
+	_, srcs, err := convert(in.System, in.Messages, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []history.Message
+	for j, m := range res.Messages {
+		k := j
+		if res.Kept != nil {
+			k = res.Kept[j]
+		}
+		switch {
+		case k >= 0 && srcs[k].Parts != nil && len(srcs[k].Parts) == 0:
+			continue // the separator ToHistory inserted
+		case k < 0:
+			if m.Role != history.RoleAssistant {
+				m.Role = history.RoleUser
+			}
+			m.Parts, m.Content = []history.Part{{Type: history.PartText, Text: m.Content}}, ""
+		case m.Kind == history.KindElided:
+			m.Parts, m.Content, m.Kind = []history.Part{{Type: history.PartText, Text: m.Content}}, "", ""
+		case m.Kind == history.KindNudge && !keptResult(res, srcs, j):
+			m.Kind = "" // a user message left with no tool_result block
+		}
+		want = append(want, m)
+	}
+	return want
 }
 
 // TestTrimLadder trims generated agent requests with elision and step

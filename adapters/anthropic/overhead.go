@@ -1,0 +1,64 @@
+package anthropic
+
+import (
+	"encoding/json"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/histrim/history"
+)
+
+// Overhead returns what params sends besides its messages and its system
+// prompt, counted with c (nil means history.Heuristic()): the tool
+// definitions (params.Tools) and the structured-output schema
+// (params.OutputConfig.Format), each read from the JSON the SDK sends, so
+// that fields set with param.Override or SetExtraFields count too. The
+// JSON texts are counted together as one message (c.CountMessage of a
+// system message holding them, one per line), framing included; a request
+// with neither costs 0.
+//
+// Pass it to every trim of the request with history.WithOverhead, so that
+// the budget leaves room for them and Result.TokensAfter counts the whole
+// request (what history.Calibration.Observe takes):
+//
+//	opts := []history.Option{history.WithOverhead(hanthropic.Overhead(params, nil))}
+//
+// The system prompt is not counted here: [Trim] counts it, as the first
+// message of the converted history. The tool-use system prompt the API
+// adds on its side when tools are present is not in the request; a
+// history.Calibration learns it. Overhead never modifies params; it returns
+// 0 if params cannot be encoded (the request could not be sent either).
+func Overhead(params anthropic.MessageNewParams, c history.Counter) int {
+	// Only the fields read here are encoded: the messages and the system
+	// prompt can be large.
+	params.Messages, params.System = nil, nil
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return 0
+	}
+	var req struct {
+		Tools  json.RawMessage `json:"tools"`
+		Output struct {
+			Format json.RawMessage `json:"format"`
+		} `json:"output_config"`
+	}
+	if json.Unmarshal(raw, &req) != nil {
+		return 0
+	}
+	var text []byte
+	for _, field := range []json.RawMessage{req.Tools, req.Output.Format} {
+		if len(field) == 0 || string(field) == "null" || string(field) == "[]" {
+			continue
+		}
+		if len(text) > 0 {
+			text = append(text, '\n')
+		}
+		text = append(text, field...)
+	}
+	if len(text) == 0 {
+		return 0
+	}
+	if c == nil {
+		c = history.Heuristic()
+	}
+	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(text)}), 0)
+}
