@@ -331,8 +331,10 @@ func WithOverhead(tokens int) Option {
 // trimmed: they are never dropped or elided, whatever the budget. A pinned
 // message in a turn (or a step) that is dropped is kept, in order, right
 // after the prefix (the leading system messages and the hoisted summary)
-// and before the breadcrumb, as a summary is (see [TrimToRecentTurns]); a
-// pinned message in a kept turn stays where it is. Use it for what the
+// and its breadcrumb, so that the notice stays in the leading block where
+// a later trim of the output recognises it; a pinned message in a kept
+// turn stays where it is. [Result.Positions] finds the pinned messages in
+// the output, to pin them again when the output is trimmed later. Use it for what the
 // caller inserted and must survive: a memory, a plan, instructions given
 // mid-conversation. Pinned messages count against the budget first; when
 // they and the latest turn cannot fit, the trim returns a *[BudgetError].

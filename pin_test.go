@@ -19,22 +19,22 @@ func TestWithPin(t *testing.T) {
 		want []string
 	}{
 		{
-			name: "a pinned message of a dropped turn is lifted before the breadcrumb",
+			name: "a pinned message of a dropped turn is lifted after the breadcrumb",
 			in:   []string{"S:sys", "U:remember the code word", "A:" + long, "U:q2", "A:" + long, "U:q3", "A:a3"},
 			pins: []int{1},
-			want: []string{"S:sys", "U:remember the code word", "B", "U:q3", "A:a3"},
+			want: []string{"S:sys", "B", "U:remember the code word", "U:q3", "A:a3"},
 		},
 		{
 			name: "pins keep their order and a kept pin stays in place",
 			in:   []string{"S:sys", "U:one", "A:memo one", "U:two", "A:memo two", "U:three", "A:a3", "U:four", "A:a4"},
 			pins: []int{4, 2, 8},
-			want: []string{"S:sys", "A:memo one", "A:memo two", "B", "U:four", "A:a4"},
+			want: []string{"S:sys", "B", "A:memo one", "A:memo two", "U:four", "A:a4"},
 		},
 		{
 			name: "a pinned summary is lifted once, and the newest other summary too",
 			in:   []string{"S:sys", "M:old", "U:q1", "M:pinned", "A:a1", "M:newest", "U:q2", "A:a2", "U:q3", "A:a3"},
 			pins: []int{3},
-			want: []string{"S:sys", "M:old", "M:pinned", "M:newest", "B", "U:q3", "A:a3"},
+			want: []string{"S:sys", "M:old", "M:newest", "B", "M:pinned", "U:q3", "A:a3"},
 		},
 		{
 			name: "a pin inside a dropped step stays",
@@ -291,4 +291,20 @@ func slicesContainsInt(s []int, v int) bool {
 		}
 	}
 	return false
+}
+
+func TestResultPositions(t *testing.T) {
+	long := "an answer long enough that dropping its turn saves more than the breadcrumb costs, by a good margin"
+	in := parse(t, "S:sys", "U:memory", "A:"+long, "U:q2", "A:"+long, "U:q3", "A:a3")
+	res, err := TrimToRecentTurns(in, Estimate(parse(t, "S:sys", "B", "U:memory", "U:q3", "A:a3"), nil), WithPin(1))
+	require.NoError(t, err)
+	require.Equal(t, []string{"S:sys", "B", "U:memory", "U:q3", "A:a3"}, render(res.Messages))
+	assert.Equal(t, []int{2, 0, -1, 3, -1, -1}, res.Positions(1, 0, 2, 5, -1, 99))
+	assert.Empty(t, res.Positions())
+	// Carrying the pin over: trimming the output again keeps the memory.
+	again, err := TrimToRecentTurns(append(res.Messages, parse(t, "U:q4", "A:"+long)...), 60, WithPin(res.Positions(1)...))
+	if err != nil {
+		require.ErrorIs(t, err, ErrLatestTurnTooLarge)
+	}
+	assert.Contains(t, render(again.Messages), "U:memory")
 }

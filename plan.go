@@ -24,7 +24,7 @@ type scratch struct {
 	steps  []int
 	pins   []int   // view indices of pinned messages after the prefix
 	pinCnt []int   // their counts, -1 until counted
-	lifted []int   // pinned messages (and the summary) moved before the breadcrumb
+	lifted []int   // pinned messages moved out of what is dropped, after the breadcrumb
 	plan   planner // the call's planner, kept here so that it is not allocated
 }
 
@@ -382,7 +382,7 @@ func (p *planner) chooseTurns() {
 			}
 		}
 	}
-	// Pinned messages in the dropped turns stay, lifted before the
+	// Pinned messages in the dropped turns stay, lifted after the
 	// breadcrumb; pj counts those below the cut.
 	pinDrop, pj := 0, 0
 	lift := func(cut int) {
@@ -480,7 +480,7 @@ func (p *planner) chooseSteps() {
 		stop := p.steps[d]
 		for ; next < stop; next++ {
 			if _, pin := p.pinned(next); pin {
-				continue // stays, lifted before the breadcrumb
+				continue // stays, lifted after the breadcrumb
 			}
 			cost -= p.cnt(next)
 			if p.view[next].Kind == KindSummary {
@@ -521,7 +521,7 @@ func (p *planner) items() []int {
 	n := len(p.view)
 	cut := p.start(p.k)
 	lifted := p.lift(cut)
-	items := make([]int, 0, p.lead+len(lifted)+2+n-cut)
+	items := make([]int, 0, p.lead+len(lifted)+3+n-cut)
 	merged := p.mergesCrumbs()
 	newTurnCrumb := (p.k > 0 || merged) && !p.o.noBreadcrumb
 	for i := range p.lead {
@@ -531,13 +531,16 @@ func (p *planner) items() []int {
 		}
 		items = append(items, i)
 	}
-	items = append(items, lifted...)
+	if p.hoist >= 0 {
+		items = append(items, p.hoist)
+	}
 	switch {
 	case newTurnCrumb && merged && p.k == 0:
 		items = append(items, itemStepCrumb)
 	case newTurnCrumb:
 		items = append(items, itemTurnCrumb)
 	}
+	items = append(items, lifted...)
 	if p.d == 0 {
 		for i := cut; i < n; i++ {
 			items = append(items, i)
@@ -561,14 +564,12 @@ func (p *planner) items() []int {
 	return items
 }
 
-// lift returns, ascending, the messages moved out of what is dropped to
-// just after the prefix: the hoisted summary and the pinned messages of
-// the dropped turns (before cut) and of the dropped steps.
+// lift returns, ascending, the pinned messages moved out of what is
+// dropped, to just after the breadcrumb: those of the dropped turns (before
+// cut) and of the dropped steps. (The hoisted summary goes before the
+// breadcrumb, with the prefix.)
 func (p *planner) lift(cut int) []int {
 	l := p.sc.lifted[:0]
-	if p.hoist >= 0 {
-		l = append(l, p.hoist)
-	}
 	for _, i := range p.pins {
 		if i < cut || (p.d > 0 && i >= p.openEnd && i < p.steps[p.d]) {
 			l = append(l, i)

@@ -162,22 +162,27 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 	if tok > o.summarizer.opts.MaxTokens {
 		return SummaryTooLarge, summaryState{}
 	}
-	// In place of the turn breadcrumb, or, without one, right before the
-	// first kept turn.
+	// In place of the turn breadcrumb, or, without one, right after the
+	// leading block (the prefix and the hoisted summary).
+	lead := leadEnd(msgs)
 	out := make([]Message, 0, len(res.Messages)+1)
 	kpt := make([]int, 0, len(res.Kept)+1)
 	placed, insertedAt := false, -1
 	for j, k := range res.Kept {
 		switch {
-		case !placed && k < 0 && res.Messages[j].Kind == KindBreadcrumb:
+		case placed:
+		case k < 0 && res.Messages[j].Kind == KindBreadcrumb:
 			res.TokensAfter -= clampCount(o.counter.CountMessage(res.Messages[j]))
 			out, kpt, placed = append(out, sum), append(kpt, -1), true
 			continue
-		case !placed && k >= cut:
+		case k < 0 || (k >= lead && msgs[k].Kind != KindSummary):
 			insertedAt = len(out)
 			out, kpt, placed = append(out, sum), append(kpt, -1), true
 		}
 		out, kpt = append(out, res.Messages[j]), append(kpt, k)
+	}
+	if !placed {
+		out, kpt = append(out, sum), append(kpt, -1)
 	}
 	if insertedAt >= 0 && len(res.Modified) > 0 {
 		mod := make([]int, len(res.Modified))

@@ -214,3 +214,19 @@ func TestWithSummarizerInvalid(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, summaryOf(t, trSession(30, 1), res))
 }
+
+func TestTrimmerSummarizerWithoutBreadcrumb(t *testing.T) {
+	full := trSession(40, 23)
+	tr := NewTrimmer(WithoutBreadcrumb(), WithElision(ElideOptions{KeepRecent: 1, MinTokens: -1}),
+		WithSummarizer(&recordingSummarizer{}, SummaryOptions{MaxTokens: 100}))
+	res, err := tr.Trim(full, 1500)
+	require.NoError(t, err)
+	require.Positive(t, res.DroppedTurns)
+	sums := summaryOf(t, full, res)
+	require.Len(t, sums, 1)
+	assert.Equal(t, KindSummary, res.Messages[1].Kind, "the summary follows the system prompt")
+	assert.Equal(t, -1, res.Kept[1])
+	for _, m := range res.Messages {
+		assert.NotEqual(t, KindBreadcrumb, m.Kind)
+	}
+}

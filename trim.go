@@ -435,3 +435,25 @@ func checkPins(msgs []Message, pins []int) error {
 	}
 	return nil
 }
+
+// Positions returns, for each of the given input indices, its position in
+// r.Messages, or -1 when that message was not kept (dropped, or never in
+// the input). A runtime that keeps the trimmed output and trims it again
+// later uses it to carry its pins over: WithPin(res.Positions(pins...)...).
+// It costs O(len(Kept) + len(indices)) and never modifies r.
+func (r Result) Positions(indices ...int) []int {
+	at := make(map[int]int, len(indices))
+	for _, i := range indices {
+		at[i] = -1
+	}
+	for j, k := range r.Kept {
+		if _, ok := at[k]; ok && k >= 0 {
+			at[k] = j
+		}
+	}
+	out := make([]int, len(indices))
+	for n, i := range indices {
+		out[n] = at[i]
+	}
+	return out
+}
