@@ -83,7 +83,8 @@ func TestTrimPins(t *testing.T) {
 }
 
 // TestTrimPinsDropped: at a small budget the turns of the pinned messages
-// go, and the pinned messages are lifted before the notice, in order.
+// go, and the pinned messages are lifted after the notice, in order, so
+// that the notice stays in the leading block.
 func TestTrimPinsDropped(t *testing.T) {
 	system, msgs := pinRequest()
 	out, res, err := Trim(system, msgs, 900, history.WithPin(0, 4))
@@ -93,7 +94,7 @@ func TestTrimPinsDropped(t *testing.T) {
 	if res.DroppedTurns == 0 {
 		t.Fatal("nothing dropped: the budget does not test lifting")
 	}
-	want := []anthropic.MessageParam{msgs[0], msgs[4], fromBreadcrumb(history.Breadcrumb())}
+	want := []anthropic.MessageParam{fromBreadcrumb(history.Breadcrumb()), msgs[0], msgs[4]}
 	for j, m := range want {
 		if adaptertest.JSON(t, out[j]) != adaptertest.JSON(t, m) {
 			t.Fatalf("message %d is %s, want %s", j, adaptertest.JSON(t, out[j]), adaptertest.JSON(t, m))

@@ -128,8 +128,9 @@ func TestRecoverOverflow(t *testing.T) {
 			name: "pinned message survives", msgs: msgs, err: sized, attempt: 2,
 			opts: []history.Option{history.WithPin(4)},
 			check: func(t *testing.T, out []openai.ChatCompletionMessageParamUnion, res history.Result, err error) {
-				if res.Kept[1] != 4 || adaptertest.JSON(t, out[1]) != adaptertest.JSON(t, msgs[4]) {
-					t.Fatalf("pinned answer not kept after the system prompt: Kept %v", res.Kept)
+				// After the system prompt and the notice.
+				if res.Kept[2] != 4 || adaptertest.JSON(t, out[2]) != adaptertest.JSON(t, msgs[4]) {
+					t.Fatalf("pinned answer not kept after the notice: Kept %v", res.Kept)
 				}
 			},
 		},
