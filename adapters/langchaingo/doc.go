@@ -77,6 +77,17 @@
 // not counted as a turn of its own. ToHistory recognises the default
 // notices.
 //
+// # Provider errors
+//
+// IsContextOverflow and ParseOverflow recognise, in the error a LangChainGo
+// model returns, the provider's refusal of a request that does not fit the
+// context window. They are the core's history.IsContextOverflow and
+// history.ParseOverflow, corrected for what LangChainGo does to errors: it
+// keeps the HTTP status only in its text ("API returned unexpected status
+// code: 429: ..."), where the core does not read it, and its *llms.Error
+// labels (llms.ErrorMapper, the providers' MapError) can read an overflow as
+// a rate limit. Use them, rather than the core's, on LangChainGo errors.
+//
 // # Module
 //
 // This adapter is its own Go module, so that the core module does not depend
