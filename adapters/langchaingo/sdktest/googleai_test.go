@@ -80,6 +80,16 @@ func TestOverflowFromLangChainGoGoogleAI(t *testing.T) {
 			source: "constructed",
 		},
 		{
+			// googleapi's Error keeps a body it cannot decode in its text,
+			// and the core reads an undecodable body as plain text: a body
+			// cut after the overflow phrase still says what the server said
+			// (docs/overflow.md, "truncated JSON").
+			name: "JSON body truncated after the overflow phrase", status: http.StatusBadRequest,
+			body: `{"error":{"code":400,"message":"The input token count (132478) exceeds the maximum number of tokens allowed (131072).","sta`,
+			want: true, ov: history.Overflow{Used: 132478, Limit: 131072},
+			source: "constructed",
+		},
+		{
 			name: "unrelated 400: model name format", status: http.StatusBadRequest,
 			body:   `{"error":{"code":400,"message":"* GenerateContentRequest.model: unexpected model name format\n","status":"INVALID_ARGUMENT"}}`,
 			source: "songquanpeng/one-api#938",
