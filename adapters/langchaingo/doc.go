@@ -87,6 +87,9 @@
 // code: 429: ..."), where the core does not read it, and its *llms.Error
 // labels (llms.ErrorMapper, the providers' MapError) can read an overflow as
 // a rate limit. Use them, rather than the core's, on LangChainGo errors.
+// history.RecoverOverflow classifies with the core's: hand it the error the
+// model returned (not a MapError result), once IsContextOverflow has said
+// it is an overflow.
 //
 // # Module
 //

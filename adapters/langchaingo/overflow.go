@@ -64,9 +64,14 @@ func ParseOverflow(err error) (history.Overflow, bool) {
 // clients begin the error of a response that is not 200 OK.
 const statusPrefix = "API returned unexpected status code: "
 
-// maxWalk bounds the errors visited in one tree by forClassifier's walks,
-// far above any real error; it also ends a tree that points back at itself.
-const maxWalk = 1 << 12
+// Bounds of forClassifier's walks, far above any real error: maxWalk errors
+// visited in one tree (it also ends a tree that points back at itself), and
+// maxText bytes of error text searched for a status, as the core's
+// classifier bounds its own.
+const (
+	maxWalk = 1 << 12
+	maxText = 32 << 20
+)
 
 // forClassifier returns the error the core should classify for err: the
 // provider's error under LangChainGo's *llms.Error label, joined with its
@@ -107,7 +112,7 @@ func mappedCause(err error) error {
 // in the text of an error that wraps nothing and carries LangChainGo's
 // statusPrefix. It returns 0 when there is none.
 func hiddenStatus(err error) int {
-	code := 0
+	code, budget := 0, maxText
 	walk(err, func(e error) bool {
 		if c, ok := e.(interface{ HTTPCode() int }); ok {
 			if n := safeHTTPCode(c); n > 0 {
@@ -122,13 +127,17 @@ func hiddenStatus(err error) int {
 		if !ok {
 			return false
 		}
+		if len(s) > budget {
+			s = s[:budget]
+		}
+		budget -= len(s)
 		if i := strings.Index(s, statusPrefix); i >= 0 {
 			if n := leadingStatus(s[i+len(statusPrefix):]); n > 0 {
 				code = n
 				return true
 			}
 		}
-		return false
+		return budget <= 0
 	})
 	return code
 }

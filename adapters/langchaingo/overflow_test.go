@@ -3,6 +3,7 @@ package langchaingo
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
@@ -125,6 +126,13 @@ func TestWalkBounds(t *testing.T) {
 	}
 	if got := hiddenStatus(wide{}); got != 0 {
 		t.Fatalf("hiddenStatus = %d, want 0", got)
+	}
+	long := errors.New(strings.Repeat("a", maxText) + statusPrefix + "429")
+	if got := hiddenStatus(errors.Join(long, errors.New(statusPrefix+"401"))); got != 0 {
+		t.Fatalf("hiddenStatus read %d beyond its text budget", got)
+	}
+	if got := hiddenStatus(errors.Join(errors.New("x"), errors.New(statusPrefix+"401"))); got != 401 {
+		t.Fatalf("hiddenStatus = %d, want 401", got)
 	}
 	if got := mappedCause(&loop{"x"}); got != nil {
 		t.Fatalf("mappedCause = %v, want nil", got)
