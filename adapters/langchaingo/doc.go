@@ -87,7 +87,7 @@
 // and RecoverOverflow translate them: a pinned message is pinned whole
 // (every message it converts to), and it is never dropped or elided,
 // whatever the budget; in a dropped turn it is kept right after the leading
-// system messages. A tool message holding responses and an AI message
+// system messages and the notice. A tool message holding responses and an AI message
 // holding tool calls cannot be pinned (they would be separated from their
 // pairs), nor can a notice a trim inserted: such a pin, or an index beyond
 // msgs, makes the call return a *history.OptionError whose reason names the
@@ -147,6 +147,19 @@
 // exceeds its budget: memory.ConversationTokenBuffer, which drops the
 // oldest messages one by one until the rest fits, empties itself
 // completely on such an exchange, the latest request included.
+// # Provider errors
+//
+// IsContextOverflow and ParseOverflow recognise, in the error a LangChainGo
+// model returns, the provider's refusal of a request that does not fit the
+// context window. They are the core's history.IsContextOverflow and
+// history.ParseOverflow, corrected for what LangChainGo does to errors: it
+// keeps the HTTP status only in its text ("API returned unexpected status
+// code: 429: ..."), where the core does not read it, and its *llms.Error
+// labels (llms.ErrorMapper, the providers' MapError) can read an overflow as
+// a rate limit. Use them, rather than the core's, on LangChainGo errors.
+// history.RecoverOverflow classifies with the core's: hand it the error the
+// model returned (not a MapError result), once IsContextOverflow has said
+// it is an overflow.
 //
 // # Module
 //

@@ -17,11 +17,15 @@ import (
 )
 
 // callWithStatus sends one chat request through openai-go to a server that
-// answers status with body, and returns the client's error.
-func callWithStatus(t *testing.T, status int, body string) error {
+// answers status with body (of contentType, application/json when empty),
+// and returns the client's error.
+func callWithStatus(t *testing.T, status int, contentType, body string) error {
 	t.Helper()
+	if contentType == "" {
+		contentType = "application/json"
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", contentType)
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(body))
 	}))
@@ -45,6 +49,10 @@ func TestOverflowFromOpenAIClient(t *testing.T) {
 		want   bool
 		ov     history.Overflow
 		source string
+		// contentType is application/json when empty.
+		contentType string
+		// noBody: the body has no "error" member, so RawJSON is empty.
+		noBody bool
 	}{
 		{
 			name: "context_length_exceeded with sizes", status: http.StatusBadRequest,
@@ -64,16 +72,48 @@ func TestOverflowFromOpenAIClient(t *testing.T) {
 			body:   `{"error":{"message":"Request too large for gpt-4o in organization org-78asdf87asdf9aaa8976 on tokens per min (TPM): Limit 30000, Requested 31538. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`,
 			source: "TheR1D/shell_gpt#653",
 		},
+		// Bodies that are not overflows.
+		{
+			name: "429 for long context requests", status: http.StatusTooManyRequests,
+			body:   `{"error":{"message":"Extra usage is required for long context requests.","type":"rate_limit_error"},"request_id":"req_011CY5YJLsmBrFu4pcWKKt5b","type":"error"}`,
+			source: "Wei-Shaw/sub2api#572",
+		},
+		{
+			// The status is a field, which the core does not read, but
+			// Error() names it: "429 Too Many Requests" rules it out.
+			name: "429 whose message reads like an overflow", status: http.StatusTooManyRequests,
+			body:   `{"error":{"message":"This model's maximum context length is 4097 tokens. However, your messages resulted in 4294 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`,
+			source: "constructed (the status rules it out)",
+		},
+		{
+			name: "HTML 502 page from a proxy", status: http.StatusBadGateway, contentType: "text/html",
+			body:   "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n",
+			source: "constructed (nginx's default 502 page)", noBody: true,
+		},
+		{
+			name: "empty 400 body", status: http.StatusBadRequest,
+			source: "constructed", noBody: true,
+		},
+		{
+			name: "truncated JSON body", status: http.StatusBadRequest,
+			body:   `{"error":{"message":"This model's maximum con`,
+			source: "constructed",
+		},
+		{
+			name: "unrelated 400: invalid model", status: http.StatusBadRequest,
+			body:   `{"error":{"message":"invalid model ID","type":"invalid_request_error","param":null,"code":null}}`,
+			source: "danielmiessler/Fabric#1299 (the message and status; OpenAI's error envelope)",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := callWithStatus(t, tc.status, tc.body)
+			err := callWithStatus(t, tc.status, tc.contentType, tc.body)
 			var apiErr *openai.Error
 			if !errors.As(err, &apiErr) {
 				t.Fatalf("openai-go returned %T, not *openai.Error: %v", err, err)
 			}
-			if apiErr.RawJSON() == "" {
-				t.Fatal("the SDK kept no body")
+			if (apiErr.RawJSON() == "") != tc.noBody {
+				t.Fatalf("RawJSON() = %q; want it empty only for a body without an error member", apiErr.RawJSON())
 			}
 			wrapped := fmt.Errorf("agent turn 3: %w", err)
 			ov, ok := history.ParseOverflow(wrapped)
