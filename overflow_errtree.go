@@ -18,7 +18,10 @@ import (
 // Bounds of one classification. Both are far above any real SDK error (a
 // few nodes, a few kilobytes); they only cap the work on pathological trees.
 const (
-	// maxErrorNodes bounds the errors visited in one tree. An Unwrap chain
+	// maxErrorNodes bounds the errors visited in one tree, and with it the
+	// errors held waiting to be visited: a tree that is wide as well as
+	// deep (every error unwrapping to hundreds) holds at most this many,
+	// and Unwrap is not called once that many are known. An Unwrap chain
 	// that generates new errors forever ends here.
 	maxErrorNodes = 1 << 16
 	// maxErrorText bounds the bytes of error text examined (normalized and
@@ -96,9 +99,19 @@ func (c *classifier) walk(err error) {
 			}
 		}
 		self := c.visit(f.err, f.parent)
+		// Never hold more errors than can still be visited: the first
+		// room children, in order, are the ones a depth-first walk
+		// would reach first.
+		room := maxErrorNodes - c.nodes - len(stack)
+		if room <= 0 {
+			continue
+		}
 		many, one := safeUnwrap(f.err)
 		if one != nil {
 			stack = append(stack, frame{one, self})
+		}
+		if len(many) > room {
+			many = many[:room]
 		}
 		for i := len(many) - 1; i >= 0; i-- {
 			stack = append(stack, frame{many[i], self})

@@ -8,6 +8,7 @@ package history
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -440,5 +441,47 @@ func TestStatusField(t *testing.T) {
 				t.Fatalf("IsContextOverflow = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// wideErr unwraps to 256 new children at every level, down to depth 0,
+// where the last leaf is an overflow: a tree of 256^depth errors, built
+// lazily, as a hostile or buggy error type might.
+type wideErr struct{ depth, idx int }
+
+func (w wideErr) Error() string {
+	if w.depth == 0 && w.idx == 255 {
+		return "prompt is too long: 208310 tokens > 200000 maximum"
+	}
+	return "w"
+}
+
+func (w wideErr) Unwrap() []error {
+	if w.depth == 0 {
+		return nil
+	}
+	out := make([]error, 256)
+	for i := range out {
+		out[i] = wideErr{w.depth - 1, i}
+	}
+	return out
+}
+
+// TestParseOverflowWideTree: a tree of 256^4 errors is classified with
+// work and memory bounded by the node bound, not by the tree (it was 11.6 s
+// and 2.25 GB for a smaller one before the errors held were bounded).
+func TestParseOverflowWideTree(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ok := IsContextOverflow(wideErr{depth: 4})
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Fatalf("classifying a wide tree allocated %d MB", alloc>>20)
+	}
+	// Depth first: the first leaves reached are the 256 children of the
+	// first depth-1 error, the last of which is an overflow.
+	if !ok {
+		t.Fatal("the overflow among the first leaves was not read")
 	}
 }
