@@ -106,6 +106,17 @@ var overflowRows = []overflowRow{
 		},
 	},
 	{
+		provider: "vLLM 0.16 and later",
+		source:   "harbor-framework/harbor#996",
+		phrases:  []string{"resulting in a maximum input length"},
+		shapes: []shape{
+			// "You passed 1015 input tokens and requested 10 output
+			// tokens. However, the model's context length is only 1024
+			// tokens, resulting in a maximum input length of 1014 tokens."
+			sh(`you passed # input tokens and requested # output tokens\.? however,? the model.{0,2}s context length is only # tokens`, "uol"),
+		},
+	},
+	{
 		provider: "OpenAI Responses API",
 		source:   "anomalyco/opencode#6071",
 		phrases:  []string{"exceeds the context window"},

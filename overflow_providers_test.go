@@ -184,6 +184,18 @@ var overflowCases = []overflowCase{
 		want:   true, used: 159202, limit: 131072,
 	},
 	{
+		name:   "vllm 0.16 oversized prompt",
+		source: "harbor-framework/harbor#996",
+		msg:    `{"error":{"message":"You passed 1015 input tokens and requested 10 output tokens. However, the model's context length is only 1024 tokens, resulting in a maximum input length of 1014 tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=1015)","type":"BadRequestError","param":"input_tokens","code":400}}`,
+		want:   true, used: 1015, limit: 1014,
+	},
+	{
+		name:   "vllm 0.16 prompt and max_tokens",
+		source: "harbor-framework/harbor#996",
+		msg:    `{"error":{"message":"You passed 25 input tokens and requested 1000 output tokens. However, the model's context length is only 1024 tokens, resulting in a maximum input length of 24 tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=25)","type":"BadRequestError","param":"input_tokens","code":400}}`,
+		want:   true, used: 25, limit: 24,
+	},
+	{
 		name:   "deepseek with completion reservation",
 		source: "FoundationAgents/OpenManus#79",
 		msg:    `API error: Error code: 400 - {'error': {'message': "This model's maximum context length is 65536 tokens. However, you requested 66343 tokens (62247 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.", 'type': 'invalid_request_error', 'param': None, 'code': 'invalid_request_error'}}`,
