@@ -1,0 +1,83 @@
+package openai_test
+
+// The complete loop of the repository's README, verbatim, compiled and run
+// against the simulated provider, so that the README cannot drift from the
+// API.
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/histrim/history"
+	hopenai "github.com/histrim/history/adapters/openai"
+	"github.com/histrim/history/adapters/openai/internal/fakeprovider"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+var cal history.Calibration // one per model; json.Marshal it to keep it across restarts
+
+// complete trims msgs to the model's window, sends them, recovers from
+// context_length_exceeded (at most 2 retries) and returns the reply with
+// the history to continue from: what was sent, and the reply.
+func complete(ctx context.Context, client openai.Client, params openai.ChatCompletionNewParams,
+	msgs []openai.ChatCompletionMessageParamUnion, window int) (*openai.ChatCompletion, []openai.ChatCompletionMessageParamUnion, error) {
+	opts := []history.Option{
+		history.WithCalibration(&cal),                       // aim at OpenAI's count, learnt from usage
+		history.WithOverhead(hopenai.Overhead(params, nil)), // tools and response format count too
+		history.WithElision(history.ElideOptions{}),         // old tool results go first,
+		history.WithStepTrim(),                              // then old steps of a long task
+	}
+	sent, res, err := hopenai.Trim(msgs, window, opts...)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		return nil, msgs, err
+	}
+	params.Messages = sent
+	completion, err := client.Chat.Completions.New(ctx, params)
+	for attempt := 1; err != nil && attempt <= 2; attempt++ {
+		var rerr error
+		if params.Messages, res, rerr = hopenai.RecoverOverflow(params.Messages, err, attempt, opts...); rerr != nil {
+			break // not a context_length_exceeded, or nothing left to drop: err stands
+		}
+		completion, err = client.Chat.Completions.New(ctx, params)
+	}
+	if err != nil {
+		return nil, msgs, err
+	}
+	cal.Observe(res.TokensAfter, int(completion.Usage.PromptTokens))
+	return completion, append(params.Messages, completion.Choices[0].Message.ToParam()), nil
+}
+
+// TestREADMELoop runs the README's loop for ten tasks against a provider
+// that counts 1.3x: every request succeeds.
+func TestREADMELoop(t *testing.T) {
+	const window = 12_000
+	p := &fakeprovider.Provider{Limit: window, Factor: 1.3}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{Model: "gpt-4o", Tools: fakeprovider.Tools()}
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are an agent.")}
+	for task := 1; task <= 10; task++ {
+		msgs = append(msgs, openai.UserMessage(fakeprovider.Task(task)))
+		for step := 0; step < 10; step++ {
+			completion, next, err := complete(context.Background(), client, params, msgs, window)
+			if err != nil {
+				t.Fatalf("task %d: %v", task, err)
+			}
+			msgs = next
+			calls := completion.Choices[0].Message.ToolCalls
+			if len(calls) == 0 {
+				break
+			}
+			for _, c := range calls {
+				msgs = append(msgs, openai.ToolMessage(fakeprovider.RunTool(c.ID), c.ID))
+			}
+		}
+	}
+	if st := p.Stats(); st.Requests < 20 {
+		t.Fatalf("only %d requests reached the provider", p.Stats().Requests)
+	}
+}
