@@ -118,21 +118,22 @@ var adapter = adaptertest.Adapter[[]Item]{
 
 // checkNative checks what the ladder keeps true of this package's items:
 // reasoning stays bound (checkBinding), and every item of the output is
-// the caller's, byte for byte in JSON, but for notices and elided outputs,
+// the caller's own (the same variant pointer, or an override's JSON), but
+// for notices and elided outputs,
 // which differ from the caller's only in their output.
 func checkNative(t *testing.T, in, out []Item, res history.Result) {
 	t.Helper()
 	checkBinding(t, in, out)
-	orig := map[string]bool{}
+	orig := map[any]bool{}
 	byCall := map[string]Item{}
 	for _, u := range in {
-		orig[jsonOf(t, u)] = true
+		orig[identity(t, u)] = true
 		if v, _ := read(&u); v.cls == clsResult {
 			byCall[v.callID] = u
 		}
 	}
 	for j, u := range out {
-		if orig[jsonOf(t, u)] {
+		if orig[identity(t, u)] {
 			continue
 		}
 		v, err := read(&u)

@@ -225,7 +225,23 @@ func readTyped(u *Item) (view, error) {
 		}
 		return view{cls: clsOpaque, typ: "item_reference", id: r.ID, parts: []history.Part{textPart(jsonText(u))}}, nil
 	}
-	return view{}, errors.New("no item variant is set")
+	// No variant this adapter knows: one that a newer SDK added, or none.
+	raw, err := json.Marshal(u)
+	if err != nil || len(raw) == 0 || raw[0] != '{' {
+		return view{}, errors.New("no item variant is set")
+	}
+	return opaque(raw), nil
+}
+
+// opaque reads an item of a type the adapter does not know from its JSON
+// form raw: model output of unknown size, counted by its JSON.
+func opaque(raw []byte) view {
+	var head struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	}
+	_ = json.Unmarshal(raw, &head) // an object: decodes
+	return view{cls: clsOpaque, typ: head.Type, id: head.ID, parts: []history.Part{textPart(string(raw))}}
 }
 
 // message reads a message of role with text (the string content, when str)
@@ -380,11 +396,7 @@ func readJSON(u *Item) (view, error) {
 	if json.Unmarshal(raw, &typed) == nil && typed.GetType() != nil && *typed.GetType() == head.Type && !needsJSON(&typed) {
 		return readTyped(&typed)
 	}
-	var id struct {
-		ID string `json:"id"`
-	}
-	_ = json.Unmarshal(raw, &id) // an object: decodes
-	return view{cls: clsOpaque, typ: head.Type, id: id.ID, parts: []history.Part{textPart(string(raw))}}, nil
+	return opaque(raw), nil
 }
 
 // readMessageJSON reads a message item from its JSON: an input message or

@@ -366,7 +366,7 @@ func (c *conversion) exchange(g, start, end int) error {
 		case known && !done:
 			answered[id], pair[p] = true, id
 		case !known && hasRef:
-			a.ToolCalls = append(a.ToolCalls, history.ToolCall{ID: id})
+			a.ToolCalls = append(a.ToolCalls, history.ToolCall{ID: id, Name: "referenced"})
 			calls = append(calls, -1)
 			answered[id], pair[p] = true, id
 		}
