@@ -91,14 +91,24 @@
 //
 //   - the core's orphan sweep (see history.SweepOrphans) drops a call that
 //     no output answers and an output that answers no call of the exchange
-//     it follows; a reasoning item that preceded only a dropped call is
-//     dropped with it;
+//     it follows (a call after it in the exchange, or one already
+//     answered, included), and a second call with a call id an earlier
+//     call of its exchange has; a reasoning item that preceded only a
+//     dropped call is dropped with it;
 //   - a reasoning item not followed by an item it can precede (the end of
 //     the input, a user message, a tool output) is dropped. The conversion
 //     turns it into a tool message that answers no call (Kind
 //     history.KindElided, tool-call id "histrim:unbound-reasoning:<id>"),
 //     so the sweep removes it: Result.OrphansRemoved counts it and
-//     Result.Dropped lists it.
+//     Result.Dropped lists it. Outputs and calls that pair with nothing get
+//     tool-call ids starting "histrim:unpaired:" and "histrim:duplicate:"
+//     the same way.
+//
+// A repaired output converts to no more than the core counted, but may
+// group differently (the repair can join the exchanges around what it
+// removed), so trimming it again may repair it further. An input that
+// needed no repair is trimmed once and for all: trimming the output again
+// with the same budget and options leaves it as it is.
 //
 // Pairing is positional, as in the core: an output answers a call of the
 // model output before it, walking back over other outputs only. The API

@@ -128,7 +128,7 @@ func toolSearchOutput(callID string) Item {
 }
 
 func webSearch(id string) Item {
-	return responses.ResponseInputItemParamOfWebSearchCall(responses.ResponseFunctionWebSearchActionSearchParam{Query: param.NewOpt("weather oslo")}, id, responses.ResponseFunctionWebSearchStatusCompleted)
+	return responses.ResponseInputItemParamOfWebSearchCall(responses.ResponseFunctionWebSearchActionSearchParam{Queries: []string{"weather oslo"}}, id, responses.ResponseFunctionWebSearchStatusCompleted)
 }
 
 func mcpCall(id, out string) Item {

@@ -15,8 +15,8 @@ import (
 
 // MessageError reports an input item the adapter cannot convert: a union
 // with no variant set, a message of an unknown role, a call or an output
-// without its call id, two calls with one call id in the same exchange, an
-// item built with param.Override that does not encode. It wraps
+// without its call id, an item_reference without an id, an item built
+// with param.Override that does not encode to a JSON object. It wraps
 // [history.ErrInvalidMessage], so errors.Is(err, history.ErrInvalidMessage)
 // holds for it as for the core's own validation errors.
 type MessageError struct {
@@ -37,6 +37,17 @@ func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
 // a reasoning item with no item it can precede (see convert): no call
 // has it, so the orphan sweep removes that message.
 const unboundPrefix = "histrim:unbound-reasoning:"
+
+// unpairedPrefix starts the tool-call id of the tool message that stands
+// for an output answering no call of its exchange, so that the orphan sweep
+// removes it even where the core, which does not see the order of items
+// inside an exchange, would pair it with a call that comes after it.
+const unpairedPrefix = "histrim:unpaired:"
+
+// duplicatePrefix starts the tool-call id given to a call whose call id an
+// earlier call of its exchange has: outputs answer the first, so the
+// orphan sweep drops it.
+const duplicatePrefix = "histrim:duplicate:"
 
 // ToHistory converts items to the library's message model (see the package
 // documentation for the mapping). Items are grouped: the model output of
@@ -76,8 +87,8 @@ func ToHistory(items []Item) ([]history.Message, error) {
 // copy, the caller's item untouched:
 //
 //   - a call that no output answers is dropped, and with it a reasoning
-//     item that preceded only it; an output that answers no call is
-//     dropped (the orphan sweep);
+//     item that preceded only it; an output that answers no call before
+//     it is dropped (the orphan sweep; see the package documentation);
 //   - a reasoning item that precedes nothing it can precede (the end of the
 //     input, a user message, a tool output) is dropped: the API rejects it;
 //   - a tool output that history.WithElision elided holds the placeholder
@@ -138,6 +149,7 @@ func RecoverOverflow(items []Item, providerErr error, attempt int, opts ...histo
 // conversion is the converted history of a slice of items and where each
 // of its messages came from.
 type conversion struct {
+	items []Item
 	hist  []history.Message
 	slots []regroup.Slot
 	// views are the items as read; groups, runs of items, are the native
@@ -185,6 +197,7 @@ func readNotice(b history.Message) []history.Message {
 // the assistant-role notice texts, whose items stand alone.
 func convertItems(items []Item, notices []string) (*conversion, error) {
 	c := &conversion{
+		items: items,
 		hist:  make([]history.Message, 0, len(items)),
 		slots: make([]regroup.Slot, 0, len(items)),
 		views: make([]view, len(items)),
@@ -227,9 +240,11 @@ type builder struct {
 	items   []Item
 	notices []string
 	// The open group: its first item (-1 when none), whether model output
-	// opened it, whether it is bound, and whether outputs joined it.
-	start                     int
-	assistant, bound, results bool
+	// opened it, whether it is bound, whether outputs joined it, and
+	// whether model output joined it after outputs (which only binding
+	// allows).
+	start                                int
+	assistant, bound, results, continued bool
 }
 
 // add places item i in a group.
@@ -252,6 +267,8 @@ func (b *builder) add(i int) error {
 				return err
 			}
 			b.start, b.assistant = i, true
+		} else if b.results {
+			b.continued = true
 		}
 		if !stays {
 			b.bound = true
@@ -277,23 +294,47 @@ func (b *builder) add(i int) error {
 }
 
 // close converts the open group, items [b.start, end), if any.
+//
+// A group that model output joined after its outputs on the strength of
+// its binding is bound only by a reasoning item that stays (one that
+// precedes an item it can precede) or a reference. When none stays, the
+// repaired output would not be bound, and would read as more steps than
+// the core counted: the group is then split where that model output
+// begins, and the rest is grouped anew.
 func (b *builder) close(end int) error {
 	start := b.start
 	if start < 0 {
 		return nil
 	}
-	assistant := b.assistant
-	b.start, b.assistant, b.bound, b.results = -1, false, false, false
+	assistant, continued := b.assistant, b.continued
+	b.start, b.assistant, b.bound, b.results, b.continued = -1, false, false, false, false
 	c := b.c
-	g := len(c.groups)
-	c.groups = append(c.groups, b.items[start:end:end])
-	c.starts = append(c.starts, start)
 	if !assistant {
+		c.groups = append(c.groups, b.items[start:end:end])
+		c.starts = append(c.starts, start)
 		c.hist = append(c.hist, standalone(&c.views[start]))
-		c.slots = append(c.slots, regroup.Slot{Native: g})
+		c.slots = append(c.slots, regroup.Slot{Native: len(c.groups) - 1})
 		return nil
 	}
-	return c.exchange(g, start, end)
+	x := c.pair(start, end)
+	if continued && !x.bound {
+		split := start
+		for split < end && c.views[split].cls != clsResult {
+			split++
+		}
+		for split < end && (c.views[split].cls == clsResult || c.views[split].cls == clsNudge) {
+			split++
+		}
+		c.exchange(start, split, c.pair(start, split))
+		for i := split; i < end; i++ {
+			if err := b.add(i); err != nil {
+				return err
+			}
+		}
+		return b.close(end)
+	}
+	c.exchange(start, end, x)
+	return nil
 }
 
 // standalone converts an item that is a group of its own and is no model
@@ -319,86 +360,115 @@ func standalone(v *view) history.Message {
 	return m
 }
 
-// exchange converts the group g of model output and outputs, items
-// [start, end): one assistant message holding the model output (its text,
-// reasoning and media as parts, its calls as tool calls), then, in item
-// order, one tool message for each output, one nudge for each trigger,
-// and one orphan tool message for each reasoning item that precedes
-// nothing it can precede, which the core's orphan sweep then removes.
-func (c *conversion) exchange(g, start, end int) error {
+// pairing is how the items of an exchange pair: the assistant message's
+// tool calls (each with the position of its call item, -1 for a
+// referenced call), the call id each output answers, and the reasoning
+// items that precede nothing they can precede.
+type pairing struct {
+	calls   []history.ToolCall
+	callPos []int
+	pair    []string // per item: the call id an output answers; "" for none
+	unbound []bool   // per item: a reasoning item that precedes nothing it can precede
+	// bound reports that a reasoning item that stays, or a reference,
+	// binds the exchange.
+	bound bool
+}
+
+// pair pairs the items [start, end) of an exchange as the core will: each
+// output answers a call of the exchange before it by id, once; later
+// answers are orphans. In a bound exchange calls may follow outputs, which
+// they never answer. An output whose call is not in the exchange answers a
+// referenced item when a reference precedes it (see the package
+// documentation). A call whose call id an earlier call of the exchange
+// has answers nothing. A reasoning item stays only while the item after
+// it stays: model output, a reference, an answered call, or a reasoning
+// item that stays.
+func (c *conversion) pair(start, end int) *pairing {
 	vs := c.views[start:end]
-	a := history.Message{Role: history.RoleAssistant}
-	var calls []int // position in the group of the call item of each ToolCall; -1: none
-	answered := map[string]bool{}
-	hasRef := false
+	x := &pairing{pair: make([]string, len(vs)), unbound: make([]bool, len(vs))}
+	callAt := map[string]int{}        // position of the first call with each call id; -1: a referenced call
+	answered := make([]bool, len(vs)) // per call item: answered
 	for p := range vs {
 		v := &vs[p]
-		switch v.cls {
-		case clsCall:
-			for _, tc := range a.ToolCalls {
-				if tc.ID == v.callID {
-					return &MessageError{Index: start + p, Reason: "call_id " + quote(v.callID) + " used twice in one exchange"}
-				}
-			}
-			a.ToolCalls = append(a.ToolCalls, history.ToolCall{ID: v.callID, Name: v.name, Arguments: v.args})
-			calls = append(calls, p)
-			answered[v.callID] = false
-		case clsOpaque:
-			hasRef = true
+		if v.cls != clsCall {
+			continue
 		}
+		id := v.callID
+		if _, dup := callAt[id]; dup {
+			// A second call with an id in one exchange answers nothing:
+			// outputs answer the first. The sweep drops it.
+			id = duplicatePrefix + strconv.Itoa(start+p) + ":" + id
+		} else {
+			callAt[id] = p
+		}
+		x.calls = append(x.calls, history.ToolCall{ID: id, Name: v.name, Arguments: v.args})
+		x.callPos = append(x.callPos, p)
 	}
-	// Pair the outputs as the core will: each answers a call of the group
-	// by id, once; later answers are orphans. An output whose call is not
-	// in the group answers a referenced item when the group holds a
-	// reference (see the package documentation).
-	pair := make([]string, len(vs)) // the call id each output answers; "" for none
+	ref := false // a reference came before
 	for p := range vs {
 		v := &vs[p]
+		if v.cls == clsOpaque {
+			ref, x.bound = true, true
+		}
 		if v.cls != clsResult {
 			continue
 		}
 		id := v.callID
 		if v.typ == "local_shell_call_output" {
-			id = shellCallID(vs, id)
+			id = shellCallID(vs[:p], id)
 		}
-		done, known := answered[id]
+		at, known := callAt[id]
 		switch {
-		case known && !done:
-			answered[id], pair[p] = true, id
-		case !known && hasRef:
-			a.ToolCalls = append(a.ToolCalls, history.ToolCall{ID: id, Name: "referenced"})
-			calls = append(calls, -1)
-			answered[id], pair[p] = true, id
+		case known && at >= 0 && at < p && !answered[at]:
+			answered[at], x.pair[p] = true, id
+		case !known && ref:
+			x.calls = append(x.calls, history.ToolCall{ID: id, Name: "referenced"})
+			x.callPos = append(x.callPos, -1)
+			callAt[id] = -1
+			x.pair[p] = id
 		}
 	}
-	// A reasoning item stays bound only while the item after it stays:
-	// model output, a reference, an answered call, or a bound reasoning
-	// item.
-	unbound := make([]bool, len(vs))
 	for p := len(vs) - 1; p >= 0; p-- {
 		if vs[p].cls != clsReasoning {
 			continue
 		}
 		ok := false
 		if p+1 < len(vs) {
-			switch n := &vs[p+1]; n.cls {
+			switch vs[p+1].cls {
 			case clsOutput, clsOpaque:
 				ok = true
 			case clsCall:
-				ok = answered[n.callID]
+				ok = answered[p+1]
 			case clsReasoning:
-				ok = !unbound[p+1]
+				ok = !x.unbound[p+1]
 			}
 		}
-		unbound[p] = !ok
+		x.unbound[p] = !ok
+		x.bound = x.bound || ok
 	}
+	return x
+}
+
+// exchange converts the exchange of items [start, end), paired as x, as
+// a group of its own: one assistant message holding the model output (its
+// text, reasoning and media as parts, its calls as tool calls), then, in
+// item order, one tool message for each output, one nudge for each
+// trigger, and one orphan tool message for each reasoning item that
+// precedes nothing it can precede, which the core's orphan sweep then
+// removes.
+func (c *conversion) exchange(start, end int, x *pairing) {
+	c.groups = append(c.groups, c.items[start:end:end])
+	c.starts = append(c.starts, start)
+	g := len(c.groups) - 1
+	vs := c.views[start:end]
+	a := history.Message{Role: history.RoleAssistant, ToolCalls: x.calls}
 	var parts []int
 	hasResults := false
 	for p := range vs {
 		switch v := &vs[p]; {
 		case v.cls == clsResult || v.cls == clsNudge:
 			hasResults = hasResults || v.cls == clsResult
-		case !unbound[p]:
+		case !x.unbound[p]:
 			parts = append(parts, p)
 			a.Parts = append(a.Parts, v.parts...)
 		}
@@ -408,20 +478,24 @@ func (c *conversion) exchange(g, start, end int) error {
 			parts = []int{} // an empty message that maps to no item: it ends the previous exchange
 		}
 		c.hist = append(c.hist, a)
-		c.slots = append(c.slots, regroup.Slot{Native: g, Parts: parts, Calls: calls})
+		c.slots = append(c.slots, regroup.Slot{Native: g, Parts: parts, Calls: x.callPos})
 	}
 	for p := range vs {
 		v := &vs[p]
 		var m history.Message
 		switch {
 		case v.cls == clsResult:
+			// An output that answers no call of the group must not pair
+			// with one in the core either (a call after it, a call
+			// answered before): its id is made one no call has.
 			m = standalone(v)
-			if pair[p] != "" {
-				m.ToolCallID = pair[p]
+			m.ToolCallID = x.pair[p]
+			if m.ToolCallID == "" {
+				m.ToolCallID = unpairedPrefix + v.callID
 			}
 		case v.cls == clsNudge:
 			m = standalone(v)
-		case unbound[p]:
+		case x.unbound[p]:
 			id := v.id
 			if id == "" {
 				id = "#" + strconv.Itoa(start+p)
@@ -433,7 +507,6 @@ func (c *conversion) exchange(g, start, end int) error {
 		c.hist = append(c.hist, m)
 		c.slots = append(c.slots, regroup.Slot{Native: g, Parts: []int{p}})
 	}
-	return nil
 }
 
 // shellCallID returns the call id a local_shell_call_output with id

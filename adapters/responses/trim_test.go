@@ -232,3 +232,25 @@ func TestAssistantNotice(t *testing.T) {
 		items = out
 	}
 }
+
+// TestTrimRepairMayJoinExchanges: removing a cut-off reasoning item and
+// a stray output can join the exchanges around them; the repaired output
+// counts no more than the core counted and is valid, and trimming it again
+// repairs what the join exposed (here a call id used twice).
+func TestTrimRepairMayJoinExchanges(t *testing.T) {
+	items := []Item{developer("sys"), user("q"),
+		reasoning("rs_1", "", "E"), functionCall("k1", "f", "{}"), functionOutput("k1", "one"),
+		reasoning("rs_2", "", "F"), functionOutput("stray", "x"),
+		functionCall("k1", "f", "{}"), functionOutput("k1", "two")}
+	out, res, err := Trim(items, 10_000)
+	if err != nil || res.OrphansRemoved != 2 || len(out) != 7 {
+		t.Fatalf("Trim = %d items, %d orphans, %v", len(out), res.OrphansRemoved, err)
+	}
+	if got := history.Estimate(mustHistory(t, out), nil); got > res.TokensAfter || Validate(out) != nil {
+		t.Fatalf("output counts %d of %d, Validate %v", got, res.TokensAfter, Validate(out))
+	}
+	again, res2, err := Trim(out, 10_000)
+	if err != nil || res2.OrphansRemoved != 2 || len(again) != 5 || Validate(again) != nil {
+		t.Fatalf("second trim = %d items, %d orphans, %v, Validate %v", len(again), res2.OrphansRemoved, err, Validate(again))
+	}
+}
