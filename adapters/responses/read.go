@@ -1,8 +1,8 @@
 package responses
 
-// This file reads one input item: what the conversion needs of it (its
-// class, ids, text and media), from its typed fields, or from its JSON form
-// when it was built, wholly or in part, with param.Override.
+// This file reads one input item from its typed fields: what the conversion
+// needs of it (its class, ids, text and media). Items built, wholly or in
+// part, with param.Override are read from their JSON form (wire.go).
 
 import (
 	"encoding/json"
@@ -230,18 +230,11 @@ func readTyped(u *Item) (view, error) {
 	if err != nil || len(raw) == 0 || raw[0] != '{' {
 		return view{}, errors.New("no item variant is set")
 	}
-	return opaque(raw), nil
-}
-
-// opaque reads an item of a type the adapter does not know from its JSON
-// form raw: model output of unknown size, counted by its JSON.
-func opaque(raw []byte) view {
-	var head struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
+	var w wire
+	if json.Unmarshal(raw, &w) != nil {
+		return opaque(raw, "", ""), nil
 	}
-	_ = json.Unmarshal(raw, &head) // an object: decodes
-	return view{cls: clsOpaque, typ: head.Type, id: head.ID, parts: []history.Part{textPart(string(raw))}}
+	return w.view(raw)
 }
 
 // message reads a message of role with text (the string content, when str)
@@ -372,89 +365,6 @@ func filePart(data, url string) history.Part {
 // URL, of unknown size when it is remote or a file id.
 func screenshot(url string) history.Part {
 	return mediapart.URL(url, "", "", true)
-}
-
-// readJSON reads u through its JSON form: messages with the wire shape of
-// any message item, other known types through the SDK's decoder, and
-// anything else as an opaque item counted by its JSON.
-func readJSON(u *Item) (view, error) {
-	raw, err := json.Marshal(u)
-	if err != nil {
-		return view{}, errors.New("cannot encode overridden item: " + err.Error())
-	}
-	var head struct {
-		Type string `json:"type"`
-		Role string `json:"role"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return view{}, errors.New("overridden item is not a JSON object: " + err.Error())
-	}
-	if head.Type == "" || head.Type == "message" {
-		return readMessageJSON(raw)
-	}
-	var typed Item
-	if json.Unmarshal(raw, &typed) == nil && typed.GetType() != nil && *typed.GetType() == head.Type && !needsJSON(&typed) {
-		return readTyped(&typed)
-	}
-	return opaque(raw), nil
-}
-
-// readMessageJSON reads a message item from its JSON: an input message or
-// easy message (user, system, developer, assistant) or an output message.
-// The SDK's decoder cannot tell an output message from an easy one, so the
-// content is read here.
-func readMessageJSON(raw []byte) (view, error) {
-	var m struct {
-		Role    string          `json:"role"`
-		ID      string          `json:"id"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return view{}, errors.New("cannot decode overridden message: " + err.Error())
-	}
-	var text string
-	if json.Unmarshal(m.Content, &text) == nil {
-		v, err := message(m.Role, text, nil, true)
-		v.id = m.ID
-		return v, err
-	}
-	var list []json.RawMessage
-	if len(m.Content) > 0 && string(m.Content) != "null" {
-		if err := json.Unmarshal(m.Content, &list); err != nil {
-			return view{}, errors.New("cannot decode overridden message content: " + err.Error())
-		}
-	}
-	parts := make([]history.Part, 0, len(list))
-	for _, c := range list {
-		var p struct {
-			Type     string `json:"type"`
-			Text     string `json:"text"`
-			Refusal  string `json:"refusal"`
-			ImageURL string `json:"image_url"`
-			Detail   string `json:"detail"`
-			FileData string `json:"file_data"`
-			FileURL  string `json:"file_url"`
-		}
-		if json.Unmarshal(c, &p) != nil {
-			parts = append(parts, textPart(string(c)))
-			continue
-		}
-		switch p.Type {
-		case "input_text", "output_text":
-			parts = append(parts, textPart(p.Text))
-		case "refusal":
-			parts = append(parts, textPart(p.Refusal))
-		case "input_image":
-			parts = append(parts, mediapart.URL(p.ImageURL, "", p.Detail, true))
-		case "input_file":
-			parts = append(parts, filePart(p.FileData, p.FileURL))
-		default:
-			parts = append(parts, textPart(string(c)))
-		}
-	}
-	v, err := message(m.Role, "", parts, false)
-	v.id = m.ID
-	return v, err
 }
 
 // overridden reports whether p was built with param.Override or

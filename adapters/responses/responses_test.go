@@ -221,3 +221,64 @@ func TestToHistoryErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestWireMatchesTyped: an item read through its JSON form (as an
+// override of the whole item, or of its variant where ToParam builds one)
+// reads exactly as the typed item does, for every item type.
+func TestWireMatchesTyped(t *testing.T) {
+	img := pngURL(t, 12, 34)
+	items := []Item{
+		user("hi"), developer("rules"), assistant("hello"), output("msg_1", "answer"),
+		responses.ResponseInputItemParamOfInputMessage(responses.ResponseInputMessageContentListParam{
+			{OfInputText: &responses.ResponseInputTextParam{Text: "look"}},
+			{OfInputImage: &responses.ResponseInputImageParam{ImageURL: param.NewOpt(img), Detail: "low"}},
+			{OfInputFile: &responses.ResponseInputFileParam{FileData: param.NewOpt("data:application/pdf;base64,AAAA")}},
+		}, "user"),
+		reasoning("rs_1", "thinking", "ENC"),
+		{OfReasoning: &responses.ResponseReasoningItemParam{ID: "rs_2", Summary: []responses.ResponseReasoningItemSummaryParam{},
+			Content: []responses.ResponseReasoningItemContentParam{{Text: "raw thought"}}}},
+		functionCall("c1", "read", `{"p":1}`), functionOutput("c1", "out"),
+		responses.ResponseInputItemParamOfFunctionCallOutput("c2", responses.ResponseFunctionCallOutputItemListParam{
+			{OfInputText: &responses.ResponseInputTextContentParam{Text: "see"}},
+			{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: param.NewOpt(img)}},
+		}),
+		customCall("k1", "patch", "diff"), customOutput("k1", "ok"),
+		computerCall("u1"), computerOutput("u1", img),
+		localShellCall("lsh_1", "l1"), localShellOutput("l1", "done"),
+		shellCall("s1", "ls", "pwd"), shellOutput("s1", "out", "err"),
+		applyPatchCall("a1"), applyPatchOutput("a1", "applied"),
+		program("p1", "code"), programOutput("p1", "42"),
+		toolSearchCall("t1"), toolSearchOutput("t1"),
+		{OfToolSearchCall: &responses.ResponseInputItemToolSearchCallParam{Arguments: map[string]any{"q": "x"}, Execution: "server"}},
+		approvalRequest("mcpr_1"), approvalResponse("mcpr_1", false),
+		webSearch("ws_1"), mcpCall("mcp_1", "found"),
+		{OfFileSearchCall: &responses.ResponseFileSearchToolCallParam{ID: "fs_1", Queries: []string{"q"}, Status: "completed"}},
+		{OfImageGenerationCall: &responses.ResponseInputItemImageGenerationCallParam{ID: "ig_1", Status: "completed",
+			Result: param.NewOpt(strings.TrimPrefix(img, "data:image/png;base64,"))}},
+		{OfAdditionalTools: &responses.ResponseInputItemAdditionalToolsParam{Tools: []responses.ToolUnionParam{}}},
+		compaction("cmp_1", "SECRET"), trigger(), reference("rs_9"),
+	}
+	for i := range items {
+		typed, err := read(&items[i])
+		if err != nil {
+			t.Fatalf("item %d: %v", i, err)
+		}
+		over := overrideItem(jsonOf(t, items[i]))
+		wired, err := read(&over)
+		if err != nil {
+			t.Fatalf("item %d as an override: %v", i, err)
+		}
+		if typed.typ == "message" && wired.typ == "message" {
+			wired.id = typed.id // an easy message has no id field of its own
+		}
+		if describeView(typed) != describeView(wired) {
+			t.Errorf("item %d (%s) reads\n%s\nthrough its JSON, and\n%s\ntyped", i, typed.typ, describeView(wired), describeView(typed))
+		}
+	}
+}
+
+func describeView(v view) string {
+	m := history.Message{Role: history.Role(strconv.Itoa(int(v.cls))), Content: v.content, Parts: v.parts, ToolCallID: v.callID,
+		Name: v.typ + "/" + v.id + "/" + v.name + "/" + v.args + "/" + strconv.FormatBool(v.fixed) + strconv.FormatBool(v.plain)}
+	return describe(m) + " " + m.Name
+}
