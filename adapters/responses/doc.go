@@ -42,12 +42,14 @@
 // outputs that follow become one tool message each. The core drops or
 // keeps an assistant message with its tool results as one step, so a
 // reasoning item is never separated from the item it precedes, and items
-// never change order. Parallel calls are one assistant message with several
-// tool calls; their outputs may come in any order. When a group holds a
-// reasoning item, model output after its outputs (the rest of a response
-// whose parallel calls were answered one by one, each output right after
-// its call) stays in the group, up to the next reasoning item. Without
-// reasoning, each run of model output opens a step of its own.
+// never change order (a compaction item moved into the prefix aside, see
+// Compaction). Parallel calls are one assistant message with several tool
+// calls; their outputs may come in any order, each after its call. When a
+// group holds a reasoning item (one that stays: see Repairs), model output
+// after its outputs (the rest of a response whose parallel calls were
+// answered one by one, each output right after its call) stays in the
+// group, up to the next reasoning item. Without reasoning, each run of
+// model output opens a step of its own.
 //
 // Result.Messages and Result.Kept therefore describe the converted history
 // (ToHistory), not the items; Trim maps the decision back group by group.
