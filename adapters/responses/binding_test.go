@@ -2,6 +2,7 @@ package responses
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,6 +132,9 @@ func checkTrim(t *testing.T, in []Item, budget int, opts ...history.Option) {
 	c, err2 := convert(out, opts)
 	if err2 != nil {
 		t.Fatalf("budget %d: output does not convert: %v", budget, err2)
+	}
+	if res.OrphansRemoved == 0 {
+		sameMessages(t, budget, c.hist, res.Messages)
 	}
 	if got := history.Estimate(c.hist, nil); got > res.TokensAfter {
 		t.Fatalf("budget %d: output counts %d, core counted %d", budget, got, res.TokensAfter)
@@ -263,4 +267,24 @@ func FuzzTrimRandom(f *testing.F) {
 		}
 		checkTrim(t, in, int(budget)+1, sets[int(o)%len(sets)]...)
 	})
+}
+
+// sameMessages checks that back, the conversion of a trim's output, is the
+// trim's Result.Messages, message for message: the notices where the core
+// put them, each elided output with its placeholder (Kind aside: an
+// elided output reads back as an ordinary one).
+func sameMessages(t *testing.T, budget int, back, want []history.Message) {
+	t.Helper()
+	if len(back) != len(want) {
+		t.Fatalf("budget %d: the output converts to %d messages, Result has %d", budget, len(back), len(want))
+	}
+	for i := range want {
+		g, w := back[i], want[i]
+		if w.Kind == history.KindElided && g.Kind == "" {
+			g.Kind = w.Kind
+		}
+		if describe(g) != describe(w) || g.Name != w.Name || !slices.Equal(g.ToolCalls, w.ToolCalls) || !slices.Equal(g.Parts, w.Parts) {
+			t.Fatalf("budget %d: message %d of the output reads %s, Result has %s", budget, i, describe(g), describe(w))
+		}
+	}
 }

@@ -61,6 +61,7 @@
 //	message, role system or developer            RoleSystem (leading ones pinned)
 //	additional_tools                             RoleSystem, its tools counted as JSON
 //	message, role assistant; output message      text parts of the exchange's assistant message
+//	                                             (its content when it is one string alone)
 //	reasoning                                    reasoning parts: summary, content, encrypted content
 //	function_call, custom_tool_call,             tool calls, by call_id
 //	  computer_call, local_shell_call,

@@ -473,6 +473,11 @@ func (c *conversion) exchange(start, end int, x *pairing) {
 			a.Parts = append(a.Parts, v.parts...)
 		}
 	}
+	if len(parts) == 1 && len(a.ToolCalls) == 0 && vs[parts[0]].plain {
+		// One assistant message holding a string: its text is the
+		// content, as in a notice the core inserts in the assistant role.
+		a.Content, a.Parts = vs[parts[0]].parts[0].Text, nil
+	}
 	if len(parts) > 0 || hasResults {
 		if parts == nil {
 			parts = []int{} // an empty message that maps to no item: it ends the previous exchange

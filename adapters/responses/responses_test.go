@@ -63,7 +63,7 @@ func TestToHistoryMapping(t *testing.T) {
 		{
 			name:  "messages by role",
 			items: []Item{developer("rules"), user("hi"), assistant("hello"), {OfMessage: &responses.EasyInputMessageParam{Role: "system", Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt("sys")}}}},
-			want:  []string{`system "rules"`, `user "hi"`, `assistant text:hello`, `system "sys"`},
+			want:  []string{`system "rules"`, `user "hi"`, `assistant "hello"`, `system "sys"`},
 		},
 		{
 			name: "input message with media",
@@ -97,7 +97,7 @@ func TestToHistoryMapping(t *testing.T) {
 			name: "without reasoning each call is a step",
 			items: []Item{user("q"), functionCall("c1", "read", "{}"), functionOutput("c1", "one"),
 				functionCall("c2", "read", "{}"), functionOutput("c2", "two"), assistant("done")},
-			want: []string{`user "q"`, `assistant call:c1:read`, `tool [c1] "one"`, `assistant call:c2:read`, `tool [c2] "two"`, `assistant text:done`},
+			want: []string{`user "q"`, `assistant call:c1:read`, `tool [c1] "one"`, `assistant call:c2:read`, `tool [c2] "two"`, `assistant "done"`},
 		},
 		{
 			name: "client-side tool types",
