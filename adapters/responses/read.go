@@ -1,0 +1,521 @@
+package responses
+
+// This file reads one input item from its typed fields: what the conversion
+// needs of it (its class, ids, text and media). Items built, wholly or in
+// part, with param.Override are read from their JSON form (wire.go).
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/mediapart"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// Item is the type this package trims: one input item of a Responses API
+// request.
+type Item = responses.ResponseInputItemUnionParam
+
+// class is the part an item plays in the conversation.
+type class uint8
+
+const (
+	// clsUser is a user message: it opens a turn.
+	clsUser class = iota + 1
+	// clsSystem is a system or developer message, or an additional_tools
+	// item.
+	clsSystem
+	// clsOutput is model output that pairs with nothing: an output or
+	// assistant message, a hosted tool call (web search, file search, code
+	// interpreter, image generation, MCP call and list), a tool search
+	// without a call_id.
+	clsOutput
+	// clsCall is a tool call that an output item answers by its call id.
+	clsCall
+	// clsResult is the output of a tool call.
+	clsResult
+	// clsReasoning is a reasoning item.
+	clsReasoning
+	// clsOpaque is an item the adapter cannot see into: an item_reference,
+	// or an item of a type this SDK version does not model.
+	clsOpaque
+	// clsCompaction is a compaction item: a pinned summary.
+	clsCompaction
+	// clsNudge is a compaction_trigger.
+	clsNudge
+)
+
+// view is what the conversion reads of one item.
+type view struct {
+	cls class
+	// typ is the item's type, as the API names it.
+	typ string
+	// id is the item's id, when it has one.
+	id string
+	// callID pairs a call and its output: the call's call_id, the call_id
+	// (local_shell_call_output: id; mcp_approval_response:
+	// approval_request_id) an output answers.
+	callID string
+	// name and args are a call's tool name and arguments.
+	name, args string
+	// content and parts are the item's text and media.
+	content string
+	parts   []history.Part
+	// fixed marks an output with no text form a placeholder could take
+	// (a screenshot, loaded tools, an approval): it is never elided.
+	fixed bool
+	// plain marks an assistant message holding one string: the form a
+	// notice takes when Trim renders it in the assistant role.
+	plain bool
+}
+
+// read returns what the conversion needs of u.
+func read(u *Item) (view, error) {
+	if needsJSON(u) {
+		return readJSON(u)
+	}
+	return readTyped(u)
+}
+
+// readTyped reads u from its typed fields.
+func readTyped(u *Item) (view, error) {
+	switch {
+	case u.OfMessage != nil:
+		m := u.OfMessage
+		if m.Content.OfString.Valid() {
+			return message(string(m.Role), m.Content.OfString.Value, nil, true)
+		}
+		return message(string(m.Role), "", inputParts(m.Content.OfInputItemContentList), false)
+	case u.OfInputMessage != nil:
+		return message(u.OfInputMessage.Role, "", inputParts(u.OfInputMessage.Content), false)
+	case u.OfOutputMessage != nil:
+		m := u.OfOutputMessage
+		v := view{cls: clsOutput, typ: "message", id: m.ID}
+		for i := range m.Content {
+			c := &m.Content[i]
+			switch {
+			case c.OfOutputText != nil:
+				v.parts = append(v.parts, textPart(c.OfOutputText.Text))
+			case c.OfRefusal != nil:
+				v.parts = append(v.parts, textPart(c.OfRefusal.Refusal))
+			}
+		}
+		return v, nil
+	case u.OfReasoning != nil:
+		r := u.OfReasoning
+		v := view{cls: clsReasoning, typ: "reasoning", id: r.ID}
+		for i := range r.Summary {
+			v.parts = append(v.parts, history.Part{Type: history.PartReasoning, Text: r.Summary[i].Text})
+		}
+		for i := range r.Content {
+			v.parts = append(v.parts, history.Part{Type: history.PartReasoning, Text: r.Content[i].Text})
+		}
+		if r.EncryptedContent.Value != "" {
+			// Encrypted: its length is the only size there is.
+			v.parts = append(v.parts, history.Part{Type: history.PartReasoning, Text: r.EncryptedContent.Value})
+		}
+		return v, nil
+	case u.OfFunctionCall != nil:
+		c := u.OfFunctionCall
+		return call("function_call", c.ID.Value, c.CallID, c.Name, c.Arguments)
+	case u.OfFunctionCallOutput != nil:
+		o := u.OfFunctionCallOutput
+		v := view{typ: "function_call_output", content: o.Output.OfString.Value, parts: outputParts(o.Output.OfResponseFunctionCallOutputItemArray)}
+		return result(v, o.CallID)
+	case u.OfCustomToolCall != nil:
+		c := u.OfCustomToolCall
+		return call("custom_tool_call", c.ID.Value, c.CallID, c.Name, c.Input)
+	case u.OfCustomToolCallOutput != nil:
+		o := u.OfCustomToolCallOutput
+		v := view{typ: "custom_tool_call_output", content: o.Output.OfString.Value}
+		for i := range o.Output.OfOutputContentList {
+			p := &o.Output.OfOutputContentList[i]
+			v.parts = appendInput(v.parts, p.OfInputText, p.OfInputImage, p.OfInputFile)
+		}
+		return result(v, o.CallID)
+	case u.OfComputerCall != nil:
+		c := u.OfComputerCall
+		return call("computer_call", c.ID, c.CallID, "computer", jsonText(c))
+	case u.OfComputerCallOutput != nil:
+		o := u.OfComputerCallOutput
+		v := view{typ: "computer_call_output", fixed: true, parts: []history.Part{screenshot(o.Output.ImageURL.Value)}}
+		return result(v, o.CallID)
+	case u.OfLocalShellCall != nil:
+		c := u.OfLocalShellCall
+		return call("local_shell_call", c.ID, c.CallID, "local_shell", jsonText(c.Action))
+	case u.OfLocalShellCallOutput != nil:
+		o := u.OfLocalShellCallOutput
+		return result(view{typ: "local_shell_call_output", content: o.Output}, o.ID)
+	case u.OfShellCall != nil:
+		c := u.OfShellCall
+		return call("shell_call", c.ID.Value, c.CallID, "shell", jsonText(c.Action))
+	case u.OfShellCallOutput != nil:
+		o := u.OfShellCallOutput
+		var out []string
+		for i := range o.Output {
+			out = append(out, o.Output[i].Stdout, o.Output[i].Stderr)
+		}
+		return result(view{typ: "shell_call_output", content: joinText(out)}, o.CallID)
+	case u.OfApplyPatchCall != nil:
+		c := u.OfApplyPatchCall
+		return call("apply_patch_call", c.ID.Value, c.CallID, "apply_patch", jsonText(c.Operation))
+	case u.OfApplyPatchCallOutput != nil:
+		o := u.OfApplyPatchCallOutput
+		return result(view{typ: "apply_patch_call_output", content: o.Output.Value}, o.CallID)
+	case u.OfProgram != nil:
+		c := u.OfProgram
+		return call("program", c.ID, c.CallID, "program", c.Code)
+	case u.OfProgramOutput != nil:
+		o := u.OfProgramOutput
+		return result(view{typ: "program_output", content: o.Result}, o.CallID)
+	case u.OfToolSearchCall != nil:
+		c := u.OfToolSearchCall
+		if c.CallID.Value == "" {
+			return hosted("tool_search_call", c.ID.Value, u), nil
+		}
+		return call("tool_search_call", c.ID.Value, c.CallID.Value, "tool_search", jsonText(c.Arguments))
+	case u.OfToolSearchOutput != nil:
+		o := u.OfToolSearchOutput
+		if o.CallID.Value == "" {
+			return hosted("tool_search_output", o.ID.Value, u), nil
+		}
+		return result(view{typ: "tool_search_output", fixed: true, parts: []history.Part{textPart(jsonText(o.Tools))}}, o.CallID.Value)
+	case u.OfMcpApprovalRequest != nil:
+		c := u.OfMcpApprovalRequest
+		return call("mcp_approval_request", c.ID, c.ID, c.Name, c.Arguments)
+	case u.OfMcpApprovalResponse != nil:
+		o := u.OfMcpApprovalResponse
+		return result(view{typ: "mcp_approval_response", fixed: true, content: o.Reason.Value}, o.ApprovalRequestID)
+	case u.OfImageGenerationCall != nil:
+		g := u.OfImageGenerationCall
+		v := view{cls: clsOutput, typ: "image_generation_call", id: g.ID}
+		if g.Result.Value != "" {
+			v.parts = []history.Part{mediapart.Base64("", g.Result.Value, "", true)}
+		}
+		return v, nil
+	case u.OfFileSearchCall != nil:
+		return hosted("file_search_call", u.OfFileSearchCall.ID, u), nil
+	case u.OfWebSearchCall != nil:
+		return hosted("web_search_call", u.OfWebSearchCall.ID, u), nil
+	case u.OfCodeInterpreterCall != nil:
+		return hosted("code_interpreter_call", u.OfCodeInterpreterCall.ID, u), nil
+	case u.OfMcpCall != nil:
+		return hosted("mcp_call", u.OfMcpCall.ID, u), nil
+	case u.OfMcpListTools != nil:
+		return hosted("mcp_list_tools", u.OfMcpListTools.ID, u), nil
+	case u.OfAdditionalTools != nil:
+		t := u.OfAdditionalTools
+		return view{cls: clsSystem, typ: "additional_tools", id: t.ID.Value, parts: []history.Part{textPart(jsonText(t.Tools))}}, nil
+	case u.OfCompaction != nil:
+		c := u.OfCompaction
+		v := view{cls: clsCompaction, typ: "compaction", id: c.ID.Value}
+		if c.EncryptedContent != "" {
+			v.parts = []history.Part{{Type: history.PartReasoning, Text: c.EncryptedContent}}
+		}
+		return v, nil
+	case u.OfCompactionTrigger != nil:
+		return view{cls: clsNudge, typ: "compaction_trigger"}, nil
+	case u.OfItemReference != nil:
+		r := u.OfItemReference
+		if r.ID == "" {
+			return view{}, errors.New("item_reference without an id")
+		}
+		return view{cls: clsOpaque, typ: "item_reference", id: r.ID, parts: []history.Part{textPart(jsonText(u))}}, nil
+	}
+	// No variant this adapter knows: one that a newer SDK added, or none.
+	raw, err := json.Marshal(u)
+	if err != nil || len(raw) == 0 || raw[0] != '{' {
+		return view{}, errors.New("no item variant is set")
+	}
+	var w wire
+	if json.Unmarshal(raw, &w) != nil {
+		return opaque(raw, "", ""), nil
+	}
+	return w.view(raw)
+}
+
+// message reads a message of role with text (the string content, when str)
+// and parts.
+func message(role, text string, parts []history.Part, str bool) (view, error) {
+	v := view{typ: "message", content: text, parts: parts}
+	switch role {
+	case "user":
+		v.cls = clsUser
+	case "system", "developer":
+		v.cls = clsSystem
+	case "assistant":
+		// Model output: its text joins the parts of its exchange.
+		v.cls, v.content, v.plain = clsOutput, "", str
+		if str {
+			v.parts = append([]history.Part{textPart(text)}, parts...)
+		}
+	default:
+		return v, errors.New("message with unknown role " + quote(role))
+	}
+	return v, nil
+}
+
+// call reads a tool call; its call id must not be empty.
+func call(typ, id, callID, name, args string) (view, error) {
+	if callID == "" {
+		return view{}, errors.New(typ + " item without a call_id")
+	}
+	return view{cls: clsCall, typ: typ, id: id, callID: callID, name: name, args: args}, nil
+}
+
+// result completes the view v of a tool output answering callID, which
+// must not be empty.
+func result(v view, callID string) (view, error) {
+	if callID == "" {
+		return view{}, errors.New(v.typ + " item without the id of its call")
+	}
+	v.cls, v.callID = clsResult, callID
+	return v, nil
+}
+
+// hosted reads an item of model output counted by its JSON form.
+func hosted(typ, id string, u *Item) view {
+	return view{cls: clsOutput, typ: typ, id: id, parts: []history.Part{textPart(jsonText(u))}}
+}
+
+func textPart(s string) history.Part { return history.Part{Type: history.PartText, Text: s} }
+
+// joinText joins the non-empty texts with line breaks.
+func joinText(texts []string) string {
+	var b strings.Builder
+	for _, t := range texts {
+		if t == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// jsonText returns the JSON text of v, or "" when it does not encode.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// inputParts reads the content list of an input message.
+func inputParts(list responses.ResponseInputMessageContentListParam) []history.Part {
+	var parts []history.Part
+	for i := range list {
+		p := &list[i]
+		parts = appendInput(parts, p.OfInputText, p.OfInputImage, p.OfInputFile)
+	}
+	return parts
+}
+
+// appendInput appends the part of one input_text, input_image or
+// input_file content (at most one is set).
+func appendInput(parts []history.Part, text *responses.ResponseInputTextParam, img *responses.ResponseInputImageParam, file *responses.ResponseInputFileParam) []history.Part {
+	switch {
+	case text != nil:
+		return append(parts, textPart(text.Text))
+	case img != nil:
+		return append(parts, mediapart.URL(img.ImageURL.Value, "", string(img.Detail), true))
+	case file != nil:
+		return append(parts, filePart(file.FileData.Value, file.FileURL.Value))
+	}
+	return parts
+}
+
+// outputParts reads the content list of a function_call_output.
+func outputParts(list responses.ResponseFunctionCallOutputItemListParam) []history.Part {
+	var parts []history.Part
+	for i := range list {
+		p := &list[i]
+		switch {
+		case p.OfInputText != nil:
+			parts = append(parts, textPart(p.OfInputText.Text))
+		case p.OfInputImage != nil:
+			parts = append(parts, mediapart.URL(p.OfInputImage.ImageURL.Value, "", string(p.OfInputImage.Detail), true))
+		case p.OfInputFile != nil:
+			parts = append(parts, filePart(p.OfInputFile.FileData.Value, p.OfInputFile.FileURL.Value))
+		}
+	}
+	return parts
+}
+
+// filePart describes an input file from its file_data (a data URL or bare
+// base64) or, failing that, its file_url (remote: unknown size). A file
+// referenced by id has an unknown size too.
+func filePart(data, url string) history.Part {
+	if data == "" {
+		return mediapart.URL(url, "", "", false)
+	}
+	if !strings.HasPrefix(data, "data:") {
+		return mediapart.Base64("", data, "", false)
+	}
+	return mediapart.URL(data, "", "", false)
+}
+
+// screenshot describes a computer screenshot: an image, sized from a data
+// URL, of unknown size when it is remote or a file id.
+func screenshot(url string) history.Part {
+	return mediapart.URL(url, "", "", true)
+}
+
+// overridden reports whether p was built with param.Override or
+// param.SetJSON, so that its typed fields are not what it sends.
+func overridden(p interface{ Overrides() (any, bool) }) bool {
+	_, ok := p.Overrides()
+	return ok
+}
+
+// needsJSON reports whether u, or a part of it that readTyped reads field
+// by field, was built with param.Override; u is then read through its JSON
+// form. Values returned by the SDK's ToParam methods are such overrides.
+// Parts that readTyped encodes to JSON anyway need no check.
+func needsJSON(u *Item) bool {
+	if overridden(u) {
+		return true
+	}
+	switch {
+	case u.OfMessage != nil:
+		m := u.OfMessage
+		return overridden(m) || overridden(m.Content) || inputOverridden(m.Content.OfInputItemContentList)
+	case u.OfInputMessage != nil:
+		return overridden(u.OfInputMessage) || inputOverridden(u.OfInputMessage.Content)
+	case u.OfOutputMessage != nil:
+		m := u.OfOutputMessage
+		if overridden(m) {
+			return true
+		}
+		for i := range m.Content {
+			c := &m.Content[i]
+			if overridden(c) || (c.OfOutputText != nil && overridden(c.OfOutputText)) || (c.OfRefusal != nil && overridden(c.OfRefusal)) {
+				return true
+			}
+		}
+	case u.OfReasoning != nil:
+		r := u.OfReasoning
+		if overridden(r) {
+			return true
+		}
+		for i := range r.Summary {
+			if overridden(&r.Summary[i]) {
+				return true
+			}
+		}
+		for i := range r.Content {
+			if overridden(&r.Content[i]) {
+				return true
+			}
+		}
+	case u.OfFunctionCall != nil:
+		return overridden(u.OfFunctionCall)
+	case u.OfFunctionCallOutput != nil:
+		o := u.OfFunctionCallOutput
+		if overridden(o) || overridden(o.Output) {
+			return true
+		}
+		for i := range o.Output.OfResponseFunctionCallOutputItemArray {
+			p := &o.Output.OfResponseFunctionCallOutputItemArray[i]
+			if overridden(p) || (p.OfInputText != nil && overridden(p.OfInputText)) ||
+				(p.OfInputImage != nil && overridden(p.OfInputImage)) || (p.OfInputFile != nil && overridden(p.OfInputFile)) {
+				return true
+			}
+		}
+	case u.OfCustomToolCall != nil:
+		return overridden(u.OfCustomToolCall)
+	case u.OfCustomToolCallOutput != nil:
+		o := u.OfCustomToolCallOutput
+		if overridden(o) || overridden(o.Output) {
+			return true
+		}
+		for i := range o.Output.OfOutputContentList {
+			p := &o.Output.OfOutputContentList[i]
+			if overridden(p) || partOverridden(p.OfInputText, p.OfInputImage, p.OfInputFile) {
+				return true
+			}
+		}
+	case u.OfComputerCall != nil:
+		return overridden(u.OfComputerCall)
+	case u.OfComputerCallOutput != nil:
+		return overridden(u.OfComputerCallOutput) || overridden(&u.OfComputerCallOutput.Output)
+	case u.OfLocalShellCall != nil:
+		return overridden(u.OfLocalShellCall)
+	case u.OfLocalShellCallOutput != nil:
+		return overridden(u.OfLocalShellCallOutput)
+	case u.OfShellCall != nil:
+		return overridden(u.OfShellCall)
+	case u.OfShellCallOutput != nil:
+		o := u.OfShellCallOutput
+		if overridden(o) {
+			return true
+		}
+		for i := range o.Output {
+			if overridden(&o.Output[i]) {
+				return true
+			}
+		}
+	case u.OfApplyPatchCall != nil:
+		return overridden(u.OfApplyPatchCall)
+	case u.OfApplyPatchCallOutput != nil:
+		return overridden(u.OfApplyPatchCallOutput)
+	case u.OfProgram != nil:
+		return overridden(u.OfProgram)
+	case u.OfProgramOutput != nil:
+		return overridden(u.OfProgramOutput)
+	case u.OfToolSearchCall != nil:
+		return overridden(u.OfToolSearchCall)
+	case u.OfToolSearchOutput != nil:
+		return overridden(u.OfToolSearchOutput)
+	case u.OfMcpApprovalRequest != nil:
+		return overridden(u.OfMcpApprovalRequest)
+	case u.OfMcpApprovalResponse != nil:
+		return overridden(u.OfMcpApprovalResponse)
+	case u.OfImageGenerationCall != nil:
+		return overridden(u.OfImageGenerationCall)
+	case u.OfFileSearchCall != nil:
+		return overridden(u.OfFileSearchCall)
+	case u.OfWebSearchCall != nil:
+		return overridden(u.OfWebSearchCall)
+	case u.OfCodeInterpreterCall != nil:
+		return overridden(u.OfCodeInterpreterCall)
+	case u.OfMcpCall != nil:
+		return overridden(u.OfMcpCall)
+	case u.OfMcpListTools != nil:
+		return overridden(u.OfMcpListTools)
+	case u.OfAdditionalTools != nil:
+		return overridden(u.OfAdditionalTools)
+	case u.OfCompaction != nil:
+		return overridden(u.OfCompaction)
+	case u.OfCompactionTrigger != nil:
+		return overridden(u.OfCompactionTrigger)
+	case u.OfItemReference != nil:
+		return overridden(u.OfItemReference)
+	}
+	return false
+}
+
+func inputOverridden(list responses.ResponseInputMessageContentListParam) bool {
+	for i := range list {
+		p := &list[i]
+		if overridden(p) || partOverridden(p.OfInputText, p.OfInputImage, p.OfInputFile) {
+			return true
+		}
+	}
+	return false
+}
+
+func partOverridden(text *responses.ResponseInputTextParam, img *responses.ResponseInputImageParam, file *responses.ResponseInputFileParam) bool {
+	return (text != nil && overridden(text)) || (img != nil && overridden(img)) || (file != nil && overridden(file))
+}
+
+// newOverride returns an item that sends exactly raw.
+func newOverride(raw []byte) Item {
+	return param.Override[Item](json.RawMessage(raw))
+}

@@ -1,0 +1,692 @@
+package responses
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/notice"
+	"github.com/histrim/history/internal/regroup"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// MessageError reports an input item the adapter cannot convert: a union
+// with no variant set, a message of an unknown role, a call or an output
+// without its call id, an item_reference without an id, an item built
+// with param.Override that does not encode to a JSON object. It wraps
+// [history.ErrInvalidMessage], so errors.Is(err, history.ErrInvalidMessage)
+// holds for it as for the core's own validation errors.
+type MessageError struct {
+	// Index is the position of the offending item in the caller's slice.
+	Index int
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *MessageError) Error() string {
+	return "history/responses: invalid item at index " + strconv.Itoa(e.Index) + ": " + e.Reason
+}
+
+// Unwrap returns history.ErrInvalidMessage.
+func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
+
+// unboundPrefix starts the tool-call id of the tool message that stands for
+// a reasoning item with no item it can precede (see convert): no call
+// has it, so the orphan sweep removes that message.
+const unboundPrefix = "histrim:unbound-reasoning:"
+
+// unpairedPrefix starts the tool-call id of the tool message that stands
+// for an output answering no call of its exchange, so that the orphan sweep
+// removes it even where the core, which does not see the order of items
+// inside an exchange, would pair it with a call that comes after it.
+const unpairedPrefix = "histrim:unpaired:"
+
+// duplicatePrefix starts the tool-call id given to a call whose call id an
+// earlier call of its exchange has: outputs answer the first, so the
+// orphan sweep drops it.
+const duplicatePrefix = "histrim:duplicate:"
+
+// ToHistory converts items to the library's message model (see the package
+// documentation for the mapping). Items are grouped: the model output of
+// one exchange (reasoning, messages, tool calls) becomes one
+// history.Message, each tool output one more, so that a reasoning item can
+// never be separated from the items it precedes. The result is what the
+// library counts and trims; it holds no payloads (image and file data are
+// reduced to their size) and is only meant for deciding, never for sending.
+// A Result computed from it indexes it, not items.
+//
+// The notices a trim with default options inserts are marked
+// history.KindBreadcrumb (see the package documentation); [Trim] also
+// recognises the notices its options configure.
+//
+// ToHistory never modifies items. An item it cannot convert yields a nil
+// slice and a *MessageError naming its index.
+func ToHistory(items []Item) ([]history.Message, error) {
+	c, err := convert(items, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.hist, nil
+}
+
+// Trim trims items to budget tokens with [history.TrimToRecentTurns] and
+// returns the caller's own items that the trim kept, in order, with the
+// notices the core inserted (for dropped turns, and for dropped steps under
+// history.WithStepTrim) rendered as easy input messages. res is the core
+// Result: its Messages and Kept describe the converted history
+// ([ToHistory]), not items.
+//
+// Kept items are the caller's values themselves (shallow copies of the
+// union, sharing its pointers), so encrypted reasoning, ids, statuses,
+// phases, cache breakpoints and extra fields survive untouched. Items are
+// dropped only with the exchange they belong to: a reasoning item always
+// with the item that follows it. Three kinds of change are made, each to a
+// copy, the caller's item untouched:
+//
+//   - a call that no output answers is dropped, and with it a reasoning
+//     item that preceded only it; an output that answers no call before
+//     it is dropped (the orphan sweep; see the package documentation);
+//   - a reasoning item that precedes nothing it can precede (the end of the
+//     input, a user message, a tool output) is dropped: the API rejects it;
+//   - a tool output that history.WithElision elided holds the placeholder
+//     as its output, a plain string, with its call id.
+//
+// When nothing needs trimming or repairing, the result is items itself,
+// clipped to its length. The result converts back (ToHistory) to messages
+// that count as res.Messages (less, after a repair), so it fits the budget
+// whenever res does, and it passes [Validate] whenever items converted.
+//
+// Errors: a *MessageError when items cannot be converted; the core's
+// errors unchanged otherwise (history.ErrInvalidBudget for budget <= 0, an
+// *history.OptionError for an invalid option). When the latest turn alone
+// exceeds the budget, Trim returns the trimmed items, res, and a
+// *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
+// does. On any other error the items are nil.
+func Trim(items []Item, budget int, opts ...history.Option) ([]Item, history.Result, error) {
+	c, err := convert(items, opts)
+	if err != nil {
+		return nil, history.Result{Budget: budget}, err
+	}
+	res, err := history.TrimToRecentTurns(c.hist, budget, opts...)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		return nil, res, err
+	}
+	return c.apply(items, res), res, err
+}
+
+// RecoverOverflow is [history.RecoverOverflow] for input items: items is
+// the input exactly as it was sent in the request the provider rejected,
+// providerErr the provider's error (as openai-go returns it: a
+// *openai.Error, possibly wrapped), attempt numbers the recoveries of this
+// one request (1 for the first). It converts items as [Trim] does, trims
+// them to a target derived from what the provider said and maps the
+// decision back the same way, with the same guarantees.
+//
+// Results, as in the core: providerErr is not a context overflow (a rate
+// limit, an invalid request, nil): items itself, clipped, and an error
+// wrapping history.ErrNotOverflow; something was dropped: the trimmed
+// items and a nil error, and the caller retries; nothing is left to drop:
+// the items that are left (the prefix and the latest turn) and a
+// *history.RecoverError wrapping history.ErrCannotRecover and providerErr,
+// which the caller must surface instead of retrying. Invalid items: a
+// *MessageError and nil items.
+func RecoverOverflow(items []Item, providerErr error, attempt int, opts ...history.Option) ([]Item, history.Result, error) {
+	c, err := convert(items, opts)
+	if err != nil {
+		return nil, history.Result{}, err
+	}
+	res, err := history.RecoverOverflow(c.hist, providerErr, attempt, opts...)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) &&
+		!errors.Is(err, history.ErrCannotRecover) && !errors.Is(err, history.ErrNotOverflow) {
+		return nil, res, err
+	}
+	return c.apply(items, res), res, err
+}
+
+// conversion is the converted history of a slice of items and where each
+// of its messages came from.
+type conversion struct {
+	items []Item
+	hist  []history.Message
+	slots []regroup.Slot
+	// views are the items as read; groups, runs of items, are the native
+	// messages of regroup: slots name a group and the items inside it.
+	views  []view
+	groups [][]Item
+	starts []int // index in items of each group's first item
+}
+
+// convert converts items (see ToHistory), recognising the notices a trim
+// with opts inserts (see notice.Mark).
+func convert(items []Item, opts []history.Option) (*conversion, error) {
+	c, err := convertItems(items, assistantNotices(opts))
+	if err != nil {
+		return nil, err
+	}
+	notice.Mark(c.hist, opts, readNotice, nil)
+	return c, nil
+}
+
+// assistantNotices returns the texts of the notices a trim with opts, or
+// with the defaults, renders in the assistant role: such an item is a
+// message of its own (see builder.add), as ToHistory reads a rendered
+// notice.
+func assistantNotices(opts []history.Option) []string {
+	var texts []string
+	turn, step, _ := history.Breadcrumbs(opts...)
+	dturn, dstep, _ := history.Breadcrumbs()
+	for _, b := range []history.Message{turn, step, dturn, dstep} {
+		if b.Role == history.RoleAssistant {
+			texts = append(texts, noticeText(b))
+		}
+	}
+	return texts
+}
+
+// readNotice returns the notice b as the conversion reads it once Trim has
+// rendered it as an item.
+func readNotice(b history.Message) []history.Message {
+	c, _ := convertItems([]Item{fromBreadcrumb(b)}, nil) // a rendered notice always converts
+	return c.hist
+}
+
+// convertItems is convert without the recognition of notices: notices are
+// the assistant-role notice texts, whose items stand alone.
+func convertItems(items []Item, notices []string) (*conversion, error) {
+	c := &conversion{
+		items: items,
+		hist:  make([]history.Message, 0, len(items)),
+		slots: make([]regroup.Slot, 0, len(items)),
+		views: make([]view, len(items)),
+	}
+	for i := range items {
+		v, err := read(&items[i])
+		if err != nil {
+			return nil, &MessageError{Index: i, Reason: err.Error()}
+		}
+		c.views[i] = v
+	}
+	b := builder{c: c, items: items, notices: notices, start: -1}
+	for i := range items {
+		if err := b.add(i); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.close(len(items)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// builder groups items into exchanges and converts each group.
+//
+// A group is a run of items that the core must keep or drop together. Model
+// output (reasoning, messages, calls, hosted tool calls, references) opens
+// a group; the tool outputs that follow it join it, as in the core's
+// positional pairing (an output answers the nearest preceding model
+// output). Further model output after outputs opens a new group, so that
+// each step of an agent turn is a group of its own, unless the group is
+// bound: it holds a reasoning item or a reference, and the model output
+// that follows its outputs (the rest of a response whose parallel calls
+// were answered one by one) may need that reasoning, so it stays in the
+// group until the next reasoning item or reference. Any other item (a
+// user, system or developer message, a compaction item) closes the group
+// and stands alone.
+type builder struct {
+	c       *conversion
+	items   []Item
+	notices []string
+	// The open group: its first item (-1 when none), whether model output
+	// opened it, whether it is bound, whether outputs joined it, and
+	// whether model output joined it after outputs (which only binding
+	// allows).
+	start                                int
+	assistant, bound, results, continued bool
+}
+
+// add places item i in a group.
+func (b *builder) add(i int) error {
+	v := &b.c.views[i]
+	switch v.cls {
+	case clsOutput, clsCall, clsReasoning, clsOpaque:
+		if v.plain && slices.Contains(b.notices, v.parts[0].Text) {
+			// A rendered assistant-role notice stands alone, so that it
+			// reads as one.
+			if err := b.close(i); err != nil {
+				return err
+			}
+			b.start, b.assistant = i, true
+			return b.close(i + 1)
+		}
+		stays := v.cls != clsReasoning && v.cls != clsOpaque
+		if b.start < 0 || !b.assistant || (b.results && !(b.bound && stays)) {
+			if err := b.close(i); err != nil {
+				return err
+			}
+			b.start, b.assistant = i, true
+		} else if b.results {
+			b.continued = true
+		}
+		if !stays {
+			b.bound = true
+		}
+	case clsResult, clsNudge:
+		if b.start >= 0 && b.assistant {
+			b.results = b.results || v.cls == clsResult
+			return nil
+		}
+		if err := b.close(i); err != nil {
+			return err
+		}
+		b.start = i
+		return b.close(i + 1)
+	default:
+		if err := b.close(i); err != nil {
+			return err
+		}
+		b.start = i
+		return b.close(i + 1)
+	}
+	return nil
+}
+
+// close converts the open group, items [b.start, end), if any.
+//
+// A group that model output joined after its outputs on the strength of
+// its binding is bound only by a reasoning item that stays (one that
+// precedes an item it can precede) or a reference. When none stays, the
+// repaired output would not be bound, and would read as more steps than
+// the core counted: the group is then split where that model output
+// begins, and the rest is grouped anew.
+func (b *builder) close(end int) error {
+	start := b.start
+	if start < 0 {
+		return nil
+	}
+	assistant, continued := b.assistant, b.continued
+	b.start, b.assistant, b.bound, b.results, b.continued = -1, false, false, false, false
+	c := b.c
+	if !assistant {
+		c.groups = append(c.groups, b.items[start:end:end])
+		c.starts = append(c.starts, start)
+		c.hist = append(c.hist, standalone(&c.views[start]))
+		c.slots = append(c.slots, regroup.Slot{Native: len(c.groups) - 1})
+		return nil
+	}
+	x := c.pair(start, end)
+	if continued && !x.bound {
+		split := start
+		for split < end && c.views[split].cls != clsResult {
+			split++
+		}
+		for split < end && (c.views[split].cls == clsResult || c.views[split].cls == clsNudge) {
+			split++
+		}
+		c.exchange(start, split, c.pair(start, split))
+		for i := split; i < end; i++ {
+			if err := b.add(i); err != nil {
+				return err
+			}
+		}
+		return b.close(end)
+	}
+	c.exchange(start, end, x)
+	return nil
+}
+
+// standalone converts an item that is a group of its own and is no model
+// output: a message, a compaction item, a trigger, an output that follows
+// no model output (an orphan the sweep removes).
+func standalone(v *view) history.Message {
+	m := history.Message{Content: v.content, Parts: v.parts}
+	switch v.cls {
+	case clsUser:
+		m.Role = history.RoleUser
+	case clsSystem:
+		m.Role = history.RoleSystem
+	case clsCompaction:
+		m.Role, m.Kind = history.RoleAssistant, history.KindSummary
+	case clsNudge:
+		m.Role, m.Kind = history.RoleUser, history.KindNudge
+	case clsResult:
+		m.Role, m.ToolCallID = history.RoleTool, v.callID
+		if v.fixed {
+			m.Kind = history.KindElided
+		}
+	}
+	return m
+}
+
+// pairing is how the items of an exchange pair: the assistant message's
+// tool calls (each with the position of its call item, -1 for a
+// referenced call), the call id each output answers, and the reasoning
+// items that precede nothing they can precede.
+type pairing struct {
+	calls   []history.ToolCall
+	callPos []int
+	pair    []string // per item: the call id an output answers; "" for none
+	unbound []bool   // per item: a reasoning item that precedes nothing it can precede
+	// bound reports that a reasoning item that stays, or a reference,
+	// binds the exchange.
+	bound bool
+}
+
+// pair pairs the items [start, end) of an exchange as the core will: each
+// output answers a call of the exchange before it by id, once; later
+// answers are orphans. In a bound exchange calls may follow outputs, which
+// they never answer. An output whose call is not in the exchange answers a
+// referenced item when a reference precedes it (see the package
+// documentation). A call whose call id an earlier call of the exchange
+// has answers nothing. A reasoning item stays only while the item after
+// it stays: model output, a reference, an answered call, or a reasoning
+// item that stays.
+func (c *conversion) pair(start, end int) *pairing {
+	vs := c.views[start:end]
+	x := &pairing{pair: make([]string, len(vs)), unbound: make([]bool, len(vs))}
+	callAt := map[string]int{}        // position of the first call with each call id; -1: a referenced call
+	answered := make([]bool, len(vs)) // per call item: answered
+	for p := range vs {
+		v := &vs[p]
+		if v.cls != clsCall {
+			continue
+		}
+		id := v.callID
+		if _, dup := callAt[id]; dup {
+			// A second call with an id in one exchange answers nothing:
+			// outputs answer the first. The sweep drops it.
+			id = duplicatePrefix + strconv.Itoa(start+p) + ":" + id
+		} else {
+			callAt[id] = p
+		}
+		x.calls = append(x.calls, history.ToolCall{ID: id, Name: v.name, Arguments: v.args})
+		x.callPos = append(x.callPos, p)
+	}
+	ref := false // a reference came before
+	for p := range vs {
+		v := &vs[p]
+		if v.cls == clsOpaque {
+			ref, x.bound = true, true
+		}
+		if v.cls != clsResult {
+			continue
+		}
+		id := v.callID
+		if v.typ == "local_shell_call_output" {
+			id = shellCallID(vs[:p], id)
+		}
+		at, known := callAt[id]
+		switch {
+		case known && at >= 0 && at < p && !answered[at]:
+			answered[at], x.pair[p] = true, id
+		case !known && ref:
+			x.calls = append(x.calls, history.ToolCall{ID: id, Name: "referenced"})
+			x.callPos = append(x.callPos, -1)
+			callAt[id] = -1
+			x.pair[p] = id
+		}
+	}
+	for p := len(vs) - 1; p >= 0; p-- {
+		if vs[p].cls != clsReasoning {
+			continue
+		}
+		ok := false
+		if p+1 < len(vs) {
+			switch vs[p+1].cls {
+			case clsOutput, clsOpaque:
+				ok = true
+			case clsCall:
+				ok = answered[p+1]
+			case clsReasoning:
+				ok = !x.unbound[p+1]
+			}
+		}
+		x.unbound[p] = !ok
+		x.bound = x.bound || ok
+	}
+	return x
+}
+
+// exchange converts the exchange of items [start, end), paired as x, as
+// a group of its own: one assistant message holding the model output (its
+// text, reasoning and media as parts, its calls as tool calls), then, in
+// item order, one tool message for each output, one nudge for each
+// trigger, and one orphan tool message for each reasoning item that
+// precedes nothing it can precede, which the core's orphan sweep then
+// removes.
+func (c *conversion) exchange(start, end int, x *pairing) {
+	c.groups = append(c.groups, c.items[start:end:end])
+	c.starts = append(c.starts, start)
+	g := len(c.groups) - 1
+	vs := c.views[start:end]
+	a := history.Message{Role: history.RoleAssistant, ToolCalls: x.calls}
+	var parts []int
+	hasResults := false
+	for p := range vs {
+		switch v := &vs[p]; {
+		case v.cls == clsResult || v.cls == clsNudge:
+			hasResults = hasResults || v.cls == clsResult
+		case !x.unbound[p]:
+			parts = append(parts, p)
+			a.Parts = append(a.Parts, v.parts...)
+		}
+	}
+	if len(parts) == 1 && len(a.ToolCalls) == 0 && vs[parts[0]].plain {
+		// One assistant message holding a string: its text is the
+		// content, as in a notice the core inserts in the assistant role.
+		a.Content, a.Parts = vs[parts[0]].parts[0].Text, nil
+	}
+	if len(parts) > 0 || hasResults {
+		if parts == nil {
+			parts = []int{} // an empty message that maps to no item: it ends the previous exchange
+		}
+		c.hist = append(c.hist, a)
+		c.slots = append(c.slots, regroup.Slot{Native: g, Parts: parts, Calls: x.callPos})
+	}
+	for p := range vs {
+		v := &vs[p]
+		var m history.Message
+		switch {
+		case v.cls == clsResult:
+			// An output that answers no call of the group must not pair
+			// with one in the core either (a call after it, a call
+			// answered before): its id is made one no call has.
+			m = standalone(v)
+			m.ToolCallID = x.pair[p]
+			if m.ToolCallID == "" {
+				m.ToolCallID = unpairedPrefix + v.callID
+			}
+		case v.cls == clsNudge:
+			m = standalone(v)
+		case x.unbound[p]:
+			id := v.id
+			if id == "" {
+				id = "#" + strconv.Itoa(start+p)
+			}
+			m = history.Message{Role: history.RoleTool, ToolCallID: unboundPrefix + id, Parts: v.parts, Kind: history.KindElided}
+		default:
+			continue
+		}
+		c.hist = append(c.hist, m)
+		c.slots = append(c.slots, regroup.Slot{Native: g, Parts: []int{p}})
+	}
+}
+
+// shellCallID returns the call id a local_shell_call_output with id
+// answers: id itself, unless no call of the group has that call id and a
+// local_shell_call has it as its item id, in which case that call's call id.
+func shellCallID(vs []view, id string) string {
+	for p := range vs {
+		if vs[p].cls == clsCall && vs[p].callID == id {
+			return id
+		}
+	}
+	for p := range vs {
+		if vs[p].cls == clsCall && vs[p].typ == "local_shell_call" && vs[p].id == id {
+			return vs[p].callID
+		}
+	}
+	return id
+}
+
+// apply maps res, a decision on c.hist, back onto items (see Trim).
+func (c *conversion) apply(items []Item, res history.Result) []Item {
+	if regroup.Unchanged(res, c.hist) {
+		return items[:len(items):len(items)]
+	}
+	groups := regroup.Apply(c.groups, c.hist, c.slots, res,
+		func(b history.Message, _ *regroup.Group) []Item { return []Item{fromBreadcrumb(b)} },
+		c.cut)
+	n := 0
+	for _, g := range groups {
+		n += len(g)
+	}
+	out := make([]Item, 0, n)
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// cut returns what the trim kept of the group orig, in order: the items
+// its kept messages stand for, without the calls the orphan sweep
+// stripped, each output the core elided replaced by its elided copy. A
+// reasoning item whose following item is not kept is left out too, so
+// that the output never holds one the API rejects.
+func (c *conversion) cut(orig []Item, g *regroup.Group) ([]Item, bool) {
+	vs := c.views[c.starts[g.Native]:]
+	keep := g.Keep(len(orig))
+	for p := len(orig) - 1; p >= 0; p-- {
+		if keep[p] && vs[p].cls == clsReasoning && (p+1 == len(orig) || !keep[p+1]) {
+			keep[p] = false
+		}
+	}
+	var out []Item
+	for p, ok := range keep {
+		if !ok {
+			continue
+		}
+		if text, ok := g.Elided[p]; ok && vs[p].cls == clsResult && !vs[p].fixed {
+			out = append(out, elide(orig[p], text))
+			continue
+		}
+		out = append(out, orig[p])
+	}
+	return out, len(out) > 0
+}
+
+// elide returns a copy of the output item u holding text, the placeholder
+// the core elided it to, as its output: a plain string for function,
+// custom tool and local shell outputs, the output of an apply_patch output,
+// the result of a program output, and one chunk of stdout (with the last
+// chunk's outcome) for a shell output. Its call id, status and extra
+// fields are kept. An item built with param.Override is rewritten at the
+// JSON level, keeping unknown keys. u is not modified.
+func elide(u Item, text string) Item {
+	if needsJSON(&u) {
+		return elideJSON(u, text)
+	}
+	switch {
+	case u.OfFunctionCallOutput != nil:
+		o := *u.OfFunctionCallOutput
+		o.Output = responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt(text)}
+		u.OfFunctionCallOutput = &o
+	case u.OfCustomToolCallOutput != nil:
+		o := *u.OfCustomToolCallOutput
+		o.Output = responses.ResponseCustomToolCallOutputOutputUnionParam{OfString: param.NewOpt(text)}
+		u.OfCustomToolCallOutput = &o
+	case u.OfLocalShellCallOutput != nil:
+		o := *u.OfLocalShellCallOutput
+		o.Output = text
+		u.OfLocalShellCallOutput = &o
+	case u.OfShellCallOutput != nil:
+		o := *u.OfShellCallOutput
+		chunk := responses.ResponseFunctionShellCallOutputContentParam{Stdout: text}
+		if n := len(o.Output); n > 0 {
+			chunk.Outcome = o.Output[n-1].Outcome
+		} else {
+			chunk.Outcome.OfExit = &responses.ResponseFunctionShellCallOutputContentOutcomeExitParam{}
+		}
+		o.Output = []responses.ResponseFunctionShellCallOutputContentParam{chunk}
+		u.OfShellCallOutput = &o
+	case u.OfApplyPatchCallOutput != nil:
+		o := *u.OfApplyPatchCallOutput
+		o.Output = param.NewOpt(text)
+		u.OfApplyPatchCallOutput = &o
+	case u.OfProgramOutput != nil:
+		o := *u.OfProgramOutput
+		o.Result = text
+		u.OfProgramOutput = &o
+	}
+	return u
+}
+
+// elideJSON is elide for an item built with param.Override: it replaces
+// the output (or result) of its JSON form and returns an override.
+func elideJSON(u Item, text string) Item {
+	raw, err := json.Marshal(u)
+	if err != nil {
+		return u
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return u
+	}
+	var typ string
+	_ = json.Unmarshal(obj["type"], &typ)
+	str, _ := json.Marshal(text) // a string always encodes
+	switch typ {
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output", "apply_patch_call_output":
+		obj["output"] = str
+	case "program_output":
+		obj["result"] = str
+	case "shell_call_output":
+		outcome := json.RawMessage(`{"type":"exit","exit_code":0}`)
+		var chunks []struct {
+			Outcome json.RawMessage `json:"outcome"`
+		}
+		if json.Unmarshal(obj["output"], &chunks) == nil && len(chunks) > 0 && len(chunks[len(chunks)-1].Outcome) > 0 {
+			outcome = chunks[len(chunks)-1].Outcome
+		}
+		obj["output"], _ = json.Marshal([]map[string]json.RawMessage{{"stdout": str, "stderr": json.RawMessage(`""`), "outcome": outcome}})
+	default:
+		return u
+	}
+	if raw, err = json.Marshal(obj); err != nil {
+		return u
+	}
+	return newOverride(raw)
+}
+
+// fromBreadcrumb renders the notice b as an easy input message of its role
+// (developer for history.RoleSystem) whose content is one string: its
+// Content and the text of its text parts, a line each. Responses messages
+// have no author name: b.Name is not rendered.
+func fromBreadcrumb(b history.Message) Item {
+	role := responses.EasyInputMessageRoleUser
+	switch b.Role {
+	case history.RoleSystem:
+		role = responses.EasyInputMessageRoleDeveloper
+	case history.RoleAssistant:
+		role = responses.EasyInputMessageRoleAssistant
+	}
+	return Item{OfMessage: &responses.EasyInputMessageParam{
+		Role:    role,
+		Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(noticeText(b))},
+	}}
+}
+
+// noticeText is the text fromBreadcrumb renders for b.
+func noticeText(b history.Message) string {
+	texts := []string{b.Content}
+	for _, p := range b.Parts {
+		if p.Type == history.PartText {
+			texts = append(texts, p.Text)
+		}
+	}
+	return joinText(texts)
+}
+
+func quote(s string) string { return strconv.Quote(s) }
