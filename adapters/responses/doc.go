@@ -181,6 +181,15 @@
 // version does not model (built with param.Override) is handled the same
 // way.
 //
+// # Pins
+//
+// history.WithPin takes indices into the caller's items. Trim and
+// RecoverOverflow translate them: a pinned item pins the history message
+// its exchange became (a message the model wrote, with its reasoning), so
+// the whole exchange is kept. An item that belongs to a tool call or its
+// output cannot be pinned (it would be separated from its pair), nor an
+// index beyond the items: both give a *history.OptionError naming the item.
+//
 // # Module
 //
 // This adapter is its own Go module, so the core library keeps its small

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/notice"
+	"github.com/histrim/history/internal/pins"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
@@ -110,11 +112,50 @@ func Trim(items []Item, budget int, opts ...history.Option) ([]Item, history.Res
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
+	if opts, err = c.pins(opts); err != nil {
+		return nil, history.Result{Budget: budget}, err
+	}
 	res, err := history.TrimToRecentTurns(c.hist, budget, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
 	}
 	return c.apply(items, res), res, err
+}
+
+// pins translates the history.WithPin indices of opts, which name items,
+// into the indices of the history messages those items converted to: a
+// pinned item pins the whole message its exchange became. An item whose
+// message holds tool calls or results cannot be pinned (the core would
+// separate it from its pairs), nor an index beyond the items: both give a
+// *history.OptionError naming the item.
+func (c *conversion) pins(opts []history.Option) ([]history.Option, error) {
+	native := pins.Read(opts)
+	if len(native) == 0 {
+		return opts, nil
+	}
+	var out []int
+	for _, i := range native {
+		if i >= len(c.items) {
+			return nil, &history.OptionError{Option: "WithPin", Reason: "index " + strconv.Itoa(i) + " is outside the " + strconv.Itoa(len(c.items)) + " items"}
+		}
+		g := sort.Search(len(c.starts), func(g int) bool { return c.starts[g] > i }) - 1
+		p := i - c.starts[g]
+		found := false
+		for h, sl := range c.slots {
+			if sl.Native != g || (sl.Parts != nil && !slices.Contains(sl.Parts, p)) {
+				continue
+			}
+			if m := c.hist[h]; m.Role == history.RoleTool || len(m.ToolCalls) > 0 {
+				return nil, &history.OptionError{Option: "WithPin", Reason: "item " + strconv.Itoa(i) + " belongs to a tool call or its output; it cannot be kept without its pair"}
+			}
+			out = append(out, h)
+			found = true
+		}
+		if !found {
+			return nil, &history.OptionError{Option: "WithPin", Reason: "item " + strconv.Itoa(i) + " is not sent (a notice or an item the conversion leaves out)"}
+		}
+	}
+	return append(slices.Clip(opts), history.WithPin(out...)), nil
 }
 
 // RecoverOverflow is [history.RecoverOverflow] for input items: items is
@@ -136,6 +177,9 @@ func Trim(items []Item, budget int, opts ...history.Option) ([]Item, history.Res
 func RecoverOverflow(items []Item, providerErr error, attempt int, opts ...history.Option) ([]Item, history.Result, error) {
 	c, err := convert(items, opts)
 	if err != nil {
+		return nil, history.Result{}, err
+	}
+	if opts, err = c.pins(opts); err != nil {
 		return nil, history.Result{}, err
 	}
 	res, err := history.RecoverOverflow(c.hist, providerErr, attempt, opts...)
