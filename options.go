@@ -82,6 +82,9 @@ type options struct {
 type cutInfo struct {
 	start, hoist int
 	replaced     []int
+	// survived is the orphan sweep's index (the input messages it kept,
+	// ascending), nil when it removed nothing.
+	survived []int
 }
 
 // optionsPool recycles option sets: options are applied through caller

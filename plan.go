@@ -25,6 +25,7 @@ type scratch struct {
 	pins   []int   // view indices of pinned messages after the prefix
 	pinCnt []int   // their counts, -1 until counted
 	lifted []int   // pinned messages moved out of what is dropped, after the breadcrumb
+	fast   []int   // counts of fitsFast, newest first, from the end of the view
 	plan   planner // the call's planner, kept here so that it is not allocated
 }
 
@@ -36,6 +37,7 @@ func (sc *scratch) put() {
 	sc.steps = sc.plan.steps[:0]
 	sc.starts = sc.plan.starts[:0]
 	sc.pins = sc.plan.pins[:0]
+	sc.fast = sc.fast[:0]
 	sc.plan = planner{}
 	clear(sc.cands)
 	scratchPool.Put(sc)
@@ -129,9 +131,50 @@ func (p *planner) pinTok(j int) int {
 	return c
 }
 
+// fitsFast counts view newest first, with the request's overhead, until
+// the total exceeds budget. When it does not, the history fits: it returns
+// the total and the number of turns, and ok. Otherwise it leaves its counts
+// in sc.fast for the planner, which then never counts those messages
+// again. Counts are clamped and capped as the planner's are.
+func fitsFast(sc *scratch, view []Message, budget int, o *options) (total, turns int, ok bool) {
+	n := len(view)
+	capPer := math.MaxInt / (n + 5)
+	total = min(o.overhead, capPer)
+	if total > budget {
+		return 0, 0, false
+	}
+	lead := leadEnd(view)
+	fast := sc.fast[:0]
+	for i := n - 1; i >= 0; i-- {
+		c := min(clampCount(o.counter.CountMessage(view[i])), capPer)
+		fast = append(fast, c)
+		total += c
+		if i >= lead && isTurnStart(view[i], o.turnStart) {
+			turns++
+		}
+		if total > budget || c == capPer {
+			sc.fast = fast
+			return 0, 0, false
+		}
+	}
+	sc.fast = fast
+	if lead < n {
+		turns = max(turns, 1)
+	}
+	return total, turns, true
+}
+
 // countAt counts view[i] with the trim's Counter (or takes the count from
-// o.memo), clamped to [0, capPer], and records it in o.record.
+// o.memo or from fitsFast), clamped to [0, capPer], and records it in
+// o.record.
 func (p *planner) countAt(i int) int {
+	if j := p.n - 1 - i; j < len(p.sc.fast) {
+		c := p.sc.fast[j]
+		if c >= p.capPer {
+			c, p.capped = p.capPer, true
+		}
+		return c
+	}
 	mi := i
 	if p.index != nil {
 		mi = p.index[i]

@@ -168,11 +168,13 @@ func EstimateText(s string) int {
 	}
 	// ASCII bytes met in words of eight are tallied by class and priced
 	// once at the end; every other byte is priced as it is met, control
-	// bytes as symbols first. Control bytes are counted afterwards, in one
-	// more pass, only if there are any, and their surcharge added. Units
-	// never exceed 1750 per byte, so a uint64 holds them for any string
-	// that fits in memory, and the final min keeps the int conversion exact.
-	var letters, spaces, ascii, units, rare uint64
+	// bytes as symbols. Control bytes are counted on the way, for their
+	// surcharge: only in the blocks where the cheap rareMask sees a byte
+	// below 0x20 (a line end, most often) is the exact controlMask
+	// computed. Units never exceed 1750 per byte, so a uint64 holds them
+	// for any string that fits in memory, and the final min keeps the int
+	// conversion exact.
+	var letters, spaces, ascii, units, controls uint64
 	invalidEnd := -1 // index just past the last invalid byte
 	i := 0
 	for i < len(s) {
@@ -189,7 +191,9 @@ func EstimateText(s string) int {
 			}
 			letters += uint64(bits.OnesCount64(letterMask(w) | letterMask(v)>>1))
 			spaces += uint64(bits.OnesCount64(nonSpaceMask(w) | nonSpaceMask(v)>>1))
-			rare |= rareMask(w) | rareMask(v)
+			if (rareMask(w)|rareMask(v))&highs != 0 {
+				controls += uint64(bits.OnesCount64(controlMask(w)&highs | (controlMask(v)&highs)>>1))
+			}
 			ascii += 16
 		}
 		for ; i+8 <= len(s); i += 8 {
@@ -199,7 +203,9 @@ func EstimateText(s string) int {
 			}
 			letters += uint64(bits.OnesCount64(letterMask(w)))
 			spaces += uint64(bits.OnesCount64(nonSpaceMask(w)))
-			rare |= rareMask(w)
+			if rareMask(w)&highs != 0 {
+				controls += uint64(bits.OnesCount64(controlMask(w) & highs))
+			}
 			ascii += 8
 		}
 		if i >= len(s) {
@@ -208,7 +214,7 @@ func EstimateText(s string) int {
 		if c := s[i]; c < utf8.RuneSelf {
 			units += uint64(asciiUnits[c])
 			if c < 0x09 || c > 0x0d && c < 0x20 || c == 0x7f {
-				rare |= highs
+				controls++
 			}
 			i++
 			continue
@@ -226,9 +232,7 @@ func EstimateText(s string) int {
 		}
 		i += size
 	}
-	if rare&highs != 0 {
-		units += countControls(s) * (controlRate - symbolRate)
-	}
+	units += controls * (controlRate - symbolRate)
 	spaces = ascii - spaces // the loops counted non-spaces
 	units += letters*letterRate + spaces*spaceRate + (ascii-letters-spaces)*symbolRate
 	return int(min((units+rateScale-1)/rateScale, uint64(len(s))))
@@ -252,12 +256,20 @@ func nonSpaceMask(w uint64) uint64 {
 	return ((w ^ blanks) + 0x7f*lanes) & highs
 }
 
-// rareMask sets bit 7 of each byte of the ASCII word w that is a control
-// byte countControls counts: below 0x09, 0x0e..0x1f, or 0x7f. Tabs and
-// line ends (0x09..0x0d) are not rare, so ordinary text and code never
-// take the second pass. No addition carries out of its byte (every byte
-// is at most 0x7f); bits other than bit 7 are noise.
+// rareMask sets bit 7 of each byte of the ASCII word w that is below 0x20
+// (tabs and line ends too) or 0x7f, the only byte that carries into bit
+// 7; other bits are noise. It is the cheap test of the main loop: only a
+// block it flags is read with controlMask, which tells tabs and line ends
+// (symbols) from the controls priced higher.
 func rareMask(w uint64) uint64 {
+	return ^(w + (0x80-0x20)*lanes) | (w + lanes)
+}
+
+// controlMask sets bit 7 of each byte of the ASCII word w that is a
+// control byte countControls counts: below 0x09, 0x0e..0x1f, or 0x7f. No
+// addition carries out of its byte (every byte is at most 0x7f); bits
+// other than bit 7 are noise.
+func controlMask(w uint64) uint64 {
 	below09 := ^(w + (0x80-0x09)*lanes)
 	in0e1f := ^(w + (0x80-0x20)*lanes) & (w + (0x80-0x0e)*lanes)
 	del := w + lanes
@@ -265,11 +277,25 @@ func rareMask(w uint64) uint64 {
 }
 
 // countControls counts the control bytes of s: below 0x20 other than
-// \t..\r, and 0x7f. Bytes of multi-byte UTF-8 sequences are never below
-// 0x80, so every such byte is an ASCII control.
+// \t..\r, and 0x7f, eight ASCII bytes at a time (the tests' reference for
+// EstimateText's count on the way). Bytes of multi-byte UTF-8 sequences
+// are never below 0x80, so every such byte is an ASCII control.
 func countControls(s string) uint64 {
 	var n uint64
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s, i)
+		if w&highs == 0 {
+			n += uint64(bits.OnesCount64(controlMask(w) & highs))
+			continue
+		}
+		for _, c := range []byte(s[i : i+8]) {
+			if c < 0x09 || c > 0x0d && c < 0x20 || c == 0x7f {
+				n++
+			}
+		}
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x09 || c > 0x0d && c < 0x20 || c == 0x7f {
 			n++
 		}

@@ -324,17 +324,26 @@ func BenchmarkEstimateText(b *testing.B) {
 	}
 }
 
-// TestRareMask checks the SWAR control-byte mask against countControls for
-// every ASCII byte in every lane.
+// TestRareMask checks the SWAR control-byte masks against the byte rule
+// for every ASCII byte in every lane.
 func TestRareMask(t *testing.T) {
 	for c := 0; c < 0x80; c++ {
 		want := countControls(string([]byte{byte(c)})) == 1
 		for lane := 0; lane < 8; lane++ {
 			buf := []byte("abcdefgh")
 			buf[lane] = byte(c)
-			got := rareMask(word(string(buf), 0))&highs != 0
+			got := controlMask(word(string(buf), 0))&highs != 0
 			if got != want {
-				t.Fatalf("byte %#x in lane %d: rare %v, want %v", c, lane, got, want)
+				t.Fatalf("byte %#x in lane %d: control %v, want %v", c, lane, got, want)
+			}
+			// rareMask flags every control, and more (tabs, line ends).
+			if want && rareMask(word(string(buf), 0))&highs == 0 {
+				t.Fatalf("byte %#x in lane %d: a control rareMask misses", c, lane)
+			}
+			// countControls agrees on every position of a longer text.
+			long := strings.Repeat("é", lane) + string(buf) + strings.Repeat("x", 9)
+			if n := countControls(long); (n == 1) != want || n > 1 {
+				t.Fatalf("byte %#x in lane %d: countControls %d", c, lane, n)
 			}
 		}
 	}

@@ -208,6 +208,22 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 
 	sc := scratchPool.Get().(*scratch)
 	defer sc.put()
+	if o.memo == nil && o.record == nil && o.budgetFor == nil && !o.prune {
+		// The common case first: one tight pass, newest first, that
+		// either shows the history fits or hands its counts on.
+		if total, turns, ok := fitsFast(sc, view, budget, o); ok {
+			res.Messages = view[:len(view):len(view)]
+			if index != nil {
+				res.Kept = index
+				res.Dropped = dropped(msgs, index, nil)
+				res.Modified = stripped(msgs, view, index, nil)
+			} else {
+				res.Kept = identity(len(view))
+			}
+			res.TokensBefore, res.TokensAfter, res.KeptTurns = total, total, turns
+			return res, nil
+		}
+	}
 	p := newPlanner(sc, view, index, o)
 	turns := p.turns
 	ladder := o.elide != nil || o.stepTrim
@@ -338,6 +354,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 			o.cut.hoist = orig(p.hoist)
 		}
 		o.cut.replaced = replaced
+		o.cut.survived = index
 	}
 
 	if o.onTrim != nil && res.Trimmed {

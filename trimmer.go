@@ -94,6 +94,10 @@ type trimState struct {
 	// n is the length of the transcript the plan was made for; every
 	// message from n on is new and is appended after the plan.
 	n int
+	// tail is where the run of messages the plan sends whole (or the sweep
+	// removed) ends the transcript: from tail on, reuse sends every message,
+	// elided ones as placeholders, and sweeps again.
+	tail int
 	// plan is that trim's Result.Kept: indices into the transcript, -1
 	// where it inserted a notice (notices holds them, in order).
 	plan    []int
@@ -220,7 +224,7 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	var be *BudgetError
 	next := trimState{}
 	if err == nil || errors.As(err, &be) {
-		next = remember(msgs, &res, cut.replaced)
+		next = remember(msgs, &res, cut)
 	} else {
 		sum = summaryState{}
 	}
@@ -338,6 +342,9 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 	}
 	crumb := 0
 	for _, i := range st.plan {
+		if i >= st.tail {
+			break // the tail follows, whole
+		}
 		switch text, ok := st.elided[i]; {
 		case i < 0:
 			view = append(view, st.notices[crumb])
@@ -353,11 +360,16 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 			elidedAt = append(elidedAt, ok && i >= 0)
 		}
 	}
-	for i := st.n; i < len(msgs); i++ {
-		view = append(view, msgs[i])
+	for i := st.tail; i < len(msgs); i++ {
+		text, ok := st.elided[i]
+		if ok {
+			view = append(view, elided(msgs[i], text))
+		} else {
+			view = append(view, msgs[i])
+		}
 		index = append(index, i)
 		if elidedAt != nil {
-			elidedAt = append(elidedAt, false)
+			elidedAt = append(elidedAt, ok)
 		}
 	}
 
@@ -420,14 +432,14 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 // remember returns the state for the Result of a fresh trim of msgs: its
 // plan when it dropped or elided anything, no plan otherwise. replaced
 // lists the breadcrumbs of msgs the trim replaced.
-func remember(msgs []Message, res *Result, replaced []int) trimState {
+func remember(msgs []Message, res *Result, cut cutInfo) trimState {
 	if !res.Trimmed || len(msgs) == 0 {
 		return trimState{}
 	}
 	st := trimState{
 		n:               len(msgs),
 		plan:            slices.Clone(res.Kept),
-		replaced:        slices.Clone(replaced),
+		replaced:        slices.Clone(cut.replaced),
 		saved:           -1, // not counted
 		droppedMessages: res.DroppedMessages,
 		droppedTurns:    res.DroppedTurns,
@@ -452,6 +464,38 @@ func remember(msgs []Message, res *Result, replaced []int) trimState {
 		}
 	}
 	st.anchors = append(st.anchors, anchor{len(msgs) - 1, msgs[len(msgs)-1].Clone()})
+	// The tail: the longest run at the end of msgs that the trim did not
+	// leave out (every message kept, or removed by the orphan sweep only).
+	// Reuse sends it whole, sweeping again, so that a message swept for
+	// want of its pair (calls whose results had not arrived) comes back
+	// with the pair instead of being lost to the plan.
+	kept := make(map[int]bool, len(res.Kept))
+	for _, k := range res.Kept {
+		kept[k] = true
+	}
+	st.tail = len(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		_, swept := slices.BinarySearch(cut.survived, i)
+		swept = cut.survived != nil && !swept
+		if !kept[i] && !swept {
+			break
+		}
+		st.tail = i
+	}
+	// The tail must be the end of the plan: an ascending run after every
+	// notice, lifted message and hoisted summary.
+	j := len(res.Kept)
+	for j > 0 && res.Kept[j-1] >= 0 && (j == len(res.Kept) || res.Kept[j-1] < res.Kept[j]) {
+		j--
+	}
+	if j == len(res.Kept) {
+		st.tail = len(msgs)
+	} else {
+		st.tail = max(st.tail, res.Kept[j])
+		for _, k := range res.Kept[:j] {
+			st.tail = max(st.tail, k+1)
+		}
+	}
 	if res.TokensBefore >= 0 {
 		st.saved = res.TokensBefore - res.TokensAfter
 	}
