@@ -181,6 +181,15 @@
 // version does not model (built with param.Override) is handled the same
 // way.
 //
+// # Overflows, overhead and calibration
+//
+// RecoverOverflow trims the items that were sent after a
+// context_length_exceeded error (retry at most twice). Overhead counts what
+// a request sends besides its items (tools, instructions, the text format);
+// pass it with history.WithOverhead so that Result.TokensAfter is the whole
+// request, and pass that with the response's usage.input_tokens to
+// history.Calibration.Observe.
+//
 // # Pins
 //
 // history.WithPin takes indices into the caller's items. Trim and
