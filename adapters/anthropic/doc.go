@@ -94,7 +94,7 @@
 // converted history, where the system prompt comes first and a user
 // message holding tool_result blocks becomes several messages. A pinned
 // message is never dropped or elided; when its turn goes, it is sent
-// right after the system prompt, before the notice, as the caller's own
+// right after the system prompt and the notice, as the caller's own
 // value. A message holding tool_use or tool_result blocks cannot be pinned
 // (it would be parted from its pair), nor a notice an earlier trim
 // inserted: the trim returns the core's *history.OptionError, whose reason

@@ -122,11 +122,11 @@
 // message converts to one history message at the same index, so the
 // option is passed to the core unchanged, in Trim as in RecoverOverflow.
 // A pinned message is never dropped or elided; pinned in a turn that is
-// dropped, it is kept right after the leading system messages, before the
-// turn notice. A tool (or function) message, or an assistant message with
-// tool calls (or a function_call), cannot be pinned: the core returns a
+// dropped, it is kept right after the leading system messages and the turn
+// notice. A tool (or function) message, or an assistant message with tool
+// calls (or a function_call), cannot be pinned: the core returns a
 // *history.OptionError naming its index. A runtime that adopts the output
-// pins again at the new positions (j with Result.Kept[j] == i).
+// pins again at the new positions (Result.Positions).
 //
 // # Pairing
 //
