@@ -158,8 +158,10 @@ var overflowRows = []overflowRow{
 			// Vertex AI: "Unable to submit request because the input token
 			// count is 1251952 but model only supports up to 1048576."
 			sh(`input token count is # but model only supports up to #`, "ul"),
-			// Without the count, with or without parentheses.
-			sh(`exceeds the maximum number of tokens allowed \(?#`, "l"),
+			// Without the count, with or without parentheses; an opening
+			// parenthesis must be closed, so that a body cut inside the
+			// number ("allowed (131") is not read as a limit of 131.
+			sh(`exceeds the maximum number of tokens allowed (?:\(#\)|#)`, "ll"),
 		},
 	},
 	{

@@ -184,6 +184,12 @@ var overflowCases = []overflowCase{
 		want:   true, used: 159202, limit: 131072,
 	},
 	{
+		name:   "gemini body cut inside the limit",
+		source: "constructed from google-gemini/gemini-cli#4118, truncated as a proxy that caps logged bodies does",
+		msg:    `{"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (131`,
+		want:   true,
+	},
+	{
 		name:   "vllm 0.16 oversized prompt",
 		source: "harbor-framework/harbor#996",
 		msg:    `{"error":{"message":"You passed 1015 input tokens and requested 10 output tokens. However, the model's context length is only 1024 tokens, resulting in a maximum input length of 1014 tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=1015)","type":"BadRequestError","param":"input_tokens","code":400}}`,
