@@ -35,7 +35,11 @@ func (f SummarizerFunc) Summarize(ctx context.Context, dropped []Message, previo
 
 // Defaults of [SummaryOptions].
 const (
-	DefaultSummaryTokens  = 1024
+	// DefaultSummaryTokens is the summary's budget when
+	// [SummaryOptions.MaxTokens] is 0.
+	DefaultSummaryTokens = 1024
+	// DefaultSummaryTimeout bounds a Summarizer call when
+	// [SummaryOptions.Timeout] is 0.
 	DefaultSummaryTimeout = 30 * time.Second
 )
 
