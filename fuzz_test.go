@@ -1,8 +1,11 @@
 package history
 
 import (
+	"context"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -211,11 +214,22 @@ func FuzzTrimmerLadder(f *testing.F) {
 			WithElision(ElideOptions{KeepRecent: int(keep%4) - 1, MinTokens: -1}),
 		}
 		tr := NewTrimmer(opts...)
+		// The same with a summariser: summaries replace breadcrumbs at the
+		// maintenance points that drop turns; every other invariant holds.
+		summarizing := NewTrimmer(append(slices.Clip(opts), WithSummarizer(SummarizerFunc(
+			func(_ context.Context, dropped []Message, prev *Message) (Message, error) {
+				n := len(dropped)
+				if prev != nil {
+					n += len(prev.Content)
+				}
+				return Message{Role: RoleUser, Content: strings.Repeat("s", n%50)}, nil
+			}), SummaryOptions{MaxTokens: 30}))...)
 		for n := 1; n <= len(msgs); n++ {
 			in := msgs[:n]
 			for _, trim := range []func() (Result, error){
 				func() (Result, error) { return tr.Trim(in, budget) },
 				func() (Result, error) { return TrimToRecentTurns(in, budget, opts...) },
+				func() (Result, error) { return summarizing.Trim(in, budget) },
 			} {
 				res, err := trim()
 				if err != nil && !isTooLarge(err) {
