@@ -59,6 +59,17 @@ type Event struct {
 	// [SummaryTimeout] or [SummaryTooLarge]; empty when no Summarizer was
 	// called.
 	Summary string `json:"summary,omitempty"`
+	// Rewritten is, at a [Trimmer]'s maintenance point, the tokens of the
+	// prompt from its first message that differs from the previous
+	// request's prompt: what the provider processes and writes to its
+	// cache again (the whole prompt on the first request). 0 elsewhere.
+	Rewritten int `json:"rewritten_tokens,omitempty"`
+	// Billed is, at a Trimmer's maintenance point under [WithPrices], the
+	// request's expected input bill in uncached-token units: the part
+	// shared with the previous prompt at the cache-read price, the rest
+	// ([Event.Rewritten], or everything after a cold resume or on the
+	// first request) at the write price. 0 without prices.
+	Billed float64 `json:"billed_tokens,omitempty"`
 	// Labels are the caller's [WithLabels], copied; nil without them.
 	Labels map[string]string `json:"labels,omitempty"`
 }
@@ -82,6 +93,12 @@ func (e Event) LogValue() slog.Value {
 	)
 	if e.Summary != "" {
 		attrs = append(attrs, slog.String("summary", e.Summary))
+	}
+	if e.Rewritten != 0 {
+		attrs = append(attrs, slog.Int("rewritten_tokens", e.Rewritten))
+	}
+	if e.Billed != 0 {
+		attrs = append(attrs, slog.Float64("billed_tokens", e.Billed))
 	}
 	for _, k := range sortedKeys(e.Labels) {
 		attrs = append(attrs, slog.String(k, e.Labels[k]))

@@ -73,6 +73,11 @@ type options struct {
 	summarizer *summarizer
 	// cut, when set, receives where the trim cut (see cutInfo).
 	cut *cutInfo
+	// outCounts, when set, receives the count of every message of a
+	// trimmed Result (the request's overhead aside), by position.
+	outCounts *[]int
+	// prices is WithPrices', for a Trimmer's events.
+	prices *Prices
 }
 
 // cutInfo says where a trim cut, as indices into its input: the first
@@ -403,6 +408,26 @@ func WithColdAfter(d time.Duration) Option {
 // For tests and simulations.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.clock = now }
+}
+
+// WithPrices gives a [Trimmer] the provider's prompt-cache prices, so that
+// the [Event] of each maintenance point states what the request is
+// expected to bill ([Event.Billed]) besides the tokens it rewrites
+// ([Event.Rewritten], reported with or without prices). Both prices must be
+// finite and non-negative, otherwise the call returns an *[OptionError].
+// See [Prices] for presets.
+func WithPrices(p Prices) Option {
+	var err error
+	if !(p.Read >= 0 && p.Write >= 0) || math.IsInf(p.Read, 0) || math.IsInf(p.Write, 0) {
+		err = &OptionError{Option: "WithPrices", Reason: "prices must be finite and non-negative"}
+	}
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+			return
+		}
+		o.prices = &p
+	}
 }
 
 // stepBreadcrumb returns the notice placed after the latest turn's opening

@@ -8,6 +8,7 @@ package history
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -178,6 +179,9 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 		case k < 0 && res.Messages[j].Kind == KindBreadcrumb:
 			res.TokensAfter -= clampCount(o.counter.CountMessage(res.Messages[j]))
 			out, kpt, placed = append(out, sum), append(kpt, -1), true
+			if o.outCounts != nil && j < len(*o.outCounts) {
+				(*o.outCounts)[j] = tok
+			}
 			continue
 		case k < 0 || (k >= lead && msgs[k].Kind != KindSummary):
 			insertedAt = len(out)
@@ -186,7 +190,11 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 		out, kpt = append(out, res.Messages[j]), append(kpt, k)
 	}
 	if !placed {
+		insertedAt = len(out)
 		out, kpt = append(out, sum), append(kpt, -1)
+	}
+	if o.outCounts != nil && insertedAt >= 0 && insertedAt <= len(*o.outCounts) {
+		*o.outCounts = slices.Insert(*o.outCounts, insertedAt, tok)
 	}
 	if insertedAt >= 0 && len(res.Modified) > 0 {
 		mod := make([]int, len(res.Modified))

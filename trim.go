@@ -288,6 +288,24 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		}
 	}
 
+	if o.outCounts != nil {
+		c := make([]int, len(items))
+		for j, it := range items {
+			switch it {
+			case itemTurnCrumb:
+				c[j] = p.crumbTok
+			case itemStepCrumb:
+				c[j] = p.stepCrumbTok()
+			default:
+				c[j] = p.cnt(it)
+			}
+		}
+		for e, ci := range elide {
+			c[at[e]] -= p.cands[ci].saved
+		}
+		*o.outCounts = c
+	}
+
 	// Materialise: messages, original indices, replaced breadcrumbs. Runs
 	// of consecutive view indices (nearly all of the output) are copied in
 	// bulk; elided results are patched in afterwards.

@@ -85,6 +85,7 @@ type Trimmer struct {
 	st   trimState
 	last time.Time    // when Trim was last called; zero before the first call
 	sum  summaryState // the summary in the prompt (WithSummarizer)
+	prev []promptKey  // the previous request's prompt (nil before the first)
 }
 
 // trimState is the remembered plan: what the last fresh trim sent, as
@@ -138,7 +139,7 @@ func NewTrimmer(opts ...Option) *Trimmer {
 // keeps the options.
 func (t *Trimmer) Reset() {
 	t.mu.Lock()
-	t.st, t.last, t.sum = trimState{}, time.Time{}, summaryState{}
+	t.st, t.last, t.sum, t.prev = trimState{}, time.Time{}, summaryState{}, nil
 	t.mu.Unlock()
 }
 
@@ -192,25 +193,37 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	}
 	at := now()
 	t.mu.Lock()
-	st, last, sum := t.st, t.last, t.sum
+	st, last, sum, prev := t.st, t.last, t.sum, t.prev
 	t.last = at
 	t.mu.Unlock()
 
 	// A cold resume: the provider's cache has expired, so this request
 	// pays for its whole prompt anyway. Plan afresh and prune.
-	if o.elide != nil && !last.IsZero() && at.Sub(last) > coldAfter {
+	cold := !last.IsZero() && at.Sub(last) > coldAfter
+	if o.elide != nil && cold {
 		o.prune, o.reason = true, ReasonColdResume
 		st = trimState{}
 	}
 	if st.n > 0 && o.err == nil {
 		res, ok, memo := t.reuse(msgs, budget, &st)
 		if ok {
+			t.mu.Lock()
+			t.prev = promptKeys(&res)
+			t.mu.Unlock()
 			return res, nil
 		}
 		o.memo = memo // what the check counted is not counted again
 	}
 	// A maintenance point: a new plan. At it, elide every eligible result.
 	o.pruneOver = true
+	// Its event is reported once the cost of the new prompt is known.
+	userOnTrim := o.onTrim
+	var ev *Event
+	if userOnTrim != nil {
+		o.onTrim = func(e Event) { ev = &e }
+	}
+	var counts []int
+	o.outCounts = &counts
 	var res Result
 	var err error
 	var cut cutInfo
@@ -228,8 +241,23 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	} else {
 		sum = summaryState{}
 	}
+	keys := promptKeys(&res)
+	if ev != nil {
+		e := *ev
+		if len(counts) == len(keys) {
+			e.Rewritten = rewritten(prev, keys, counts)
+		}
+		if o.prices != nil {
+			written := e.TokensAfter
+			if prev != nil && !cold {
+				written = min(e.Rewritten, e.TokensAfter)
+			}
+			e.Billed = float64(e.TokensAfter-written)*o.prices.Read + float64(written)*o.prices.Write
+		}
+		userOnTrim(e)
+	}
 	t.mu.Lock()
-	t.st, t.sum = next, sum
+	t.st, t.sum, t.prev = next, sum, keys
 	t.mu.Unlock()
 	return res, err
 }
