@@ -27,7 +27,7 @@
 // the latest turn go before the trim gives up.
 //
 // A runtime that keeps its full transcript and trims a view of it before
-// every request uses a [Trimmer], which holds its cut across requests so
+// every request uses a [Trimmer], which holds its plan across requests so
 // that the provider's cached prompt prefix survives. After a provider
 // rejects a request for its length, [RecoverOverflow] trims further, to a
 // target derived from the provider's error.

@@ -244,7 +244,7 @@ func WithoutOrphanSweep() Option {
 // and the provider's cached prefix survives them. Histories that fit the
 // budget are still returned untouched. fraction must lie in the open
 // interval (0, 1); any other value (0, 1, negative, NaN) makes the call
-// return an *[OptionError]. A [Trimmer] built with it holds its cut until the
+// return an *[OptionError]. A [Trimmer] built with it holds its plan until the
 // history grows back to the budget. See docs/prompt-caching.md.
 func WithLowWater(fraction float64) Option {
 	var err error

@@ -44,6 +44,8 @@ type (
 	httpStatusCoder interface{ HTTPStatusCode() int }
 	// statusCoder is the HTTP status of many SDK and gateway errors.
 	statusCoder interface{ StatusCode() int }
+	// httpCoder is Google's gax *apierror.APIError.
+	httpCoder interface{ HTTPCode() int }
 	// errorCoder and errorMessager are AWS smithy's APIError.
 	errorCoder    interface{ ErrorCode() string }
 	errorMessager interface{ ErrorMessage() string }
@@ -265,6 +267,9 @@ func safeStructured(e error) (st structured) {
 	}
 	if s, ok := e.(statusCoder); ok && st.status == 0 {
 		st.status = s.StatusCode()
+	}
+	if s, ok := e.(httpCoder); ok && st.status <= 0 {
+		st.status = s.HTTPCode()
 	}
 	if st.status == 0 {
 		st.status = statusField(e)

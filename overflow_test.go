@@ -419,6 +419,14 @@ func (e statusStruct) Error() string { return "Error " + itoa(e.Code) + ", Messa
 
 type statusPtr struct{ StatusCode int }
 
+// gaxErr keeps its status behind HTTPCode, as gax's *apierror.APIError does.
+type gaxErr struct{ code int }
+
+func (e gaxErr) Error() string {
+	return "rpc error: The input token count (5) exceeds the maximum number of tokens allowed (4)."
+}
+func (e gaxErr) HTTPCode() int { return e.code }
+
 func (e *statusPtr) Error() string { return "request failed: context_length_exceeded" }
 
 func TestStatusField(t *testing.T) {
@@ -434,6 +442,8 @@ func TestStatusField(t *testing.T) {
 		{"429 in a StatusCode field behind a pointer", &statusPtr{StatusCode: 429}, false},
 		{"400 in a StatusCode field behind a pointer", &statusPtr{StatusCode: 400}, true},
 		{"typed nil pointer: no field to read, its text is", (*statusPtr)(nil), true},
+		{"429 behind HTTPCode", gaxErr{429}, false},
+		{"400 behind HTTPCode", gaxErr{400}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -212,14 +212,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		// The common case first: one tight pass, newest first, that
 		// either shows the history fits or hands its counts on.
 		if total, turns, ok := fitsFast(sc, view, budget, o); ok {
-			res.Messages = view[:len(view):len(view)]
-			if index != nil {
-				res.Kept = index
-				res.Dropped = dropped(msgs, index, nil)
-				res.Modified = stripped(msgs, view, index, nil)
-			} else {
-				res.Kept = identity(len(view))
-			}
+			sendView(&res, msgs, view, index)
 			res.TokensBefore, res.TokensAfter, res.KeptTurns = total, total, turns
 			return res, nil
 		}
@@ -252,14 +245,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	prune := o.prune && o.elide != nil && turns > 0
 	if complete && !prune && (total <= budget || turns == 0 || (turns == 1 && !ladder)) {
 		// Fits, or nothing can be dropped: send the (swept) view.
-		res.Messages = view[:len(view):len(view)]
-		if index != nil {
-			res.Kept = index
-			res.Dropped = dropped(msgs, index, nil)
-			res.Modified = stripped(msgs, view, index, nil)
-		} else {
-			res.Kept = identity(len(view))
-		}
+		sendView(&res, msgs, view, index)
 		res.TokensAfter = total
 		res.KeptTurns = turns
 		if total > budget {
@@ -382,6 +368,19 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Pinned: p.pinnedTok + p.hoistTok + p.pinDrop + p.crumbPart(p.k)}
 	}
 	return res, nil
+}
+
+// sendView sets res to send view, msgs after the orphan sweep, untrimmed:
+// index maps view to msgs (nil: view is msgs).
+func sendView(res *Result, msgs, view []Message, index []int) {
+	res.Messages = view[:len(view):len(view)]
+	if index == nil {
+		res.Kept = identity(len(view))
+		return
+	}
+	res.Kept = index
+	res.Dropped = dropped(msgs, index, nil)
+	res.Modified = stripped(msgs, view, index, nil)
 }
 
 // stripped returns, ascending, the positions in out of the messages that

@@ -1,4 +1,4 @@
-// This file owns the Trimmer: a trim that remembers its cut between calls so
+// This file owns the Trimmer: a trim that remembers its plan between calls so
 // that the provider's cached prompt prefix survives.
 
 package history
@@ -207,9 +207,12 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	if st.n > 0 && o.err == nil {
 		res, ok, memo := t.reuse(msgs, budget, &st)
 		if ok {
-			t.mu.Lock()
-			t.prev = promptKeys(&res)
-			t.mu.Unlock()
+			if o.onTrim != nil { // the next event compares its prompt with this one
+				keys := promptKeys(&res)
+				t.mu.Lock()
+				t.prev = keys
+				t.mu.Unlock()
+			}
 			return res, nil
 		}
 		o.memo = memo // what the check counted is not counted again
@@ -241,7 +244,10 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	} else {
 		sum = summaryState{}
 	}
-	keys := promptKeys(&res)
+	var keys []promptKey // kept only for an event to compare with
+	if userOnTrim != nil {
+		keys = promptKeys(&res)
+	}
 	if ev != nil {
 		e := *ev
 		if len(counts) == len(keys) {

@@ -24,12 +24,12 @@ import (
 //
 //   - The HTTP status. The OpenAI and Anthropic clients (and Ernie's and
 //     Hugging Face's) keep it only as text, "API returned unexpected status
-//     code: 429: <the body's error.message>", and the Google AI client in
-//     gax's *apierror.APIError, readable through HTTPCode() int. The core
-//     reads a status only through HTTPStatusCode() int and StatusCode() int,
-//     so a 401, 402, 403 or 429 there would not rule an overflow out. Here it
-//     does, as the core does for a status it can read: a 429 whose message
-//     reads like an overflow is a rate limit.
+//     code: 429: <the body's error.message>", which the core does not read
+//     (it reads a status through HTTPStatusCode(), StatusCode() and
+//     HTTPCode() methods, as the Google AI client's gax error has, and
+//     integer status fields), so a 401, 402, 403 or 429 there would not rule
+//     an overflow out. Here it does, as the core does for a status it can
+//     read: a 429 whose message reads like an overflow is a rate limit.
 //   - LangChainGo's own error labels. An *llms.Error (what llms.ErrorMapper
 //     and the providers' MapError functions return) labels the provider's
 //     error by substring matching, and its text is only that label: the
@@ -108,18 +108,11 @@ func mappedCause(err error) error {
 }
 
 // hiddenStatus returns the first HTTP status in err's tree that the core
-// cannot read: an HTTPCode() int (gax's *apierror.APIError), or the status
-// in the text of an error that wraps nothing and carries LangChainGo's
-// statusPrefix. It returns 0 when there is none.
+// cannot read: the status in the text of an error that wraps nothing and
+// carries LangChainGo's statusPrefix. It returns 0 when there is none.
 func hiddenStatus(err error) int {
 	code, budget := 0, maxText
 	walk(err, func(e error) bool {
-		if c, ok := e.(interface{ HTTPCode() int }); ok {
-			if n := safeHTTPCode(c); n > 0 {
-				code = n
-				return true
-			}
-		}
 		if hasChildren(e) {
 			return false // its text repeats its children's; read them
 		}
@@ -225,13 +218,4 @@ func safeText(e error) (s string, ok bool) {
 		}
 	}()
 	return e.Error(), true
-}
-
-func safeHTTPCode(c interface{ HTTPCode() int }) (n int) {
-	defer func() {
-		if recover() != nil {
-			n = 0
-		}
-	}()
-	return c.HTTPCode()
 }
