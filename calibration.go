@@ -1,5 +1,6 @@
 // This file owns Calibration: what the provider's count of a request has
-// been, learnt from usage reports, turned into the budget a trim aims for.
+// been, learnt from usage reports and rejections, turned into the budget a
+// trim aims for.
 
 package history
 
@@ -7,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"sync"
 )
 
@@ -20,118 +22,318 @@ import (
 //
 //	P = Scale × S + Overhead
 //
-// and fits Scale and Overhead to the most recent observations by least
-// squares (Overhead never negative; with observations of one size only, the
-// whole difference is taken as Scale). [Calibration.Budget] then inverts the
-// model, with a margin: the largest under-estimate among the recent
-// observations is added to Overhead, so every recent request would have
-// landed at or under the budget. See docs/calibration.md.
+// fitted by least squares to the 16 most recent observations it accepted
+// (Overhead may be negative, as far as the data supports it; when the sizes
+// observed are too close to tell a scale from an overhead, the relation is
+// fitted through the origin). [Calibration.Budget] inverts the model with a
+// margin (the largest under-estimate among those observations), and never
+// extrapolates below the data: priced at the smallest ratio P/S among them,
+// a request of Budget(B) tokens costs at most B. A rejection for length
+// ([Calibration.ObserveOverflow]) caps the budget below the size that was
+// refused. See docs/calibration.md.
+//
+// Observations that would mislead the model are held back, and
+// [Calibration.Observe] says so ([Verdict]): counts outside [1/8, 8] times
+// what was sent, counts far above the model's prediction (believed after
+// four in a row: the provider changed), and counts far below what was sent
+// or predicted that do not grow with it (a server that silently truncated
+// the prompt; these never raise the budget).
 //
 // The zero value is ready and changes nothing until it has observed
 // something: Budget returns its argument. It is safe for concurrent use. Use
 // one per model (or provider endpoint): the relation differs between
 // tokenizers and tool sets. Its state can be saved and restored with
-// encoding/json ([Calibration.MarshalJSON], [Calibration.UnmarshalJSON]) so
-// that a runtime keeps it per model across restarts.
+// encoding/json through a pointer (json.Marshal(&cal): [Calibration.MarshalJSON]
+// and [Calibration.UnmarshalJSON] have pointer receivers, so marshalling a
+// Calibration value yields {}); a restored Calibration gives the same Budget
+// as the one saved.
 type Calibration struct {
 	mu  sync.Mutex
 	obs [calibrationWindow]observation
 	n   int // observations stored, at most calibrationWindow
 	at  int // next slot to write
 	fit calibrationFit
-	// rejected counts the outliers in a row; after relearnAfter of them the
-	// provider has changed, and the model starts again from them.
-	rejected int
-	recent   [relearnAfter]observation
+	// held are the latest observations held back, all of one kind, oldest
+	// first; relearnAfter of them in a row may be believed (see hold).
+	held     [relearnAfter]observation
+	nheld    int
+	heldKind Verdict
+	// rej are the rejections for length still in force, oldest first.
+	rej  [maxRejections]rejection
+	nrej int
+	// asked is the budget last passed to Budget: the size a rejection
+	// that states no limit was aimed at.
+	asked int
 }
 
-// relearnAfter is the number of outliers in a row after which Calibration
-// believes them: the provider's count has changed (a new tokenizer, a new
-// tool set), not misreported.
-const relearnAfter = 4
+// Verdict says what [Calibration.Observe] made of an observation.
+type Verdict int
 
-// calibrationWindow is the number of most recent observations the fit uses.
-const calibrationWindow = 16
-
-// Bounds on what a sane observation can say: a provider that counts the same
-// request as more than 8 times, or less than an eighth of, the Counter's
-// count is reporting something else (a cached-only count, a different
-// request), and such an observation is ignored.
 const (
+	// VerdictUsed: the observation is part of the model.
+	VerdictUsed Verdict = iota
+	// VerdictRestarted: the observation is part of the model, which starts
+	// again from it (and the observations held with it): the provider counts
+	// far more than predicted in a way no single relation explains together
+	// with the older observations (it changed model, tokenizer or tool set),
+	// or four held observations in a row agreed with each other.
+	VerdictRestarted
+	// VerdictInvalid: ignored. A count is zero or negative, or reported is
+	// more than 8 times, or less than an eighth of, sent.
+	VerdictInvalid
+	// VerdictOutlier: held back. The provider counted more than 3 times what
+	// the model predicts. Four in a row are believed (VerdictRestarted).
+	VerdictOutlier
+	// VerdictTruncated: held back, and never allowed to raise the budget.
+	// The provider reported less than half of what was sent, or less than
+	// 70% of the model's prediction without reporting more than any
+	// observation before it: what a server that silently drops part of the
+	// prompt and answers 200 reports (Ollama, servers that ignore a
+	// truncation setting). A real lower count grows with what is sent;
+	// four held observations in a row are believed only when their sizes
+	// differ by at least 10% and their ratios P/S agree within 5%.
+	VerdictTruncated
+)
+
+// String returns the verdict's name: "used", "restarted", "invalid",
+// "outlier" or "truncated".
+func (v Verdict) String() string {
+	switch v {
+	case VerdictUsed:
+		return "used"
+	case VerdictRestarted:
+		return "restarted"
+	case VerdictInvalid:
+		return "invalid"
+	case VerdictOutlier:
+		return "outlier"
+	case VerdictTruncated:
+		return "truncated"
+	}
+	return "verdict(" + strconv.Itoa(int(v)) + ")"
+}
+
+// Tunables of the model; docs/calibration.md explains each.
+const (
+	// calibrationWindow is the number of most recent observations the fit
+	// uses; a rejection stays in force for as many accepted observations.
+	calibrationWindow = 16
+	// relearnAfter is the number of held observations in a row after which
+	// they may be believed.
+	relearnAfter = 4
+	// maxRejections is the number of rejections remembered.
+	maxRejections = 4
+	// Bounds on what a sane observation can say: a provider that counts the
+	// same request as more than 8 times, or less than an eighth of, the
+	// Counter's count is reporting something else.
 	minRatio = 1.0 / 8
 	maxRatio = 8.0
-	// outlierFactor: once a fit exists, an observation whose ratio to the
-	// fit's prediction is beyond this factor either way is ignored.
+	// outlierFactor: an observation above this factor times the fit's
+	// prediction is held as an outlier.
 	outlierFactor = 3.0
+	// truncRatio and truncFactor: an observation below truncRatio times
+	// what was sent, or below truncFactor times the prediction without a
+	// report larger than any in the window, is held as truncated.
+	truncRatio  = 0.5
+	truncFactor = 0.7
+	// shiftFactor and shiftResidual: an observation above shiftFactor times
+	// the prediction that no single relation fits together with the window
+	// (some observation off by more than shiftResidual) restarts the model.
+	shiftFactor   = 1.25
+	shiftResidual = 0.15
+	// affineSpread: sizes must span this factor (largest over smallest) to
+	// fit an overhead besides the scale; closer sizes cannot tell them apart.
+	affineSpread = 1.25
+	// rejectMargin: after a rejection of sent tokens aimed at budget B,
+	// Budget(B) is at most rejectMargin × sent.
+	rejectMargin = 0.98
 )
 
 type observation struct{ sent, reported int }
 
-// calibrationFit is the fitted model: P = scale×S + overhead, and margin,
-// the largest under-estimate of the window (tokens).
+// rejection is a request the provider refused for length: sent tokens by
+// the Counter, over limit tokens by the provider's count; age counts the
+// observations accepted since.
+type rejection struct{ sent, limit, age int }
+
+// calibrationFit is the fitted model: P = scale×S + overhead; margin, the
+// largest under-estimate of the window (tokens); rmin and rmax, the
+// smallest and largest ratio P/S in the window.
 type calibrationFit struct {
-	ok       bool
-	scale    float64
-	overhead float64
-	margin   float64
+	ok                      bool
+	scale, overhead, margin float64
+	rmin, rmax              float64
+	maxReported             int
 }
 
 // ErrInvalidCalibration is returned by [Calibration.UnmarshalJSON] for a state
 // it cannot read.
 var ErrInvalidCalibration = errors.New("history: invalid calibration state")
 
-// Observe records one request that the provider accepted: sent is the
-// Counter's count of what was sent ([Result.TokensAfter] of the Result whose
-// Messages were sent), reported is the provider's count of the same
-// request's input (OpenAI usage.prompt_tokens; Anthropic input_tokens +
-// cache_creation_input_tokens + cache_read_input_tokens; Gemini
-// usageMetadata.promptTokenCount).
+// Observe records one request that the provider accepted and returns what
+// it made of it: sent is the Counter's count of what was sent
+// ([Result.TokensAfter] of the Result whose Messages were sent), reported is
+// the provider's count of the same request's input (OpenAI
+// usage.prompt_tokens; Anthropic input_tokens + cache_creation_input_tokens +
+// cache_read_input_tokens; Gemini usageMetadata.promptTokenCount).
 //
-// An observation is ignored when either count is zero or negative, when
-// reported is more than 8 times or less than an eighth of sent, or, once the
-// model has a fit, when reported differs from the fit's prediction by more
-// than a factor of 3: a wrong report must not derail the budget. Four such
-// outliers in a row are believed (the provider changed), and the model is
-// fitted again from them. Observe is safe for concurrent use.
-func (c *Calibration) Observe(sent, reported int) {
+// Only [VerdictUsed] and [VerdictRestarted] change the model; see [Verdict]
+// for what is ignored or held back, and why. Observe is safe for concurrent
+// use.
+func (c *Calibration) Observe(sent, reported int) Verdict {
 	if sent <= 0 || reported <= 0 {
-		return
+		return VerdictInvalid
 	}
 	r := float64(reported) / float64(sent)
-	if r < minRatio || r > maxRatio {
-		return
+	if !(r >= minRatio && r <= maxRatio) {
+		return VerdictInvalid
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	o := observation{sent, reported}
-	if c.fit.ok {
-		pred := c.fit.scale*float64(sent) + c.fit.overhead
-		if q := float64(reported) / pred; q > outlierFactor || q < 1/outlierFactor {
-			c.recent[c.rejected] = o
-			c.rejected++
-			if c.rejected < relearnAfter {
-				return
-			}
-			// The outliers agree with each other more than with the
-			// model: start again from them.
-			c.n, c.at, c.rejected = 0, 0, 0
-			for _, r := range c.recent[:relearnAfter-1] {
-				c.obs[c.at] = r
-				c.at++
-				c.n++
-			}
+	if r < truncRatio {
+		return c.hold(o, VerdictTruncated)
+	}
+	if !c.fit.ok {
+		c.nheld = 0
+		c.add(o)
+		return VerdictUsed
+	}
+	q := math.Inf(1)
+	if pred := c.fit.scale*float64(sent) + c.fit.overhead; pred > 0 {
+		q = float64(reported) / pred
+	}
+	switch {
+	case q > outlierFactor:
+		return c.hold(o, VerdictOutlier)
+	case q < truncFactor && reported <= c.fit.maxReported:
+		return c.hold(o, VerdictTruncated)
+	}
+	c.nheld = 0
+	if q > shiftFactor && !c.explains(o) {
+		c.restart(o)
+		return VerdictRestarted
+	}
+	c.add(o)
+	return VerdictUsed
+}
+
+// ObserveOverflow records a request the provider rejected for length: sent
+// is the Counter's count of what was sent, limit the provider's limit in
+// its own units when its error states one (0 when it does not: the budget
+// last passed to [Calibration.Budget] is taken as the limit the request was
+// aimed at). Until the calibration has accepted 16 more observations, Budget
+// then keeps a request below what was refused: after a rejection of sent
+// tokens aimed at budget B, Budget(B) is at most 98% of sent.
+//
+// [RecoverOverflow] with [WithCalibration] calls it when the error states no
+// provider count; when it does, the count is an observation ([Calibration.Observe]).
+// A call with sent <= 0, with no limit known, or with limit/sent outside
+// [1/8, 8] records nothing. It is safe for concurrent use.
+func (c *Calibration) ObserveOverflow(sent, limit int) {
+	if sent <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if limit <= 0 {
+		limit = c.asked
+	}
+	if r := float64(limit) / float64(sent); !(r >= minRatio && r <= maxRatio) {
+		return
+	}
+	if c.nrej == maxRejections {
+		copy(c.rej[:], c.rej[1:])
+		c.nrej--
+	}
+	c.rej[c.nrej] = rejection{sent: sent, limit: limit}
+	c.nrej++
+}
+
+// hold holds o back as kind. relearnAfter held observations of one kind in a
+// row are believed, and the model restarts from them, when they agree: any
+// outliers; truncated ones only when they scale with what was sent.
+// Otherwise the oldest is let go.
+func (c *Calibration) hold(o observation, kind Verdict) Verdict {
+	if c.heldKind != kind {
+		c.nheld, c.heldKind = 0, kind
+	}
+	c.held[c.nheld] = o
+	c.nheld++
+	if c.nheld < relearnAfter {
+		return kind
+	}
+	if kind == VerdictTruncated && !scales(c.held[:]) {
+		copy(c.held[:], c.held[1:])
+		c.nheld--
+		return kind
+	}
+	c.n, c.at = 0, 0
+	for _, h := range c.held {
+		c.push(h)
+	}
+	c.nheld = 0
+	c.fit = fitCalibration(c.window())
+	return VerdictRestarted
+}
+
+// scales reports whether held observations look like a real count rather
+// than a truncated one: sizes at least 10% apart, ratios within 5%.
+func scales(obs []observation) bool {
+	slo, shi := math.Inf(1), 0.0
+	rlo, rhi := math.Inf(1), 0.0
+	for _, o := range obs {
+		s, r := float64(o.sent), float64(o.reported)/float64(o.sent)
+		slo, shi = min(slo, s), max(shi, s)
+		rlo, rhi = min(rlo, r), max(rhi, r)
+	}
+	return shi >= 1.1*slo && rhi <= 1.05*rlo
+}
+
+// explains reports whether one relation fits the window and o together:
+// every observation within shiftResidual of the joint fit.
+func (c *Calibration) explains(o observation) bool {
+	w := append(c.window(), o)
+	f := fitCalibration(w)
+	for _, x := range w {
+		pred := f.scale*float64(x.sent) + f.overhead
+		if math.Abs(float64(x.reported)-pred) > shiftResidual*float64(x.reported) {
+			return false
 		}
 	}
-	c.rejected = 0
+	return true
+}
+
+// restart forgets the window and starts the model again from o.
+func (c *Calibration) restart(o observation) {
+	c.n, c.at = 0, 0
+	c.add(o)
+}
+
+// add accepts o into the window, ages the rejections, and refits.
+func (c *Calibration) add(o observation) {
+	c.push(o)
+	k := 0
+	for _, r := range c.rej[:c.nrej] {
+		if r.age++; r.age < calibrationWindow {
+			c.rej[k] = r
+			k++
+		}
+	}
+	c.nrej = k
+	c.fit = fitCalibration(c.window())
+}
+
+// push writes o into the window's ring.
+func (c *Calibration) push(o observation) {
 	c.obs[c.at] = o
 	c.at = (c.at + 1) % calibrationWindow
 	c.n = min(c.n+1, calibrationWindow)
-	c.fit = fitCalibration(c.window())
 }
 
 // window returns the stored observations, oldest first.
 func (c *Calibration) window() []observation {
-	out := make([]observation, 0, c.n)
+	out := make([]observation, 0, c.n+1)
 	start := (c.at - c.n + calibrationWindow) % calibrationWindow
 	for i := range c.n {
 		out = append(out, c.obs[(start+i)%calibrationWindow])
@@ -139,15 +341,19 @@ func (c *Calibration) window() []observation {
 	return out
 }
 
-// fitCalibration fits P = scale×S + overhead to obs by least squares, with
-// overhead >= -scale×(smallest S)/2, and measures the margin: the largest
-// amount by which the fit under-estimates an observation.
+// fitCalibration fits P = scale×S + overhead to obs by least squares and
+// measures the margin (the largest amount by which the fit under-estimates
+// an observation) and the range of ratios. The overhead is fitted only
+// when the sizes span affineSpread, and kept only when it is sane: the
+// scale positive, and predictions over the observed sizes above half of
+// the scaled size; otherwise the fit goes through the origin.
 func fitCalibration(obs []observation) calibrationFit {
 	if len(obs) == 0 {
 		return calibrationFit{}
 	}
 	var sx, sy, sxx, sxy float64
 	lo, hi := math.Inf(1), math.Inf(-1)
+	f := calibrationFit{ok: true, rmin: math.Inf(1)}
 	for _, o := range obs {
 		x, y := float64(o.sent), float64(o.reported)
 		sx += x
@@ -155,55 +361,72 @@ func fitCalibration(obs []observation) calibrationFit {
 		sxx += x * x
 		sxy += x * y
 		lo, hi = min(lo, x), max(hi, x)
+		f.rmin, f.rmax = min(f.rmin, y/x), max(f.rmax, y/x)
+		f.maxReported = max(f.maxReported, o.reported)
 	}
 	n := float64(len(obs))
-	f := calibrationFit{ok: true}
-	// The sizes must differ by at least 5% to tell a scale from an
-	// overhead; otherwise all of the difference is scale.
-	if hi-lo >= 0.05*hi {
+	if hi >= affineSpread*lo {
 		den := n*sxx - sx*sx
 		f.scale = (n*sxy - sx*sy) / den
 		f.overhead = (sy - f.scale*sx) / n
 	}
-	// A negative overhead is real when the provider scales the messages
-	// but not what WithOverhead counts (tool schemas it counts as we do):
-	// P = s×S - (s-1)×tools. It is accepted only as far as the data
-	// supports it: predictions over the observed sizes stay above half of
-	// the scaled size, so a wrong fit cannot promise a provider count near
-	// zero.
 	if !(f.scale > 0) || math.IsNaN(f.overhead) || f.overhead < -0.5*f.scale*lo {
-		// Through the origin: P = scale×S.
 		f.scale, f.overhead = sxy/sxx, 0
 	}
-	for _, o := range obs {
+	// The margin is the largest under-estimate, the older half of the
+	// window fading out linearly, so that an observation leaving the
+	// window does not move the budget at once.
+	for i, o := range obs {
 		under := float64(o.reported) - (f.scale*float64(o.sent) + f.overhead)
-		f.margin = max(f.margin, under)
+		age := len(obs) - 1 - i
+		w := min(1, 2*float64(calibrationWindow-age)/calibrationWindow)
+		f.margin = max(f.margin, under*w)
 	}
 	return f
 }
 
 // Budget returns the budget, in the Counter's units, that makes the
-// provider's count land at or under budget: (budget - Overhead - margin) /
-// Scale, rounded down. Before any observation it returns budget unchanged;
-// it never returns less than 1 for a positive budget, and returns budget
-// unchanged when budget <= 0 (the trim rejects it). The result may exceed
-// budget when the provider counts less than the Counter. Scale is rounded up
-// to a multiple of 1/256 and the overhead and margin up to a multiple of 16
-// tokens, so that small jitter in the observations does not move the
-// budget (and with it a Trimmer's cut).
+// provider's count land at or under budget.
+//
+// It inverts the model with its margin, (budget - Overhead - margin) /
+// Scale, with Scale rounded up to a multiple of 1/256 and the overhead and
+// margin up to a multiple of 16 tokens (so that jitter in the reports does
+// not move the budget, and with it a [Trimmer]'s cut, on every request), and
+// bounds the result by the data: at most budget divided by the smallest
+// ratio P/S among the 16 most recent accepted observations (so it is at
+// most budget when every one reported more than was sent), and at least
+// budget divided by twice the largest (a fit that extrapolates wildly is
+// not believed). After a rejection ([Calibration.ObserveOverflow]) of S
+// tokens aimed at limit L, it is also at most 98% of budget × S / L.
+//
+// Before any observation or rejection it returns budget unchanged; it
+// returns budget unchanged when budget <= 0 (the trim rejects it); otherwise
+// the result lies in [1, math.MaxInt]. It remembers budget as the limit a
+// later rejection that states none was aimed at.
 func (c *Calibration) Budget(budget int) int {
 	if budget <= 0 {
 		return budget
 	}
 	c.mu.Lock()
-	f := c.fit
+	f, rej := c.fit, c.rej
+	nrej := c.nrej
+	c.asked = budget
 	c.mu.Unlock()
-	if !f.ok {
+	if !f.ok && nrej == 0 {
 		return budget
 	}
-	scale := math.Ceil(f.scale*256) / 256
-	extra := math.Ceil((f.overhead+f.margin)/16) * 16
-	b := (float64(budget) - extra) / scale
+	B := float64(budget)
+	b := B
+	if f.ok {
+		scale := math.Ceil(f.scale*256) / 256
+		extra := math.Ceil((f.overhead+f.margin)/16) * 16
+		b = (B - extra) / scale
+		b = max(b, B/(2*f.rmax))
+		b = min(b, B/(math.Ceil(f.rmin*256)/256))
+	}
+	for _, r := range rej[:nrej] {
+		b = min(b, B*float64(r.sent)/float64(r.limit)*rejectMargin)
+	}
 	switch {
 	case !(b >= 1): // also NaN
 		return 1
@@ -222,44 +445,119 @@ func (c *Calibration) Model() (scale, overhead, margin float64, ok bool) {
 	return c.fit.scale, c.fit.overhead, c.fit.margin, c.fit.ok
 }
 
-// calibrationState is the saved form: the observations, oldest first.
+// calibrationState is the saved form (version 2): the observations of the
+// window, oldest first; those held back and their kind; the rejections in
+// force (sent, limit, age); the budget last asked for.
 type calibrationState struct {
 	Version      int      `json:"version"`
 	Observations [][2]int `json:"observations"`
+	Held         [][2]int `json:"held,omitempty"`
+	HeldKind     string   `json:"held_kind,omitempty"`
+	Rejections   [][3]int `json:"rejections,omitempty"`
+	Asked        int      `json:"asked,omitempty"`
 }
 
-// MarshalJSON saves the observations the model is fitted to, oldest first,
-// as {"version":1,"observations":[[sent,reported],...]}.
+// MarshalJSON saves the whole state, as
+// {"version":2,"observations":[[sent,reported],...],...}: the observations
+// the model is fitted to, oldest first, and what is held back or in force
+// besides them, so that a restored Calibration behaves exactly as this one.
 func (c *Calibration) MarshalJSON() ([]byte, error) {
 	c.mu.Lock()
 	w := c.window()
-	c.mu.Unlock()
-	st := calibrationState{Version: 1, Observations: make([][2]int, len(w))}
-	for i, o := range w {
-		st.Observations[i] = [2]int{o.sent, o.reported}
+	st := calibrationState{Version: 2, Observations: pairs(w), Asked: c.asked}
+	if c.nheld > 0 {
+		st.Held, st.HeldKind = pairs(c.held[:c.nheld]), c.heldKind.String()
 	}
+	for _, r := range c.rej[:c.nrej] {
+		st.Rejections = append(st.Rejections, [3]int{r.sent, r.limit, r.age})
+	}
+	c.mu.Unlock()
 	return json.Marshal(st)
 }
 
-// UnmarshalJSON restores a state saved by MarshalJSON, replacing c's. The
-// observations are replayed through the rules of Observe, so a tampered
-// state cannot install an absurd model. An unknown version or malformed
-// JSON leaves c unchanged and returns an error wrapping
-// [ErrInvalidCalibration].
+func pairs(obs []observation) [][2]int {
+	out := make([][2]int, len(obs))
+	for i, o := range obs {
+		out[i] = [2]int{o.sent, o.reported}
+	}
+	return out
+}
+
+// UnmarshalJSON restores a state saved by MarshalJSON, replacing c's, so
+// that c gives the same Budget as the Calibration saved. Every observation
+// must be one Observe accepts (counts positive, ratio within [1/8, 8]) and
+// every part within its size; otherwise, and for an unknown version or
+// malformed JSON, c is left unchanged and the error wraps
+// [ErrInvalidCalibration]. A version 1 state (observations only, as saved
+// before) is replayed through Observe's rules.
 func (c *Calibration) UnmarshalJSON(data []byte) error {
 	var st calibrationState
 	if err := json.Unmarshal(data, &st); err != nil {
 		return errors.Join(ErrInvalidCalibration, err)
 	}
-	if st.Version != 1 {
-		return ErrInvalidCalibration
-	}
 	var fresh Calibration
-	for _, o := range st.Observations {
-		fresh.Observe(o[0], o[1])
+	switch st.Version {
+	case 1:
+		for _, o := range st.Observations {
+			fresh.Observe(o[0], o[1])
+		}
+	case 2:
+		if err := fresh.restore(&st); err != nil {
+			return err
+		}
+	default:
+		return ErrInvalidCalibration
 	}
 	c.mu.Lock()
 	c.obs, c.n, c.at, c.fit = fresh.obs, fresh.n, fresh.at, fresh.fit
+	c.held, c.nheld, c.heldKind = fresh.held, fresh.nheld, fresh.heldKind
+	c.rej, c.nrej, c.asked = fresh.rej, fresh.nrej, fresh.asked
 	c.mu.Unlock()
+	return nil
+}
+
+// restore installs a version 2 state into the fresh c, checking every part.
+func (c *Calibration) restore(st *calibrationState) error {
+	valid := func(o [2]int) bool {
+		r := float64(o[1]) / float64(o[0])
+		return o[0] > 0 && o[1] > 0 && r >= minRatio && r <= maxRatio
+	}
+	if len(st.Observations) > calibrationWindow || len(st.Held) >= relearnAfter ||
+		len(st.Rejections) > maxRejections || st.Asked < 0 {
+		return ErrInvalidCalibration
+	}
+	for _, o := range st.Observations {
+		if !valid(o) {
+			return ErrInvalidCalibration
+		}
+		c.push(observation{o[0], o[1]})
+	}
+	if len(st.Held) > 0 {
+		switch st.HeldKind {
+		case VerdictOutlier.String():
+			c.heldKind = VerdictOutlier
+		case VerdictTruncated.String():
+			c.heldKind = VerdictTruncated
+		default:
+			return ErrInvalidCalibration
+		}
+	}
+	for i, o := range st.Held {
+		if !valid(o) {
+			return ErrInvalidCalibration
+		}
+		c.held[i] = observation{o[0], o[1]}
+	}
+	c.nheld = len(st.Held)
+	for i, r := range st.Rejections {
+		if q := float64(r[1]) / float64(r[0]); r[0] <= 0 || r[1] <= 0 || !(q >= minRatio && q <= maxRatio) ||
+			r[2] < 0 || r[2] >= calibrationWindow {
+			return ErrInvalidCalibration
+		}
+		c.rej[i] = rejection{r[0], r[1], r[2]}
+	}
+	c.nrej = len(st.Rejections)
+	c.asked = st.Asked
+	c.fit = fitCalibration(c.window())
 	return nil
 }

@@ -155,10 +155,14 @@ func RecoverOverflow(msgs []Message, providerErr error, attempt int, opts ...Opt
 	// The target is derived from the trim's own count of the history, so
 	// each message is counted once.
 	o.budgetFor = func(est int) int {
-		if o.calib != nil && ov.Used > 0 && est > 1 {
+		if o.calib != nil && est > 1 {
 			// What was sent against what the provider counted: an
-			// observation like an accepted request's usage.
-			o.calib.Observe(est, ov.Used)
+			// observation like an accepted request's usage. When the
+			// error states no count, or one the model holds back, the
+			// rejection itself caps the next budget below est.
+			if v := o.calib.Observe(est, ov.Used); v != VerdictUsed && v != VerdictRestarted {
+				o.calib.ObserveOverflow(est, ov.Limit)
+			}
 		}
 		return overflowTarget(est, ov, attempt)
 	}
