@@ -159,9 +159,17 @@ func FuzzTrimToRecentTurns(f *testing.F) {
 				}
 			}
 		default:
-			// 5: only the latest turn is left, and it does not fit.
-			if res.KeptTurns > 1 || res.TokensAfter <= budget {
-				t.Fatalf("too-large error with %d turns kept, %d tokens", res.KeptTurns, res.TokensAfter)
+			// 5: it does not fit, and it is the smallest plan: only the
+			// latest turn is left, or the oldest kept turn is no larger
+			// than the breadcrumb that would replace it.
+			if res.TokensAfter <= budget {
+				t.Fatalf("too-large error with %d tokens", res.TokensAfter)
+			}
+			if res.KeptTurns > 1 {
+				first := turns[res.DroppedTurns]
+				if Estimate(swept[first.Start:first.End], nil) > Estimate([]Message{Breadcrumb()}, nil) {
+					t.Fatalf("too-large error with %d turns kept, the oldest larger than a breadcrumb", res.KeptTurns)
+				}
 			}
 		}
 		if len(turns) > 0 {
@@ -179,6 +187,19 @@ func FuzzTrimToRecentTurns(f *testing.F) {
 		re, _ := TrimToRecentTurns(res.Messages, budget)
 		if re.Trimmed || !reflect.DeepEqual(re.Messages, res.Messages) {
 			t.Fatalf("trimming a result again changed it:\n%v\n%v", render(res.Messages), render(re.Messages))
+		}
+		// The ladder too, over budget as well: its plan is the smallest
+		// its rules allow, so trimming it again changes nothing.
+		for _, lopts := range [][]Option{{WithStepTrim()}, {WithStepTrim(), WithElision(ElideOptions{KeepRecent: 1, MinTokens: -1})}} {
+			lr, lerr := TrimToRecentTurns(msgs, budget, lopts...)
+			if lerr != nil && !isTooLarge(lerr) {
+				t.Fatalf("ladder: unexpected error %v", lerr)
+			}
+			checkResult(t, msgs, lr, true)
+			lre, _ := TrimToRecentTurns(lr.Messages, budget, lopts...)
+			if !reflect.DeepEqual(render(lre.Messages), render(lr.Messages)) {
+				t.Fatalf("ladder: trimming a result again changed it:\n%v\n%v", render(lr.Messages), render(lre.Messages))
+			}
 		}
 	})
 }

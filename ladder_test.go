@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"github.com/histrim/history/internal/rules"
 	"reflect"
 	"slices"
 	"strings"
@@ -230,10 +231,6 @@ func TestTrimStepsKeepOpeningReasoning(t *testing.T) {
 	// (Anthropic: "When `thinking` is enabled, a final `assistant` message
 	// must start with a thinking block"); step trimming keeps it and drops
 	// the steps after it.
-	think := func(m Message) Message {
-		m.Parts = []Part{{Type: PartReasoning, Text: "plan the work"}}
-		return m
-	}
 	for _, tc := range []struct {
 		name       string
 		in         []Message
@@ -279,16 +276,16 @@ func TestTrimStepsKeepOpeningReasoning(t *testing.T) {
 			dropped: 4, // ca, cb, cc, cd: cc alone after the breadcrumb would open the loop without thinking
 		},
 		{
-			name: "a nudge opens the final loop with reasoning and no later step has any: only the steps before it go",
+			name: "a nudge opens the final loop with reasoning and no later step has any: the steps before it go, then it anchors the loop and the steps after it go",
 			in: func() []Message {
 				in := agentTask(8, 100)
 				in = append(in[:4:4], append([]Message{{Role: RoleUser, Kind: KindNudge, Content: "hurry"}}, in[4:]...)...)
 				in[5] = think(in[5])
 				return in
 			}(),
-			budget: 600, tooLarge: true,
-			want:    []string{"S:sys", "U:do the task", "B:" + StepBreadcrumbText, "A:>cb"},
-			dropped: 1,
+			budget:  600,
+			want:    []string{"S:sys", "U:do the task", "B:" + StepBreadcrumbText, "A:>cb", "T:cb", "A:>ce"},
+			dropped: 3, // ca before the loop, then cc and cd after its anchor
 		},
 		{
 			name: "no reasoning: the first step goes like any other",
@@ -572,4 +569,36 @@ func openingReasoning(msgs []Message) (Message, bool) {
 		}
 	}
 	return Message{}, false
+}
+
+// TestTrimStepsLooseReasoning: for providers that bind reasoning to its own
+// step only (Gemini, Responses), the adapters turn Anthropic's rule off,
+// and the step whose reasoning opened the loop goes like any other.
+func TestTrimStepsLooseReasoning(t *testing.T) {
+	in := agentTask(8, 100)
+	in[2] = think(in[2])
+	loose := rules.LooseReasoning().(Option)
+	for _, tc := range []struct {
+		opts   []Option
+		want   []string
+		reason string
+	}{
+		{nil, []string{"S:sys", "U:do the task", "B:" + StepBreadcrumbText, "A:>ca", "T:ca", "A:>ce"},
+			"by default the reasoning that opened the loop is kept, with its step"},
+		{[]Option{loose}, []string{"S:sys", "U:do the task", "B:" + StepBreadcrumbText, "A:>cd", "T:cd", "A:>ce"},
+			"loose: the oldest steps go, reasoning or not"},
+	} {
+		res, err := TrimToRecentTurns(in, 600, append([]Option{WithCounter(chars), WithStepTrim()}, tc.opts...)...)
+		require.NoError(t, err, tc.reason)
+		got := render(res.Messages)
+		assert.Equal(t, tc.want, got[:len(tc.want)], tc.reason)
+		checkResult(t, in, res, true)
+	}
+}
+
+// think returns m with a reasoning part: the thinking that opened a tool
+// loop.
+func think(m Message) Message {
+	m.Parts = []Part{{Type: PartReasoning, Text: "plan the work"}}
+	return m
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/histrim/history/internal/pins"
+	"github.com/histrim/history/internal/rules"
 )
 
 // Option configures [TrimToRecentTurns], [Trimmer], [RecoverOverflow] and
@@ -38,11 +39,15 @@ type options struct {
 	trigger      float64 // 0: off (the budget itself)
 	elide        *ElideOptions
 	stepTrim     bool
-	fullCount    bool
-	calib        *Calibration
-	overhead     int   // tokens the request spends besides the messages
-	pins         []int // input indices never dropped, ascending, unique
-	err          error // first invalid option
+	// looseReasoning: step trimming does not keep the reasoning that
+	// opened the final tool loop (rules.LooseReasoning; Gemini and
+	// Responses bind reasoning to its own step only).
+	looseReasoning bool
+	fullCount      bool
+	calib          *Calibration
+	overhead       int   // tokens the request spends besides the messages
+	pins           []int // input indices never dropped, ascending, unique
+	err            error // first invalid option
 
 	// Set by the entry points, never by an exported Option.
 	reason  string
@@ -529,6 +534,9 @@ func Breadcrumbs(opts ...Option) (turn, step Message, enabled bool) {
 }
 
 func init() {
+	rules.LooseReasoning = func() any {
+		return Option(func(o *options) { o.looseReasoning = true })
+	}
 	pins.Read = func(opts any) []int {
 		o := newOptions(opts.([]Option))
 		defer o.release()

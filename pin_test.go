@@ -2,7 +2,9 @@ package history
 
 import (
 	"errors"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,7 +36,19 @@ func TestWithPin(t *testing.T) {
 			name: "a pinned summary is lifted once, and the newest other summary too",
 			in:   []string{"S:sys", "M:old", "U:q1", "M:pinned", "A:a1", "M:newest", "U:q2", "A:a2", "U:q3", "A:a3"},
 			pins: []int{3},
-			want: []string{"S:sys", "M:old", "M:newest", "B", "M:pinned", "U:q3", "A:a3"},
+			want: []string{"S:sys", "M:old", "M:pinned", "M:newest", "B", "U:q3", "A:a3"},
+		},
+		{
+			name: "a pinned system message is lifted before the breadcrumb, where a later trim reads it",
+			in:   []string{"S:sys", "U:q1", "S:always answer in French", "A:" + long, "U:q2", "A:a2"},
+			pins: []int{2},
+			want: []string{"S:sys", "S:always answer in French", "B", "U:q2", "A:a2"},
+		},
+		{
+			name: "a turn of pinned messages alone is kept, not dropped and lifted back",
+			in:   []string{"S:sys", "U:memory", "U:q2", "A:" + long, "U:q3", "A:a3"},
+			pins: []int{1},
+			want: []string{"S:sys", "B", "U:memory", "U:q3", "A:a3"},
 		},
 		{
 			name: "a pin inside a dropped step stays",
@@ -64,6 +78,11 @@ func TestWithPin(t *testing.T) {
 			for _, p := range tc.pins {
 				assert.Contains(t, res.Kept, p, "pinned message %d", p)
 			}
+			// Trimming the output again, with the pins carried over,
+			// returns it unchanged.
+			again, err := TrimToRecentTurns(res.Messages, budget, append([]Option{WithPin(res.Positions(tc.pins...)...)}, tc.opts...)...)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, render(again.Messages), "idempotent")
 			// The Trimmer keeps them too, on the first call and when it
 			// reuses its cut for the next one.
 			tr := NewTrimmer(opts...)
@@ -80,6 +99,68 @@ func TestWithPin(t *testing.T) {
 			}
 			checkResult(t, grown, next, true)
 		})
+	}
+}
+
+// TestPinnedTurnIsKept: a turn whose only messages are pinned is kept, not
+// dropped and lifted straight back: no breadcrumb, no dropped turn, and a
+// recovery that can drop nothing else says so.
+func TestPinnedTurnIsKept(t *testing.T) {
+	long := "an answer long enough that dropping its turn saves more than the breadcrumb costs, by a good margin"
+	in := parse(t, "S:sys", "U:memory", "U:q2", "A:"+long)
+	budget := Estimate(in, nil) - 5
+	res, err := TrimToRecentTurns(in, budget, WithPin(1))
+	var be *BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, render(in), render(res.Messages), "nothing dropped, no breadcrumb added")
+	assert.False(t, res.Trimmed)
+	assert.Zero(t, res.DroppedTurns)
+	assert.Equal(t, 2, res.KeptTurns)
+
+	_, err = RecoverOverflow(in, errors.New("context_length_exceeded"), 1, WithPin(1))
+	assert.ErrorIs(t, err, ErrCannotRecover, "a recovery that drops nothing")
+
+	// With a droppable turn between, one turn is dropped, and reported.
+	in = parse(t, "S:sys", "U:memory", "U:q2", "A:"+long, "U:q3", "A:a3")
+	res, err = TrimToRecentTurns(in, Estimate(parse(t, "S:sys", "B", "U:memory", "U:q3", "A:a3"), nil), WithPin(1))
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.DroppedTurns)
+	assert.Equal(t, 2, res.KeptTurns)
+}
+
+// TestRecoverOverflowWithPinsEnds: RecoverOverflow called on its own output
+// ends in ErrCannotRecover after at most one call more than there are
+// turns, and never grows the history, whatever is pinned.
+func TestRecoverOverflowWithPinsEnds(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	providerErr := errors.New("context_length_exceeded")
+	for h := range 2_000 {
+		data := make([]byte, 10+r.IntN(60))
+		for i := range data {
+			data[i] = byte(r.IntN(256))
+		}
+		msgs := genHistory(data)
+		var pins []int
+		for i, m := range msgs {
+			if r.IntN(4) == 0 && m.Role != RoleTool && len(m.ToolCalls) == 0 && m.Kind != KindBreadcrumb {
+				pins = append(pins, i)
+			}
+		}
+		turns := len(Turns(msgs))
+		cur, prev := msgs, Estimate(msgs, nil)
+		calls := 0
+		for ; ; calls++ {
+			require.LessOrEqual(t, calls, turns+1, "history %d: still recovering after %d calls", h, calls)
+			res, err := RecoverOverflow(cur, providerErr, 1, WithPin(pins...))
+			if err != nil {
+				require.ErrorIs(t, err, ErrCannotRecover, "history %d", h)
+				break
+			}
+			require.Less(t, res.TokensAfter, prev, "history %d, call %d: a recovery shrinks the history", h, calls)
+			prev = res.TokensAfter
+			pins = slices.DeleteFunc(res.Positions(pins...), func(i int) bool { return i < 0 })
+			cur = res.Messages
+		}
 	}
 }
 

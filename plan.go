@@ -23,11 +23,13 @@ type scratch struct {
 	cands  []elideCand
 	clear  []clearedOwner // assistant messages whose calls' arguments the plan clears
 	steps  []int
-	pins   []int   // view indices of pinned messages after the prefix
-	pinCnt []int   // their counts, -1 until counted
-	lifted []int   // pinned messages moved out of what is dropped, after the breadcrumb
-	fast   []int   // counts of fitsFast, newest first, from the end of the view
-	plan   planner // the call's planner, kept here so that it is not allocated
+	kept   []int    // chooseSteps: the steps kept, as indices into steps
+	gaps   [][2]int // chooseSteps: the runs of steps dropped
+	pins   []int    // view indices of pinned messages after the prefix
+	pinCnt []int    // their counts, -1 until counted
+	lifted []int    // pinned messages moved out of what is dropped, after the breadcrumb
+	fast   []int    // counts of fitsFast, newest first, from the end of the view
+	plan   planner  // the call's planner, kept here so that it is not allocated
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -36,6 +38,8 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // call's messages, options or placeholder texts.
 func (sc *scratch) put() {
 	sc.steps = sc.plan.steps[:0]
+	sc.kept = sc.kept[:0]
+	sc.gaps = sc.gaps[:0]
 	sc.starts = sc.plan.starts[:0]
 	sc.pins = sc.plan.pins[:0]
 	sc.fast = sc.fast[:0]
@@ -412,16 +416,17 @@ type planner struct {
 	cleared      []clearedOwner
 
 	k        int // turns dropped
+	kp       int // of those, turns whose every message is pinned (kept in effect)
 	hoist    int // view index of the newest summary in what is dropped, or -1
 	hoistTok int
 	cost     int // tokens of the planned output with every kept candidate elided
 
 	// Step level, when the latest turn alone is too large.
-	d        int   // steps dropped
-	keep     int   // leading steps never dropped: 1 when the first carries reasoning
-	openEnd  int   // end of the latest turn's opening block
-	steps    []int // first view index of each step of the latest turn
-	replaced []int // view indices of breadcrumbs replaced by new ones
+	d        int      // steps dropped
+	gaps     [][2]int // the runs of steps dropped, as ranges of indices into steps, ascending
+	openEnd  int      // end of the latest turn's opening block
+	steps    []int    // first view index of each step of the latest turn
+	replaced []int    // view indices of breadcrumbs replaced by new ones
 }
 
 func (p *planner) over() bool { return p.cost > p.target }
@@ -483,6 +488,11 @@ func (p *planner) chooseTurns() {
 		}
 	}
 	cost := p.pinnedTok + hoistTok + pinDrop + p.crumbPart(k) + body
+	// When no plan reaches the target, the smallest one is sent: dropping
+	// a turn smaller than the breadcrumb that replaces it would grow the
+	// request.
+	type plan struct{ k, hoist, hoistTok, pinDrop, cost int }
+	best := plan{k, hoist, hoistTok, pinDrop, cost}
 	for cost > p.target && k < last {
 		start, end := p.turnRange(k)
 		for i := start; i < end; i++ {
@@ -494,22 +504,83 @@ func (p *planner) chooseTurns() {
 		body -= p.sc.turnEl[last-k]
 		k++
 		cost = p.pinnedTok + hoistTok + pinDrop + p.crumbPart(k) + body
+		if cost < best.cost {
+			best = plan{k, hoist, hoistTok, pinDrop, cost}
+		}
+	}
+	if cost > p.target && best.cost < cost {
+		k, hoist, hoistTok, pinDrop, cost = best.k, best.hoist, best.hoistTok, best.pinDrop, best.cost
+	}
+	// A dropped turn whose every message is pinned (or is the hoisted
+	// summary) is kept in effect: dropping it lifts it straight back. When
+	// every dropped turn is such a turn, nothing is dropped (and no
+	// breadcrumb is placed).
+	if k > 0 && len(p.pins) > 0 {
+		if p.kp = p.pinnedTurns(p.start(k), hoist); p.kp == k {
+			cost += p.crumbPart(0) - p.crumbPart(k)
+			k, p.kp, pinDrop, hoist, hoistTok = 0, 0, 0, -1, 0
+		}
 	}
 	p.k, p.hoist, p.hoistTok, p.pinDrop, p.cost = k, hoist, hoistTok, pinDrop, cost
 }
 
+// pinnedTurns counts the turns before view index cut (a turn start) whose
+// every message is pinned or is the hoisted summary (view index hoist, or
+// -1). It follows the runs of consecutive pins, and reads no message
+// outside them but those up to the first turn start.
+func (p *planner) pinnedTurns(cut, hoist int) int {
+	keep := p.pins
+	if hoist >= 0 {
+		at, _ := slices.BinarySearch(p.pins, hoist)
+		keep = slices.Insert(slices.Clone(p.pins), at, hoist)
+	}
+	// The first turn runs from the end of the prefix over the first real
+	// turn start (r1) to the second; every later real start opens a turn.
+	r1 := p.lead
+	for r1 < cut && !isTurnStart(p.view[r1], p.o.turnStart) {
+		r1++
+	}
+	opens := func(i int) bool { return i == p.lead || (i > r1 && isTurnStart(p.view[i], p.o.turnStart)) }
+	n := 0
+	for j := 0; j < len(keep) && keep[j] < cut; {
+		if !opens(keep[j]) {
+			j++
+			continue
+		}
+		// A pinned turn start: follow the run of pins that continues its
+		// turn; the turn is all pinned when the run reaches the next turn.
+		e := j + 1
+		for e < len(keep) && keep[e] == keep[e-1]+1 && keep[e] < cut && !opens(keep[e]) {
+			e++
+		}
+		if next := keep[e-1] + 1; next == cut || opens(next) {
+			n++
+		}
+		j = e
+	}
+	return n
+}
+
 // chooseSteps, called when the latest turn alone is too large, drops the
 // fewest oldest steps of it so that the rest fits; at most all but the
-// newest step. The first step is kept when its assistant message holds
-// reasoning: providers bind the thinking that opened a tool loop to the
-// loop (Anthropic rejects a final assistant turn that does not start with
-// its thinking block), so the steps dropped are the ones after it. A kept
-// step that ends with a nudge keeps the step after it too when that one
-// holds reasoning: the nudge opened a loop, and that is its thinking. And
-// when the first step of the final loop (after the turn's last nudge)
-// holds reasoning and is dropped, the first step kept after the dropped
-// ones opens that loop in its place, so it must hold reasoning too; when
-// none can, only the steps before the final loop are dropped.
+// newest step. Unless reasoning is loose ([looseReasoning]), the first step
+// is kept when its assistant message holds reasoning: Anthropic binds the
+// thinking that opened a tool loop to the loop (it rejects a final
+// assistant turn that does not start with its thinking block), so the
+// steps dropped are the ones after it. A kept step that ends with a nudge
+// keeps the step after it too when that one holds reasoning: the nudge
+// opened a loop, and that is its thinking. And when the first step of the
+// final loop (after the turn's last nudge) holds reasoning and is dropped,
+// the first step kept after the dropped ones opens that loop in its place,
+// so it must hold reasoning too; when none can, only the steps before the
+// final loop are dropped.
+//
+// The rules are applied again to the steps kept, as a later trim of the
+// output would apply them (the first step kept after the dropped ones may
+// now anchor the loop), until they drop nothing more: so the plan is the
+// smallest these rules allow, and trimming it again returns it unchanged.
+// When no plan reaches the target and dropping steps would not make the
+// request smaller, none are dropped.
 func (p *planner) chooseSteps() {
 	ls, n := p.start(p.turns-1), len(p.view)
 	// The opening block runs from the turn's start to its first assistant
@@ -532,17 +603,8 @@ func (p *planner) chooseSteps() {
 			p.steps = append(p.steps, i)
 		}
 	}
-	p.keep = 0
-	if len(p.steps) > 0 && hasReasoning(p.view[p.steps[0]]) {
-		p.keep = 1
-		// A nudge that ends a kept step opens a new tool loop (the user,
-		// or the runtime, spoke), and a step with reasoning after it holds
-		// that loop's thinking: it stays with the nudge, and so on.
-		for p.keep < len(p.steps) && endsWithNudge(p.view, p.steps[p.keep]) && hasReasoning(p.view[p.steps[p.keep]]) {
-			p.keep++
-		}
-	}
-	if len(p.steps)-p.keep < 2 {
+	p.gaps = p.sc.gaps[:0]
+	if len(p.steps) < 2 {
 		return
 	}
 	oldInner, innerTok := 0, 0
@@ -563,60 +625,121 @@ func (p *planner) chooseSteps() {
 	default:
 		innerTok = p.stepCrumbTok()
 	}
-	// cost is the plan with no step dropped; drop steps until it fits.
-	cost := p.cost
-	hoist, hoistTok := p.hoist, p.hoistTok
-	next, ci := p.steps[p.keep], 0
-	for ci < len(p.cands) && p.cands[ci].idx < next {
-		ci++
+	// The kept steps, as indices into p.steps; each pass drops one run of
+	// them, later in the turn than the runs dropped before.
+	kept := p.sc.kept[:0]
+	for i := range p.steps {
+		kept = append(kept, i)
+	}
+	st := stepState{hoist: p.hoist, hoistTok: p.hoistTok, cost: p.cost}
+	crumb := innerTok - oldInner // paid once, with the first step dropped
+	for st.cost > p.target || len(p.gaps) == 0 {
+		keep, d := p.dropRun(kept, &st, crumb)
+		if d == 0 {
+			break
+		}
+		crumb = 0
+		p.gaps = append(p.gaps, [2]int{kept[keep], kept[keep+d-1] + 1})
+		p.d += d
+		kept = append(kept[:keep], kept[keep+d:]...)
+	}
+	p.sc.kept, p.sc.gaps = kept, p.gaps
+	if st.cost > p.target && st.cost >= p.cost {
+		p.gaps, p.d = p.gaps[:0], 0 // dropping steps would not make the request smaller
+		return
+	}
+	p.hoist, p.hoistTok, p.cost = st.hoist, st.hoistTok, st.cost
+}
+
+// stepState is the running state of chooseSteps: the plan's cost, the
+// summary hoisted out of what is dropped, and how far the dropped messages
+// and elision candidates have been accounted for.
+type stepState struct{ d, hoist, hoistTok, cost, next, ci int }
+
+// dropRun drops one run of the kept steps (indices into p.steps, the
+// latest turn's steps as a later trim of the output would see them): the
+// fewest after the leading ones that reasoning anchors, so that the plan
+// fits (or as the final loop's reasoning requires). It returns the run as
+// positions in kept, kept[keep:keep+d], with st updated; d is 0 when
+// nothing can or need be dropped. crumb is added to the cost with the
+// first step dropped.
+func (p *planner) dropRun(kept []int, st *stepState, crumb int) (keep, d int) {
+	m, n := len(kept), len(p.view)
+	at := func(i int) *Message { return &p.view[p.steps[kept[i]]] }
+	// nudged reports whether a nudge precedes kept step i in the output:
+	// the last message of the step kept before it.
+	nudged := func(i int) bool {
+		e := n
+		if s := kept[i-1] + 1; s < len(p.steps) {
+			e = p.steps[s]
+		}
+		return p.view[e-1].Kind == KindNudge
+	}
+	bound := !p.o.looseReasoning
+	if bound && hasReasoning(*at(0)) {
+		keep = 1
+		// A nudge that ends a kept step opens a new tool loop (the user,
+		// or the runtime, spoke), and a step with reasoning after it holds
+		// that loop's thinking: it stays with the nudge, and so on.
+		for keep < m && nudged(keep) && hasReasoning(*at(keep)) {
+			keep++
+		}
+	}
+	if m-keep < 2 {
+		return keep, 0
 	}
 	// The last nudge of the turn (or its opening) opened the final tool
-	// loop, at step f. When that loop's first step holds reasoning and is
-	// dropped, the first step kept after the dropped ones opens the final
-	// loop instead (it follows the step breadcrumb, or a nudge that ends
-	// the kept steps), so it must hold reasoning too: drop on until it
+	// loop, at kept step f. When that loop's first step holds reasoning and
+	// is dropped, the first step kept after the dropped ones opens the
+	// final loop instead (it follows the step breadcrumb, or a nudge that
+	// ends the kept steps), so it must hold reasoning too: drop on until it
 	// does, or else drop only the steps before f.
-	f := len(p.steps) - 1
-	for f > 0 && !endsWithNudge(p.view, p.steps[f]) {
+	f := m - 1
+	for f > 0 && !nudged(f) {
 		f--
 	}
-	opens := hasReasoning(p.view[p.steps[f]]) && (p.keep == 0 || endsWithNudge(p.view, p.steps[p.keep]))
+	opens := bound && hasReasoning(*at(f)) && (keep == 0 || nudged(keep))
 	unopened := func(d int) bool {
-		return opens && p.keep <= f && f < p.keep+d && !hasReasoning(p.view[p.steps[p.keep+d]])
+		return opens && keep <= f && f < keep+d && !hasReasoning(*at(keep + d))
 	}
-	type state struct{ d, hoist, hoistTok, cost int }
-	fallback := state{d: -1}
-	d := 0
-	for (cost > p.target || unopened(d)) && p.keep+d < len(p.steps)-1 {
+	start := *st
+	st.next = p.steps[kept[keep]]
+	for st.ci < len(p.cands) && p.cands[st.ci].idx < st.next {
+		st.ci++
+	}
+	fallback := stepState{d: -1}
+	for (st.cost > p.target || unopened(d)) && keep+d < m-1 {
 		if d == 0 {
-			cost += innerTok - oldInner
+			st.cost += crumb
 		}
 		d++
-		stop := p.steps[p.keep+d]
-		for ; next < stop; next++ {
-			if _, pin := p.pinned(next); pin {
+		stop := p.steps[kept[keep+d]]
+		for ; st.next < stop; st.next++ {
+			if _, pin := p.pinned(st.next); pin {
 				continue // stays, lifted after the breadcrumb
 			}
-			cost -= p.cnt(next)
-			if p.view[next].Kind == KindSummary {
-				cost += p.cnt(next) - hoistTok // the newest dropped summary is pinned instead
-				hoist, hoistTok = next, p.cnt(next)
+			st.cost -= p.cnt(st.next)
+			if p.view[st.next].Kind == KindSummary {
+				st.cost += p.cnt(st.next) - st.hoistTok // the newest dropped summary is pinned instead
+				st.hoist, st.hoistTok = st.next, p.cnt(st.next)
 			}
 		}
-		for ; ci < len(p.cands) && p.cands[ci].idx < stop; ci++ {
-			cost += p.cands[ci].saved // already subtracted from cost: undo
+		for ; st.ci < len(p.cands) && p.cands[st.ci].idx < stop; st.ci++ {
+			st.cost += p.cands[st.ci].saved // already subtracted from cost: undo
 		}
-		if p.keep+d == f {
-			fallback = state{d, hoist, hoistTok, cost} // f itself is kept: it opens the loop
+		if keep+d == f {
+			fallback = *st // f itself is kept: it opens the loop
+			fallback.d = d
 		}
 	}
 	if unopened(d) {
 		if fallback.d < 0 {
-			return // no step after the dropped ones can open the final loop: drop none
+			*st = start
+			return keep, 0 // no step after the dropped ones can open the final loop: drop none
 		}
-		d, hoist, hoistTok, cost = fallback.d, fallback.hoist, fallback.hoistTok, fallback.cost
+		d, *st = fallback.d, fallback
 	}
-	p.d, p.hoist, p.hoistTok, p.cost = d, hoist, hoistTok, cost
+	return keep, d
 }
 
 // stepCrumbTok returns the tokens of the step breadcrumb, counted once.
@@ -670,7 +793,23 @@ func (p *planner) items() []int {
 		}
 		items = append(items, i)
 	}
-	if p.hoist >= 0 {
+	// Lifted messages that a later trim reads as part of the prefix
+	// (system messages and summaries) join the hoisted summary before the
+	// breadcrumb, in input order, so that trimming the output again keeps
+	// the same order; the others follow the breadcrumb.
+	rest := lifted[:0:0]
+	hoisted := p.hoist < 0
+	for _, i := range lifted {
+		if !isPinned(p.view[i]) {
+			rest = append(rest, i)
+			continue
+		}
+		if !hoisted && p.hoist < i {
+			items, hoisted = append(items, p.hoist), true
+		}
+		items = append(items, i)
+	}
+	if !hoisted {
 		items = append(items, p.hoist)
 	}
 	switch {
@@ -679,7 +818,7 @@ func (p *planner) items() []int {
 	case newTurnCrumb:
 		items = append(items, itemTurnCrumb)
 	}
-	items = append(items, lifted...)
+	items = append(items, rest...)
 	if p.d == 0 {
 		for i := cut; i < n; i++ {
 			items = append(items, i)
@@ -697,10 +836,14 @@ func (p *planner) items() []int {
 	if newStepCrumb {
 		items = append(items, itemStepCrumb)
 	}
-	for i := p.openEnd; i < p.steps[p.keep]; i++ {
-		items = append(items, i) // the kept first step
+	i := p.openEnd
+	for _, g := range p.gaps {
+		for ; i < p.steps[g[0]]; i++ {
+			items = append(items, i)
+		}
+		i = p.steps[g[1]] // the newest step is never dropped
 	}
-	for i := p.steps[p.keep+p.d]; i < n; i++ {
+	for ; i < n; i++ {
 		items = append(items, i)
 	}
 	return items
@@ -713,13 +856,23 @@ func (p *planner) items() []int {
 func (p *planner) lift(cut int) []int {
 	l := p.sc.lifted[:0]
 	for _, i := range p.pins {
-		if i < cut || (p.d > 0 && i >= p.steps[p.keep] && i < p.steps[p.keep+p.d]) {
+		if i < cut || p.inGap(i) {
 			l = append(l, i)
 		}
 	}
 	slices.Sort(l)
 	p.sc.lifted = l
 	return l
+}
+
+// inGap reports whether view index i lies in a dropped run of steps.
+func (p *planner) inGap(i int) bool {
+	for _, g := range p.gaps {
+		if i >= p.steps[g[0]] && i < p.steps[g[1]] {
+			return true
+		}
+	}
+	return false
 }
 
 // mergesCrumbs reports that steps are dropped from a latest turn with no

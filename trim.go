@@ -356,8 +356,8 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 	}
 	res.Dropped = dropped(msgs, items, replaced)
 	res.DroppedMessages = len(view) - keptView - len(replaced)
-	res.DroppedTurns = p.k
-	res.KeptTurns = turns - p.k
+	res.DroppedTurns = p.k - p.kp
+	res.KeptTurns = turns - res.DroppedTurns
 	res.DroppedSteps = p.d
 	res.ElidedResults = len(elide)
 	res.TokensAfter = tokens

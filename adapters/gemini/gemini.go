@@ -12,6 +12,7 @@ import (
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
+	"github.com/histrim/history/internal/rules"
 	"google.golang.org/genai"
 )
 
@@ -115,6 +116,9 @@ func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...
 // (see apply). budget is the Result's Budget when no decision is made.
 func run(system *genai.Content, contents []*genai.Content, opts []history.Option, budget int,
 	decide func(all []history.Message, opts []history.Option) (history.Result, error)) ([]*genai.Content, history.Result, error) {
+	// Gemini binds a thought signature to its own part: steps go whole,
+	// and no step is kept for the reasoning that opened the tool loop.
+	opts = append(slices.Clip(opts), rules.LooseReasoning().(history.Option))
 	all, msgs, slots, err := convertRequest(system, contents, opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err

@@ -11,6 +11,7 @@ import (
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/pins"
 	"github.com/histrim/history/internal/regroup"
+	"github.com/histrim/history/internal/rules"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -120,6 +121,9 @@ func Trim(items []Item, budget int, opts ...history.Option) ([]Item, history.Res
 	if opts, err = c.pins(opts); err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
+	// A reasoning item binds only to the item after it, in its own step:
+	// no step is kept for the reasoning that opened the tool loop.
+	opts = append(opts, rules.LooseReasoning().(history.Option))
 	res, err := history.TrimToRecentTurns(c.hist, budget, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, err
@@ -187,6 +191,9 @@ func RecoverOverflow(items []Item, providerErr error, attempt int, opts ...histo
 	if opts, err = c.pins(opts); err != nil {
 		return nil, history.Result{}, err
 	}
+	// A reasoning item binds only to the item after it, in its own step:
+	// no step is kept for the reasoning that opened the tool loop.
+	opts = append(opts, rules.LooseReasoning().(history.Option))
 	res, err := history.RecoverOverflow(c.hist, providerErr, attempt, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) &&
 		!errors.Is(err, history.ErrCannotRecover) && !errors.Is(err, history.ErrNotOverflow) {

@@ -1,7 +1,7 @@
 // Package version states which core the adapter modules are built with.
 //
 // Each adapter (adapters/<name>, a module of its own) imports the core's
-// internal packages: media, mediapart, notice, pairing and regroup. Go
+// internal packages: media, mediapart, notice, pairing, regroup and rules. Go
 // allows it, since their import paths share the core's prefix, but
 // internal packages make no compatibility promise, so an adapter built
 // with another core release than its own may fail to compile or, worse,
