@@ -62,20 +62,31 @@ type BudgetError struct {
 	// Budget is the budget that was asked for.
 	Budget int
 	// Pinned is the part of Need taken by the pinned prefix (system
-	// messages, summaries, breadcrumb), which no trim can reduce: when it
-	// alone exceeds Budget, the summary or system prompt is the problem,
-	// not the conversation.
+	// messages, summaries, breadcrumb) and the messages pinned with
+	// [WithPin], which no trim can reduce: when it alone exceeds Budget,
+	// the summary or system prompt is the problem, not the conversation.
 	Pinned int
+	// Overhead is the part of Need taken by the request's overhead
+	// ([WithOverhead]: tool schemas, a response format), which no trim can
+	// reduce either: when it alone exceeds Budget, the tools do not fit
+	// the window.
+	Overhead int
 }
 
 // Error returns the sizes: "history: latest turn does not fit the budget:
-// need N tokens, budget B", naming the pinned part when it alone is too
-// large.
+// need N tokens, budget B", naming what no trim can reduce when it alone is
+// too large: the request's overhead, the pinned part, or both together.
 func (e *BudgetError) Error() string {
 	s := "history: latest turn does not fit the budget: need " + strconv.Itoa(e.Need) +
 		" tokens, budget " + strconv.Itoa(e.Budget)
-	if e.Pinned > e.Budget {
+	switch {
+	case e.Overhead > e.Budget:
+		s += " (the request's overhead alone needs " + strconv.Itoa(e.Overhead) + ": the tool definitions and whatever else WithOverhead counts)"
+	case e.Pinned > e.Budget:
 		s += " (the pinned system messages and summaries alone need " + strconv.Itoa(e.Pinned) + ")"
+	case e.Pinned > 0 && e.Overhead > 0 && e.Pinned+e.Overhead > e.Budget:
+		s += " (the pinned system messages and summaries need " + strconv.Itoa(e.Pinned) +
+			" and the request's overhead " + strconv.Itoa(e.Overhead) + ")"
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -231,7 +232,21 @@ func TestWithOverhead(t *testing.T) {
 		var be *BudgetError
 		require.ErrorAs(t, err, &be)
 		assert.Equal(t, 1, res.KeptTurns)
-		assert.GreaterOrEqual(t, be.Pinned, 1000)
+		assert.Equal(t, 1000, be.Overhead)
+		assert.Less(t, be.Pinned, 100, "the overhead is not blamed on the pinned messages")
+		assert.Contains(t, err.Error(), "the request's overhead alone needs 1000")
+		assert.NotContains(t, err.Error(), "pinned")
+	})
+	t.Run("an overhead larger than a huge budget is never reported to fit", func(t *testing.T) {
+		// Counts are capped at MaxInt/(n+5) so that no sum wraps; an
+		// overhead past that cap stands for more than any budget.
+		budget := math.MaxInt / 7
+		res, err := TrimToRecentTurns(in, budget, WithOverhead(budget+1))
+		var be *BudgetError
+		require.ErrorAs(t, err, &be, "TokensAfter %d", res.TokensAfter)
+		assert.NotEmpty(t, res.Messages)
+		_, err = NewTrimmer(WithOverhead(budget+1)).Trim(in, budget)
+		require.ErrorAs(t, err, &be)
 	})
 	t.Run("MaxInt does not wrap", func(t *testing.T) {
 		res, err := TrimToRecentTurns(in, 1<<40, WithOverhead(int(^uint(0)>>1)))

@@ -147,9 +147,9 @@ func (p *planner) pinTok(j int) int {
 func fitsFast(sc *scratch, view []Message, budget int, o *options) (total, turns int, ok bool) {
 	n := len(view)
 	capPer := math.MaxInt / (n + 5)
-	total = min(o.overhead, capPer)
-	if total > budget {
-		return 0, 0, false
+	total = o.overhead
+	if total > budget || total >= capPer {
+		return 0, 0, false // a capped overhead stands for more than any budget
 	}
 	lead := leadEnd(view)
 	fast := sc.fast[:0]

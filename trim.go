@@ -251,7 +251,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		res.TokensAfter = total
 		res.KeptTurns = turns
 		if total > budget {
-			return res, &BudgetError{Need: total, Budget: res.Budget, Pinned: p.pinnedTok + p.oldCrumbTok}
+			return res, &BudgetError{Need: total, Budget: res.Budget, Pinned: p.pinnedTok - p.extra + p.oldCrumbTok, Overhead: p.extra}
 		}
 		return res, nil
 	}
@@ -378,7 +378,7 @@ func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
 		o.onTrim(newEvent(&res, o.reason, o.attempt, o.labels))
 	}
 	if res.TokensAfter > budget {
-		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Pinned: p.pinnedTok + p.hoistTok + p.pinDrop + p.crumbPart(p.k)}
+		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Pinned: p.pinnedTok - p.extra + p.hoistTok + p.pinDrop + p.crumbPart(p.k), Overhead: p.extra}
 	}
 	return res, nil
 }
