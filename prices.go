@@ -4,6 +4,8 @@
 
 package history
 
+import "hash/maphash"
+
 // Prices are a provider's prompt-cache prices, in multiples of its price
 // for an uncached input token. Set them with [WithPrices].
 type Prices struct {
@@ -29,33 +31,68 @@ var (
 	GeminiPrices = Prices{Read: 0.1, Write: 1}
 )
 
-// promptKey identifies a message of a prompt by what the provider sees:
-// the transcript message it is (with or without its placeholder), or the
-// text of a notice or summary the trim inserted.
-type promptKey struct {
-	k       int
-	elided  bool
-	cleared bool // arguments cleared ([ElideOptions.ClearArguments])
-	text    string
-}
+// promptKey identifies a message of a prompt by what the provider sees: a
+// hash of everything the message carries (role, content, parts, calls,
+// ids, name, kind), as sent (placeholders and cleared arguments
+// included). Two prompts share a cached prefix exactly as far as their
+// keys agree, so an edit to a message already sent (a new system prompt)
+// counts as a rewrite from that message on.
+type promptKey uint64
 
-// promptKeys returns the keys of res's messages; msgs is the transcript
-// res was trimmed from.
-func promptKeys(msgs []Message, res *Result) []promptKey {
-	keys := make([]promptKey, len(res.Kept))
-	mod := res.Modified
-	for j, k := range res.Kept {
-		keys[j].k = k
-		if len(mod) > 0 && mod[0] == j {
-			mod = mod[1:]
-			keys[j].elided = res.Messages[j].Kind == KindElided
-			keys[j].cleared = k >= 0 && clearedCalls(&res.Messages[j], &msgs[k]) != nil
-		}
-		if k < 0 {
-			keys[j].text = string(res.Messages[j].Role) + "\x00" + res.Messages[j].Content
-		}
+// promptSeed seeds the hashes of promptKey; keys are compared within the
+// process only.
+var promptSeed = maphash.MakeSeed()
+
+// promptKeys returns the keys of res's messages.
+func promptKeys(res *Result) []promptKey {
+	keys := make([]promptKey, len(res.Messages))
+	var h maphash.Hash
+	h.SetSeed(promptSeed)
+	for j := range res.Messages {
+		keys[j] = keyOf(&h, &res.Messages[j])
 	}
 	return keys
+}
+
+// keyOf hashes m with h: every field, each ended by a separator so that no
+// two messages share a stream.
+func keyOf(h *maphash.Hash, m *Message) promptKey {
+	h.Reset()
+	str := func(s string) {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	num := func(n int64) {
+		var b [8]byte
+		for i := range b {
+			b[i] = byte(n >> (8 * i))
+		}
+		h.Write(b[:])
+	}
+	str(string(m.Role))
+	str(m.Content)
+	str(m.ToolCallID)
+	str(m.Name)
+	str(string(m.Kind))
+	num(int64(len(m.Parts)))
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		str(string(p.Type))
+		str(p.Text)
+		str(p.Detail)
+		str(p.MIMEType)
+		num(int64(p.Tokens))
+		num(int64(p.Width))
+		num(int64(p.Height))
+		num(p.Size)
+	}
+	num(int64(len(m.ToolCalls)))
+	for _, c := range m.ToolCalls {
+		str(c.ID)
+		str(c.Name)
+		str(c.Arguments)
+	}
+	return promptKey(h.Sum64())
 }
 
 // rewritten returns the tokens of the prompt from its first message that

@@ -97,3 +97,31 @@ func TestWithPricesInvalid(t *testing.T) {
 	assert.Zero(t, ev.Billed)
 	assert.Positive(t, ev.Rewritten)
 }
+
+// TestTrimmerEventCostEditedPrefix: an edit to a message already sent (a
+// new system prompt) invalidates the cache from that message on; the event
+// of the maintenance point that sends it says so.
+func TestTrimmerEventCostEditedPrefix(t *testing.T) {
+	full := trSession(80, 41)
+	var events []Event
+	tr := NewTrimmer(WithLowWater(0.7), WithPrices(AnthropicPrices), WithOnTrim(func(e Event) { events = append(events, e) }))
+	edited := false
+	for n := 10; n <= len(full); n += 3 {
+		in := full[:n]
+		if len(events) > 0 {
+			in = clone(in)
+			in[0].Content = "You are a careful assistant. Answer in French."
+			edited = true
+		}
+		before := len(events)
+		res, err := tr.Trim(in, 2000)
+		require.NoError(t, err)
+		if edited && len(events) > before {
+			e := events[len(events)-1]
+			assert.Equal(t, res.TokensAfter, e.Rewritten, "the whole prompt is rewritten")
+			assert.InDelta(t, float64(res.TokensAfter)*AnthropicPrices.Write, e.Billed, 1e-6, "and billed as a cache write")
+			return
+		}
+	}
+	t.Fatal("setup: no maintenance point after the edit")
+}

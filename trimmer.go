@@ -211,7 +211,7 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 		res, ok, memo := t.reuse(msgs, budget, &st)
 		if ok {
 			if o.onTrim != nil { // the next event compares its prompt with this one
-				keys := promptKeys(msgs, &res)
+				keys := promptKeys(&res)
 				t.mu.Lock()
 				t.prev = keys
 				t.mu.Unlock()
@@ -249,7 +249,7 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	}
 	var keys []promptKey // kept only for an event to compare with
 	if userOnTrim != nil {
-		keys = promptKeys(msgs, &res)
+		keys = promptKeys(&res)
 	}
 	if ev != nil {
 		e := *ev
