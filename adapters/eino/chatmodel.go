@@ -232,6 +232,10 @@ func (m *ChatModel) Stream(ctx context.Context, input []*schema.Message, opts ..
 	if err != nil {
 		return nil, err
 	}
+	if sr == nil {
+		// A reader over nothing would panic on its first Recv.
+		return nil, errNilStream
+	}
 	if m.cfg.Calibration == nil && m.cfg.OnEvent == nil {
 		return sr, nil
 	}
@@ -243,6 +247,10 @@ func (m *ChatModel) Stream(ctx context.Context, input []*schema.Message, opts ..
 		return msg, nil
 	}), nil
 }
+
+// errNilStream is Stream's error when the inner model returns neither a
+// stream nor an error.
+var errNilStream = errors.New("history/eino: Stream: the inner chat model returned no stream and no error")
 
 // WithTools binds tools to the inner model (its WithTools) and returns a
 // ChatModel over the result, with the same Config, in which the tools

@@ -497,3 +497,26 @@ func TestChatModelConcurrent(t *testing.T) {
 		t.Errorf("%d usages observed, want 32", got)
 	}
 }
+
+// nilStreamModel answers Stream with neither a stream nor an error.
+type nilStreamModel struct{ fakeModel }
+
+func (nilStreamModel) Stream(context.Context, []*schema.Message, ...model.Option) (*schema.StreamReader[*schema.Message], error) {
+	return nil, nil
+}
+
+// TestChatModelStreamNil: an inner model that returns (nil, nil) from Stream
+// gets an error, not a reader that panics on its first Recv.
+func TestChatModelStreamNil(t *testing.T) {
+	var cal history.Calibration
+	for _, cfg := range []Config{{Budget: 1000}, {Budget: 1000, Calibration: &cal}} {
+		m, err := NewChatModel(&nilStreamModel{}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, err := m.Stream(context.Background(), []*schema.Message{schema.UserMessage("hi")})
+		if err == nil || sr != nil {
+			t.Fatalf("Stream = %v, %v; want no reader and an error", sr, err)
+		}
+	}
+}
