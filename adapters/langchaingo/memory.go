@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/pins"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/memory"
 	"github.com/tmc/langchaingo/schema"
@@ -43,8 +44,17 @@ type Memory struct {
 	Budget int
 	// Options are the trim's options (history.WithCounter,
 	// history.WithElision, history.WithLowWater, history.WithOnTrim, ...).
-	// history.WithPin takes indices into the stored messages.
+	// history.WithPin names stored messages by their index in the store
+	// when the Memory first trims with those pins; from then on the Memory
+	// follows each pinned message across its own rewrites of the store, so
+	// a pin stays on its message when older turns are dropped before it.
+	// Changing the pins in Options starts again from the new indices.
+	// (A store rewritten by someone else does not move the pins.)
 	Options []history.Option
+
+	// pinned are the store indices of the pinned messages now; from is
+	// the WithPin indices of Options they were followed from.
+	pinned, from []int
 }
 
 var _ schema.Memory = (*Memory)(nil)
@@ -76,7 +86,7 @@ func (m *Memory) LoadMemoryVariables(ctx context.Context, _ map[string]any) (map
 	if err != nil {
 		return nil, err
 	}
-	kept, _, err := m.trim(msgs)
+	kept, _, _, err := m.trim(msgs)
 	if err != nil {
 		return nil, err
 	}
@@ -103,31 +113,47 @@ func (m *Memory) SaveContext(ctx context.Context, inputs, outputs map[string]any
 	if err != nil {
 		return err
 	}
-	kept, changed, err := m.trim(msgs)
+	kept, changed, moved, err := m.trim(msgs)
 	if err != nil || !changed {
 		return err
 	}
-	return m.ChatHistory.SetMessages(ctx, kept)
+	if err := m.ChatHistory.SetMessages(ctx, kept); err != nil {
+		return err
+	}
+	m.pinned = moved
+	return nil
 }
 
 // trim trims msgs to m.Budget with Trim and returns the stored values it
-// keeps, rebuilt where Trim rebuilt them, and whether anything changed.
-// A history whose latest turn alone exceeds the budget is not an error:
-// the smallest history is returned.
-func (m *Memory) trim(msgs []llms.ChatMessage) ([]llms.ChatMessage, bool, error) {
+// keeps, rebuilt where Trim rebuilt them, whether anything changed, and
+// where the pinned messages are among the values kept. A history whose
+// latest turn alone exceeds the budget is not an error: the smallest
+// history is returned.
+func (m *Memory) trim(msgs []llms.ChatMessage) ([]llms.ChatMessage, bool, []int, error) {
 	native := make([]llms.MessageContent, len(msgs))
 	for i, cm := range msgs {
 		native[i] = contentOf(cm)
 	}
-	out, _, where, err := run(native, m.Options, m.Budget, true, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+	opts := m.Options
+	if from := pins.Read(opts); !slices.Equal(from, m.from) {
+		m.pinned, m.from = from, from // new pins in Options: start from them
+	}
+	if m.pinned != nil {
+		opts = append(slices.Clip(opts), history.WithPin(m.pinned...))
+	}
+	out, _, where, err := run(native, opts, m.Budget, true, func(conv []history.Message, opts []history.Option) (history.Result, error) {
 		return history.TrimToRecentTurns(conv, m.Budget, opts...)
 	})
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	changed := len(where) != len(msgs)
 	kept := make([]llms.ChatMessage, len(where))
+	var moved []int
 	for j, o := range where {
+		if o.native >= 0 && slices.Contains(m.pinned, o.native) {
+			moved = append(moved, j)
+		}
 		switch {
 		case o.whole:
 			kept[j] = msgs[o.native]
@@ -138,7 +164,7 @@ func (m *Memory) trim(msgs []llms.ChatMessage) ([]llms.ChatMessage, bool, error)
 		}
 		changed = changed || !o.whole || o.native != j
 	}
-	return kept, changed, nil
+	return kept, changed, moved, nil
 }
 
 // contentOf converts a stored message to the message Trim counts: its

@@ -263,3 +263,47 @@ func FuzzMemory(f *testing.F) {
 		}
 	})
 }
+
+// TestMemoryPinsFollowTheirMessages: over a store that starts with a system
+// message, NewMemory(budget, history.WithPin(1)) pins the first request;
+// the Memory's own rewrites of the store move it (the breadcrumb takes
+// index 1), and the pin follows it: every later exchange is saved, and the
+// pinned request stays in the store.
+func TestMemoryPinsFollowTheirMessages(t *testing.T) {
+	const budget = 400
+	ctx := context.Background()
+	m := NewMemory(budget, history.WithPin(1))
+	m.ReturnMessages = true
+	if err := m.ChatHistory.AddMessage(ctx, llms.SystemChatMessage{Content: "You are terse."}); err != nil {
+		t.Fatal(err)
+	}
+	r := rng(11)
+	pinned := "request 0: remember the code word"
+	trims := 0
+	for i := range 30 {
+		in := fmt.Sprintf("request %d: %s", i, words(&r, 20+r.intn(60)))
+		out := fmt.Sprintf("reply %d: %s", i, words(&r, 20+r.intn(60)))
+		if i == 0 {
+			in = pinned
+		}
+		if err := m.SaveContext(ctx, map[string]any{"input": in}, map[string]any{"output": out}); err != nil {
+			t.Fatalf("exchange %d: %v", i, err)
+		}
+		stored, err := m.ChatHistory.Messages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stored) < 2*(i+1)+1 {
+			trims++
+		}
+		if !slices.ContainsFunc(stored, func(cm llms.ChatMessage) bool { return cm.GetContent() == pinned }) {
+			t.Fatalf("exchange %d: the pinned request is gone from the store", i)
+		}
+		if got := loadMessages(t, m); !slices.ContainsFunc(got, func(cm llms.ChatMessage) bool { return cm.GetContent() == pinned }) {
+			t.Fatalf("exchange %d: the pinned request is not loaded", i)
+		}
+	}
+	if trims == 0 {
+		t.Fatal("setup: the store was never trimmed")
+	}
+}
