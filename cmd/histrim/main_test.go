@@ -130,10 +130,29 @@ func TestDetect(t *testing.T) {
 		{`{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}}]}]}`, formatAnthropic, "tool_use blocks"},
 		{`{"messages":[]}` + "\n" + `{"messages":[]}`, formatJSONL, "several objects are lines"},
 		{`not json`, formatJSONL, "undecodable input falls to JSONL, which reports the error"},
+		{`{"messages": 5}`, formatOpenAI, "a request whose messages are not an array is still a request"},
 	}
 	for _, c := range cases {
 		if got := detect([]byte(c.in)); got != c.want {
 			t.Errorf("detect(%s) = %s, want %s (%s)", c.in, got, c.want, c.reason)
+		}
+	}
+}
+
+// TestBadMessagesField: a request whose "messages" is not an array is
+// reported by the field's name, not read as JSONL and refused for an
+// unknown role.
+func TestBadMessagesField(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"messages": 5}`, `field "messages" must be an array of messages, not a number`},
+		{`{"model":"gpt-4o","messages":{"role":"user"}}`, `field "messages" must be an array of messages, not an object`},
+		{`{"system":"s","messages":"hi"}`, `anthropic: field "messages" must be an array of messages, not a string`},
+		{`{"messages": null}`, `field "messages" must be an array of messages, not null`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"-budget", "100"}, strings.NewReader(c.in), &stdout, &stderr)
+		if code != exitInput || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", c.in, code, stderr.String(), exitInput, c.want)
 		}
 	}
 }

@@ -53,12 +53,13 @@ func parse(data []byte, format string) ([]history.Message, string, error) {
 // top-level "system" or content blocks only Anthropic has (tool_use,
 // tool_result, thinking) mean Anthropic; anything else with "messages" is
 // read as OpenAI, which also covers plain user/assistant text.
+//
+// One JSON object with a "messages" key is a request even when "messages"
+// is not an array: the request's parser then says what is wrong with it.
 func detect(data []byte) string {
 	var probe struct {
 		System   json.RawMessage `json:"system"`
-		Messages []struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
+		Messages json.RawMessage `json:"messages"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&probe); err != nil || probe.Messages == nil || dec.More() {
@@ -67,7 +68,13 @@ func detect(data []byte) string {
 	if probe.System != nil {
 		return formatAnthropic
 	}
-	for _, m := range probe.Messages {
+	var msgs []struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(probe.Messages, &msgs) != nil {
+		return formatOpenAI
+	}
+	for _, m := range msgs {
 		var blocks []struct {
 			Type string `json:"type"`
 		}
@@ -82,6 +89,37 @@ func detect(data []byte) string {
 		}
 	}
 	return formatOpenAI
+}
+
+// checkMessages reports a request whose "messages" field is missing or is
+// not an array, naming the field and what it holds instead.
+func checkMessages(data []byte) error {
+	var probe struct {
+		Messages json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return err
+	}
+	v := bytes.TrimSpace(probe.Messages)
+	switch {
+	case len(v) == 0:
+		return errors.New(`the request has no "messages" field`)
+	case v[0] != '[':
+		kind := "a string"
+		switch v[0] {
+		case '{':
+			kind = "an object"
+		case 'n':
+			kind = "null"
+		case 't', 'f':
+			kind = "a boolean"
+		case '"':
+		default:
+			kind = "a number"
+		}
+		return fmt.Errorf(`field "messages" must be an array of messages, not %s`, kind)
+	}
+	return nil
 }
 
 // parseJSONL reads one history.Message per non-empty line.
@@ -122,6 +160,9 @@ type openAIRequest struct {
 }
 
 func parseOpenAI(data []byte) ([]history.Message, error) {
+	if err := checkMessages(data); err != nil {
+		return nil, err
+	}
 	var req openAIRequest
 	if err := json.Unmarshal(data, &req); err != nil {
 		return nil, err
@@ -228,6 +269,9 @@ type anthropicRequest struct {
 }
 
 func parseAnthropic(data []byte) ([]history.Message, error) {
+	if err := checkMessages(data); err != nil {
+		return nil, err
+	}
 	var req anthropicRequest
 	if err := json.Unmarshal(data, &req); err != nil {
 		return nil, err
