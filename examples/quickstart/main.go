@@ -46,6 +46,10 @@ func main() {
 		history.WithOnTrim(func(e history.Event) {
 			ev, _ := json.Marshal(e)
 			fmt.Printf("event: %s\n", ev)
+			if e.TokensBefore < 0 {
+				fmt.Println("  (tokens_before -1: the trim counts newest first and stops once it knows what to keep,")
+				fmt.Println("   so the dropped part was never counted; history.WithFullCount() counts it all)")
+			}
 		}))
 	switch {
 	case errors.Is(err, history.ErrLatestTurnTooLarge):
@@ -67,8 +71,12 @@ func main() {
 		fmt.Printf("  %-4s %-9s %5d tok  %s\n", from, m.Role, history.Heuristic().CountMessage(m), clip(text, 60))
 	}
 
-	fmt.Printf("\ntoken math: before %d, after %d (budget %d): %d turn(s) and %d message(s) dropped, %d turn(s) kept\n",
-		res.TokensBefore, res.TokensAfter, res.Budget, res.DroppedTurns, res.DroppedMessages, res.KeptTurns)
+	before := fmt.Sprint(res.TokensBefore)
+	if res.TokensBefore < 0 {
+		before = fmt.Sprintf("not counted (a trim does not count what it drops; the estimate above says %d)", total)
+	}
+	fmt.Printf("\ntoken math: before %s, after %d (budget %d): %d turn(s) and %d message(s) dropped, %d turn(s) kept\n",
+		before, res.TokensAfter, res.Budget, res.DroppedTurns, res.DroppedMessages, res.KeptTurns)
 	fmt.Printf("dropped messages handed back for archiving: %d; orphans swept: %d\n", len(res.Dropped), res.OrphansRemoved)
 }
 
