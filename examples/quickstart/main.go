@@ -16,7 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
+	"os"
 	"strings"
 
 	"github.com/histrim/history"
@@ -28,37 +30,44 @@ var transcript []byte
 const budget = 3000
 
 func main() {
-	msgs, err := readJSONL(transcript)
-	if err != nil {
+	if err := run(os.Stdout); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// run is the whole program, writing to w.
+func run(w io.Writer) error {
+	msgs, err := readJSONL(transcript)
+	if err != nil {
+		return err
+	}
 	total := history.Estimate(msgs, nil)
-	fmt.Printf("transcript: %d messages, %d turns, about %d tokens (heuristic counter)\n",
+	fmt.Fprintf(w, "transcript: %d messages, %d turns, about %d tokens (heuristic counter)\n",
 		len(msgs), len(history.Turns(msgs)), total)
 	for i, t := range history.Turns(msgs) {
-		fmt.Printf("  turn %d: messages %2d-%2d  %5d tokens  %q\n",
+		fmt.Fprintf(w, "  turn %d: messages %2d-%2d  %5d tokens  %q\n",
 			i+1, t.Start, t.End-1, history.Estimate(msgs[t.Start:t.End], nil), clip(msgs[t.Start].Content, 50))
 	}
 
-	fmt.Printf("\ntrimming to a budget of %d tokens\n", budget)
+	fmt.Fprintf(w, "\ntrimming to a budget of %d tokens\n", budget)
 	res, err := history.TrimToRecentTurns(msgs, budget,
 		history.WithLabels(map[string]string{"session_id": "quickstart"}),
 		history.WithOnTrim(func(e history.Event) {
 			ev, _ := json.Marshal(e)
-			fmt.Printf("event: %s\n", ev)
+			fmt.Fprintf(w, "event: %s\n", ev)
 			if e.TokensBefore < 0 {
-				fmt.Println("  (tokens_before -1: the trim counts newest first and stops once it knows what to keep,")
-				fmt.Println("   so the dropped part was never counted; history.WithFullCount() counts it all)")
+				fmt.Fprintln(w, "  (tokens_before -1: the trim counts newest first and stops once it knows what to keep,")
+				fmt.Fprintln(w, "   so the dropped part was never counted; history.WithFullCount() counts it all)")
 			}
 		}))
 	switch {
 	case errors.Is(err, history.ErrLatestTurnTooLarge):
-		fmt.Println("warning:", err)
+		fmt.Fprintln(w, "warning:", err)
 	case err != nil:
-		log.Fatal(err)
+		return err
 	}
 
-	fmt.Printf("\nkept %d of %d messages:\n", len(res.Messages), len(msgs))
+	fmt.Fprintf(w, "\nkept %d of %d messages:\n", len(res.Messages), len(msgs))
 	for i, m := range res.Messages {
 		from := fmt.Sprintf("#%d", res.Kept[i])
 		if res.Kept[i] < 0 {
@@ -68,16 +77,17 @@ func main() {
 		if len(m.ToolCalls) > 0 {
 			text = "calls " + m.ToolCalls[0].Name + " " + m.ToolCalls[0].Arguments
 		}
-		fmt.Printf("  %-4s %-9s %5d tok  %s\n", from, m.Role, history.Heuristic().CountMessage(m), clip(text, 60))
+		fmt.Fprintf(w, "  %-4s %-9s %5d tok  %s\n", from, m.Role, history.Heuristic().CountMessage(m), clip(text, 60))
 	}
 
 	before := fmt.Sprint(res.TokensBefore)
 	if res.TokensBefore < 0 {
 		before = fmt.Sprintf("not counted (a trim does not count what it drops; the estimate above says %d)", total)
 	}
-	fmt.Printf("\ntoken math: before %s, after %d (budget %d): %d turn(s) and %d message(s) dropped, %d turn(s) kept\n",
+	fmt.Fprintf(w, "\ntoken math: before %s, after %d (budget %d): %d turn(s) and %d message(s) dropped, %d turn(s) kept\n",
 		before, res.TokensAfter, res.Budget, res.DroppedTurns, res.DroppedMessages, res.KeptTurns)
-	fmt.Printf("dropped messages handed back for archiving: %d; orphans swept: %d\n", len(res.Dropped), res.OrphansRemoved)
+	fmt.Fprintf(w, "dropped messages handed back for archiving: %d; orphans swept: %d\n", len(res.Dropped), res.OrphansRemoved)
+	return nil
 }
 
 func readJSONL(data []byte) ([]history.Message, error) {
