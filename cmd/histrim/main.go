@@ -5,7 +5,7 @@
 //
 //	histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic]
 //		[-elide [-clear N]] [-steptrim] [-trigger F] [-lowwater F]
-//		[-json] [-replay [-prices PRESET]] [FILE]
+//		[-json] [-html FILE] [-replay [-prices PRESET]] [FILE]
 //
 // It reads a transcript from FILE (or standard input when FILE is absent or
 // "-"): JSONL with one history.Message per line, an OpenAI chat-completion
@@ -22,15 +22,18 @@
 // -replay also replays the transcript request by request, one request
 // before every reply of the model, with one history.Trimmer and the same
 // options, and reports each request's prompt, cache reads and writes and
-// billed input under a price preset (-prices).
+// billed input under a price preset (-prices). -html writes a
+// self-contained HTML report of the trim, and of the replay with -replay,
+// to FILE, besides the report on standard output.
 //
 // Exit status: 0 when the result fits the budget (trimmed or not), 3 when
 // even the latest turn does not fit (the result is still printed), 1 for
-// input that cannot be read or parsed or breaks the message model, 2 for
-// bad flags or arguments.
+// input that cannot be read or parsed or breaks the message model, or an
+// HTML report that cannot be written, 2 for bad flags or arguments.
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -53,7 +56,7 @@ const (
 )
 
 // usageLine is the first line of the usage message.
-const usageLine = "usage: histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic] [-elide [-clear N]] [-steptrim] [-trigger F] [-lowwater F] [-json] [-replay [-prices PRESET]] [FILE]"
+const usageLine = "usage: histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic] [-elide [-clear N]] [-steptrim] [-trigger F] [-lowwater F] [-json] [-html FILE] [-replay [-prices PRESET]] [FILE]"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -64,6 +67,7 @@ type config struct {
 	budget            int
 	model, format     string
 	asJSON            bool
+	html              string
 	replay            bool
 	elide, stepTrim   bool
 	clear             int
@@ -88,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, code int, ok bool)
 	fs.StringVar(&cfg.model, "model", "", "count exactly with this OpenAI `model`'s tiktoken encoding (default: heuristic estimate)")
 	fs.StringVar(&cfg.format, "format", formatAuto, "input `format`: auto, jsonl, openai or anthropic")
 	fs.BoolVar(&cfg.asJSON, "json", false, "print one JSON object instead of the text report")
+	fs.StringVar(&cfg.html, "html", "", "also write a self-contained HTML report to `file`")
 	fs.BoolVar(&cfg.replay, "replay", false, "also replay the session request by request with a Trimmer and bill its prompt cache")
 	fs.BoolVar(&cfg.elide, "elide", false, "elide old tool results before dropping turns (history.WithElision)")
 	fs.IntVar(&cfg.clear, "clear", 0, "with -elide, also clear the arguments of their calls from `N` tokens (ElideOptions.ClearArguments)")
@@ -128,6 +133,9 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, code int, ok bool)
 	}
 	if set["prices"] && !cfg.replay {
 		return fail("-prices needs -replay: only the replay is billed")
+	}
+	if set["html"] && cfg.html == "" {
+		return fail("-html needs a file name")
 	}
 	found := false
 	for _, p := range pricePresets {
@@ -175,9 +183,25 @@ func (c *config) ladder() []history.Option {
 	return opts
 }
 
+// ladderName describes the ladder's flags for the HTML report.
+func (c *config) ladderName() string {
+	var parts []string
+	if c.elide {
+		s := "elision"
+		if c.clear > 0 {
+			s += " (arguments cleared from " + strconv.Itoa(c.clear) + " tokens)"
+		}
+		parts = append(parts, s)
+	}
+	if c.stepTrim {
+		parts = append(parts, "step trim")
+	}
+	return strings.Join(parts, " · ")
+}
+
 // run is the whole command, testable: it parses args, reads the transcript
-// from the file argument or stdin, writes the report to stdout and
-// diagnostics to stderr, and returns the exit status.
+// from the file argument or stdin, writes the report to stdout (and to the
+// -html file) and diagnostics to stderr, and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, code, ok := parseFlags(args, stderr)
 	if !ok {
@@ -256,10 +280,37 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		r.write(stdout)
 	}
+	if cfg.html != "" {
+		o := htmlOptions{name: name, format: used, counter: counterName, budget: cfg.budget,
+			trigger: cfg.trigger, lowWater: cfg.lowWater, ladder: cfg.ladderName()}
+		if err := writeHTMLFile(cfg.html, o, r, newTrimView(msgs, res, counts, counter)); err != nil {
+			return fail(exitInput, "%v", err)
+		}
+	}
 	if code == exitOverBudget {
 		fmt.Fprintf(stderr, "histrim: %v\n", overErr)
 	}
 	return code
+}
+
+// writeHTMLFile writes the HTML report to path.
+func writeHTMLFile(path string, o htmlOptions, r *report, v *trimView) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	err = writeHTML(w, o, r, v, r.Replay)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return errors.New("writing " + path + ": " + err.Error())
+	}
+	return nil
 }
 
 // report is what histrim prints; its JSON form is the -json output.
