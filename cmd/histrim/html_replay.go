@@ -9,6 +9,8 @@ import (
 type replayChart struct {
 	Prices   string
 	Requests int
+	// Trigger reports a trigger line on the prompt chart.
+	Trigger bool
 	Totals   []pair
 	// Prompt is the prompt against the budget, Cache the cache reads and
 	// writes with the billed input, Cumulative the bill so far against no
@@ -121,6 +123,7 @@ func newReplayChart(o htmlOptions, rv *replayView) *replayChart {
 	if o.trigger > 0 {
 		tr := share(o.budget, o.trigger)
 		pr.Levels = append(pr.Levels, hline{Y: coord(pr.y(float64(tr), pMax)), Label: "trigger " + num(tr), Class: "trigger"})
+		c.Trigger = true
 	}
 	pr.Hits = hits
 	for r, q := range rv.Requests {
