@@ -11,7 +11,7 @@ type replayChart struct {
 	Requests int
 	// Trigger reports a trigger line on the prompt chart.
 	Trigger bool
-	Totals   []pair
+	Totals  []pair
 	// Prompt is the prompt against the budget, Cache the cache reads and
 	// writes with the billed input, Cumulative the bill so far against no
 	// cache.
