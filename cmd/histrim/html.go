@@ -24,6 +24,12 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"add":   func(a, b int) int { return a + b },
 	"sub":   func(a, b int) int { return a - b },
 	"plotH": func() int { return plotH },
+	// The layout, shared with the Go that places the marks.
+	"svgW":     func() int { return svgWidth },
+	"chartX":   func() int { return chartX },
+	"chartEnd": func() int { return chartX + chartW },
+	"chartMid": func() int { return chartX + chartW/2 },
+	"labelX":   func() int { return chartX - 8 },
 }).Parse(reportTemplate))
 
 // Chart geometry, in SVG user units (CSS pixels at 100%).
@@ -230,7 +236,7 @@ func eventPairs(e *history.Event) []pair {
 // line), then one bar per turn, on the scale of the largest bar.
 func newTrimChart(o htmlOptions, r *report, v *trimView) trimChart {
 	c := trimChart{Budget: r.Budget, Before: v.Before, After: v.After, DroppedTurns: r.DroppedTurns}
-	const top = 32 // the label lanes of the lines are above
+	const top = 32 // the strips' top, as report.html.tmpl draws them; the lines' labels are above
 	sMax := max(v.Before, v.After, o.budget, 1)
 	sx := float64(chartW) / float64(sMax)
 	var x float64

@@ -157,7 +157,11 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, code int, ok bool)
 	if _, err := history.TrimToRecentTurns(nil, 1, cfg.ladder()...); err != nil {
 		var oe *history.OptionError
 		if errors.As(err, &oe) {
-			return fail("%s: %s", optionFlags[oe.Option], oe.Reason)
+			name := optionFlags[oe.Option]
+			if name == "" {
+				name = oe.Option
+			}
+			return fail("%s: %s", name, oe.Reason)
 		}
 		return fail("%v", err)
 	}

@@ -49,11 +49,13 @@ func presetNames() string {
 // prompt cache, writes to it and bills. Its JSON form is the "replay"
 // object of -json.
 type replayView struct {
-	// Prices is the preset's name; Read and Write its prices.
-	Prices      string        `json:"prices"`
-	Read, Write float64       `json:"-"`
-	Requests    []requestView `json:"requests"`
-	Totals      replayTotals  `json:"totals"`
+	// Prices is the preset's name; Read and Write its prices, in
+	// multiples of an uncached input token.
+	Prices   string        `json:"prices"`
+	Read     float64       `json:"read_price"`
+	Write    float64       `json:"write_price"`
+	Requests []requestView `json:"requests"`
+	Totals   replayTotals  `json:"totals"`
 }
 
 // requestView is one request of a replay.
