@@ -3,7 +3,9 @@
 //
 // Usage:
 //
-//	histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic] [-json] [FILE]
+//	histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic]
+//		[-elide [-clear N]] [-steptrim] [-trigger F] [-lowwater F]
+//		[-json] [-html FILE] [-replay [-prices PRESET]] [FILE]
 //
 // It reads a transcript from FILE (or standard input when FILE is absent or
 // "-"): JSONL with one history.Message per line, an OpenAI chat-completion
@@ -12,16 +14,26 @@
 // history.TrimToRecentTurns and prints the outcome, the trim event, the
 // token count of every turn and the messages that would be sent. -model
 // counts exactly with the tiktoken encoding of an OpenAI model; without it
-// the library's heuristic counter is used. -json prints one JSON object
-// instead (see docs/cli.md for its fields).
+// the library's heuristic counter is used. -elide, -clear, -steptrim,
+// -trigger and -lowwater set the options of the trim (the degradation
+// ladder and the compact trigger). -json prints one JSON object instead
+// (see docs/cli.md for its fields).
+//
+// -replay also replays the transcript request by request, one request
+// before every reply of the model, with one history.Trimmer and the same
+// options, and reports each request's prompt, cache reads and writes and
+// billed input under a price preset (-prices). -html writes a
+// self-contained HTML report of the trim, and of the replay with -replay,
+// to FILE, besides the report on standard output.
 //
 // Exit status: 0 when the result fits the budget (trimmed or not), 3 when
 // even the latest turn does not fit (the result is still printed), 1 for
-// input that cannot be read or parsed or breaks the message model, 2 for
-// bad flags or arguments.
+// input that cannot be read or parsed or breaks the message model, or an
+// HTML report that cannot be written, 2 for bad flags or arguments.
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -43,88 +55,227 @@ const (
 	exitOverBudget = 3
 )
 
+// usageLine is the first line of the usage message.
+const usageLine = "usage: histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic] [-elide [-clear N]] [-steptrim] [-trigger F] [-lowwater F] [-json] [-html FILE] [-replay [-prices PRESET]] [FILE]"
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run is the whole command, testable: it parses args, reads the transcript
-// from the file argument or stdin, writes the report to stdout and
-// diagnostics to stderr, and returns the exit status.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// config is the command line.
+type config struct {
+	budget            int
+	model, format     string
+	asJSON            bool
+	html              string
+	replay            bool
+	elide, stepTrim   bool
+	clear             int
+	trigger, lowWater float64 // 0 when not given
+	prices            pricePreset
+	file              string // "" or "-" for stdin
+}
+
+// optionFlags names the flag that sets each option the core may reject.
+var optionFlags = map[string]string{
+	"WithTrigger":  "-trigger",
+	"WithLowWater": "-lowwater",
+	"WithElision":  "-clear",
+}
+
+// parseFlags reads the command line; on failure it reports to stderr and
+// returns the exit status, with ok false.
+func parseFlags(args []string, stderr io.Writer) (cfg config, code int, ok bool) {
 	fs := flag.NewFlagSet("histrim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	budget := fs.Int("budget", 0, "token `budget` for the messages (required, > 0)")
-	model := fs.String("model", "", "count exactly with this OpenAI `model`'s tiktoken encoding (default: heuristic estimate)")
-	format := fs.String("format", formatAuto, "input `format`: auto, jsonl, openai or anthropic")
-	asJSON := fs.Bool("json", false, "print one JSON object instead of the text report")
+	fs.IntVar(&cfg.budget, "budget", 0, "token `budget` for the messages (required, > 0)")
+	fs.StringVar(&cfg.model, "model", "", "count exactly with this OpenAI `model`'s tiktoken encoding (default: heuristic estimate)")
+	fs.StringVar(&cfg.format, "format", formatAuto, "input `format`: auto, jsonl, openai or anthropic")
+	fs.BoolVar(&cfg.asJSON, "json", false, "print one JSON object instead of the text report")
+	fs.StringVar(&cfg.html, "html", "", "also write a self-contained HTML report to `file`")
+	fs.BoolVar(&cfg.replay, "replay", false, "also replay the session request by request with a Trimmer and bill its prompt cache")
+	fs.BoolVar(&cfg.elide, "elide", false, "elide old tool results before dropping turns (history.WithElision)")
+	fs.IntVar(&cfg.clear, "clear", 0, "with -elide, also clear the arguments of their calls from `N` tokens (ElideOptions.ClearArguments)")
+	fs.BoolVar(&cfg.stepTrim, "steptrim", false, "drop the oldest steps of a latest turn that does not fit (history.WithStepTrim)")
+	fs.Float64Var(&cfg.trigger, "trigger", 0, "trim only past `fraction` of the budget, in (0, 1] (history.WithTrigger)")
+	fs.Float64Var(&cfg.lowWater, "lowwater", 0, "trim down to `fraction` of the budget, in (0, 1) (history.WithLowWater)")
+	prices := fs.String("prices", pricePresets[0].Name, "prompt-cache `preset` that bills the replay: "+presetNames())
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic] [-json] [FILE]")
+		fmt.Fprintln(stderr, usageLine)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+			return cfg, exitOK, false
 		}
-		return exitUsage
+		return cfg, exitUsage, false
+	}
+	fail := func(format string, a ...any) (config, int, bool) {
+		fmt.Fprintf(stderr, "histrim: "+format+"\n", a...)
+		return cfg, exitUsage, false
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if cfg.budget <= 0 {
+		return fail("-budget must be a positive number of tokens")
+	}
+	if fs.NArg() > 1 {
+		return fail("at most one input file, got %d", fs.NArg())
+	}
+	cfg.file = fs.Arg(0)
+	switch cfg.format {
+	case formatAuto, formatJSONL, formatOpenAI, formatAnthropic:
+	default:
+		return fail("unknown -format %q (want auto, jsonl, openai or anthropic)", cfg.format)
+	}
+	if set["clear"] && !cfg.elide {
+		return fail("-clear needs -elide: arguments are cleared with the results they produced")
+	}
+	if set["prices"] && !cfg.replay {
+		return fail("-prices needs -replay: only the replay is billed")
+	}
+	if set["html"] && cfg.html == "" {
+		return fail("-html needs a file name")
+	}
+	found := false
+	for _, p := range pricePresets {
+		if p.Name == *prices {
+			cfg.prices, found = p, true
+		}
+	}
+	if !found {
+		return fail("unknown -prices %q (want %s)", *prices, presetNames())
+	}
+	if !set["trigger"] {
+		cfg.trigger = 0
+	}
+	if !set["lowwater"] {
+		cfg.lowWater = 0
+	}
+	// The core validates the options' values: a trim of nothing reports
+	// them, and only them.
+	if _, err := history.TrimToRecentTurns(nil, 1, cfg.ladder()...); err != nil {
+		var oe *history.OptionError
+		if errors.As(err, &oe) {
+			name := optionFlags[oe.Option]
+			if name == "" {
+				name = oe.Option
+			}
+			return fail("%s: %s", name, oe.Reason)
+		}
+		return fail("%v", err)
+	}
+	return cfg, exitOK, true
+}
+
+// ladder returns the options the flags set, other than the counter: the
+// ones the trim and the replay share.
+func (c *config) ladder() []history.Option {
+	var opts []history.Option
+	if c.elide {
+		opts = append(opts, history.WithElision(history.ElideOptions{ClearArguments: c.clear}))
+	}
+	if c.stepTrim {
+		opts = append(opts, history.WithStepTrim())
+	}
+	if c.trigger != 0 {
+		opts = append(opts, history.WithTrigger(c.trigger))
+	}
+	if c.lowWater != 0 {
+		opts = append(opts, history.WithLowWater(c.lowWater))
+	}
+	return opts
+}
+
+// ladderName describes the ladder's flags for the HTML report.
+func (c *config) ladderName() string {
+	var parts []string
+	if c.elide {
+		s := "elision"
+		if c.clear > 0 {
+			s += " (arguments cleared from " + strconv.Itoa(c.clear) + " tokens)"
+		}
+		parts = append(parts, s)
+	}
+	if c.stepTrim {
+		parts = append(parts, "step trim")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// run is the whole command, testable: it parses args, reads the transcript
+// from the file argument or stdin, writes the report to stdout (and to the
+// -html file) and diagnostics to stderr, and returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, code, ok := parseFlags(args, stderr)
+	if !ok {
+		return code
 	}
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "histrim: "+format+"\n", a...)
 		return code
 	}
-	if *budget <= 0 {
-		return fail(exitUsage, "-budget must be a positive number of tokens")
-	}
-	if fs.NArg() > 1 {
-		return fail(exitUsage, "at most one input file, got %d", fs.NArg())
-	}
-	switch *format {
-	case formatAuto, formatJSONL, formatOpenAI, formatAnthropic:
-	default:
-		return fail(exitUsage, "unknown -format %q (want auto, jsonl, openai or anthropic)", *format)
-	}
 	counter, counterName := history.Heuristic(), "heuristic"
-	if *model != "" {
-		c, err := tiktoken.ForModel(*model)
+	var tk *tiktoken.Counter
+	if cfg.model != "" {
+		c, err := tiktoken.ForModel(cfg.model)
 		if err != nil {
 			return fail(exitUsage, "-model: %v", err)
 		}
-		counter, counterName = c, "tiktoken "+c.Encoding()
+		tk, counterName = c, "tiktoken "+c.Encoding()
 	}
 
 	in, name := stdin, "stdin"
-	if fs.NArg() == 1 && fs.Arg(0) != "-" {
-		f, err := os.Open(fs.Arg(0))
+	if cfg.file != "" && cfg.file != "-" {
+		f, err := os.Open(cfg.file)
 		if err != nil {
 			return fail(exitInput, "%v", err)
 		}
 		defer f.Close()
-		in, name = f, fs.Arg(0)
+		in, name = f, cfg.file
 	}
 	data, err := io.ReadAll(in)
 	if err != nil {
 		return fail(exitInput, "reading %s: %v", name, err)
 	}
-	msgs, used, err := parse(data, *format)
+	msgs, used, err := parse(data, cfg.format)
 	if err != nil {
 		return fail(exitInput, "%s: %v", name, err)
 	}
+	if tk != nil {
+		// Every message is counted more than once (the report, the
+		// replay's requests): tokenize each once.
+		counter = history.NewCache(tk, max(2*len(msgs), history.DefaultCacheCapacity))
+	}
+	counts := make([]int, len(msgs))
+	for i := range msgs {
+		counts[i] = counter.CountMessage(msgs[i])
+	}
 
 	var event *history.Event
-	res, err := history.TrimToRecentTurns(msgs, *budget,
+	res, err := history.TrimToRecentTurns(msgs, cfg.budget, append(cfg.ladder(),
 		history.WithCounter(counter),
 		history.WithFullCount(), // the report shows the tokens before trimming
-		history.WithOnTrim(func(e history.Event) { event = &e }))
-	code := exitOK
+		history.WithOnTrim(func(e history.Event) { event = &e }))...)
+	code = exitOK
 	switch {
 	case errors.Is(err, history.ErrLatestTurnTooLarge):
 		code = exitOverBudget
 	case err != nil:
 		return fail(exitInput, "%s: %v", name, err)
 	}
+	overErr := err
 
-	r := newReport(msgs, res, event, counter)
+	r := newReport(msgs, res, event, counts, counter)
 	r.Format, r.Counter, r.OverBudget = used, counterName, code == exitOverBudget
-	if *asJSON {
+	if cfg.replay {
+		rv, err := replay(msgs, counts, counter, cfg.budget, append(cfg.ladder(), history.WithCounter(counter)), cfg.prices)
+		if err != nil {
+			return fail(exitInput, "%s: replay: %v", name, err)
+		}
+		r.Replay = rv
+	}
+	if cfg.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
@@ -133,10 +284,37 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		r.write(stdout)
 	}
+	if cfg.html != "" {
+		o := htmlOptions{name: name, format: used, counter: counterName, budget: cfg.budget,
+			trigger: cfg.trigger, lowWater: cfg.lowWater, ladder: cfg.ladderName()}
+		if err := writeHTMLFile(cfg.html, o, r, newTrimView(msgs, res, counts, counter)); err != nil {
+			return fail(exitInput, "%v", err)
+		}
+	}
 	if code == exitOverBudget {
-		fmt.Fprintf(stderr, "histrim: %v\n", err)
+		fmt.Fprintf(stderr, "histrim: %v\n", overErr)
 	}
 	return code
+}
+
+// writeHTMLFile writes the HTML report to path.
+func writeHTMLFile(path string, o htmlOptions, r *report, v *trimView) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	err = writeHTML(w, o, r, v, r.Replay)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return errors.New("writing " + path + ": " + err.Error())
+	}
+	return nil
 }
 
 // report is what histrim prints; its JSON form is the -json output.
@@ -156,6 +334,8 @@ type report struct {
 	Event          *history.Event  `json:"event"`
 	Turns          []turnReport    `json:"turns"`
 	Sent           []messageReport `json:"sent"`
+	// Replay is the -replay report, nil without -replay.
+	Replay *replayView `json:"replay,omitempty"`
 }
 
 // turnReport describes the prefix (Turn 0) or one turn.
@@ -182,7 +362,9 @@ type messageReport struct {
 	Preview   string `json:"preview"`
 }
 
-func newReport(msgs []history.Message, res history.Result, event *history.Event, c history.Counter) *report {
+// newReport builds the report of the trim of msgs into res; counts are
+// c's counts of msgs.
+func newReport(msgs []history.Message, res history.Result, event *history.Event, counts []int, c history.Counter) *report {
 	r := &report{
 		Budget: res.Budget, Messages: len(msgs), Trimmed: res.Trimmed,
 		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter,
@@ -205,7 +387,7 @@ func newReport(msgs []history.Message, res history.Result, event *history.Event,
 	for n, t := range all {
 		tr := turnReport{Turn: n, Start: t.Start, End: t.End, Status: "dropped"}
 		for i := t.Start; i < t.End; i++ {
-			tr.Tokens += c.CountMessage(msgs[i])
+			tr.Tokens += counts[i]
 			if kept[i] {
 				tr.Status = "kept"
 			}
@@ -215,12 +397,19 @@ func newReport(msgs []history.Message, res history.Result, event *history.Event,
 		}
 		r.Turns = append(r.Turns, tr)
 	}
+	modified := make([]bool, len(res.Messages))
+	for _, j := range res.Modified {
+		modified[j] = true
+	}
 	for j, m := range res.Messages {
-		idx := j
-		if res.Kept != nil {
-			idx = res.Kept[j]
+		idx := res.Kept[j]
+		tokens := 0
+		if idx >= 0 && !modified[j] {
+			tokens = counts[idx]
+		} else {
+			tokens = c.CountMessage(m)
 		}
-		mr := messageReport{Index: idx, Role: string(m.Role), Kind: string(m.Kind), Tokens: c.CountMessage(m),
+		mr := messageReport{Index: idx, Role: string(m.Role), Kind: string(m.Kind), Tokens: tokens,
 			ToolCalls: len(m.ToolCalls), Preview: preview(m)}
 		if idx >= 0 {
 			mr.Stripped = len(msgs[idx].ToolCalls) - len(m.ToolCalls)
@@ -292,5 +481,8 @@ func (r *report) write(w io.Writer) {
 			extra = fmt.Sprintf("  (%d unanswered calls stripped)", m.Stripped)
 		}
 		p("  %4s  %-16s %6d  %s%s\n", idx, role, m.Tokens, m.Preview, extra)
+	}
+	if r.Replay != nil {
+		r.Replay.write(w)
 	}
 }

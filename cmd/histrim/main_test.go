@@ -40,6 +40,17 @@ func TestGolden(t *testing.T) {
 		{"two-files", []string{"-budget", "10", "a", "b"}, "", 2, "one input at most"},
 		{"unknown-model", []string{"-budget", "10", "-model", "no-such-model", "testdata/chat.jsonl"}, "", 2, "-model must name a model tiktoken knows"},
 		{"bad-flag", []string{"-bugdet", "10"}, "", 2, "misspelt flag"},
+		{"ladder", []string{"-budget", "2000", "-elide", "-clear", "32", "-steptrim", "testdata/agent.jsonl"}, "", 0, "elides results and clears arguments in the kept turns, keeps the summary of a dropped turn, sweeps an orphan"},
+		{"steps", []string{"-budget", "1000", "-elide", "-steptrim", "testdata/agent.jsonl"}, "", 0, "the latest turn alone is too large: its oldest steps go behind a step breadcrumb"},
+		{"trigger-lowwater", []string{"-budget", "900", "-trigger", "0.9", "-lowwater", "0.5", "testdata/chat.jsonl"}, "", 0, "trims past 810 tokens, down to 450"},
+		{"replay", []string{"-budget", "900", "-replay", "testdata/chat.jsonl"}, "", 0, "one request before every reply; two maintenance points"},
+		{"replay-ladder", []string{"-budget", "2000", "-elide", "-clear", "32", "-steptrim", "-lowwater", "0.7", "-replay", "-prices", "openai", "testdata/agent.jsonl"}, "", 0, "the replay trims with the options of the trim, billed at OpenAI's prices"},
+		{"bad-trigger", []string{"-budget", "10", "-trigger", "1.5", "testdata/chat.jsonl"}, "", 2, "the core rejects a trigger above 1; the flag is named"},
+		{"bad-lowwater", []string{"-budget", "10", "-lowwater", "1", "testdata/chat.jsonl"}, "", 2, "the low-water mark must be below the budget"},
+		{"bad-clear", []string{"-budget", "10", "-elide", "-clear", "-3", "testdata/chat.jsonl"}, "", 2, "a negative argument threshold"},
+		{"clear-without-elide", []string{"-budget", "10", "-clear", "32", "testdata/chat.jsonl"}, "", 2, "arguments are cleared only with the results they produced"},
+		{"prices-without-replay", []string{"-budget", "10", "-prices", "openai", "testdata/chat.jsonl"}, "", 2, "only the replay is billed"},
+		{"unknown-prices", []string{"-budget", "10", "-replay", "-prices", "azure", "testdata/chat.jsonl"}, "", 2, "a preset the core does not have"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
