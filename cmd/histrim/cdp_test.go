@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // A headless Chromium driven over the Chrome DevTools Protocol, with a
@@ -18,10 +20,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -195,10 +199,18 @@ var devtoolsRE = regexp.MustCompile(`DevTools listening on (ws://[^\s]+)`)
 func startBrowser(t *testing.T, path string) *browser {
 	t.Helper()
 	b := &browser{t: t}
+	profile, err := os.MkdirTemp("", "histrim-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	b.cmd = exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-		"--hide-scrollbars", "--mute-audio", "--user-data-dir="+t.TempDir(), "--remote-debugging-port=0",
+		"--hide-scrollbars", "--mute-audio", "--user-data-dir="+profile, "--remote-debugging-port=0",
 		"--window-size=1400,1000", "about:blank")
+	// Chromium's helper processes go on writing its profile after the
+	// browser process is killed: kill the whole group, and remove the
+	// profile once they are gone.
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := b.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -210,8 +222,14 @@ func startBrowser(t *testing.T, path string) *browser {
 		if b.ws != nil {
 			b.ws.c.Close()
 		}
-		_ = b.cmd.Process.Kill()
+		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
 		_ = b.cmd.Wait()
+		for range 50 { // the group's last processes may still be exiting
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	})
 	found := make(chan string, 1)
 	go func() { // read stderr to its end, so that Chromium never blocks on it
