@@ -22,7 +22,7 @@ func big(id string, n int) Message {
 	return Message{Role: RoleTool, ToolCallID: id, Content: strings.Repeat("x", n)}
 }
 
-func call(id, name string) Message {
+func callOf(id, name string) Message {
 	return Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: name}}}
 }
 
@@ -31,7 +31,7 @@ func agentTask(steps, n int) []Message {
 	msgs := []Message{{Role: RoleSystem, Content: "sys"}, {Role: RoleUser, Content: "do the task"}}
 	for i := range steps {
 		id := "c" + string(rune('a'+i))
-		msgs = append(msgs, call(id, "read"), big(id, n))
+		msgs = append(msgs, callOf(id, "read"), big(id, n))
 	}
 	return append(msgs, Message{Role: RoleAssistant, Content: "done"})
 }
@@ -180,7 +180,7 @@ func TestTrimStepTrim(t *testing.T) {
 	checkResult(t, in, res, true)
 
 	// Trimming again (after one more step) replaces the step breadcrumb.
-	next := append(clone(res.Messages), call("z", "read"), big("z", 100))
+	next := append(clone(res.Messages), callOf("z", "read"), big("z", 100))
 	again, err := TrimToRecentTurns(next, 500, WithCounter(chars), WithStepTrim())
 	require.NoError(t, err)
 	assert.Len(t, ofKind(again.Messages, KindBreadcrumb), 1, "never stacked: %v", render(again.Messages))
@@ -206,7 +206,7 @@ func TestAssistantStepBreadcrumbIsReplaced(t *testing.T) {
 	first, err := TrimToRecentTurns(in, 500, WithCounter(chars), WithStepTrim(), crumb)
 	require.NoError(t, err)
 	require.Equal(t, "B:[steps omitted]", render(first.Messages)[2])
-	next := append(clone(first.Messages), call("z", "read"), big("z", 100))
+	next := append(clone(first.Messages), callOf("z", "read"), big("z", 100))
 	again, err := TrimToRecentTurns(next, 500, WithCounter(chars), WithStepTrim(), crumb)
 	require.NoError(t, err)
 	assert.Equal(t, "B:[steps omitted]", render(again.Messages)[2])

@@ -49,53 +49,12 @@ type options struct {
 	pins           []int // input indices never dropped, ascending, unique
 	err            error // first invalid option
 
-	// Set by the entry points, never by an exported Option.
-	reason  string
-	attempt int
-	// budgetFor, when set, replaces the budget once the history is
-	// counted (RecoverOverflow derives it from the size that failed), so
-	// that no message is counted twice.
-	budgetFor func(total int) int
-	// memo, when set, holds known counts of the call's messages by index
-	// (negative: unknown), and record, when set, receives the counts the
-	// call makes, by the same index. The Trimmer records the counts of its
-	// reuse check and passes them to the fresh trim that follows a failed
-	// check, so that no message is counted twice.
-	memo, record []int
-	// prune makes the trim elide every eligible tool result (WithElision's
-	// rules), also when the history fits: the Trimmer's cold resume.
-	prune bool
-	// noArchive skips Archive and Store: a pass whose plan may be
-	// redone archives nothing (the Trimmer archives the plan it returns).
-	noArchive bool
-	// pruneOver is prune only when the history is over budget: a
-	// Trimmer's maintenance point, where the cache is rewritten anyway.
-	pruneOver bool
-	// coldAfter and clock are the Trimmer's cache retention and clock
-	// (WithColdAfter, WithClock).
-	coldAfter time.Duration
-	clock     func() time.Time
-	// summarizer is WithSummarizer's, for a Trimmer.
+	// Read by a Trimmer only (WithColdAfter, WithClock, WithSummarizer,
+	// WithPrices).
+	coldAfter  time.Duration
+	clock      func() time.Time
 	summarizer *summarizer
-	// cut, when set, receives where the trim cut (see cutInfo).
-	cut *cutInfo
-	// outCounts, when set, receives the count of every message of a
-	// trimmed Result (the request's overhead aside), by position.
-	outCounts *[]int
-	// prices is WithPrices', for a Trimmer's events.
-	prices *Prices
-}
-
-// cutInfo says where a trim cut, as indices into its input: the first
-// message of the first kept turn (-1 when no whole turn was dropped), the
-// summary hoisted out of the dropped turns (-1 when none), and the
-// breadcrumbs the trim replaced with its own.
-type cutInfo struct {
-	start, hoist int
-	replaced     []int
-	// survived is the orphan sweep's index (the input messages it kept,
-	// ascending), nil when it removed nothing.
-	survived []int
+	prices     *Prices
 }
 
 // optionsPool recycles option sets: options are applied through caller
@@ -106,7 +65,7 @@ var optionsPool = sync.Pool{New: func() any { return new(options) }}
 // newOptions applies opts over the defaults. Call release when done.
 func newOptions(opts []Option) *options {
 	o := optionsPool.Get().(*options)
-	*o = options{counter: heuristic{}, breadcrumb: Breadcrumb(), reason: ReasonBudget}
+	*o = options{counter: heuristic{}, breadcrumb: Breadcrumb()}
 	for _, f := range opts {
 		if f != nil {
 			f(o)
@@ -483,6 +442,23 @@ func WithPrices(p Prices) Option {
 		}
 		o.prices = &p
 	}
+}
+
+// now returns the time by the Trimmer's clock (WithClock).
+func (o *options) now() time.Time {
+	if o.clock != nil {
+		return o.clock()
+	}
+	return time.Now()
+}
+
+// retention returns how long the provider keeps a prompt cached
+// (WithColdAfter).
+func (o *options) retention() time.Duration {
+	if o.coldAfter > 0 {
+		return o.coldAfter
+	}
+	return DefaultColdAfter
 }
 
 // stepBreadcrumb returns the notice placed after the latest turn's opening

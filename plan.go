@@ -16,7 +16,8 @@ import (
 // scratch holds per-call working memory, pooled so that steady-state trims
 // allocate only their output.
 type scratch struct {
-	starts []int // turn starts found from the end, newest first (see planner.start)
+	starts []int // turn starts, oldest first (see scanTurns)
+	sums   []int // summaries after the prefix, ascending (see scanTurns)
 	rc     []int // counts of the counted suffix, newest first
 	pre    []int // counts of the leading block
 	turnEl []int // per counted turn, newest first: its count with every candidate elided
@@ -30,6 +31,7 @@ type scratch struct {
 	lifted []int    // pinned messages moved out of what is dropped, after the breadcrumb
 	fast   []int    // counts of fitsFast, newest first, from the end of the view
 	plan   planner  // the call's planner, kept here so that it is not allocated
+	call   call     // the planner's copy of the entry point's call
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -41,62 +43,46 @@ func (sc *scratch) put() {
 	sc.kept = sc.kept[:0]
 	sc.gaps = sc.gaps[:0]
 	sc.starts = sc.plan.starts[:0]
+	sc.sums = sc.plan.sums[:0]
 	sc.pins = sc.plan.pins[:0]
 	sc.fast = sc.fast[:0]
 	sc.plan = planner{}
+	sc.call = call{}
 	clear(sc.cands)
 	clear(sc.clear)
 	sc.clear = sc.clear[:0]
 	scratchPool.Put(sc)
 }
 
-// newPlanner returns the planner for view: its prefix counted, its turns
-// found (a role scan; nothing else is counted yet). view is src after the
-// orphan sweep; index maps view positions to src (nil: identity), for
-// o.memo and o.record.
-func newPlanner(sc *scratch, src, view []Message, index []int, o *options) *planner {
+// newPlanner returns the planner for view: its turns and summaries found
+// by one structural pass (roles and kinds only), its pinned messages
+// located; nothing is counted yet. view is src after the orphan sweep;
+// index maps view positions to src (nil: identity), for c.memo and
+// c.record. With lazy, view is src unswept and unvalidated: the planner
+// validates and checks for orphans only what it reads (see prepare).
+func newPlanner(sc *scratch, src, view []Message, index []int, o *options, c *call, lazy bool) *planner {
 	n := len(view)
 	// Every count is capped at capPer = MaxInt/(n+5), so no sum of the
 	// planner (at most the view, two breadcrumbs, a hoisted summary and
 	// the request's overhead) can wrap; plain arithmetic is safe.
 	p := &sc.plan
 	*p = planner{
-		sc: sc, view: view, src: src, index: index, n: n, lead: leadEnd(view), o: o,
-		capPer: math.MaxInt / (n + 5), hoist: -1, stepTok: -1, low: n,
+		sc: sc, view: view, src: src, index: index, n: n, lead: leadEnd(view), o: o, c: c,
+		capPer: math.MaxInt / (n + 5), hoist: -1, stray: -1, stepTok: -1, low: n, ready: n, lazy: lazy,
 		steps: sc.steps[:0],
 	}
-	// The number of turns comes from a role scan; the starts themselves
-	// are found walking back from the end, only as far as the trim reads.
-	if p.lead < n {
-		for i := p.lead; i < n; i++ {
-			if isTurnStart(view[i], o.turnStart) {
-				p.turns++
-			}
-		}
-		p.turns = max(p.turns, 1)
-	}
-	p.starts = sc.starts[:0]
-	p.scan = n - 1
+	p.starts, p.sums = scanTurns(sc.starts[:0], sc.sums[:0], view, p.lead, o.turnStart)
+	p.turns = len(p.starts)
 	sc.pre = sc.pre[:0]
 	sc.rc = sc.rc[:0]
 	sc.turnEl = sc.turnEl[:0]
 	sc.cands = sc.cands[:0]
-	for i := range p.lead {
-		c := p.countAt(i)
-		sc.pre = append(sc.pre, c)
-		if view[i].Kind == KindBreadcrumb {
-			p.oldCrumbTok += c
-		} else {
-			p.pinnedTok += c
-		}
-	}
 	// The request's overhead is counted with the prefix: it is paid
 	// whatever is kept.
-	p.extra = o.overhead
+	p.extra = satAdd(o.overhead, c.reserve)
 	if p.extra >= p.capPer {
 		p.extra, p.capped = p.capPer, true
 	}
-	p.pinnedTok += p.extra
 	// Pinned messages after the prefix, as view indices.
 	p.pins = sc.pins[:0]
 	for _, i := range o.pins {
@@ -111,9 +97,119 @@ func newPlanner(sc *scratch, src, view []Message, index []int, o *options) *plan
 	for range p.pins {
 		sc.pinCnt = append(sc.pinCnt, -1)
 	}
-	p.total = p.pinnedTok + p.oldCrumbTok
 	return p
 }
+
+// countLead counts the leading block (the prefix and its breadcrumbs) and
+// the request's overhead, and starts the total with them.
+func (p *planner) countLead() {
+	if !p.prepareLead() {
+		return
+	}
+	for i := range p.lead {
+		c := p.countAt(i)
+		p.sc.pre = append(p.sc.pre, c)
+		if p.view[i].Kind == KindBreadcrumb {
+			p.oldCrumbTok += c
+		} else {
+			p.pinnedTok += c
+		}
+	}
+	p.pinnedTok += p.extra
+	p.total = p.pinnedTok + p.oldCrumbTok
+}
+
+// scanTurns appends to starts the first message of each turn of msgs
+// after the prefix ending at lead (see appendTurnStarts) and to sums every
+// summary after the prefix, both ascending: the one pass over the whole
+// history a trim makes, reading roles and kinds only.
+func scanTurns(starts, sums []int, msgs []Message, lead int, rule func(Message) bool) ([]int, []int) {
+	if lead >= len(msgs) {
+		return starts, sums
+	}
+	starts = append(starts, lead)
+	opened := isTurnStart(msgs[lead], rule)
+	for i := lead + 1; i < len(msgs); i++ {
+		m := &msgs[i]
+		if m.Kind != "" {
+			if m.Kind == KindSummary {
+				sums = append(sums, i)
+			}
+			continue
+		}
+		// isTurnStart, with the default rule spelt out: this loop reads
+		// every message of the history.
+		if m.Role == RoleTool || (rule == nil && m.Role != RoleUser) || (rule != nil && !rule(*m)) {
+			continue
+		}
+		if opened {
+			starts = append(starts, i)
+		}
+		opened = true
+	}
+	return starts, sums
+}
+
+// prepare validates view[lo:hi] and checks it for orphans before the
+// planner first reads it, when the planner is lazy (see newPlanner): a trim
+// validates and sweeps only what it reads, so a malformed or orphaned
+// message in the part it drops unread is neither reported nor swept.
+// Ranges are prepared newest first; lo must start a turn (or be 0) and hi
+// end one, so that the orphan check of the range is the sweep's. It
+// reports false, with p.err set for an invalid message or p.dirty for
+// orphans (the trim then sweeps the whole history and plans again), when
+// the planner must stop.
+func (p *planner) prepare(lo, hi int) bool {
+	if p.err != nil || p.dirty {
+		return false
+	}
+	if !p.lazy || lo >= p.ready {
+		return true
+	}
+	if hi < p.ready {
+		panic("history: internal error: ranges prepared out of order")
+	}
+	hi = p.ready
+	for i := lo; i < hi; i++ {
+		if reason := checkMessage(&p.view[i]); reason != "" {
+			p.err = &MessageError{Index: i, Reason: reason}
+			return false
+		}
+	}
+	if !p.o.noSweep && hasOrphans(p.view[lo:hi]) {
+		p.dirty = true
+		return false
+	}
+	p.ready = lo
+	return true
+}
+
+// prepareLead prepares the leading block, once (see prepare).
+func (p *planner) prepareLead() bool {
+	if p.leadReady || !p.lazy {
+		return !p.stopped()
+	}
+	ready := p.ready
+	p.ready = p.lead
+	ok := p.prepare(0, p.lead)
+	p.ready, p.leadReady = max(ready, p.lead), ok
+	return ok
+}
+
+// prepareOne validates view[i], a pinned message or a summary read out of
+// a part the trim drops, when the planner is lazy. Such a message is never
+// part of a tool exchange, so it needs no orphan check.
+func (p *planner) prepareOne(i int) {
+	if p.lazy && p.err == nil && i < p.ready {
+		if reason := checkMessage(&p.view[i]); reason != "" {
+			p.err = &MessageError{Index: i, Reason: reason}
+		}
+	}
+}
+
+// stopped reports whether the planner met an invalid message or orphans
+// (see prepare).
+func (p *planner) stopped() bool { return p.err != nil || p.dirty }
 
 // pinned reports whether view index i is a pinned message after the
 // prefix, and its position in p.pins.
@@ -132,6 +228,7 @@ func (p *planner) pinTok(j int) int {
 		if i := p.pins[j]; i >= p.low {
 			c = p.cnt(i)
 		} else {
+			p.prepareOne(i)
 			c = p.countAt(i)
 		}
 		p.sc.pinCnt[j] = c
@@ -139,42 +236,43 @@ func (p *planner) pinTok(j int) int {
 	return c
 }
 
-// fitsFast counts view newest first, with the request's overhead, until
-// the total exceeds budget. When it does not, the history fits: it returns
-// the total and the number of turns, and ok. Otherwise it leaves its counts
-// in sc.fast for the planner, which then never counts those messages
-// again. Counts are clamped and capped as the planner's are.
-func fitsFast(sc *scratch, view []Message, budget int, o *options) (total, turns int, ok bool) {
-	n := len(view)
-	capPer := math.MaxInt / (n + 5)
-	total = o.overhead
-	if total > budget || total >= capPer {
-		return 0, 0, false // a capped overhead stands for more than any budget
+// fitsFast counts the view newest first, turn by turn, with the request's
+// overhead, until the total exceeds budget. When it does not, the history
+// fits: it returns the total, and ok. Otherwise it leaves its counts in
+// sc.fast for the planner, which then never counts those messages again.
+// Counts are clamped and capped as the planner's are.
+func (p *planner) fitsFast(budget int) (total int, ok bool) {
+	sc := p.sc
+	total = p.extra
+	if total > budget || p.capped {
+		return 0, false // a capped overhead stands for more than any budget
 	}
-	lead := leadEnd(view)
-	fast := sc.fast[:0]
-	for i := n - 1; i >= 0; i-- {
-		c := min(clampCount(o.counter.CountMessage(view[i])), capPer)
-		fast = append(fast, c)
-		total += c
-		if i >= lead && isTurnStart(view[i], o.turnStart) {
-			turns++
+	sc.fast = sc.fast[:0]
+	end := p.n
+	for t := p.turns - 1; t >= -1; t-- {
+		start := 0 // the leading block, last
+		if t >= 0 {
+			start = p.starts[t]
 		}
-		if total > budget || c == capPer {
-			sc.fast = fast
-			return 0, 0, false
+		if (t >= 0 && !p.prepare(start, end)) || (t < 0 && !p.prepareLead()) {
+			return 0, false
 		}
+		for i := end - 1; i >= start; i-- {
+			c := min(clampCount(p.o.counter.CountMessage(p.view[i])), p.capPer)
+			sc.fast = append(sc.fast, c)
+			total += c
+			if total > budget || c == p.capPer {
+				return 0, false
+			}
+		}
+		end = start
 	}
-	sc.fast = fast
-	if lead < n {
-		turns = max(turns, 1)
-	}
-	return total, turns, true
+	return total, true
 }
 
 // countAt counts view[i] with the trim's Counter (or takes the count from
-// o.memo or from fitsFast), clamped to [0, capPer], and records it in
-// o.record.
+// c.memo or from fitsFast), clamped to [0, capPer], and records it in
+// c.record.
 func (p *planner) countAt(i int) int {
 	if j := p.n - 1 - i; j < len(p.sc.fast) {
 		c := p.sc.fast[j]
@@ -193,16 +291,15 @@ func (p *planner) countAt(i int) int {
 	// strip the same calls (a plan that keeps the first step of a turn and
 	// drops the steps after it can bring a result next to a call it did
 	// not answer before).
-	o := p.o
 	own := p.index == nil || len(p.view[i].ToolCalls) == len(p.src[mi].ToolCalls)
 	c := -1
-	if own && mi < len(o.memo) {
-		c = o.memo[mi]
+	if own && mi < len(p.c.memo) {
+		c = p.c.memo[mi]
 	}
 	if c < 0 {
-		c = clampCount(o.counter.CountMessage(p.view[i]))
-		if own && mi < len(o.record) {
-			o.record[mi] = c
+		c = clampCount(p.o.counter.CountMessage(p.view[i]))
+		if own && mi < len(p.c.record) {
+			p.c.record[mi] = c
 		}
 	}
 	if c >= p.capPer {
@@ -221,6 +318,8 @@ func (p *planner) cnt(i int) int {
 		return p.sc.rc[p.n-1-i]
 	case i == p.hoist:
 		return p.hoistTok
+	case i == p.stray:
+		return p.strayTok
 	}
 	if j, ok := p.pinned(i); ok {
 		return p.pinTok(j)
@@ -242,6 +341,9 @@ func (p *planner) countSuffix(budget int, all bool) bool {
 	el := p.total // the counted part with every candidate elided
 	for t := p.turns - 1; t >= 0; t-- {
 		start, end := p.turnRange(t)
+		if !p.prepare(start, end) {
+			return false
+		}
 		turnEl := 0
 		for i := end - 1; i >= start; i-- {
 			c := p.countAt(i)
@@ -311,21 +413,19 @@ func (p *planner) turnRange(t int) (start, end int) {
 // start returns the view index of the first message of turn t (0 is the
 // oldest): the end of the prefix for the first turn, and for every later
 // turn its real turn start (what precedes the first real start belongs to
-// the first turn). Starts are found walking back from the end, each once,
-// so a trim reads roles only as far back as it looks.
-func (p *planner) start(t int) int {
-	if t == 0 {
-		return p.lead
-	}
-	need := p.turns - t // the need-th real start from the end
-	for len(p.starts) < need {
-		for !isTurnStart(p.view[p.scan], p.o.turnStart) {
-			p.scan--
+// the first turn).
+func (p *planner) start(t int) int { return p.starts[t] }
+
+// newestSummary returns the view index of the newest summary before cut
+// that is not pinned (a pinned one stays where it is, or is lifted), or -1.
+func (p *planner) newestSummary(cut int) int {
+	j, _ := slices.BinarySearch(p.sums, cut)
+	for j--; j >= 0; j-- {
+		if _, pin := p.pinned(p.sums[j]); !pin {
+			return p.sums[j]
 		}
-		p.starts = append(p.starts, p.scan)
-		p.scan--
 	}
-	return p.starts[need-1]
+	return -1
 }
 
 // owner returns the calls of the nearest assistant message before the tool
@@ -382,13 +482,23 @@ type planner struct {
 	index  []int     // view index -> input index (nil: identity)
 	n      int       // len(view)
 	turns  int       // number of turns
-	starts []int     // real turn starts found so far, newest first (see start)
-	scan   int       // the next view index start examines, walking back
+	starts []int     // the first message of each turn, oldest first (see start)
+	sums   []int     // summaries after the prefix, ascending
 	lead   int       // end of the leading block (prefix and breadcrumbs)
 	o      *options
-	cands  []elideCand // elision candidates in the counted suffix, ascending index
+	c      *call
+	// lazy: the view is the input, validated and checked for orphans only
+	// from ready on (see prepare); err or dirty stop the planner there.
+	lazy      bool
+	ready     int  // view[ready:] is prepared
+	leadReady bool // view[:lead] is prepared
+	err       error
+	dirty     bool
+	cands     []elideCand // elision candidates in the counted suffix, ascending index
 
 	target                 int
+	budget                 int   // the budget settled by measure (Result.Budget)
+	cmpBudget              int   // budget, below every capped count: what sizes are compared with
 	total                  int   // sum of every count made
 	capPer                 int   // the cap on one message's count
 	capped                 bool  // some count reached capPer
@@ -419,7 +529,10 @@ type planner struct {
 	kp       int // of those, turns whose every message is pinned (kept in effect)
 	hoist    int // view index of the newest summary in what is dropped, or -1
 	hoistTok int
-	cost     int // tokens of the planned output with every kept candidate elided
+	// stray is a summary counted below the counted suffix (as a hoist)
+	// that a plan keeps in place after all (see chooseTurns), or -1.
+	stray, strayTok int
+	cost            int // tokens of the planned output with every kept candidate elided
 
 	// Step level, when the latest turn alone is too large.
 	d        int      // steps dropped
@@ -460,12 +573,7 @@ func (p *planner) chooseTurns() {
 	body := elFrom(k)
 	hoist := -1
 	if k > 0 {
-		for i := p.start(k) - 1; i >= p.lead; i-- {
-			if _, pin := p.pinned(i); p.view[i].Kind == KindSummary && !pin {
-				hoist = i
-				break
-			}
-		}
+		hoist = p.newestSummary(p.start(k))
 	}
 	// Pinned messages in the dropped turns stay, lifted after the
 	// breadcrumb; pj counts those below the cut.
@@ -484,6 +592,7 @@ func (p *planner) chooseTurns() {
 		if hoist >= p.low {
 			hoistTok = p.cnt(hoist)
 		} else {
+			p.prepareOne(hoist)
 			hoistTok = p.countAt(hoist)
 		}
 	}
@@ -494,11 +603,9 @@ func (p *planner) chooseTurns() {
 	type plan struct{ k, hoist, hoistTok, pinDrop, cost int }
 	best := plan{k, hoist, hoistTok, pinDrop, cost}
 	for cost > p.target && k < last {
-		start, end := p.turnRange(k)
-		for i := start; i < end; i++ {
-			if _, pin := p.pinned(i); p.view[i].Kind == KindSummary && !pin {
-				hoist, hoistTok = i, p.cnt(i)
-			}
+		_, end := p.turnRange(k)
+		if h := p.newestSummary(end); h != hoist {
+			hoist, hoistTok = h, p.cnt(h) // a summary of the turn now dropped
 		}
 		lift(end)
 		body -= p.sc.turnEl[last-k]
@@ -518,6 +625,9 @@ func (p *planner) chooseTurns() {
 	if k > 0 && len(p.pins) > 0 {
 		if p.kp = p.pinnedTurns(p.start(k), hoist); p.kp == k {
 			cost += p.crumbPart(0) - p.crumbPart(k)
+			if hoist >= 0 && hoist < p.low {
+				p.stray, p.strayTok = hoist, hoistTok // sent in place now: cnt finds it
+			}
 			k, p.kp, pinDrop, hoist, hoistTok = 0, 0, 0, -1, 0
 		}
 	}
@@ -755,11 +865,6 @@ func (p *planner) count(m Message) int {
 	return min(clampCount(p.o.counter.CountMessage(m)), p.capPer)
 }
 
-// endsWithNudge reports whether the message before view[i] is a nudge.
-func endsWithNudge(view []Message, i int) bool {
-	return i > 0 && view[i-1].Kind == KindNudge
-}
-
 // hasReasoning reports whether m holds a reasoning part.
 func hasReasoning(m Message) bool {
 	for i := range m.Parts {
@@ -908,7 +1013,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 			tokens += p.cnt(it)
 		}
 	}
-	if len(p.cands) == 0 || (tokens <= p.target && !p.o.prune) {
+	if len(p.cands) == 0 || (tokens <= p.target && !p.c.prune) {
 		return tokens, nil, nil
 	}
 	type hit struct{ ci, j int }
@@ -925,7 +1030,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	slices.SortFunc(hits, func(a, b hit) int { return a.ci - b.ci })
 	k := 0
 	for ; k < len(hits); k++ {
-		if tokens <= p.target && !p.o.prune {
+		if tokens <= p.target && !p.c.prune {
 			break
 		}
 		elide = append(elide, hits[k].ci)
@@ -954,7 +1059,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	// arguments on its own) leave the plan above its target: elide on. A
 	// result whose assistant message is counted already is elided without
 	// clearing its call, so that no message is counted twice more.
-	for ; k < len(hits) && tokens > p.target && !p.o.prune; k++ {
+	for ; k < len(hits) && tokens > p.target && !p.c.prune; k++ {
 		h := hits[k]
 		c := &p.cands[h.ci]
 		elide = append(elide, h.ci)

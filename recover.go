@@ -150,11 +150,10 @@ func RecoverOverflow(msgs []Message, providerErr error, attempt int, opts ...Opt
 	attempt = max(attempt, 1)
 	o := newOptions(opts)
 	defer o.release()
-	o.reason = ReasonOverflow
-	o.attempt = attempt
+	c := &call{reason: ReasonOverflow, attempt: attempt}
 	// The target is derived from the trim's own count of the history, so
 	// each message is counted once.
-	o.budgetFor = func(est int) int {
+	c.budgetFor = func(est int) int {
 		if o.calib != nil && est > 1 {
 			// What was sent against what the provider counted: an
 			// observation like an accepted request's usage. When the
@@ -166,13 +165,13 @@ func RecoverOverflow(msgs []Message, providerErr error, attempt int, opts ...Opt
 		}
 		return overflowTarget(est, ov, attempt)
 	}
-	res, err := trimToBudget(msgs, 1, o)
+	res, err := trimToBudget(msgs, 1, o, c)
 	if err == nil && !res.Trimmed && res.OrphansRemoved == 0 && res.TokensBefore <= 1 {
 		// The Counter priced the history at 0 or 1 token: no target is
 		// below that, so nothing was cut. Count with Heuristic instead
 		// (see the doc comment); this second count happens only here.
 		o.counter = heuristic{}
-		res, err = trimToBudget(msgs, 1, o)
+		res, err = trimToBudget(msgs, 1, o, c)
 	}
 	if err != nil && !errors.Is(err, ErrLatestTurnTooLarge) {
 		return res, err

@@ -134,7 +134,7 @@ type summaryState struct {
 // place of the turn breadcrumb. reserve is what the trim reserved for it
 // (counted in res as overhead). It returns the outcome for the Event and
 // the summary state to remember.
-func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserve int, o *options, prev summaryState) (string, summaryState) {
+func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserve int, o *options, c *call, prev summaryState) (string, summaryState) {
 	// The trim reserved room for the summary; whatever happens, it is not
 	// part of the request.
 	res.TokensAfter -= reserve
@@ -179,8 +179,8 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 		case k < 0 && res.Messages[j].Kind == KindBreadcrumb:
 			res.TokensAfter -= clampCount(o.counter.CountMessage(res.Messages[j]))
 			out, kpt, placed = append(out, sum), append(kpt, -1), true
-			if o.outCounts != nil && j < len(*o.outCounts) {
-				(*o.outCounts)[j] = tok
+			if c.outCounts != nil && j < len(*c.outCounts) {
+				(*c.outCounts)[j] = tok
 			}
 			continue
 		case k < 0 || (k >= lead && msgs[k].Kind != KindSummary):
@@ -193,8 +193,8 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 		insertedAt = len(out)
 		out, kpt = append(out, sum), append(kpt, -1)
 	}
-	if o.outCounts != nil && insertedAt >= 0 && insertedAt <= len(*o.outCounts) {
-		*o.outCounts = slices.Insert(*o.outCounts, insertedAt, tok)
+	if c.outCounts != nil && insertedAt >= 0 && insertedAt <= len(*c.outCounts) {
+		*c.outCounts = slices.Insert(*c.outCounts, insertedAt, tok)
 	}
 	if insertedAt >= 0 && len(res.Modified) > 0 {
 		mod := make([]int, len(res.Modified))

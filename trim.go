@@ -1,101 +1,9 @@
-// This file owns the trim entry points, TrimToRecentTurns and Turns, and the
-// Result they return: it validates, sweeps, asks plan.go what to keep, and
-// materialises the decision (messages, original indices, dropped messages,
-// the event).
+// This file owns the trim entry points, TrimToRecentTurns and Turns, and
+// trimToBudget, which every entry point runs: it checks the call, prepares
+// the view (validated and swept as far as the trim reads it), asks the
+// planner (plan*.go) what to keep, and materialises the decision.
 
 package history
-
-import (
-	"slices"
-	"strconv"
-)
-
-// Result is the outcome of a trim: what [TrimToRecentTurns],
-// [Trimmer.Trim] and [RecoverOverflow] return.
-//
-// Kept parallels Messages in every Result: len(Kept) == len(Messages),
-// whether or not anything changed, so [Apply] can map it back onto the
-// caller's own messages. A Result returned with an error other than a
-// *[BudgetError], a *[RecoverError] or [ErrNotOverflow] holds no decision:
-// after invalid input, options or budget, or a failed archive, Messages and
-// Kept are both nil. After ErrNotOverflow from [RecoverOverflow], Messages is
-// the input, untouched, and Kept is 0, 1, 2, ...
-//
-// What it shares with the input: when nothing was removed or changed,
-// Messages is the input slice itself, clipped to its length (no copy is
-// made; appending to it cannot write into the caller's array). Otherwise
-// Messages and Kept are new slices, and Dropped is either one run of the
-// input slice (clipped, when the dropped messages are contiguous) or a new
-// slice. In every case the messages in Messages and Dropped are shallow
-// copies: their Parts and ToolCalls share backing arrays with the caller's
-// messages (except tool calls the sweep stripped, which are new). The library
-// never writes to them; treat them as read-only, or [Message.Clone] a message
-// before editing its parts or calls.
-type Result struct {
-	// Messages is the history to send, breadcrumb included when anything was
-	// dropped. In a Result that holds a decision it is never empty when the
-	// input was not.
-	Messages []Message
-	// Kept gives, for each element of Messages, its index in the input, or
-	// -1 for a message the library inserted (a breadcrumb, or the summary a
-	// [Trimmer] placed under [WithSummarizer]). In a Result that
-	// holds a decision it has len(Messages) entries; when nothing changed it
-	// is 0, 1, 2, ...
-	// The indices ascend, except that a summary moved into the prefix (see
-	// [Summaries]) and pinned messages lifted out of dropped turns or steps
-	// ([WithPin]) may come before messages that precede them in the input.
-	// [Apply] uses it to map the decision back onto the caller's own types.
-	// Where Messages holds a changed copy of an input message (an elided
-	// result, tool calls stripped by the sweep, arguments cleared under
-	// [ElideOptions.ClearArguments]), Kept still names the original.
-	Kept []int
-	// Dropped holds every input message that is not in Messages, oldest
-	// first, exactly as the caller gave it, so the caller can archive it.
-	// Breadcrumbs the library replaced with a new one are not listed.
-	Dropped []Message
-	// Trimmed reports that something was dropped or elided to fit the
-	// budget: at least one turn, step or tool result. A Result can be
-	// Trimmed and still over budget (see [ErrLatestTurnTooLarge]).
-	Trimmed bool
-	// DroppedMessages counts the messages dropped with whole turns. Messages
-	// removed by the orphan sweep are counted in OrphansRemoved instead, so
-	// len(Dropped) can exceed DroppedMessages.
-	DroppedMessages int
-	// DroppedTurns and KeptTurns count whole turns dropped and sent.
-	DroppedTurns int
-	KeptTurns    int
-	// TokensBefore is the count of the history after the orphan sweep and
-	// before trimming, or -1 when the trim did not count it all: a trim
-	// counts newest first and stops once it knows what to keep, so the
-	// dropped part is usually not counted ([WithFullCount] counts it).
-	// TokensAfter is the count of Messages, breadcrumb included; it is
-	// always exact. Both are sums of [Counter.CountMessage], each count
-	// clamped as [TrimToRecentTurns] describes, plus the request's overhead
-	// ([WithOverhead], 0 by default): the whole request as the Counter sees
-	// it, what [Calibration.Observe] takes.
-	TokensBefore int
-	TokensAfter  int
-	// Budget is the budget that was asked for ([RecoverOverflow]: the
-	// budget it derived).
-	Budget int
-	// OrphansRemoved counts tool results removed and tool calls stripped by
-	// the orphan sweep ([SweepReport.Total]).
-	OrphansRemoved int
-	// DroppedSteps counts steps dropped inside the latest turn ([WithStepTrim]);
-	// their messages are included in DroppedMessages.
-	DroppedSteps int
-	// ElidedResults counts tool results whose content was replaced by a
-	// placeholder ([WithElision]). They stay in Messages, with [KindElided].
-	ElidedResults int
-	// Modified lists, ascending, the positions in Messages of the kept
-	// messages that differ from the input message Kept names: a tool
-	// result elided under [WithElision], an assistant message whose
-	// unanswered tool calls the orphan sweep stripped, or whose calls'
-	// arguments were cleared ([ElideOptions.ClearArguments]: same calls,
-	// IDs and names, some Arguments replaced; same Kind), or both. Nil
-	// when there are none. [ApplyFunc] rebuilds these from Messages.
-	Modified []int
-}
 
 // TrimToRecentTurns returns the longest suffix of whole turns of msgs that
 // fits budget tokens together with the prefix and a breadcrumb.
@@ -103,11 +11,17 @@ type Result struct {
 // Step by step:
 //
 //  1. The options are checked (an *[OptionError] wrapping
-//     [ErrInvalidOption]), msgs is validated (a *[MessageError] wrapping
-//     [ErrInvalidMessage]) and budget must be positive ([ErrInvalidBudget]);
-//     on error the Result is empty.
+//     [ErrInvalidOption]), budget must be positive ([ErrInvalidBudget]),
+//     and every message the trim reads is validated (a *[MessageError]
+//     wrapping [ErrInvalidMessage]); on error the Result is empty. A trim
+//     reads the leading block, the turns it counts (newest first, as far
+//     as the decision needs) and the pinned messages; a malformed message
+//     among the older turns it drops unread is not reported, since it is
+//     not sent.
 //  2. The orphan sweep removes unpaired tool results and calls (see
-//     [SweepOrphans]), unless [WithoutOrphanSweep].
+//     [SweepOrphans]), unless [WithoutOrphanSweep], in what the trim reads;
+//     orphans in the turns it drops unread are dropped with them and not
+//     counted in [Result.OrphansRemoved].
 //  3. Each message is counted once with the [Counter] ([WithCounter],
 //     default [Heuristic]). If the total fits the budget, the history is
 //     returned as it is: no breadcrumb, no event, Kept 0, 1, 2, ...
@@ -142,7 +56,7 @@ type Result struct {
 func TrimToRecentTurns(msgs []Message, budget int, opts ...Option) (Result, error) {
 	o := newOptions(opts)
 	defer o.release()
-	return trimToBudget(msgs, budget, o)
+	return trimToBudget(msgs, budget, o, budgetCall())
 }
 
 // Turns returns the turns of msgs, oldest first, as index ranges into msgs:
@@ -175,333 +89,196 @@ func Turns(msgs []Message, opts ...Option) []Turn {
 	return turns
 }
 
-// trimToBudget is the shared implementation of the trim entry points.
-func trimToBudget(msgs []Message, budget int, o *options) (Result, error) {
+// trimToBudget is the shared implementation of the trim entry points: o
+// is the user's options, c the entry point's instructions.
+func trimToBudget(msgs []Message, budget int, o *options, c *call) (Result, error) {
+	if c.cut != nil {
+		*c.cut = cutInfo{start: -1, hoist: -1}
+	}
+	budget, err := c.budget(budget, o)
 	res := Result{Budget: budget}
-	if o.cut != nil {
-		*o.cut = cutInfo{start: -1, hoist: -1}
-	}
-	if o.err != nil {
-		return res, o.err
-	}
-	if budget <= 0 {
-		return res, ErrInvalidBudget
-	}
-	if o.calib != nil && o.budgetFor == nil {
-		budget = o.calib.Budget(budget)
-		res.Budget = budget
-	}
-	if err := validate(msgs); err != nil {
+	if err != nil {
 		return res, err
 	}
 	if err := checkPins(msgs, o.pins); err != nil {
 		return res, err
 	}
-
-	// The view is what the caller would send without trimming: msgs after
-	// the orphan sweep. index maps view positions to msgs (nil: identity).
-	view, index := msgs, []int(nil)
-	if !o.noSweep {
-		if out, idx, rep := sweep(msgs, true); out != nil {
-			view, index = out, idx
-			res.OrphansRemoved = rep.Total()
-		}
-	}
-
 	sc := scratchPool.Get().(*scratch)
 	defer sc.put()
-	if o.memo == nil && o.record == nil && o.budgetFor == nil && !o.prune {
-		// The common case first: one tight pass, newest first, that
-		// either shows the history fits or hands its counts on.
-		if total, turns, ok := fitsFast(sc, view, o.limit(budget), o); ok {
-			sendView(&res, msgs, view, index)
-			res.TokensBefore, res.TokensAfter, res.KeptTurns = total, total, turns
-			return res, nil
+	lazy := c.budgetFor == nil && c.memo == nil && c.record == nil && !c.prune && !o.fullCount
+	if lazy {
+		// Validate and sweep only what the plan reads; orphans there send
+		// the trim down the full path, which sweeps the whole history.
+		res, err, done := plan(sc, msgs, msgs, nil, 0, budget, o, c, true)
+		if done {
+			return res, err
+		}
+		c.memo = sc.call.memo
+	}
+	if err := validate(msgs); err != nil {
+		return res, err
+	}
+	view, index := msgs, []int(nil)
+	orphans := 0
+	if !o.noSweep {
+		if out, idx, rep := sweep(msgs, true); out != nil {
+			view, index, orphans = out, idx, rep.Total()
 		}
 	}
-	p := newPlanner(sc, msgs, view, index, o)
-	turns := p.turns
+	res, err, _ = plan(sc, msgs, view, index, orphans, budget, o, c, false)
+	return res, err
+}
+
+// budget returns the budget the call trims to, after the options' error
+// and the budget's own are checked: the calibrated budget under
+// WithCalibration, unless the entry point derives its own.
+func (c *call) budget(budget int, o *options) (int, error) {
+	switch {
+	case o.err != nil:
+		return budget, o.err
+	case budget <= 0:
+		return budget, ErrInvalidBudget
+	case o.calib != nil && c.budgetFor == nil:
+		return o.calib.Budget(budget), nil
+	}
+	return budget, nil
+}
+
+// plan trims view, msgs after the orphan sweep (index maps it to msgs,
+// nil: identity; orphans is what the sweep removed), to budget. With lazy, view is msgs itself, neither
+// validated nor swept: the planner prepares what it reads, and when it
+// meets orphans plan returns done false, having recorded its counts in
+// c.memo for the full path to reuse.
+func plan(sc *scratch, msgs, view []Message, index []int, orphans, budget int, o *options, c *call, lazy bool) (res Result, err error, done bool) {
+	res = Result{Budget: budget, OrphansRemoved: orphans}
+	// The planner works on its own copy of the call (in the pooled
+	// scratch, so that the call does not escape); it reports back through
+	// the call's pointers, and a lazy plan it abandons through sc.call.memo.
+	sc.call = *c
+	p := newPlanner(sc, msgs, view, index, o, &sc.call, lazy)
+	if c.memo == nil && c.record == nil && c.budgetFor == nil && !c.prune {
+		// The common case first: one tight pass, newest first, that
+		// either shows the history fits or hands its counts on.
+		if total, ok := p.fitsFast(o.limit(budget)); ok {
+			sendView(&res, msgs, view, index)
+			res.TokensBefore, res.TokensAfter, res.KeptTurns = total, total, p.turns
+			return res, nil, true
+		}
+	}
+	p.countLead()
+	complete, fits := p.measure(budget)
+	if p.stopped() {
+		return p.abandon(res)
+	}
+	res.TokensBefore, res.Budget, budget = -1, p.budget, p.cmpBudget
+	if complete {
+		res.TokensBefore = p.total
+	}
+	if fits {
+		// Fits, or nothing can be dropped: send the (swept) view.
+		sendView(&res, msgs, view, index)
+		res.TokensAfter, res.KeptTurns = p.total, p.turns
+		if p.total > budget {
+			return res, &BudgetError{Need: p.total, Budget: res.Budget, Pinned: p.pinnedTok - p.extra + p.oldCrumbTok, Overhead: p.extra}, true
+		}
+		return res, nil, true
+	}
+	items, elide, at, tokens := p.decide()
+	if p.stopped() {
+		return p.abandon(res)
+	}
+	if err := p.archive(elide); err != nil {
+		return Result{Budget: budget}, err, true
+	}
+	p.materialize(&res, items, elide, at, tokens)
+	if o.onTrim != nil && res.Trimmed {
+		o.onTrim(newEvent(&res, c.reason, c.attempt, o.labels))
+	}
+	if res.TokensAfter > budget {
+		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Overhead: p.extra,
+			Pinned: p.pinnedTok - p.extra + p.hoistTok + p.pinDrop + p.crumbPart(p.k)}, true
+	}
+	return res, nil, true
+}
+
+// abandon ends a lazy plan that met an invalid message (its error is the
+// trim's) or orphans: then the counts made so far go to c.memo, by index
+// into the input, and the full path plans again without counting them.
+func (p *planner) abandon(res Result) (Result, error, bool) {
+	if p.err != nil {
+		return res, p.err, true
+	}
+	memo := make([]int, p.n)
+	for i := range memo {
+		memo[i] = -1
+	}
+	for j, c := range p.sc.fast {
+		memo[p.n-1-j] = c
+	}
+	copy(memo, p.sc.pre)
+	for j, c := range p.sc.rc {
+		memo[p.n-1-j] = c
+	}
+	p.c.memo = memo // sc.call's: trimToBudget hands it to the full path
+	return res, nil, false
+}
+
+// measure counts the history as far as the decision needs (newest first,
+// stopping once no older turn can be kept, unless everything must be
+// counted), settles the budget (RecoverOverflow derives it from the
+// count), and reports whether every message was counted and whether the
+// view is sent as it is: it fits, or nothing can be dropped.
+func (p *planner) measure(budget int) (complete, fits bool) {
+	o, c := p.o, p.c
 	ladder := o.elide != nil || o.stepTrim
 	// Count newest first and stop once the decision is made, unless the
 	// whole count is needed: for the budget (RecoverOverflow), on request
 	// (WithFullCount), or when nothing could be dropped anyway.
-	all := o.budgetFor != nil || o.fullCount || o.prune || turns == 0 || (turns == 1 && !ladder)
+	all := c.budgetFor != nil || o.fullCount || c.prune || p.turns == 0 || (p.turns == 1 && !ladder)
 	p.target = o.target(budget)
-	complete := p.countSuffix(o.limit(budget), all)
-	total := p.total
-	res.TokensBefore = -1
-	if complete {
-		res.TokensBefore = total
+	complete = p.countSuffix(o.limit(budget), all)
+	if c.budgetFor != nil {
+		budget = max(c.budgetFor(p.total), 1)
 	}
-	if o.budgetFor != nil {
-		budget = max(o.budgetFor(total), 1)
-		res.Budget = budget
-	}
+	p.budget = budget
 	// A capped count stands for "more than any budget": make sure the
 	// comparison says so.
 	if p.capped {
 		budget = min(budget, p.capPer-1)
 	}
+	p.cmpBudget = budget
 	p.target = o.target(budget)
-
-	prune := o.prune && o.elide != nil && turns > 0
-	if complete && !prune && (total <= o.limit(budget) || turns == 0 || (turns == 1 && !ladder)) {
-		// Fits, or nothing can be dropped: send the (swept) view.
-		sendView(&res, msgs, view, index)
-		res.TokensAfter = total
-		res.KeptTurns = turns
-		if total > budget {
-			return res, &BudgetError{Need: total, Budget: res.Budget, Pinned: p.pinnedTok - p.extra + p.oldCrumbTok, Overhead: p.extra}
-		}
-		return res, nil
+	prune := c.prune && o.elide != nil && p.turns > 0
+	fits = complete && !prune && (p.total <= o.limit(budget) || p.turns == 0 || (p.turns == 1 && !ladder))
+	if !fits && c.pruneOver {
+		c.prune = true // over budget: a maintenance point
 	}
+	return complete, fits
+}
 
-	if o.pruneOver {
-		o.prune = true // over budget: a maintenance point
-	}
+// decide makes the plan: which turns, steps and results go. It returns
+// the planned output (see items), the elision candidates chosen with
+// their positions in it, and its tokens.
+func (p *planner) decide() (items, elide, at []int, tokens int) {
 	p.countCrumb()
 	p.chooseTurns()
-	if o.stepTrim && p.over() {
+	if p.o.stepTrim && p.over() {
 		p.chooseSteps()
 	}
-	items := p.items()
-	tokens, elide, at := p.chooseElisions(items)
-	if o.elide != nil && len(elide) > 0 && !o.noArchive {
-		chosen := make([]elideCand, len(elide))
-		for i, c := range elide {
-			chosen[i] = p.cands[c]
-		}
-		if err := archive(view, chosen, o.elide); err != nil {
-			return Result{Budget: budget}, err
-		}
-	}
-
-	if o.outCounts != nil {
-		c := make([]int, len(items))
-		for j, it := range items {
-			switch it {
-			case itemTurnCrumb:
-				c[j] = p.crumbTok
-			case itemStepCrumb:
-				c[j] = p.stepCrumbTok()
-			default:
-				c[j] = p.cnt(it)
-			}
-		}
-		for e, ci := range elide {
-			c[at[e]] -= p.cands[ci].saved - p.cands[ci].argSaved
-		}
-		for _, g := range p.cleared {
-			c[g.pos] = g.count
-		}
-		*o.outCounts = c
-	}
-
-	// Materialise: messages, original indices, replaced breadcrumbs. Runs
-	// of consecutive view indices (nearly all of the output) are copied in
-	// bulk; elided results are patched in afterwards.
-	out := make([]Message, len(items))
-	keptView := 0
-	for j := 0; j < len(items); {
-		switch it := items[j]; it {
-		case itemTurnCrumb:
-			out[j] = o.breadcrumb
-			items[j] = -1
-			j++
-		case itemStepCrumb:
-			out[j] = o.stepBreadcrumb()
-			items[j] = -1
-			j++
-		default:
-			r := j + 1
-			for r < len(items) && items[r] == items[r-1]+1 {
-				r++
-			}
-			copy(out[j:r], view[it:it+r-j])
-			keptView += r - j
-			for ; j < r; j++ {
-				if index != nil {
-					items[j] = index[items[j]]
-				}
-			}
-		}
-	}
-	for e, ci := range elide {
-		c := &p.cands[ci]
-		out[at[e]] = elided(view[c.idx], c.text)
-	}
-	changed := at
-	if len(p.cleared) > 0 {
-		changed = slices.Clip(at)
-		for _, g := range p.cleared {
-			out[g.pos] = g.msg
-			changed = append(changed, g.pos)
-		}
-	}
-	orig := func(i int) int {
-		if index == nil {
-			return i
-		}
-		return index[i]
-	}
-	replaced := make([]int, len(p.replaced))
-	for i, v := range p.replaced {
-		replaced[i] = orig(v)
-	}
-
-	res.Messages = out
-	res.Kept = items
-	if index != nil || len(changed) > 0 {
-		res.Modified = stripped(msgs, out, items, changed)
-	}
-	res.Dropped = dropped(msgs, items, replaced)
-	res.DroppedMessages = len(view) - keptView - len(replaced)
-	res.DroppedTurns = p.k - p.kp
-	res.KeptTurns = turns - res.DroppedTurns
-	res.DroppedSteps = p.d
-	res.ElidedResults = len(elide)
-	res.TokensAfter = tokens
-	res.Trimmed = p.k > 0 || p.d > 0 || len(elide) > 0
-	if o.cut != nil {
-		*o.cut = cutInfo{start: -1, hoist: -1}
-		if p.k > 0 {
-			o.cut.start = orig(p.start(p.k))
-		}
-		if p.hoist >= 0 {
-			o.cut.hoist = orig(p.hoist)
-		}
-		o.cut.replaced = replaced
-		o.cut.survived = index
-	}
-
-	if o.onTrim != nil && res.Trimmed {
-		o.onTrim(newEvent(&res, o.reason, o.attempt, o.labels))
-	}
-	if res.TokensAfter > budget {
-		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Pinned: p.pinnedTok - p.extra + p.hoistTok + p.pinDrop + p.crumbPart(p.k), Overhead: p.extra}
-	}
-	return res, nil
+	items = p.items()
+	tokens, elide, at = p.chooseElisions(items)
+	return items, elide, at, tokens
 }
 
-// sendView sets res to send view, msgs after the orphan sweep, untrimmed:
-// index maps view to msgs (nil: view is msgs).
-func sendView(res *Result, msgs, view []Message, index []int) {
-	res.Messages = view[:len(view):len(view)]
-	if index == nil {
-		res.Kept = identity(len(view))
-		return
-	}
-	res.Kept = index
-	res.Dropped = dropped(msgs, index, nil)
-	res.Modified = stripped(msgs, view, index, nil)
-}
-
-// stripped returns, ascending, the positions in out of the messages that
-// differ from the input message kept names: those whose tool calls the
-// orphan sweep stripped, and the positions in changed (elided results,
-// assistant messages whose calls' arguments were cleared). Nil when there
-// are none.
-func stripped(msgs, out []Message, kept, changed []int) []int {
-	var mod []int
-	for j, k := range kept {
-		if k >= 0 && len(out[j].ToolCalls) != len(msgs[k].ToolCalls) {
-			mod = append(mod, j)
-		}
-	}
-	if len(changed) == 0 {
-		return mod
-	}
-	mod = append(mod, changed...)
-	slices.Sort(mod)
-	return slices.Compact(mod)
-}
-
-// identity returns 0, 1, ..., n-1.
-func identity(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
-	}
-	return s
-}
-
-// dropped returns, in order, the messages of msgs whose index is neither
-// in kept (-1 entries ignored) nor in replaced (breadcrumbs the trim
-// replaced with new ones). Its cost follows the kept indices, not len(msgs):
-// when the dropped messages form one run, the result is that run of msgs
-// itself (clipped, no copy); otherwise the runs are copied in bulk.
-func dropped(msgs []Message, kept, replaced []int) []Message {
-	stay := make([]int, 0, len(kept)+len(replaced))
-	for _, k := range kept {
-		if k >= 0 {
-			stay = append(stay, k)
-		}
-	}
-	stay = append(stay, replaced...)
-	slices.Sort(stay)
-	// The gaps between consecutive kept indices are the dropped runs.
-	var runs [][2]int
-	n, prev := 0, -1
-	for _, k := range append(stay, len(msgs)) {
-		if k > prev+1 {
-			runs = append(runs, [2]int{prev + 1, k})
-			n += k - prev - 1
-		}
-		prev = max(prev, k)
-	}
-	switch len(runs) {
-	case 0:
+// archive hands the originals of the results the plan elides to
+// ElideOptions.Archive and Store, unless the call archives nothing.
+func (p *planner) archive(elide []int) error {
+	if p.o.elide == nil || len(elide) == 0 || p.c.noArchive {
 		return nil
-	case 1:
-		return msgs[runs[0][0]:runs[0][1]:runs[0][1]]
 	}
-	out := make([]Message, 0, n)
-	for _, r := range runs {
-		out = append(out, msgs[r[0]:r[1]]...)
+	chosen := make([]elideCand, len(elide))
+	for i, c := range elide {
+		chosen[i] = p.cands[c]
 	}
-	return out
-}
-
-// checkPins reports the first pin ([WithPin]) that names no message of msgs
-// or a message that cannot be kept apart from its turn.
-func checkPins(msgs []Message, pins []int) error {
-	for _, i := range pins {
-		reason := ""
-		switch {
-		case i >= len(msgs):
-			reason = "index " + strconv.Itoa(i) + " is outside the history of " + strconv.Itoa(len(msgs)) + " messages"
-		case msgs[i].Role == RoleTool:
-			reason = "message " + strconv.Itoa(i) + " is a tool result; it cannot be kept without its call"
-		case len(msgs[i].ToolCalls) > 0:
-			reason = "message " + strconv.Itoa(i) + " has tool calls; it cannot be kept without their results"
-		case msgs[i].Kind == KindBreadcrumb:
-			reason = "message " + strconv.Itoa(i) + " is a breadcrumb, which a trim replaces"
-		}
-		if reason != "" {
-			return &OptionError{Option: "WithPin", Reason: reason}
-		}
-	}
-	return nil
-}
-
-// Positions returns, for each of the given input indices, its position in
-// r.Messages, or -1 when that message was not kept (dropped, or never in
-// the input). A runtime that keeps the trimmed output and trims it again
-// later uses it to carry its pins over: WithPin(res.Positions(pins...)...).
-// It costs O(len(Kept) + len(indices)) and never modifies r.
-func (r Result) Positions(indices ...int) []int {
-	at := make(map[int]int, len(indices))
-	for _, i := range indices {
-		at[i] = -1
-	}
-	for j, k := range r.Kept {
-		if _, ok := at[k]; ok && k >= 0 {
-			at[k] = j
-		}
-	}
-	out := make([]int, len(indices))
-	for n, i := range indices {
-		out[n] = at[i]
-	}
-	return out
+	return archive(p.view, chosen, p.o.elide)
 }

@@ -186,29 +186,22 @@ func (t *Trimmer) Trim(msgs []Message, budget int) (Result, error) {
 func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (Result, error) {
 	o := newOptions(t.opts)
 	defer o.release()
-	now := time.Now
-	if o.clock != nil {
-		now = o.clock
-	}
-	coldAfter := DefaultColdAfter
-	if o.coldAfter > 0 {
-		coldAfter = o.coldAfter
-	}
-	at := now()
+	at := o.now()
 	t.mu.Lock()
 	st, last, sum, prev := t.st, t.last, t.sum, t.prev
 	t.last = at
 	t.mu.Unlock()
 
+	c := budgetCall()
 	// A cold resume: the provider's cache has expired, so this request
 	// pays for its whole prompt anyway. Plan afresh and prune.
-	cold := !last.IsZero() && at.Sub(last) > coldAfter
+	cold := !last.IsZero() && at.Sub(last) > o.retention()
 	if o.elide != nil && cold {
-		o.prune, o.reason = true, ReasonColdResume
+		c.prune, c.reason = true, ReasonColdResume
 		st = trimState{}
 	}
 	if st.n > 0 && o.err == nil {
-		res, ok, memo := t.reuse(msgs, budget, &st)
+		res, ok, memo := t.reuse(msgs, budget, &st, o)
 		if ok {
 			if o.onTrim != nil { // the next event compares its prompt with this one
 				keys := promptKeys(&res)
@@ -218,26 +211,32 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 			}
 			return res, nil
 		}
-		o.memo = memo // what the check counted is not counted again
+		c.memo = memo // what the check counted is not counted again
 	}
-	// A maintenance point: a new plan. At it, elide every eligible result.
-	o.pruneOver = true
-	// Its event is reported once the cost of the new prompt is known.
+	return t.replan(ctx, msgs, budget, o, c, sum, prev, cold)
+}
+
+// replan makes a new plan at a maintenance point, remembers it, and
+// reports its event once the cost of the new prompt is known (prev is the
+// previous request's prompt, cold whether its cache has expired).
+func (t *Trimmer) replan(ctx context.Context, msgs []Message, budget int, o *options, c *call, sum summaryState, prev []promptKey, cold bool) (Result, error) {
+	// At a maintenance point, elide every eligible result.
+	c.pruneOver = true
 	userOnTrim := o.onTrim
 	var ev *Event
 	if userOnTrim != nil {
 		o.onTrim = func(e Event) { ev = &e }
 	}
 	var counts []int
-	o.outCounts = &counts
+	c.outCounts = &counts
 	var res Result
 	var err error
 	var cut cutInfo
 	if o.summarizer != nil && o.err == nil {
-		res, cut, sum, err = t.planWithSummary(ctx, msgs, budget, o, sum)
+		res, cut, sum, err = t.planWithSummary(ctx, msgs, budget, o, c, sum)
 	} else {
-		o.cut = &cut
-		res, err = trimToBudget(msgs, budget, o)
+		c.cut = &cut
+		res, err = trimToBudget(msgs, budget, o, c)
 		sum = summaryState{}
 	}
 	var be *BudgetError
@@ -252,18 +251,7 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 		keys = promptKeys(&res)
 	}
 	if ev != nil {
-		e := *ev
-		if len(counts) == len(keys) {
-			e.Rewritten = rewritten(prev, keys, counts)
-		}
-		if o.prices != nil {
-			written := e.TokensAfter
-			if prev != nil && !cold {
-				written = min(e.Rewritten, e.TokensAfter)
-			}
-			e.Billed = float64(e.TokensAfter-written)*o.prices.Read + float64(written)*o.prices.Write
-		}
-		userOnTrim(e)
+		userOnTrim(priced(*ev, prev, keys, counts, o.prices, cold))
 	}
 	t.mu.Lock()
 	t.st, t.sum, t.prev = next, sum, keys
@@ -271,38 +259,54 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	return res, err
 }
 
+// priced completes the event of a maintenance point with what it rewrites
+// in the provider's cache against the previous prompt prev, and what it
+// bills under prices (nil: not billed).
+func priced(e Event, prev, keys []promptKey, counts []int, prices *Prices, cold bool) Event {
+	if len(counts) == len(keys) {
+		e.Rewritten = rewritten(prev, keys, counts)
+	}
+	if prices != nil {
+		written := e.TokensAfter
+		if prev != nil && !cold {
+			written = min(e.Rewritten, e.TokensAfter)
+		}
+		e.Billed = float64(e.TokensAfter-written)*prices.Read + float64(written)*prices.Write
+	}
+	return e
+}
+
 // planWithSummary makes a new plan under WithSummarizer. A first pass,
 // with no effects (no event, no archive), tells whether whole turns must
 // go; if they must, the trim reserves the summary's budget, drops them and
 // the Summarizer writes the summary that stands for them. The first pass's
 // counts are reused, so no message is counted twice.
-func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget int, o *options, prev summaryState) (Result, cutInfo, summaryState, error) {
-	probe := newOptions(t.opts)
-	defer probe.release()
-	probe.onTrim, probe.prune, probe.pruneOver, probe.memo, probe.noArchive = nil, o.prune, true, o.memo, true
-	probe.record = make([]int, len(msgs))
-	for i := range probe.record {
-		probe.record[i] = -1
-	}
+func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget int, o *options, c *call, prev summaryState) (Result, cutInfo, summaryState, error) {
+	probe := *o
+	probe.onTrim = nil
 	var pc cutInfo
-	probe.cut = &pc
-	r0, _ := trimToBudget(msgs, budget, probe)
-	memo := o.memo
+	pcall := &call{reason: c.reason, prune: c.prune, pruneOver: true, memo: c.memo, noArchive: true, cut: &pc,
+		record: make([]int, len(msgs))}
+	for i := range pcall.record {
+		pcall.record[i] = -1
+	}
+	r0, _ := trimToBudget(msgs, budget, &probe, pcall)
+	memo := c.memo
 	if memo == nil {
-		memo = probe.record
+		memo = pcall.record
 	} else {
-		for i, c := range probe.record {
-			if c >= 0 {
-				memo[i] = c
+		for i, n := range pcall.record {
+			if n >= 0 {
+				memo[i] = n
 			}
 		}
 	}
-	o.memo = memo
+	c.memo = memo
 
 	var cut cutInfo
-	o.cut = &cut
+	c.cut = &cut
 	if r0.DroppedTurns == 0 {
-		res, err := trimToBudget(msgs, budget, o)
+		res, err := trimToBudget(msgs, budget, o, c)
 		return res, cut, summaryState{}, err
 	}
 	// The passes below may be redone, so results are archived once, at
@@ -312,9 +316,9 @@ func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget in
 	if o.elide != nil {
 		archiveFn, store = o.elide.Archive, o.elide.Store
 	}
-	o.noArchive = true
+	c.noArchive = true
 	reserve := o.summarizer.opts.MaxTokens
-	userOnTrim, overhead := o.onTrim, o.overhead
+	userOnTrim := o.onTrim
 	var ev *Event
 	o.onTrim = func(e Event) { ev = &e }
 	finish := func(res Result, err error, status string, next summaryState) (Result, cutInfo, summaryState, error) {
@@ -328,7 +332,7 @@ func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget in
 			}
 		}
 		if userOnTrim != nil && ev != nil {
-			e := newEvent(&res, o.reason, o.attempt, o.labels)
+			e := newEvent(&res, c.reason, c.attempt, o.labels)
 			e.Summary = status
 			userOnTrim(e)
 		}
@@ -336,17 +340,17 @@ func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget in
 	}
 	// Whole turns go: reserve the summary's room; the event is reported
 	// once the summary is settled.
-	o.overhead = satAdd(overhead, reserve)
-	res, err := trimToBudget(msgs, budget, o)
-	o.overhead = overhead
+	c.reserve = reserve
+	res, err := trimToBudget(msgs, budget, o, c)
+	c.reserve = 0
 	if err != nil || res.DroppedTurns == 0 || cut.start < 0 {
 		// The latest turn leaves no room for a summary (or the plan
 		// changed): the plain trim.
-		o.cut = &cut
-		res, err = trimToBudget(msgs, budget, o)
+		c.cut = &cut
+		res, err = trimToBudget(msgs, budget, o, c)
 		return finish(res, err, "", summaryState{})
 	}
-	status, next := summarize(ctx, msgs, &res, cut.start, reserve, o, prev)
+	status, next := summarize(ctx, msgs, &res, cut.start, reserve, o, c, prev)
 	if status != SummaryWritten {
 		next = prev // kept for the next maintenance point to fold in
 	}
@@ -358,7 +362,7 @@ func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget in
 // Safety in the [Trimmer] documentation) and that fits budget. When it does
 // not, it returns the counts it made, by index into msgs (negative: not
 // counted), for the fresh trim.
-func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool, []int) {
+func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState, opts *options) (Result, bool, []int) {
 	if st.n > len(msgs) {
 		return Result{}, false, nil // truncated
 	}
@@ -408,14 +412,13 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 	// checks: no event, no elision (whose Archive callback has effects),
 	// no step trimming, no pins (the pinned messages are in the view). Its
 	// counts of the caller's own messages are recorded for that new plan.
-	o := newOptions(t.opts)
-	defer o.release()
-	o.onTrim, o.elide, o.stepTrim, o.pins, o.prune = nil, nil, false, nil, false
-	o.record = make([]int, len(view))
-	for i := range o.record {
-		o.record[i] = -1
+	o := *opts
+	o.onTrim, o.elide, o.stepTrim, o.pins = nil, nil, false, nil
+	c := &call{reason: ReasonBudget, record: make([]int, len(view))}
+	for i := range c.record {
+		c.record[i] = -1
 	}
-	r, err := trimToBudget(view, budget, o)
+	r, err := trimToBudget(view, budget, &o, c)
 	// Over the trigger the check may still send the view (a single turn
 	// it cannot cut without the ladder): that too needs a new plan.
 	if err != nil || r.Trimmed || r.TokensAfter > o.limit(r.Budget) {
@@ -423,9 +426,9 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState) (Result, bool
 		for i := range memo {
 			memo[i] = -1
 		}
-		for i, c := range o.record {
+		for i, n := range c.record {
 			if index[i] >= 0 && (changedAt == nil || !changedAt[i]) {
-				memo[index[i]] = c
+				memo[index[i]] = n
 			}
 		}
 		return Result{}, false, memo

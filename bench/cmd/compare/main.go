@@ -35,6 +35,7 @@ func main() {
 	budget := flag.Int("budget", 0, "if set, a fixed budget in tokens for every size instead of -fraction (e.g. 8000: a model's window, whatever the history's length)")
 	total := flag.Duration("time", 4*time.Second, "measuring time per size and counter (both sides, interleaved)")
 	export := flag.String("export", "", "if set, write the inputs as JSONL into this directory and skip timing")
+	short := flag.Bool("short", false, "use histories of short messages (compare.Short) instead of the corpus")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -63,7 +64,11 @@ func main() {
 		budgetText = fmt.Sprintf("%d tokens", *budget)
 	}
 	newInput := func(n int, c compare.Counting) compare.Input {
-		in := compare.NewInput(strconv.Itoa(n), corpus.History(convs, n), *fraction, c)
+		msgs := corpus.History(convs, n)
+		if *short {
+			msgs = compare.Short(n)
+		}
+		in := compare.NewInput(strconv.Itoa(n), msgs, *fraction, c)
 		if *budget > 0 {
 			in.Budget = *budget
 		}
