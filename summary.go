@@ -250,3 +250,84 @@ func callSummarizer(ctx context.Context, s *summarizer, dropped []Message, previ
 		return Message{}, SummaryTimeout
 	}
 }
+
+// planWithSummary makes a new plan under WithSummarizer. A first pass,
+// with no effects (no event, no archive), tells whether whole turns must
+// go; if they must, the trim reserves the summary's budget, drops them and
+// the Summarizer writes the summary that stands for them. The first pass's
+// counts are reused, so no message is counted twice.
+func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget int, o *options, c *call, prev summaryState) (Result, cutInfo, summaryState, error) {
+	probe := *o
+	probe.onTrim = nil
+	var pc cutInfo
+	pcall := &call{reason: c.reason, prune: c.prune, pruneOver: true, memo: c.memo, noArchive: true, cut: &pc,
+		record: make([]int, len(msgs))}
+	for i := range pcall.record {
+		pcall.record[i] = -1
+	}
+	r0, _ := trimToBudget(msgs, budget, &probe, pcall)
+	memo := c.memo
+	if memo == nil {
+		memo = pcall.record
+	} else {
+		for i, n := range pcall.record {
+			if n >= 0 {
+				memo[i] = n
+			}
+		}
+	}
+	c.memo = memo
+
+	var cut cutInfo
+	c.cut = &cut
+	if r0.DroppedTurns == 0 {
+		res, err := trimToBudget(msgs, budget, o, c)
+		return res, cut, summaryState{}, err
+	}
+	// The passes below may be redone, so results are archived once, at
+	// the end, for the plan that is returned.
+	var archiveFn func(Message) error
+	var store Store
+	if o.elide != nil {
+		archiveFn, store = o.elide.Archive, o.elide.Store
+	}
+	c.noArchive = true
+	reserve := o.summarizer.opts.MaxTokens
+	userOnTrim := o.onTrim
+	var ev *Event
+	o.onTrim = func(e Event) { ev = &e }
+	finish := func(res Result, err error, status string, next summaryState) (Result, cutInfo, summaryState, error) {
+		if (archiveFn != nil || store != nil) && (err == nil || errors.As(err, new(*BudgetError))) {
+			for _, j := range res.Modified {
+				if k := res.Kept[j]; res.Messages[j].Kind == KindElided && msgs[k].Kind != KindElided {
+					if aerr := archiveOne(msgs[k], archiveFn, store); aerr != nil {
+						return Result{Budget: res.Budget}, cutInfo{start: -1, hoist: -1}, summaryState{}, &archiveError{index: k, err: aerr}
+					}
+				}
+			}
+		}
+		if userOnTrim != nil && ev != nil {
+			e := newEvent(&res, c.reason, c.attempt, o.labels)
+			e.Summary = status
+			userOnTrim(e)
+		}
+		return res, cut, next, err
+	}
+	// Whole turns go: reserve the summary's room; the event is reported
+	// once the summary is settled.
+	c.reserve = reserve
+	res, err := trimToBudget(msgs, budget, o, c)
+	c.reserve = 0
+	if err != nil || res.DroppedTurns == 0 || cut.start < 0 {
+		// The latest turn leaves no room for a summary (or the plan
+		// changed): the plain trim.
+		c.cut = &cut
+		res, err = trimToBudget(msgs, budget, o, c)
+		return finish(res, err, "", summaryState{})
+	}
+	status, next := summarize(ctx, msgs, &res, cut.start, reserve, o, c, prev)
+	if status != SummaryWritten {
+		next = prev // kept for the next maintenance point to fold in
+	}
+	return finish(res, nil, status, next)
+}
