@@ -38,7 +38,7 @@ type loopStats struct {
 	provider       fakeprovider.Stats
 }
 
-// runLoop runs 50 user turns of 1 to 6 tool steps against the local
+// runLoop runs l.Turns (50) user turns of 1 to 6 tool steps against the local
 // provider, which counts and checks every request through l (l.Mode, with
 // l.Window as its window and the budget). It records every error that
 // would reach the caller in l and goes on with the next turn.
@@ -63,7 +63,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 	observed := 0
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a coding agent. Use the tools to inspect the repository before you answer.")}
 
-	for turn := 1; turn <= adaptertest.LoopTurns; turn++ {
+	for turn := 1; turn <= l.Turns; turn++ {
 		st.turns++
 		task := fakeprovider.Task(turn)
 		l.Turn(turn, task)

@@ -115,6 +115,8 @@ type Loop struct {
 	Adapter string
 	Mode    Mode
 	Window  int
+	// Turns is how many user turns the loop runs; NewLoop sets LoopTurns.
+	Turns int
 	// MinWords and MaxWords bound the length of a tool result, in words
 	// (see Words); NewLoop sets ResultWords.
 	MinWords, MaxWords int
@@ -168,7 +170,7 @@ func (s LoopStats) Row() string {
 // NewLoop returns the loop of adapter against a provider counting as mode
 // with the given window.
 func NewLoop(adapter string, mode Mode, window int) *Loop {
-	return &Loop{Adapter: adapter, Mode: mode, Window: window, MinWords: ResultWords[0], MaxWords: ResultWords[1],
+	return &Loop{Adapter: adapter, Mode: mode, Window: window, Turns: LoopTurns, MinWords: ResultWords[0], MaxWords: ResultWords[1],
 		st: LoopStats{Adapter: adapter, Mode: mode, Window: window}}
 }
 
