@@ -251,11 +251,15 @@ func (l *Loop) Error(err error) {
 
 // Rejected notes the client's side of a request rejected for its length,
 // for the diagnosis: attempt (0 for the first request of a step, then the
-// retries), the Result whose messages were sent, and the calibration the
-// trim used (nil: none), as it stood before the rejection.
+// retries), the Result whose messages were sent (a wrapper's event may
+// give only its TokensAfter and Budget), and the calibration the trim used
+// (nil: none), as it stood before the rejection.
 func (l *Loop) Rejected(attempt int, res history.Result, cal *history.Calibration) {
-	line := fmt.Sprintf("  client: attempt %d had sent %d tokens by the library's count (ratio %.3f to the provider's), aimed at a budget of %d (%d turns kept, %d dropped, %d results elided, %d steps dropped)",
-		attempt, res.TokensAfter, l.lastRejected()/float64(max(res.TokensAfter, 1)), res.Budget, res.KeptTurns, res.DroppedTurns, res.ElidedResults, res.DroppedSteps)
+	line := fmt.Sprintf("  client: attempt %d had sent %d tokens by the library's count (ratio %.3f to the provider's), aimed at a budget of %d",
+		attempt, res.TokensAfter, l.lastRejected()/float64(max(res.TokensAfter, 1)), res.Budget)
+	if res.KeptTurns > 0 {
+		line += fmt.Sprintf(" (%d turns kept, %d dropped, %d results elided, %d steps dropped)", res.KeptTurns, res.DroppedTurns, res.ElidedResults, res.DroppedSteps)
+	}
 	if cal != nil {
 		if scale, overhead, margin, ok := cal.Model(); ok {
 			line += fmt.Sprintf("; calibration %.4fx%+.0f, margin %.0f", scale, overhead, margin)
