@@ -3,9 +3,11 @@ package anthropic_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -13,24 +15,24 @@ import (
 	"github.com/histrim/history"
 	hanthropic "github.com/histrim/history/adapters/anthropic"
 	"github.com/histrim/history/adapters/anthropic/internal/fakeprovider"
+	"github.com/histrim/history/internal/adaptertest"
 )
 
-// loopLimit is the simulated model's window, and the budget the loop
-// trims to (what a runtime configures: the window).
+// loopLimit is the simulated model's window in TestAgentLoop, and the
+// budget the loop trims to (what a runtime configures: the window).
 const loopLimit = 10_000
 
-// loopStats is what one run of the agent loop measured.
+// loopStats is what one run of the agent loop measured besides what the
+// adaptertest.Loop counts.
 type loopStats struct {
-	requests, trimmed, overflows, retries int
-	// promptSum sums the provider's count of the accepted requests that
-	// were trimmed; promptN counts them.
-	promptSum, promptN int
+	retries int
 	// nextErr[k] is the calibration's prediction error for the provider's
 	// count of the request after k observations; budgetErr[k] how far the
-	// provider's count of a request of cal.Budget(loopLimit) lands from
-	// loopLimit, relative to that count. -1 when not reached.
+	// provider's count of a request of cal.Budget(window) lands from
+	// the window, relative to that count. -1 when not reached.
 	nextErr, budgetErr map[int]float64
 	scale, overhead    float64
+	provider           fakeprovider.Stats
 }
 
 // TestAgentLoop runs 50 user turns of 1 to 6 tool steps each through the
@@ -45,20 +47,15 @@ func TestAgentLoop(t *testing.T) {
 	for _, f := range []float64{1.3, 0.8} {
 		t.Run("F="+strconv.FormatFloat(f, 'g', -1, 64), func(t *testing.T) {
 			t.Parallel()
-			st := runLoop(t, loopConfig{f: f, turns: 50})
+			l := adaptertest.NewLoop("anthropic", adaptertest.Skew(f), loopLimit)
+			l.MinWords, l.MaxWords = 250, 1150 // the agentloop example's results
+			st := runLoop(t, l)
+			ls := l.Stats()
 			t.Logf("F=%.1f: %d requests, %d trimmed, %d overflows, mean provider prompt of trimmed requests %.1f%% of the limit",
-				f, st.requests, st.trimmed, st.overflows, 100*st.meanPrompt()/loopLimit)
+				f, ls.Requests, ls.Trimmed, ls.Overflows, 100*ls.Fill())
 			t.Logf("F=%.1f: estimate error after 1/3/10 observations: next request %.2f%% / %.2f%% / %.2f%%, Budget(limit) %.2f%% / %.2f%% / %.2f%%; model %.3fx + %.0f",
 				f, 100*st.nextErr[1], 100*st.nextErr[3], 100*st.nextErr[10], 100*st.budgetErr[1], 100*st.budgetErr[3], 100*st.budgetErr[10], st.scale, st.overhead)
-			if st.overflows > 1 {
-				t.Errorf("%d requests overflowed, want at most 1", st.overflows)
-			}
-			if st.promptN < 20 {
-				t.Fatalf("only %d accepted requests were trimmed: the loop does not test trimming", st.promptN)
-			}
-			if mean := st.meanPrompt(); mean < 0.85*loopLimit {
-				t.Errorf("trimmed requests carry %.0f tokens on average by the provider's count, want at least 85%% of %d", mean, loopLimit)
-			}
+			l.Check(t) // at most 1 overflow, no error, no violation, fill >= 85%
 			for _, k := range []int{1, 3, 10} {
 				if st.nextErr[k] < 0 || st.budgetErr[k] < 0 {
 					t.Errorf("the loop made fewer than %d observations", k)
@@ -73,36 +70,29 @@ func TestAgentLoop(t *testing.T) {
 // calibrated budget is too large for it: a request is rejected with the
 // real client's error, and RecoverOverflow makes it fit on the first
 // retry. The calibration learns from the errors and the usage that
-// follows (today it takes two rejections: its window still holds the old
-// observations), and no error reaches the caller.
+// follows, and no error reaches the caller.
 func TestAgentLoopRecovers(t *testing.T) {
 	t.Parallel()
-	st := runLoop(t, loopConfig{f: 1.0, turns: 24, shift: 12, shiftTo: 1.5})
+	l := adaptertest.NewLoop("anthropic", adaptertest.Mode{Name: "1.0-1.5", Text: 1, Tool: 1, Schema: 1, DriftTurn: 12, Drift: 1.5, MaxOverflows: 2}, loopLimit)
+	l.Turns, l.MinWords, l.MaxWords = 24, 250, 1150
+	st := runLoop(t, l)
+	ls := l.Stats()
 	t.Logf("F=1.0, then 1.5 from turn 12: %d requests, %d trimmed, %d overflows, %d retries, mean provider prompt of trimmed requests %.1f%% of the limit",
-		st.requests, st.trimmed, st.overflows, st.retries, 100*st.meanPrompt()/loopLimit)
-	if st.overflows == 0 || st.overflows > 2 || st.retries != st.overflows {
-		t.Fatalf("%d overflows, %d retries; want one or two, each recovered by one retry", st.overflows, st.retries)
+		ls.Requests, ls.Trimmed, ls.Overflows, st.retries, 100*ls.Fill())
+	if ls.Overflows == 0 || ls.Overflows > 2 || st.retries != ls.Overflows || ls.Errors != 0 {
+		t.Fatalf("%d overflows, %d retries, %d errors; want one or two overflows, each recovered by one retry\n%s",
+			ls.Overflows, st.retries, ls.Errors, strings.Join(l.Notes(), "\n"))
 	}
 }
 
-// loopConfig is a run of the agent loop: a provider counting f times the
-// library's estimate, turns user turns, and from turn shift on (if not 0)
-// shiftTo times.
-type loopConfig struct {
-	f       float64
-	turns   int
-	shift   int
-	shiftTo float64
-}
-
-func (st *loopStats) meanPrompt() float64 {
-	return float64(st.promptSum) / float64(max(st.promptN, 1))
-}
-
-// runLoop runs the agent loop of cfg and returns its numbers; any failure
-// fails t.
-func runLoop(t *testing.T, cfg loopConfig) loopStats {
-	prov := fakeprovider.New(cfg.f, loopLimit)
+// runLoop runs the agent loop of l (l.Turns user turns against a provider
+// that counts and checks every request through l, with l.Window as its
+// window and the budget) and returns its numbers. Errors that would reach
+// the caller are recorded in l, and the loop goes on with the next turn.
+func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
+	window := l.Window
+	prov := fakeprovider.New(1, window)
+	prov.Judge = l
 	srv := httptest.NewServer(prov)
 	defer srv.Close()
 	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-ant-test"), option.WithMaxRetries(0))
@@ -125,62 +115,58 @@ func runLoop(t *testing.T, cfg loopConfig) loopStats {
 	observations := 0
 	// measure records the calibration's errors once it has made k
 	// observations, against the request about to be observed: sent
-	// tokens by the library's count, reported by the provider's.
+	// tokens by the library's count, reported by the provider's. The
+	// provider's count of a request of Budget(window) is priced by the
+	// mode's text factor (exact for a mode that counts all messages
+	// alike, as TestAgentLoop's do).
 	measure := func(sent, reported int) {
 		if _, ok := st.nextErr[observations]; !ok || st.nextErr[observations] >= 0 {
 			return
 		}
 		scale, ovh, _, _ := cal.Model()
 		st.nextErr[observations] = math.Abs(scale*float64(sent)+ovh-float64(reported)) / float64(reported)
-		b := cal.Budget(loopLimit)
-		p := prov.Prompt(b-overhead, prov.Stats().SchemaTokens)
-		st.budgetErr[observations] = math.Abs(float64(loopLimit-p)) / float64(p)
+		b := cal.Budget(window)
+		p := math.Ceil(l.Mode.Text*float64(b-overhead) + l.Mode.Schema*float64(prov.Stats().SchemaTokens))
+		st.budgetErr[observations] = math.Abs(float64(window)-p) / p
 	}
 
 	var transcript []anthropic.MessageParam
 	ctx := context.Background()
-	for turn := 1; turn <= cfg.turns; turn++ {
-		if turn == cfg.shift {
-			prov.SetFactor(cfg.shiftTo)
-		}
-		task := anthropic.NewUserMessage(anthropic.NewTextBlock(fakeprovider.Task(turn)))
-		transcript = append(transcript, task)
+	for turn := 1; turn <= l.Turns; turn++ {
+		text := fakeprovider.Task(turn)
+		l.Turn(turn, text)
+		transcript = append(transcript, anthropic.NewUserMessage(anthropic.NewTextBlock(text)))
+	steps:
 		for step := 0; ; step++ {
 			if step > 6 {
 				t.Fatalf("turn %d: more steps than the script has", turn)
 			}
-			msgs, res, err := hanthropic.Trim(params.System, transcript, loopLimit, opts...)
+			msgs, res, err := hanthropic.Trim(params.System, transcript, window, opts...)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-				t.Fatalf("turn %d: Trim: %v", turn, err)
+				l.Error(fmt.Errorf("Trim: %w", err))
+				break
 			}
 			var reply *anthropic.Message
 			for attempt := 1; ; attempt++ {
-				st.requests++
-				if err := hanthropic.Validate(msgs); err != nil {
-					t.Fatalf("turn %d: the request breaks the pairing rule: %v", turn, err)
-				}
-				if !sends(msgs, task) {
-					t.Fatalf("turn %d: the request does not carry the latest task", turn)
-				}
 				p := params
 				p.Messages = msgs
 				reply, err = client.Messages.New(ctx, p)
 				if err == nil {
 					break
 				}
-				if attempt > 2 {
-					t.Fatalf("turn %d: still rejected after 2 retries: %v", turn, err)
+				if attempt > 2 || !history.IsContextOverflow(err) {
+					l.Error(err)
+					break steps
 				}
-				if history.IsContextOverflow(err) {
-					st.overflows++
-					if ov, ok := history.ParseOverflow(err); ok && ov.Used > 0 {
-						observations++ // RecoverOverflow observes it
-					}
+				l.Rejected(attempt-1, res, &cal)
+				if ov, ok := history.ParseOverflow(err); ok && ov.Used > 0 {
+					observations++ // RecoverOverflow observes it
 				}
 				st.retries++
 				msgs, res, err = hanthropic.RecoverOverflow(params.System, msgs, err, attempt, opts...)
 				if err != nil {
-					t.Fatalf("turn %d: RecoverOverflow: %v", turn, err)
+					l.Error(fmt.Errorf("RecoverOverflow: %w", err))
+					break steps
 				}
 			}
 			u := reply.Usage
@@ -191,11 +177,7 @@ func runLoop(t *testing.T, cfg loopConfig) loopStats {
 			measure(res.TokensAfter, reported)
 			cal.Observe(res.TokensAfter, reported)
 			observations++
-			if res.Trimmed {
-				st.trimmed++
-				st.promptSum += reported
-				st.promptN++
-			}
+			l.Accepted(res.Trimmed, reported)
 
 			transcript = append(transcript, reply.ToParam())
 			if reply.StopReason != anthropic.StopReasonToolUse {
@@ -204,29 +186,21 @@ func runLoop(t *testing.T, cfg loopConfig) loopStats {
 			var results []anthropic.ContentBlockParamUnion
 			for _, b := range reply.Content {
 				if b.Type == "tool_use" {
-					results = append(results, anthropic.NewToolResultBlock(b.ID, fakeprovider.RunTool(b.ID), false))
+					results = append(results, anthropic.NewToolResultBlock(b.ID, fakeprovider.RunToolWords(b.ID, l.Words), false))
 				}
 			}
 			transcript = append(transcript, anthropic.NewUserMessage(results...))
 		}
 	}
 	ps := prov.Stats()
-	if ps.PairingViolations != 0 || ps.Malformed != 0 {
-		t.Fatalf("the provider rejected %d requests for their pairing and %d as malformed", ps.PairingViolations, ps.Malformed)
+	ls := l.Stats()
+	if ps.Malformed != 0 {
+		t.Errorf("the provider rejected %d requests as malformed", ps.Malformed)
 	}
-	if ps.Overflows != st.overflows || ps.Requests != st.requests || ps.Accepted != st.requests-st.overflows {
-		t.Fatalf("provider %+v, loop %d requests and %d overflows", ps, st.requests, st.overflows)
+	if ps.Overflows != ls.Overflows || ps.Requests != ls.Requests || ps.PairingViolations != ls.Violations || ps.Accepted != ls.Accepted {
+		t.Errorf("provider %+v, loop %+v", ps, ls)
 	}
 	st.scale, st.overhead, _, _ = cal.Model()
+	st.provider = ps
 	return st
-}
-
-// sends reports whether msgs carries task, the caller's message itself.
-func sends(msgs []anthropic.MessageParam, task anthropic.MessageParam) bool {
-	for _, m := range msgs {
-		if len(m.Content) == 1 && len(task.Content) == 1 && m.Content[0].OfText == task.Content[0].OfText {
-			return true
-		}
-	}
-	return false
 }

@@ -19,16 +19,17 @@ import (
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 )
 
 // The agent loop of the issue: 50 user turns of 1 to 6 tool steps, 20
-// tool schemas on every request, tool results of 250 to 1,150 words,
+// tool schemas on every request, tool results of a few hundred words,
 // through Eino's real OpenAI chat model (eino-ext) against an httptest
 // server that speaks OpenAI's chat completions protocol and counts like a
-// provider whose tokenizer differs from the heuristic by a factor F.
+// provider whose tokenizer differs from the heuristic (an
+// adaptertest.Mode).
 const (
-	loopTurns = 50
-	loopLimit = 12000 // the provider's window, and the budget the runtime configures
+	loopLimit = 12000 // the provider's window in TestAgentLoop, and the budget the runtime configures
 	loopTools = 20
 )
 
@@ -38,29 +39,26 @@ type reply struct {
 	text  string
 }
 
-// chatServer is the provider: it decodes each request's messages into
-// Eino's own type (the SDK's; its JSON names are OpenAI's), converts them
-// with ToHistory, and counts
-// ceil(F × history.Estimate) + history.EstimateText(the tools JSON as
-// received). Over Limit it answers OpenAI's HTTP 400
+// chatServer is the provider: it checks each request's pairing on the
+// wire by OpenAI's rule (adaptertest.OpenAIPairing) and answers a broken
+// one with OpenAI's 400; it decodes the messages into Eino's own type (the
+// SDK's; its JSON names are OpenAI's), converts them with ToHistory, and
+// counts and checks them through its adaptertest.Loop, with the tools JSON
+// as received. Over the window it answers OpenAI's HTTP 400
 // context_length_exceeded body with the numbers; otherwise the scripted
 // reply, with usage.prompt_tokens reporting the count.
 type chatServer struct {
-	t     *testing.T
-	f     float64
-	limit int
+	t    *testing.T
+	loop *adaptertest.Loop
 
-	mu   sync.Mutex
-	next reply
-	task string // the latest user request, which every request must hold
-
-	requests, overflows, violations, missingTask int
-	toolsJSON                                    string
+	mu        sync.Mutex
+	next      reply
+	toolsJSON string
 }
 
-func (s *chatServer) script(task string, r reply) {
+func (s *chatServer) script(r reply) {
 	s.mu.Lock()
-	s.task, s.next = task, r
+	s.next = r
 	s.mu.Unlock()
 }
 
@@ -78,39 +76,45 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Messages []*schema.Message `json:"messages"`
 		Tools    json.RawMessage   `json:"tools"`
 	}
+	var wire struct {
+		Messages []adaptertest.OpenAIWireMessage `json:"messages"`
+	}
 	if err := json.Unmarshal(body, &req); err != nil {
+		s.t.Errorf("server: request does not decode: %v", err)
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
 		s.t.Errorf("server: request does not decode: %v", err)
 	}
 	msgs := req.Messages
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests++
 	if s.toolsJSON == "" {
 		s.toolsJSON = string(req.Tools)
 	}
-	if err := Validate(msgs); err != nil {
-		s.violations++
-		s.t.Errorf("server: request %d breaks pairing: %v", s.requests, err)
-	}
-	found := false
-	for _, m := range msgs {
-		found = found || (m.Role == schema.User && m.Content == s.task)
-	}
-	if !found {
-		s.missingTask++
-		s.t.Errorf("server: request %d lacks the latest user request", s.requests)
+	w.Header().Set("Content-Type", "application/json")
+	if reject := adaptertest.OpenAIPairing(wire.Messages); reject != "" {
+		s.loop.Unpaired(reject)
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, reject)
+		return
 	}
 	hist, err := ToHistory(msgs)
 	if err != nil {
 		s.t.Errorf("server: %v", err)
 	}
-	count := int(math.Ceil(s.f*float64(history.Estimate(hist, nil)))) + history.EstimateText(string(req.Tools))
-	if count > s.limit {
-		s.overflows++
-		w.Header().Set("Content-Type", "application/json")
+	holds := func(text string) bool {
+		for _, m := range msgs {
+			if m.Role == schema.User && m.Content == text {
+				return true
+			}
+		}
+		return false
+	}
+	count, fits := s.loop.Receive(hist, string(req.Tools), holds)
+	if !fits {
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.limit, count)
+		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.loop.Window, count)
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": s.next.text}
@@ -125,7 +129,6 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	usage := map[string]any{"prompt_tokens": count, "completion_tokens": 20, "total_tokens": count + 20}
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "model": req.Model,
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
 		return
@@ -183,30 +186,23 @@ func words(rng *rand.Rand, n int) string {
 	return b.String()
 }
 
-// loopStats are the client's figures of one loop (the server counts the
-// requests and the overflows).
+// loopStats are the client's figures of one loop besides what its
+// adaptertest.Loop counts.
 type loopStats struct {
-	// accepted and trimmed count the accepted requests, and those of them
-	// that were trimmed.
-	accepted, trimmed int
-	// trimmedPrompt sums the provider's count of the accepted requests
-	// that were trimmed.
-	trimmedPrompt int
+	// accepted counts the accepted requests.
+	accepted int
 	// estErr[k] is the calibration's relative error predicting the
 	// provider's count of the request after its k-th observation.
 	estErr map[int]float64
 	obs    int
 }
 
-// accept records an accepted request: reported is the provider's count,
-// predicted the calibration's prediction of it before this observation
-// (ok false before any).
-func (s *loopStats) accept(reported int, trimmed bool, predicted float64, ok bool) {
+// accept records an accepted request in st and l: reported is the
+// provider's count, predicted the calibration's prediction of it before
+// this observation (ok false before any).
+func (s *loopStats) accept(l *adaptertest.Loop, reported int, trimmed bool, predicted float64, ok bool) {
 	s.accepted++
-	if trimmed {
-		s.trimmed++
-		s.trimmedPrompt += reported
-	}
+	l.Accepted(trimmed, reported)
 	if ok && (s.obs == 1 || s.obs == 3 || s.obs == 10) {
 		s.estErr[s.obs] = math.Abs(predicted-float64(reported)) / float64(reported)
 	}
@@ -224,10 +220,14 @@ func predict(cal *history.Calibration, sent int) (float64, bool) {
 // model's reply.
 type sendFunc func(ctx context.Context, full []*schema.Message) (*schema.Message, error)
 
+// makeSender returns the sendFunc of a loop: l records what happens, the
+// requests are trimmed to l.Window with cal.
+type makeSender func(t *testing.T, l *adaptertest.Loop, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats) sendFunc
+
 // manualSender binds the tools to Eino's OpenAI model, trims with Trim
 // before every request, recovers with RecoverOverflow (attempts 1 and 2)
 // and observes the usage, as a runtime would by hand.
-func manualSender(t *testing.T, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats) sendFunc {
+func manualSender(t *testing.T, l *adaptertest.Loop, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats) sendFunc {
 	cm, err := cm.WithTools(tools)
 	if err != nil {
 		t.Fatal(err)
@@ -235,25 +235,23 @@ func manualSender(t *testing.T, cm model.ToolCallingChatModel, tools []*schema.T
 	opts := []history.Option{history.WithCalibration(cal), history.WithOverhead(Overhead(tools, nil)),
 		history.WithElision(history.ElideOptions{}), history.WithStepTrim()}
 	return func(ctx context.Context, full []*schema.Message) (*schema.Message, error) {
-		send, res, err := Trim(full, loopLimit, opts...)
+		send, res, err := Trim(full, l.Window, opts...)
 		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 			return nil, err
 		}
 		for attempt := 1; ; attempt++ {
-			if err := Validate(send); err != nil {
-				t.Errorf("client: request breaks pairing: %v", err)
-			}
 			pred, ok := predict(cal, res.TokensAfter)
 			out, err := cm.Generate(ctx, send)
 			if err == nil {
 				p := promptTokens(out)
-				st.accept(p, res.Trimmed || attempt > 1, pred, ok)
+				st.accept(l, p, res.Trimmed || attempt > 1, pred, ok)
 				cal.Observe(res.TokensAfter, p)
 				return out, nil
 			}
-			if attempt > MaxRetries {
+			if attempt > MaxRetries || !history.IsContextOverflow(err) {
 				return nil, err
 			}
+			l.Rejected(attempt-1, res, cal)
 			if send, res, err = RecoverOverflow(send, err, attempt, opts...); err != nil {
 				return nil, err
 			}
@@ -264,17 +262,19 @@ func manualSender(t *testing.T, cm model.ToolCallingChatModel, tools []*schema.T
 // wrapperSender sends through ChatModel, with the tools bound by
 // WithTools, streaming every fourth request; a spy between the ChatModel
 // and Eino's OpenAI model validates every request sent.
-func wrapperSender(t *testing.T, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats) sendFunc {
+func wrapperSender(t *testing.T, l *adaptertest.Loop, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats) sendFunc {
 	var pred float64
 	var predOK bool
-	w, err := NewChatModel(&spy{t: t, inner: cm}, Config{Budget: loopLimit, Calibration: cal,
+	w, err := NewChatModel(&spy{t: t, inner: cm}, Config{Budget: l.Window, Calibration: cal,
 		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
 		OnEvent: func(ev Event) {
 			switch ev.Type {
 			case EventRequest:
 				pred, predOK = predict(cal, ev.Tokens)
 			case EventUsage:
-				st.accept(ev.PromptTokens, ev.Trimmed, pred, predOK)
+				st.accept(l, ev.PromptTokens, ev.Trimmed, pred, predOK)
+			case EventOverflow:
+				l.Rejected(ev.Attempt, history.Result{TokensAfter: ev.Tokens, Budget: ev.Budget}, cal)
 			}
 		}})
 	if err != nil {
@@ -349,20 +349,27 @@ func TestAgentLoop(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(gc) })
 	modes := []struct {
 		name string
-		make func(*testing.T, model.ToolCallingChatModel, []*schema.ToolInfo, *history.Calibration, *loopStats) sendFunc
+		make makeSender
 	}{{"manual", manualSender}, {"ChatModel", wrapperSender}}
 	for _, f := range []float64{1.3, 0.8} {
 		for _, mode := range modes {
 			t.Run(fmt.Sprintf("F=%.1f/%s", f, mode.name), func(t *testing.T) {
 				t.Parallel() // each loop is CPU-bound (JSON through the SDK and the server): use the cores
-				runLoop(t, f, mode.make)
+				l := adaptertest.NewLoop("eino", adaptertest.Skew(f), loopLimit)
+				l.MinWords, l.MaxWords = 250, 1150
+				runLoop(t, l, mode.make)
+				l.Check(t) // at most 1 overflow, no error, no violation, fill >= 85%
 			})
 		}
 	}
 }
 
-func runLoop(t *testing.T, f float64, makeSender func(*testing.T, model.ToolCallingChatModel, []*schema.ToolInfo, *history.Calibration, *loopStats) sendFunc) {
-	srv := &chatServer{t: t, f: f, limit: loopLimit}
+// runLoop runs l.Turns user turns against a server that counts and checks
+// every request through l, sending with the sender makeSender makes.
+// Errors that would reach the caller are recorded in l, and the loop goes
+// on with the next turn.
+func runLoop(t *testing.T, l *adaptertest.Loop, makeSender makeSender) {
+	srv := &chatServer{t: t, loop: l}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	ctx := context.Background()
@@ -373,13 +380,13 @@ func runLoop(t *testing.T, f float64, makeSender func(*testing.T, model.ToolCall
 	tools := loopToolInfos()
 	var cal history.Calibration
 	st := &loopStats{estErr: map[int]float64{}}
-	send := makeSender(t, cm, tools, &cal, st)
+	send := makeSender(t, l, cm, tools, &cal, st)
 
-	rng := rand.New(rand.NewPCG(12, uint64(f*10)))
+	rng := rand.New(rand.NewPCG(12, uint64(l.Mode.Text*10)))
 	full := []*schema.Message{schema.SystemMessage("You are a coding agent. Use the tools to inspect the workspace, then answer.")}
-	errs := 0
-	for turn := range loopTurns {
+	for turn := range l.Turns {
 		task := fmt.Sprintf("Task %d: %s", turn, words(rng, 20+rng.IntN(40)))
+		l.Turn(turn+1, task)
 		full = append(full, schema.UserMessage(task))
 		steps := 1 + rng.IntN(6)
 		for step := 0; step <= steps; step++ {
@@ -391,19 +398,19 @@ func runLoop(t *testing.T, f float64, makeSender func(*testing.T, model.ToolCall
 						Function: schema.FunctionCall{Name: tools[rng.IntN(len(tools))].Name, Arguments: fmt.Sprintf(`{"path":"src/f%d.go"}`, rng.IntN(100))}})
 				}
 			}
-			srv.script(task, r)
+			srv.script(r)
 			out, err := send(ctx, full)
 			if err != nil {
-				errs++
-				t.Errorf("turn %d, step %d: %v", turn, step, err)
-				continue
+				l.Error(fmt.Errorf("step %d: %w", step, err))
+				break
 			}
 			if len(out.ToolCalls) != len(r.calls) {
 				t.Fatalf("turn %d, step %d: %d tool calls came back, %d scripted", turn, step, len(out.ToolCalls), len(r.calls))
 			}
 			full = append(full, out)
 			for _, tc := range out.ToolCalls {
-				full = append(full, schema.ToolMessage(words(rng, 250+rng.IntN(901)), tc.ID, schema.WithToolName(tc.Function.Name)))
+				n := l.MinWords + rng.IntN(l.MaxWords-l.MinWords+1)
+				full = append(full, schema.ToolMessage(words(rng, n), tc.ID, schema.WithToolName(tc.Function.Name)))
 			}
 		}
 	}
@@ -412,21 +419,12 @@ func runLoop(t *testing.T, f float64, makeSender func(*testing.T, model.ToolCall
 	if got, want := Overhead(tools, history.CounterFunc(func(m history.Message) int { return len(m.Content) })), len(srv.toolsJSON); got != want {
 		t.Errorf("Overhead encodes the tools in %d bytes, the server received %d", got, want)
 	}
-	mean := 0.0
-	if st.trimmed > 0 {
-		mean = float64(st.trimmedPrompt) / float64(st.trimmed) / loopLimit
-	}
-	t.Logf("F=%.1f: %d requests, %d trimmed, %d overflows, mean provider prompt of trimmed requests %.1f%% of %d; "+
+	ls := l.Stats()
+	t.Logf("%s: %d requests, %d trimmed, %d overflows, mean provider prompt of trimmed requests %.1f%% of %d; "+
 		"estimate error after 1/3/10 observations %.1f%% / %.1f%% / %.1f%%; %d messages in the transcript",
-		f, srv.requests, st.trimmed, srv.overflows, 100*mean, loopLimit, 100*st.estErr[1], 100*st.estErr[3], 100*st.estErr[10], len(full))
-	if errs > 0 || srv.overflows > 1 || srv.violations > 0 || srv.missingTask > 0 {
-		t.Errorf("%d errors, %d overflows, %d pairing violations, %d requests without the latest task", errs, srv.overflows, srv.violations, srv.missingTask)
-	}
-	if st.trimmed == 0 || mean < 0.85 {
-		t.Errorf("mean provider prompt of the %d trimmed requests is %.1f%% of the limit, want at least 85%%", st.trimmed, 100*mean)
-	}
-	if srv.requests != st.accepted+srv.overflows {
-		t.Errorf("the server saw %d requests, the client %d accepted and %d overflows", srv.requests, st.accepted, srv.overflows)
+		l.Mode.Name, ls.Requests, ls.Trimmed, ls.Overflows, 100*ls.Fill(), l.Window, 100*st.estErr[1], 100*st.estErr[3], 100*st.estErr[10], len(full))
+	if ls.Requests != st.accepted+ls.Overflows+ls.Violations {
+		t.Errorf("the server saw %d requests, the client %d accepted, %d overflows and %d pairing violations", ls.Requests, st.accepted, ls.Overflows, ls.Violations)
 	}
 }
 
@@ -437,7 +435,9 @@ func runLoop(t *testing.T, f float64, makeSender func(*testing.T, model.ToolCall
 func TestChatModelRealOverflow(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
-			srv := &chatServer{t: t, f: 1.5, limit: 4000}
+			l := adaptertest.NewLoop("eino", adaptertest.Skew(1.5), 4000)
+			l.Turn(12, "task 11")
+			srv := &chatServer{t: t, loop: l}
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
 			ctx := context.Background()
@@ -452,7 +452,7 @@ func TestChatModelRealOverflow(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := agentTurns(12, 300)
-			srv.script("task 11", reply{text: "done"})
+			srv.script(reply{text: "done"})
 			var out *schema.Message
 			if stream {
 				var sr *schema.StreamReader[*schema.Message]
@@ -465,8 +465,8 @@ func TestChatModelRealOverflow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec.types() != "request0 overflow0 request1 usage1" || srv.overflows != 1 || out.Content != "done" {
-				t.Fatalf("events %q, %d overflows, reply %q", rec.types(), srv.overflows, out.Content)
+			if s := l.Stats(); rec.types() != "request0 overflow0 request1 usage1" || s.Overflows != 1 || s.Missing != 0 || out.Content != "done" {
+				t.Fatalf("events %q, %d overflows, %d requests without the task, reply %q", rec.types(), s.Overflows, s.Missing, out.Content)
 			}
 			var oe *einoopenai.APIError
 			if !errors.As(rec.events[1].Err, &oe) || oe.HTTPStatusCode != http.StatusBadRequest {

@@ -10,39 +10,49 @@ package gemini
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"google.golang.org/genai"
 )
 
 const (
-	loopLimit = 8000 // the provider's window, and the budget a runtime configures
-	loopTurns = 50
+	loopLimit = 8000 // the provider's window in TestAgentLoop, and the budget a runtime configures
 	loopTools = 20
 	loopModel = "gemini-2.5-flash"
 )
 
+// Gemini's HTTP 400 answers to contents that break the pairing of
+// function calls and responses (google-gemini/gemini-cli#5443, #16984).
+const (
+	geminiCountBody = `{"error":{"code":400,"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","status":"INVALID_ARGUMENT"}}`
+	geminiOrderBody = `{"error":{"code":400,"message":"Please ensure that function response turn comes immediately after a function call turn.","status":"INVALID_ARGUMENT"}}`
+)
+
 // loopServer answers generateContent requests as the Gemini API does: a
 // scripted reply with usageMetadata.promptTokenCount, or, when its count of
-// the request exceeds limit, the API's HTTP 400 INVALID_ARGUMENT overflow.
-// It counts a request as ceil(f × the library's estimate of its contents
-// and system instruction) plus EstimateText of the tools JSON it received,
-// and checks every request it receives.
+// the request exceeds the window, the API's HTTP 400 INVALID_ARGUMENT
+// overflow. It counts and checks each request through its
+// adaptertest.Loop (the library's estimate of its contents and system
+// instruction as ToHistory converts them, and the tools JSON as received),
+// and rejects contents that break the pairing of function calls and
+// responses with the API's 400.
 type loopServer struct {
-	f     float64
-	limit int
+	loop *adaptertest.Loop
 
 	mu       sync.Mutex
-	task     string   // the text of the latest user task the client sent
-	problems []string // what the checks of the requests found
+	problems []string // what the checks of the requests found besides the loop's bounds
 }
 
 // wireRequest is the body of a generateContent request, decoded into the SDK's
@@ -53,36 +63,72 @@ type wireRequest struct {
 	Tools             json.RawMessage  `json:"tools"`
 }
 
-func (s *loopServer) setTask(task string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.task = task
-}
-
 func (s *loopServer) problem(format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.problems = append(s.problems, fmt.Sprintf(format, args...))
 }
 
-// count returns the provider's count of req.
-func (s *loopServer) count(req *wireRequest) (int, error) {
+// requestHistory returns req's system instruction and contents as history
+// messages.
+func requestHistory(req *wireRequest) ([]history.Message, error) {
 	hist, err := ToHistory(req.Contents)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if req.SystemInstruction != nil {
 		sys, err := ToHistory([]*genai.Content{{Role: genai.RoleUser, Parts: req.SystemInstruction.Parts}})
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		sys[0].Role = history.RoleSystem
 		hist = append(sys, hist...)
 	}
-	if _, rep := history.SweepOrphans(hist); rep.Total() > 0 {
-		s.problem("request with %d orphans (%+v)", rep.Total(), rep)
+	return hist, nil
+}
+
+// pairing applies the API's rule on function calls to contents, by their
+// parts alone (independently of the adapter), and returns the API's 400
+// body for the first violation, or "": a content of function responses
+// comes right after a model content of function calls and answers each
+// call once, and a content of function calls is followed by one that
+// answers them.
+func pairing(contents []*genai.Content) string {
+	calls := func(c *genai.Content) []string {
+		var ids []string
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil {
+				ids = append(ids, p.FunctionCall.ID)
+			}
+		}
+		return ids
 	}
-	return int(math.Ceil(s.f*float64(history.Estimate(hist, nil)))) + history.EstimateText(string(req.Tools)), nil
+	responses := func(c *genai.Content) []string {
+		var ids []string
+		for _, p := range c.Parts {
+			if p.FunctionResponse != nil {
+				ids = append(ids, p.FunctionResponse.ID)
+			}
+		}
+		return ids
+	}
+	for i, c := range contents {
+		if resp := responses(c); len(resp) > 0 {
+			if i == 0 || contents[i-1].Role != genai.RoleModel || len(calls(contents[i-1])) == 0 {
+				return geminiOrderBody
+			}
+			want := calls(contents[i-1])
+			slices.Sort(want)
+			slices.Sort(resp)
+			if !slices.Equal(want, resp) {
+				return geminiCountBody
+			}
+		}
+		if len(calls(c)) > 0 && (i+1 == len(contents) || len(responses(contents[i+1])) == 0) {
+			return geminiCountBody
+		}
+	}
+	return ""
 }
 
 func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -97,28 +143,26 @@ func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if err := Validate(req.Contents); err != nil {
-		s.problem("invalid request: %v", err)
-	}
-	s.mu.Lock()
-	task := s.task
-	s.mu.Unlock()
-	if !hasText(req.Contents, task) {
-		s.problem("request without the latest task %q", task)
-	}
 	if len(req.Tools) == 0 {
 		s.problem("request without tools")
 	}
-	n, err := s.count(&req)
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	if body := pairing(req.Contents); body != "" {
+		s.loop.Unpaired(body)
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, body)
+		return
+	}
+	hist, err := requestHistory(&req)
 	if err != nil {
 		s.problem("request does not convert: %v", err)
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	if n > s.limit {
+	n, fits := s.loop.Receive(hist, string(req.Tools), func(text string) bool { return hasText(req.Contents, text) })
+	if !fits {
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}`, n, s.limit)
+		fmt.Fprintf(w, `{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}`, n, s.loop.Window)
 		return
 	}
 	body, err := json.Marshal(map[string]any{
@@ -224,13 +268,14 @@ var loopWords = strings.Fields(`func return if err != nil { } package import the
 	count token budget message content part call result => := ( ) [ ] // TODO fix
 	check test assert want got t.Fatalf 0 1 42 1024 "ok" "failed" nil`)
 
-// toolOutput is the deterministic output of call id: 250 to 1,150 words.
-func toolOutput(id string) string {
+// toolOutput is the deterministic output of call id: words(h) words for a
+// hash h of the id.
+func toolOutput(id string, words func(h uint64) int) string {
 	h := uint64(14695981039346656037)
 	for i := range len(id) {
 		h = (h ^ uint64(id[i])) * 1099511628211
 	}
-	n := 250 + int(mix(h)%901)
+	n := words(mix(h))
 	var b strings.Builder
 	for i := range n {
 		h = mix(h)
@@ -244,22 +289,23 @@ func toolOutput(id string) string {
 	return b.String()
 }
 
-// loopStats are the figures of one run of the loop.
+// loopStats are the figures of one run of the loop besides what its
+// adaptertest.Loop counts.
 type loopStats struct {
-	requests, trimmed, overflows int
-	retried2                     int // requests that needed a second retry
-	trimmedPrompt                int // sum of the provider's counts of the trimmed requests
+	retried2 int // requests that needed a second retry
 	// estErr[n] is the calibration's relative error on the request sent
 	// after n observations: |predicted - reported| / reported.
 	estErr map[int]float64
 }
 
-// runLoop runs the agent loop for turns turns with a server counting f
-// times the library's estimate, with a calibration or without, and fails t
-// on anything that reaches the caller.
-func runLoop(t *testing.T, f float64, turns int, calibrate bool) loopStats {
+// runLoop runs the agent loop for l.Turns turns against a server that
+// counts and checks each request through l, with the budget at l.Window,
+// with a calibration or without. Errors that would reach the caller are
+// recorded in l, and the loop goes on with the next turn; what else the
+// server finds fails t.
+func runLoop(t *testing.T, l *adaptertest.Loop, calibrate bool) loopStats {
 	t.Helper()
-	srv := &loopServer{f: f, limit: loopLimit}
+	srv := &loopServer{loop: l}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	ctx := context.Background()
@@ -277,49 +323,45 @@ func runLoop(t *testing.T, f float64, turns int, calibrate bool) loopStats {
 		history.WithElision(history.ElideOptions{}),
 		history.WithStepTrim(),
 	}
+	var used *history.Calibration
 	if calibrate {
 		opts = append(opts, history.WithCalibration(cal))
+		used = cal
 	}
+	window := l.Window
 	st := loopStats{estErr: map[int]float64{}}
 	observed := 0
 	var all []*genai.Content // the runtime's full transcript
-	send := func(out []*genai.Content, task *genai.Content) (*genai.GenerateContentResponse, error) {
-		t.Helper()
-		if err := Validate(out); err != nil {
-			t.Fatalf("request %d fails Validate: %v", st.requests, err)
-		}
-		if !hasContent(out, task) {
-			t.Fatalf("request %d does not send the latest task", st.requests)
-		}
-		st.requests++
-		return client.Models.GenerateContent(ctx, loopModel, out, config)
-	}
-	for turn := range turns {
-		task := genai.NewContentFromText(taskText(turn), genai.RoleUser)
-		all = append(all, task)
-		srv.setTask(taskText(turn))
+	for turn := range l.Turns {
+		text := taskText(turn)
+		l.Turn(turn+1, text)
+		all = append(all, genai.NewContentFromText(text, genai.RoleUser))
+	steps:
 		for {
-			out, res, err := Trim(config.SystemInstruction, all, loopLimit, opts...)
-			if err != nil {
-				t.Fatalf("turn %d: Trim: %v", turn, err)
+			out, res, err := Trim(config.SystemInstruction, all, window, opts...)
+			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+				l.Error(fmt.Errorf("Trim: %w", err))
+				break
 			}
-			resp, err := send(out, task)
+			resp, err := client.Models.GenerateContent(ctx, loopModel, out, config)
 			for attempt := 1; err != nil && attempt <= 2; attempt++ {
 				if !history.IsContextOverflow(err) {
 					break
 				}
-				st.overflows++
+				l.Rejected(attempt-1, res, used)
 				if attempt == 2 {
 					st.retried2++
 				}
 				var rerr error
 				if out, res, rerr = RecoverOverflow(config.SystemInstruction, out, err, attempt, opts...); rerr != nil {
-					t.Fatalf("turn %d: RecoverOverflow attempt %d: %v", turn, attempt, rerr)
+					l.Error(fmt.Errorf("RecoverOverflow attempt %d: %w", attempt, rerr))
+					break steps
 				}
-				resp, err = send(out, task)
+				resp, err = client.Models.GenerateContent(ctx, loopModel, out, config)
 			}
 			if err != nil {
-				t.Fatalf("turn %d: the request failed: %v", turn, err)
+				l.Error(err)
+				break
 			}
 			reported := int(resp.UsageMetadata.PromptTokenCount)
 			if scale, overhead, _, ok := cal.Model(); ok && (observed == 1 || observed == 3 || observed == 10) {
@@ -330,17 +372,14 @@ func runLoop(t *testing.T, f float64, turns int, calibrate bool) loopStats {
 			}
 			cal.Observe(res.TokensAfter, reported)
 			observed++
-			if res.Trimmed {
-				st.trimmed++
-				st.trimmedPrompt += reported
-			}
+			l.Accepted(res.Trimmed, reported)
 			answer := resp.Candidates[0].Content
 			all = append(all, answer)
 			var results []*genai.Part
 			for _, p := range answer.Parts {
 				if fc := p.FunctionCall; fc != nil {
 					results = append(results, &genai.Part{FunctionResponse: &genai.FunctionResponse{
-						ID: fc.ID, Name: fc.Name, Response: map[string]any{"output": toolOutput(fc.ID)}}})
+						ID: fc.ID, Name: fc.Name, Response: map[string]any{"output": toolOutput(fc.ID, l.Words)}}})
 				}
 			}
 			if results == nil {
@@ -355,16 +394,6 @@ func runLoop(t *testing.T, f float64, turns int, calibrate bool) loopStats {
 	return st
 }
 
-// hasContent reports whether c is one of contents, the very pointer.
-func hasContent(contents []*genai.Content, c *genai.Content) bool {
-	for _, x := range contents {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}
-
 // TestAgentLoop runs 50 turns of an agent through the real client against
 // a server that counts 1.3 and 0.8 times the library's estimate, with the
 // budget set to the server's limit: the calibration learns the difference,
@@ -374,20 +403,14 @@ func TestAgentLoop(t *testing.T) {
 	for _, f := range []float64{1.3, 0.8} {
 		t.Run("F="+strconv.FormatFloat(f, 'f', -1, 64), func(t *testing.T) {
 			t.Parallel()
-			st := runLoop(t, f, loopTurns, true)
-			if st.overflows > 1 {
-				t.Errorf("%d overflows, want at most 1", st.overflows)
-			}
-			if st.trimmed == 0 {
-				t.Fatalf("no request was trimmed in %d requests: the loop does not exercise the budget", st.requests)
-			}
-			mean := float64(st.trimmedPrompt) / float64(st.trimmed) / loopLimit
-			if mean < 0.85 {
-				t.Errorf("trimmed requests use %.1f%% of the limit on average, want at least 85%%", 100*mean)
-			}
+			l := adaptertest.NewLoop("gemini", adaptertest.Skew(f), loopLimit)
+			l.MinWords, l.MaxWords = 250, 1150
+			st := runLoop(t, l, true)
+			ls := l.Stats()
 			t.Logf("F=%.1f: %d requests, %d trimmed, %d overflows, mean provider prompt of trimmed requests %.1f%% of the limit; "+
 				"estimate error after 1/3/10 observations: %.1f%% / %.1f%% / %.1f%%",
-				f, st.requests, st.trimmed, st.overflows, 100*mean, 100*st.estErr[1], 100*st.estErr[3], 100*st.estErr[10])
+				f, ls.Requests, ls.Trimmed, ls.Overflows, 100*ls.Fill(), 100*st.estErr[1], 100*st.estErr[3], 100*st.estErr[10])
+			l.Check(t) // at most 1 overflow, no error, no violation, fill >= 85%
 			if len(st.estErr) != 3 {
 				t.Errorf("estimate errors measured after %v observations, want 1, 3 and 10", st.estErr)
 			}
@@ -403,10 +426,52 @@ func TestAgentLoop(t *testing.T) {
 // and RecoverOverflow makes each one fit on the first or second retry.
 func TestAgentLoopRecovers(t *testing.T) {
 	t.Parallel()
-	st := runLoop(t, 1.3, 8, false)
-	if st.overflows < st.trimmed/2 {
-		t.Errorf("%d overflows for %d trimmed requests: the loop does not exercise the recovery", st.overflows, st.trimmed)
+	l := adaptertest.NewLoop("gemini", adaptertest.Skew(1.3), loopLimit)
+	l.Turns, l.MinWords, l.MaxWords = 8, 250, 1150
+	st := runLoop(t, l, false)
+	ls := l.Stats()
+	if ls.Overflows < ls.Trimmed/2 {
+		t.Errorf("%d overflows for %d trimmed requests: the loop does not exercise the recovery", ls.Overflows, ls.Trimmed)
+	}
+	if ls.Errors != 0 || ls.Violations != 0 || ls.Missing != 0 {
+		t.Errorf("%d errors, %d pairing violations, %d requests without the task\n%s", ls.Errors, ls.Violations, ls.Missing, strings.Join(l.Notes(), "\n"))
 	}
 	t.Logf("without calibration: %d requests, %d trimmed, %d overflows, %d needing a second retry, all recovered",
-		st.requests, st.trimmed, st.overflows, st.retried2)
+		ls.Requests, ls.Trimmed, ls.Overflows, st.retried2)
+}
+
+// TestLoopServerPairing: the loop server's own reading of Gemini's rule,
+// on which the matrix counts pairing violations.
+func TestLoopServerPairing(t *testing.T) {
+	user := genai.NewContentFromText("Task 1: go", genai.RoleUser)
+	call := func(ids ...string) *genai.Content {
+		c := &genai.Content{Role: genai.RoleModel}
+		for _, id := range ids {
+			c.Parts = append(c.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: id, Name: "tool_00"}})
+		}
+		return c
+	}
+	resp := func(ids ...string) *genai.Content {
+		c := &genai.Content{Role: genai.RoleUser}
+		for _, id := range ids {
+			c.Parts = append(c.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: id, Name: "tool_00"}})
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		contents []*genai.Content
+		want     string
+		reason   string
+	}{
+		{[]*genai.Content{user, call("a", "b"), resp("b", "a")}, "", "parallel calls answered in any order"},
+		{[]*genai.Content{user, resp("a")}, geminiOrderBody, "a response after no call"},
+		{[]*genai.Content{user, call("a", "b"), resp("a")}, geminiCountBody, "a call left unanswered"},
+		{[]*genai.Content{user, call("a"), resp("a", "b")}, geminiCountBody, "a response too many"},
+		{[]*genai.Content{user, call("a")}, geminiCountBody, "calls at the end"},
+		{[]*genai.Content{user, call("a"), user}, geminiCountBody, "calls followed by a text"},
+	} {
+		if got := pairing(tc.contents); got != tc.want {
+			t.Errorf("pairing = %q, want %q (%s)", got, tc.want, tc.reason)
+		}
+	}
 }

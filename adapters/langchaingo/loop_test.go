@@ -9,7 +9,9 @@ package langchaingo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 )
@@ -97,51 +100,23 @@ func native(msgs []wireMessage) ([]llms.MessageContent, error) {
 	return out, nil
 }
 
-// wirePairing checks OpenAI's rule on the wire, independently of Validate:
-// the tool messages right after an assistant message with tool_calls
-// answer each call once, before any other message; no other tool message.
-func wirePairing(msgs []wireMessage) string {
-	open := map[string]bool{}
-	for i, m := range msgs {
-		if m.Role == "tool" {
-			if !open[m.ToolCallID] {
-				return fmt.Sprintf("message %d: tool result %q answers no open call", i, m.ToolCallID)
-			}
-			delete(open, m.ToolCallID)
-			continue
-		}
-		if len(open) > 0 {
-			return fmt.Sprintf("message %d: %d calls unanswered", i, len(open))
-		}
-		for _, c := range m.ToolCalls {
-			open[c.ID] = true
-		}
-	}
-	if len(open) > 0 {
-		return "trailing unanswered calls"
-	}
-	return ""
-}
-
 // reply is what the server answers an accepted request with.
 type reply struct {
 	text  string
 	calls []wireCall
 }
 
-// loopServer is the provider: it counts each request as
-// ceil(F × Estimate) of its messages plus the Heuristic's count of the
-// tools' JSON as received, rejects what exceeds limit as OpenAI does, and
-// otherwise answers next with usage reporting that count.
+// loopServer is the provider: it checks each request's pairing on the
+// wire by OpenAI's rule (adaptertest.OpenAIPairing) and answers a broken
+// one with OpenAI's 400; it counts and checks the others through its
+// adaptertest.Loop (the messages as ToHistory converts them, the tools'
+// JSON as received), rejects what exceeds the window as OpenAI does, and
+// otherwise answers next with usage reporting its count.
 type loopServer struct {
-	f     float64
-	limit int
+	loop *adaptertest.Loop
 
 	mu       sync.Mutex
 	next     reply
-	task     string // the latest user request, which every request must hold
-	requests int
-	rejected int
 	problems []string
 }
 
@@ -151,27 +126,28 @@ func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Messages []wireMessage   `json:"messages"`
 		Tools    json.RawMessage `json:"tools"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/chat/completions" {
+	var wire struct {
+		Messages []adaptertest.OpenAIWireMessage `json:"messages"`
+	}
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = errors.Join(json.Unmarshal(body, &req), json.Unmarshal(body, &wire))
+	}
+	if err != nil || r.URL.Path != "/chat/completions" {
 		http.Error(w, fmt.Sprintf("bad request %s: %v", r.URL.Path, err), http.StatusBadRequest)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests++
+	w.Header().Set("Content-Type", "application/json")
+	if reject := adaptertest.OpenAIPairing(wire.Messages); reject != "" {
+		s.loop.Unpaired(reject)
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, reject)
+		return
+	}
 	problem := func(format string, args ...any) {
-		s.problems = append(s.problems, fmt.Sprintf("request %d: ", s.requests)+fmt.Sprintf(format, args...))
-	}
-	if p := wirePairing(req.Messages); p != "" {
-		problem("pairing: %s", p)
-	}
-	latest := false
-	for _, m := range req.Messages {
-		if t, _ := m.text(); m.Role == "user" && t == s.task {
-			latest = true
-		}
-	}
-	if !latest {
-		problem("the latest user request was not sent")
+		s.problems = append(s.problems, fmt.Sprintf(format, args...))
 	}
 	msgs, err := native(req.Messages)
 	if err != nil {
@@ -181,12 +157,18 @@ func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		problem("convert: %v", err)
 	}
-	count := int(math.Ceil(s.f*float64(history.Estimate(hist, nil)))) + history.EstimateText(string(req.Tools))
-	w.Header().Set("Content-Type", "application/json")
-	if count > s.limit {
-		s.rejected++
+	holds := func(text string) bool {
+		for _, m := range req.Messages {
+			if t, _ := m.text(); m.Role == "user" && t == text {
+				return true
+			}
+		}
+		return false
+	}
+	count, fits := s.loop.Receive(hist, string(req.Tools), holds)
+	if !fits {
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.limit, count)
+		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.loop.Window, count)
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": s.next.text}
@@ -195,7 +177,7 @@ func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		msg["tool_calls"], msg["content"], finish = s.next.calls, nil, "tool_calls"
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": fmt.Sprintf("chatcmpl-%d", s.requests), "object": "chat.completion", "created": 1700000000, "model": req.Model,
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": req.Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage":   map[string]any{"prompt_tokens": count, "completion_tokens": 20, "total_tokens": count + 20},
 	})
@@ -266,18 +248,20 @@ func (v *validating) GenerateContent(ctx context.Context, msgs []llms.MessageCon
 	return v.Model.GenerateContent(ctx, msgs, opts...)
 }
 
-// loopStats are the figures of one run of the loop.
+// loopStats are the figures of one run of the loop besides what its
+// adaptertest.Loop counts.
 type loopStats struct {
-	requests, accepted, trimmed, overflows, errors int
-	trimmedPrompt                                  []int // provider counts of the accepted trimmed requests
-	estimateErr                                    map[int]float64
+	requests, accepted, overflows int
+	estimateErr                   map[int]float64
 }
 
-// runLoop runs the agent loop against a provider counting F times the
-// Heuristic, with Limit = Budget = limit.
-func runLoop(t *testing.T, f float64, limit int) loopStats {
+// runLoop runs the agent loop through a Model (Budget = l.Window, with a
+// Calibration) against a provider that counts and checks every request
+// through l. Errors that reach the caller are recorded in l, and the loop
+// goes on with the next turn.
+func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 	t.Helper()
-	srv := &loopServer{f: f, limit: limit}
+	srv := &loopServer{loop: l}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	llm, err := openai.New(openai.WithBaseURL(hs.URL), openai.WithToken("x"), openai.WithModel("gpt-4o-mini"))
@@ -291,23 +275,20 @@ func runLoop(t *testing.T, f float64, limit int) loopStats {
 	var scale, offset float64
 	fitted := false
 	model := NewModel(check, Config{
-		Budget:      limit,
+		Budget:      l.Window,
 		Options:     []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
 		Calibration: cal,
 		OnEvent: func(ev Event) {
 			st.requests++
 			if ev.Overflow {
 				st.overflows++
-				t.Logf("F=%.1f: request %d (after %d observations) overflowed: sent %d, budget %d: %v", f, st.requests, observed, ev.Result.TokensAfter, ev.Result.Budget, ev.Err)
+				l.Rejected(ev.Attempt, ev.Result, cal)
 			}
 			if ev.Err != nil {
 				return
 			}
 			st.accepted++
-			if ev.Result.Trimmed {
-				st.trimmed++
-				st.trimmedPrompt = append(st.trimmedPrompt, ev.PromptTokens)
-			}
+			l.Accepted(ev.Result.Trimmed, ev.PromptTokens)
 			// The calibration's estimate of this request, by the model
 			// fitted to the observations before it.
 			estimate := float64(ev.Result.TokensAfter)
@@ -324,15 +305,13 @@ func runLoop(t *testing.T, f float64, limit int) loopStats {
 
 	ctx := context.Background()
 	tools := loopTools()
-	r := rng(uint64(f * 1000))
+	r := rng(uint64(l.Mode.Text * 1000))
 	full := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "You are a coding agent. Use the tools to answer each task.")}
 	call := 0
-	for turn := range 50 {
+	for turn := range l.Turns {
 		task := fmt.Sprintf("Task %d: %s", turn, words(&r, 10+r.intn(30)))
 		full = append(full, llms.TextParts(llms.ChatMessageTypeHuman, task))
-		srv.mu.Lock()
-		srv.task = task
-		srv.mu.Unlock()
+		l.Turn(turn+1, task)
 		steps := 1 + r.intn(6)
 		for step := 0; step <= steps; step++ {
 			next := reply{text: fmt.Sprintf("Done with task %d: %s", turn, words(&r, 20+r.intn(40)))}
@@ -351,8 +330,7 @@ func runLoop(t *testing.T, f float64, limit int) loopStats {
 			srv.mu.Unlock()
 			resp, err := model.GenerateContent(ctx, full, llms.WithTools(tools))
 			if err != nil {
-				st.errors++
-				t.Errorf("F=%.1f turn %d step %d: %v", f, turn, step, err)
+				l.Error(fmt.Errorf("step %d: %w", step, err))
 				break
 			}
 			c := resp.Choices[0]
@@ -366,21 +344,23 @@ func runLoop(t *testing.T, f float64, limit int) loopStats {
 			}
 			full = append(full, ai)
 			for _, tc := range c.ToolCalls {
+				n := l.MinWords + r.intn(l.MaxWords-l.MinWords+1)
 				full = append(full, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{
-					ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: words(&r, 250+r.intn(901))}}})
+					ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: words(&r, n)}}})
 			}
 		}
 	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	for _, p := range srv.problems {
-		t.Errorf("F=%.1f server: %s", f, p)
+		t.Errorf("%s server: %s", l.Mode.Name, p)
 	}
 	for _, err := range check.invalid {
-		t.Errorf("F=%.1f a request failed Validate: %v", f, err)
+		t.Errorf("%s a request failed Validate: %v", l.Mode.Name, err)
 	}
-	if srv.requests != st.requests || srv.rejected != st.overflows {
-		t.Errorf("F=%.1f server saw %d requests (%d rejected), events say %d (%d overflows)", f, srv.requests, srv.rejected, st.requests, st.overflows)
+	if ls := l.Stats(); ls.Requests != st.requests+ls.Violations || ls.Overflows != st.overflows {
+		t.Errorf("%s server saw %d requests (%d rejected for length, %d for pairing), events say %d (%d overflows)",
+			l.Mode.Name, ls.Requests, ls.Overflows, ls.Violations, st.requests, st.overflows)
 	}
 	return st
 }
@@ -395,29 +375,14 @@ func TestModelLoop(t *testing.T) {
 	for _, f := range []float64{1.3, 0.8} {
 		t.Run(fmt.Sprintf("F=%.1f", f), func(t *testing.T) {
 			t.Parallel()
-			st := runLoop(t, f, limit)
-			mean := 0.0
-			for _, p := range st.trimmedPrompt {
-				mean += float64(p)
-			}
-			if len(st.trimmedPrompt) > 0 {
-				mean /= float64(len(st.trimmedPrompt))
-			}
-			t.Logf("F=%.1f: %d requests, %d accepted, %d trimmed, %d overflows; mean provider prompt of trimmed requests %.0f = %.1f%% of the limit; estimate error after 0/1/3/10 observations: %.1f%% / %.1f%% / %.1f%% / %.1f%%",
-				f, st.requests, st.accepted, st.trimmed, st.overflows, mean, 100*mean/limit,
+			l := adaptertest.NewLoop("langchaingo", adaptertest.Skew(f), limit)
+			l.MinWords, l.MaxWords = 250, 1150
+			st := runLoop(t, l)
+			ls := l.Stats()
+			t.Logf("F=%.1f: %d requests, %d accepted, %d trimmed, %d overflows; mean provider prompt of trimmed requests %.1f%% of the limit; estimate error after 0/1/3/10 observations: %.1f%% / %.1f%% / %.1f%% / %.1f%%",
+				f, st.requests, st.accepted, ls.Trimmed, ls.Overflows, 100*ls.Fill(),
 				100*st.estimateErr[0], 100*st.estimateErr[1], 100*st.estimateErr[3], 100*st.estimateErr[10])
-			if st.errors != 0 {
-				t.Errorf("%d errors reached the caller", st.errors)
-			}
-			if st.overflows > 1 {
-				t.Errorf("%d overflows, want at most 1", st.overflows)
-			}
-			if st.trimmed < 20 {
-				t.Errorf("only %d trimmed requests: the loop does not exercise the trim", st.trimmed)
-			}
-			if mean < 0.85*limit {
-				t.Errorf("mean provider prompt of trimmed requests %.0f < 85%% of %d", mean, limit)
-			}
+			l.Check(t) // at most 1 overflow, no error, no violation, fill >= 85%
 			if st.estimateErr[10] > 0.05 {
 				t.Errorf("estimate error after 10 observations %.1f%%, want at most 5%%", 100*st.estimateErr[10])
 			}

@@ -7,6 +7,8 @@ package openai_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"testing"
@@ -14,38 +16,40 @@ import (
 	"github.com/histrim/history"
 	hopenai "github.com/histrim/history/adapters/openai"
 	"github.com/histrim/history/adapters/openai/internal/fakeprovider"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
 
-// loopLimit is the provider's window, and the budget the runtime
-// configures: a runtime states the window, the calibration finds what fits.
+// loopLimit is the provider's window in TestAgentLoop, and the budget the
+// runtime configures: a runtime states the window, the calibration finds
+// what fits.
 const loopLimit = 12_000
 
-// loopStats is what one run of the loop measured.
+// loopStats is what one run of the loop measured besides what the
+// adaptertest.Loop counts.
 type loopStats struct {
-	turns, requests, trimmed, overflows, maxAttempt int
-	// promptTrimmed sums the provider's count of the accepted requests
-	// whose messages were trimmed.
-	promptTrimmed int
+	turns, maxAttempt int
 	// estErr and fitErr hold, after 1, 3 and 10 observations, the error of
 	// the calibration's estimate of the next request's provider count:
-	// from cal.Budget (sent × Limit / Budget(Limit)), and from the fitted
+	// from cal.Budget (sent × window / Budget(window)), and from the fitted
 	// model (scale × sent + overhead).
 	estErr, fitErr map[int]float64
 	provider       fakeprovider.Stats
 }
 
-// runLoop runs 50 user turns of 1 to 6 tool steps against a provider that
-// counts factor times the library's estimate of the messages plus the
-// tools JSON. It fails t on any error that would reach the caller.
-func runLoop(t *testing.T, factor float64) loopStats {
+// runLoop runs l.Turns (50) user turns of 1 to 6 tool steps against the local
+// provider, which counts and checks every request through l (l.Mode, with
+// l.Window as its window and the budget). It records every error that
+// would reach the caller in l and goes on with the next turn.
+func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 	t.Helper()
-	p := &fakeprovider.Provider{Limit: loopLimit, Factor: factor}
+	p := &fakeprovider.Provider{Limit: l.Window, Judge: l}
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
 	ctx := context.Background()
+	window := l.Window
 
 	params := openai.ChatCompletionNewParams{Model: "gpt-test", Tools: fakeprovider.Tools()}
 	var cal history.Calibration
@@ -59,63 +63,50 @@ func runLoop(t *testing.T, factor float64) loopStats {
 	observed := 0
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a coding agent. Use the tools to inspect the repository before you answer.")}
 
-	// check fails t unless sent passes the pairing rule and holds the task.
-	check := func(sent []openai.ChatCompletionMessageParamUnion, task string) {
-		t.Helper()
-		if err := hopenai.Validate(sent); err != nil {
-			t.Fatalf("request %d would be rejected: %v", st.requests, err)
-		}
-		for _, m := range sent {
-			if m.OfUser != nil && m.OfUser.Content.OfString.Value == task {
-				return
-			}
-		}
-		t.Fatalf("request %d does not hold the latest task %q", st.requests, task)
-	}
-
-	for turn := 1; turn <= 50; turn++ {
+	for turn := 1; turn <= l.Turns; turn++ {
 		st.turns++
 		task := fakeprovider.Task(turn)
+		l.Turn(turn, task)
 		msgs = append(msgs, openai.UserMessage(task))
+	steps:
 		for step := 0; ; step++ {
 			if step > 8 {
 				t.Fatalf("turn %d does not end", turn)
 			}
-			sent, res, err := hopenai.Trim(msgs, loopLimit, opts...)
-			if err != nil {
-				t.Fatalf("turn %d: Trim: %v", turn, err)
+			sent, res, err := hopenai.Trim(msgs, window, opts...)
+			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+				l.Error(fmt.Errorf("Trim: %w", err))
+				break
 			}
-			check(sent, task)
 			params.Messages = sent
-			st.requests++
 			completion, err := client.Chat.Completions.New(ctx, params)
 			for attempt := 1; err != nil && attempt <= 2; attempt++ {
-				st.overflows++
+				if !history.IsContextOverflow(err) {
+					break
+				}
+				l.Rejected(attempt-1, res, &cal)
 				st.maxAttempt = max(st.maxAttempt, attempt)
 				var rerr error
 				if params.Messages, res, rerr = hopenai.RecoverOverflow(params.Messages, err, attempt, opts...); rerr != nil {
-					t.Fatalf("turn %d: RecoverOverflow after %v: %v", turn, err, rerr)
+					l.Error(fmt.Errorf("RecoverOverflow after %v: %w", err, rerr))
+					break steps
 				}
-				check(params.Messages, task)
-				st.requests++
 				completion, err = client.Chat.Completions.New(ctx, params)
 			}
 			if err != nil {
-				t.Fatalf("turn %d: the request failed after 2 retries: %v", turn, err)
+				l.Error(err)
+				break
 			}
 			prompt := int(completion.Usage.PromptTokens)
 			if observed == 1 || observed == 3 || observed == 10 {
-				est := float64(res.TokensAfter) * loopLimit / float64(cal.Budget(loopLimit))
+				est := float64(res.TokensAfter) * float64(window) / float64(cal.Budget(window))
 				st.estErr[observed] = math.Abs(est-float64(prompt)) / float64(prompt)
 				scale, overhead, _, _ := cal.Model()
 				st.fitErr[observed] = math.Abs(scale*float64(res.TokensAfter)+overhead-float64(prompt)) / float64(prompt)
 			}
 			cal.Observe(res.TokensAfter, prompt)
 			observed++
-			if res.Trimmed {
-				st.trimmed++
-				st.promptTrimmed += prompt
-			}
+			l.Accepted(res.Trimmed, prompt)
 			if len(completion.Choices) != 1 {
 				t.Fatalf("turn %d: %d choices", turn, len(completion.Choices))
 			}
@@ -126,7 +117,7 @@ func runLoop(t *testing.T, factor float64) loopStats {
 				break
 			}
 			for _, c := range reply.ToolCalls {
-				msgs = append(msgs, openai.ToolMessage(fakeprovider.RunTool(c.ID), c.ID))
+				msgs = append(msgs, openai.ToolMessage(fakeprovider.RunToolWords(c.ID, l.Words), c.ID))
 			}
 		}
 	}
@@ -148,26 +139,23 @@ func TestAgentLoop(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			st := runLoop(t, tc.factor)
-			mean := float64(st.promptTrimmed) / float64(max(st.trimmed, 1)) / loopLimit
+			l := adaptertest.NewLoop("openai", adaptertest.Skew(tc.factor), loopLimit)
+			l.MinWords, l.MaxWords = 250, 1150 // the agentloop example's results
+			st := runLoop(t, l)
+			ls := l.Stats()
 			t.Logf("F=%.1f: %d turns, %d requests, %d trimmed, %d overflows (max attempt %d), mean provider prompt of trimmed requests %.1f%% of the limit; estimate error (Budget) after 1/3/10 observations %.2f%% / %.2f%% / %.2f%%, (fit) %.2f%% / %.2f%% / %.2f%%",
-				tc.factor, st.turns, st.requests, st.trimmed, st.overflows, st.maxAttempt, 100*mean,
+				tc.factor, st.turns, ls.Requests, ls.Trimmed, ls.Overflows, st.maxAttempt, 100*ls.Fill(),
 				100*st.estErr[1], 100*st.estErr[3], 100*st.estErr[10], 100*st.fitErr[1], 100*st.fitErr[3], 100*st.fitErr[10])
-			if st.provider.Overflows != st.overflows || st.provider.Overflows > 1 {
-				t.Errorf("%d overflows (provider saw %d), want at most 1", st.overflows, st.provider.Overflows)
+			if st.provider.Overflows != ls.Overflows {
+				t.Errorf("the provider answered %d overflows, the loop counted %d", st.provider.Overflows, ls.Overflows)
 			}
-			if st.provider.PairingErrors != 0 || st.provider.BadRequests != 0 {
-				t.Errorf("provider rejected %d requests for pairing, %d as unreadable", st.provider.PairingErrors, st.provider.BadRequests)
+			if st.provider.BadRequests != 0 {
+				t.Errorf("provider rejected %d requests as unreadable", st.provider.BadRequests)
 			}
-			if st.provider.Requests != st.requests || st.provider.Accepted+st.provider.Overflows != st.requests {
-				t.Errorf("provider saw %+v, loop sent %d requests", st.provider, st.requests)
+			if st.provider.Requests != ls.Requests || st.provider.Accepted+st.provider.Overflows+st.provider.PairingErrors != ls.Requests {
+				t.Errorf("provider saw %+v, the loop counted %d requests", st.provider, ls.Requests)
 			}
-			if st.trimmed < 20 {
-				t.Errorf("only %d trimmed requests: the loop does not exercise the trim", st.trimmed)
-			}
-			if mean < 0.85 {
-				t.Errorf("mean provider prompt of trimmed requests is %.1f%% of the limit, want >= 85%%", 100*mean)
-			}
+			l.Check(t) // at most 1 overflow, no error, no violation, fill >= 85%
 		})
 	}
 }

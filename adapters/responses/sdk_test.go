@@ -64,9 +64,14 @@ const (
 // one response are parallel). A function call must be answered by an output
 // after it, an output must answer a call before it. An input larger than
 // window (counted as one token per four bytes of its JSON) is rejected as
-// too long.
+// too long. With a loop (newLoopAPI), the loop counts and checks each
+// request instead, and a script of tool steps answers it (see respondLoop).
 type fakeAPI struct {
 	window int
+	// loop, when set, counts and checks each request that passes the
+	// binding and pairing checks, decides whether it fits, and is told of
+	// each one that does not pass them.
+	loop *adaptertest.Loop
 	// plain makes it a model that does not reason: no reasoning item.
 	plain bool
 	// writes makes each call write a file, its content in the arguments.
@@ -98,6 +103,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
 		Input []json.RawMessage `json:"input"`
+		Tools json.RawMessage   `json:"tools"`
 	}
 	if r.URL.Path != "/responses" || json.Unmarshal(body, &req) != nil {
 		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
@@ -115,20 +121,38 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		size += len(raw) / 4
 	}
-	if reject := f.check(items, size); reject != "" {
+	reject := f.check(items)
+	switch {
+	case reject != "" && f.loop != nil:
+		f.loop.Unpaired(reject)
+	case reject == "" && f.loop != nil:
+		var fits bool
+		if size, fits = f.count(req.Input, string(req.Tools)); !fits {
+			f.overflow++
+			reject = overflowBody
+		}
+	case reject == "" && size > f.window:
+		f.overflow++
+		reject = overflowBody
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if reject != "" {
 		f.lastError = reject
-		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, reject)
 		return
 	}
 	f.accepted++
-	w.Header().Set("Content-Type", "application/json")
+	if f.loop != nil {
+		_, _ = w.Write(f.respondLoop(items, size))
+		return
+	}
 	_, _ = w.Write(f.respond(items))
 }
 
-// check returns the 400 body the API would answer items with, or "".
-func (f *fakeAPI) check(items []wireItem, size int) string {
+// check returns the 400 body the API would answer items with for their
+// binding or pairing, or "".
+func (f *fakeAPI) check(items []wireItem) string {
 	for i, it := range items {
 		if want, ok := f.follows[it.ID]; ok && (i+1 == len(items) || items[i+1].ID != want) {
 			f.reasoning++
@@ -169,10 +193,6 @@ func (f *fakeAPI) check(items []wireItem, size int) string {
 			}
 		}
 	}
-	if size > f.window {
-		f.overflow++
-		return overflowBody
-	}
 	return ""
 }
 
@@ -199,9 +219,18 @@ func (f *fakeAPI) respond(items []wireItem) []byte {
 		output = append(output, map[string]any{"type": "message", "id": "msg_" + n, "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": "Done with step " + n + ".", "annotations": []any{}}}})
 	}
+	return f.response(n, output, 0)
+}
+
+// response returns the JSON of response n whose output is output, a
+// reasoning item first, and whose usage reports input tokens. It
+// remembers, for the checks of later inputs, what follows the reasoning
+// item and what it precedes; a plain model drops the reasoning item.
+func (f *fakeAPI) response(n string, output []map[string]any, input int) []byte {
 	if f.plain {
 		output = output[1:]
 	} else {
+		rs := output[0]["id"].(string)
 		f.follows[rs] = output[1]["id"].(string)
 		for _, o := range output[1:] {
 			f.precedes[o["id"].(string)] = rs
@@ -209,7 +238,8 @@ func (f *fakeAPI) respond(items []wireItem) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"id": "resp_" + n, "object": "response", "created_at": 0, "model": "o4-mini",
 		"status": "completed", "output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
-		"usage": map[string]any{"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}})
+		"usage": map[string]any{"input_tokens": input, "output_tokens": 20, "total_tokens": input + 20,
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}})
 	return b
 }
 

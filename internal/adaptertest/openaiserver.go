@@ -24,52 +24,70 @@ const (
 	OpenAIUnanswered = `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s`
 )
 
+// OpenAIWireMessage is what OpenAI's pairing rule reads of a
+// chat-completions message on the wire.
+type OpenAIWireMessage struct {
+	Role       string `json:"role"`
+	ToolCallID string `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID string `json:"id"`
+	} `json:"tool_calls"`
+}
+
+// OpenAIPairing applies OpenAI's pairing rule to a request's messages as
+// they travel and returns the body of OpenAI's HTTP 400 for the first tool
+// message that answers no open call, or for the first message after an
+// assistant message whose calls are not all answered (the end of the
+// messages included); "" when the messages are well paired.
+func OpenAIPairing(msgs []OpenAIWireMessage) string {
+	var open []string
+	for i, m := range msgs {
+		if m.Role == "tool" {
+			j := slices.Index(open, m.ToolCallID)
+			if j < 0 {
+				return fmt.Sprintf(OpenAIOrphanBody, i)
+			}
+			open = slices.Delete(open, j, j+1)
+			continue
+		}
+		if len(open) > 0 {
+			return unanswered(open, i)
+		}
+		for _, c := range m.ToolCalls {
+			open = append(open, c.ID)
+		}
+	}
+	if len(open) > 0 {
+		return unanswered(open, len(msgs))
+	}
+	return ""
+}
+
+func unanswered(open []string, at int) string {
+	msg, _ := json.Marshal(fmt.Sprintf(OpenAIUnanswered, strings.Join(open, ", ")))
+	return fmt.Sprintf(`{"error":{"message":%s,"type":"invalid_request_error","param":"messages.[%d].role","code":null}}`, msg, at)
+}
+
 // OpenAIPairingServer answers chat completions as OpenAI does with respect
-// to tool pairing, reading the request's wire JSON itself: 400 and OpenAI's
-// body for the first tool message that answers no open call, or for the
-// first message after an assistant message whose calls are not all
-// answered; otherwise 200 with a short reply. Any SDK speaking the
-// chat-completions protocol can be pointed at it.
+// to tool pairing, reading the request's wire JSON itself (OpenAIPairing):
+// 400 and OpenAI's body for a request that breaks the rule; otherwise 200
+// with a short reply. Any SDK speaking the chat-completions protocol can
+// be pointed at it.
 func OpenAIPairingServer(t testing.TB) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
-			Messages []struct {
-				Role       string `json:"role"`
-				ToolCallID string `json:"tool_call_id"`
-				ToolCalls  []struct {
-					ID string `json:"id"`
-				} `json:"tool_calls"`
-			} `json:"messages"`
+			Messages []OpenAIWireMessage `json:"messages"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		reject := func(body string) {
+		if body := OpenAIPairing(req.Messages); body != "" {
 			w.WriteHeader(http.StatusBadRequest)
 			io.WriteString(w, body)
-		}
-		var open []string
-		for i, m := range req.Messages {
-			if m.Role == "tool" {
-				j := slices.Index(open, m.ToolCallID)
-				if j < 0 {
-					reject(fmt.Sprintf(OpenAIOrphanBody, i))
-					return
-				}
-				open = slices.Delete(open, j, j+1)
-				continue
-			}
-			if len(open) > 0 {
-				msg, _ := json.Marshal(fmt.Sprintf(OpenAIUnanswered, strings.Join(open, ", ")))
-				reject(fmt.Sprintf(`{"error":{"message":%s,"type":"invalid_request_error","param":"messages.[%d].role","code":null}}`, msg, i))
-				return
-			}
-			for _, c := range m.ToolCalls {
-				open = append(open, c.ID)
-			}
+			return
 		}
 		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini",`+
 			`"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],`+

@@ -17,6 +17,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,15 +40,33 @@ const Model = anthropic.ModelClaudeSonnet4_6
 // too long: N tokens > Limit maximum"; otherwise the next step of the
 // script, with usage reporting the count split over input_tokens,
 // cache_creation_input_tokens and cache_read_input_tokens, as with prompt
-// caching. It checks the tool pairing of every request (the adapter's
-// Validate, the rule the API enforces) and rejects a broken one with HTTP
-// 400. Use New; a Provider is safe for concurrent use.
+// caching. It checks the tool pairing of every request by the API's rule,
+// independently of the adapter, and rejects a broken one with the API's
+// HTTP 400. A [Judge] may count and check the requests instead (the
+// adapter's loop matrix). Use New; a Provider is safe for concurrent use.
 type Provider struct {
+	// Judge, when set before serving, counts and checks the requests in
+	// place of the factor, and decides which fit (the limit is then only
+	// the window the overflow error states).
+	Judge Judge
+
 	f     float64
 	limit int
 
 	mu    sync.Mutex
 	stats Stats
+}
+
+// Judge counts and checks the requests of a loop (adaptertest.Loop is
+// one). The provider tells it of every request it rejects for its pairing
+// (Unpaired, with the reason) and passes it every other one (Receive): its
+// system prompt and messages converted with the adapter's ToHistory, the
+// tools JSON as received, and a test of whether the request holds a user
+// text block with exactly a given text. Receive returns the provider's
+// count and whether it fits the window.
+type Judge interface {
+	Receive(msgs []history.Message, tools string, holds func(text string) bool) (prompt int, fits bool)
+	Unpaired(why string)
 }
 
 // Stats counts what the provider received.
@@ -124,10 +143,11 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.reject(w, http.StatusBadRequest, "invalid_request_error", "malformed request body", reqID, &p.stats.Malformed)
 		return
 	}
-	if err := hanthropic.Validate(params.Messages); err != nil {
-		// The API's words: "messages.N.content.M: unexpected `tool_use_id`
-		// found in `tool_result` blocks" and the like.
-		p.reject(w, http.StatusBadRequest, "invalid_request_error", "messages: "+err.Error(), reqID, &p.stats.PairingViolations)
+	if msg := checkPairing(params.Messages); msg != "" {
+		if p.Judge != nil {
+			p.Judge.Unpaired(msg)
+		}
+		p.reject(w, http.StatusBadRequest, "invalid_request_error", msg, reqID, &p.stats.PairingViolations)
 		return
 	}
 	hist, err := hanthropic.ToHistory(params.System, params.Messages)
@@ -139,11 +159,18 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(params.Tools) > 0 {
 		schema = history.EstimateText(string(params.Tools))
 	}
-	prompt := p.Prompt(history.Estimate(hist, nil), schema)
+	var prompt int
+	fits := true
+	if p.Judge != nil {
+		prompt, fits = p.Judge.Receive(hist, string(params.Tools), func(text string) bool { return holds(params.Messages, text) })
+	} else {
+		prompt = p.Prompt(history.Estimate(hist, nil), schema)
+		fits = prompt <= p.limit
+	}
 	p.mu.Lock()
 	p.stats.SchemaTokens, p.stats.LastPrompt = schema, prompt
 	p.mu.Unlock()
-	if prompt > p.limit {
+	if !fits {
 		msg := "prompt is too long: " + strconv.Itoa(prompt) + " tokens > " + strconv.Itoa(p.limit) + " maximum"
 		p.reject(w, http.StatusBadRequest, "invalid_request_error", msg, reqID, &p.stats.Overflows)
 		return
@@ -166,6 +193,77 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.stats.Accepted++
 	p.mu.Unlock()
 	_, _ = w.Write(out)
+}
+
+// checkPairing applies the API's rule on tool use to msgs, by their blocks
+// alone (independently of the adapter), and returns the API's message for
+// the first violation, or "": the tool_use blocks of an assistant message
+// are answered by tool_result blocks in the next message, and every
+// tool_result block answers a tool_use block of the message before.
+func checkPairing(msgs []anthropic.MessageParam) string {
+	for i, m := range msgs {
+		var prev []string // the tool_use ids of the message before
+		if i > 0 && msgs[i-1].Role == anthropic.MessageParamRoleAssistant {
+			for _, b := range msgs[i-1].Content {
+				if b.OfToolUse != nil {
+					prev = append(prev, b.OfToolUse.ID)
+				}
+			}
+		}
+		answered := map[string]bool{}
+		for j, b := range m.Content {
+			if r := b.OfToolResult; r != nil {
+				if m.Role != anthropic.MessageParamRoleUser || !slices.Contains(prev, r.ToolUseID) {
+					return fmt.Sprintf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. "+
+						"Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, r.ToolUseID)
+				}
+				answered[r.ToolUseID] = true
+			}
+		}
+		if m.Role != anthropic.MessageParamRoleAssistant {
+			continue
+		}
+		var open []string
+		for _, b := range m.Content {
+			if b.OfToolUse == nil {
+				continue
+			}
+			if i+1 == len(msgs) || !answers(msgs[i+1], b.OfToolUse.ID) {
+				open = append(open, b.OfToolUse.ID)
+			}
+		}
+		if len(open) > 0 {
+			return fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. "+
+				"Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i, strings.Join(open, ", "))
+		}
+	}
+	return ""
+}
+
+// answers reports whether m holds a tool_result block for the tool_use id.
+func answers(m anthropic.MessageParam, id string) bool {
+	for _, b := range m.Content {
+		if b.OfToolResult != nil && b.OfToolResult.ToolUseID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether a user message of msgs holds a text block with
+// exactly text.
+func holds(msgs []anthropic.MessageParam, text string) bool {
+	for _, m := range msgs {
+		if m.Role != anthropic.MessageParamRoleUser {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.OfText != nil && b.OfText.Text == text {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reject answers with the API's error body and counts the rejection.
@@ -244,11 +342,17 @@ func Task(turn int) string {
 // RunTool returns the output of the tool call id (as the script names its
 // calls): 250 to 1,150 words, the same for the same id.
 func RunTool(id string) string {
+	return RunToolWords(id, func(h uint64) int { return 250 + int(h%901) })
+}
+
+// RunToolWords is RunTool with the length of the output, in words, given
+// by n from a hash of the id.
+func RunToolWords(id string, n func(h uint64) int) string {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(id); i++ {
 		h = (h ^ uint64(id[i])) * 1099511628211
 	}
-	return words(h, 250+int(mix(h)%901))
+	return words(h, n(mix(h)))
 }
 
 // toolNames are the script's tools.

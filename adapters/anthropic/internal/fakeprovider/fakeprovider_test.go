@@ -48,7 +48,8 @@ func TestProvider(t *testing.T) {
 		{"a step gets the next", step1(more), 100_000, anthropic.StopReasonToolUse, "", nil},
 		{"the last step gets the final text", step1(one), 100_000, anthropic.StopReasonEndTurn, "", nil},
 		{"over the window", step1(one), 500, "", "prompt is too long: ", func(s Stats) bool { return s.Overflows == 1 }},
-		{"an unanswered call", step1(one)[:2], 100_000, "", "tool_use has no tool_result", func(s Stats) bool { return s.PairingViolations == 1 }},
+		{"an unanswered call", step1(one)[:2], 100_000, "", "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_", func(s Stats) bool { return s.PairingViolations == 1 }},
+		{"an orphan result", append(task, step1(one)[2]), 100_000, "", "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_", func(s Stats) bool { return s.PairingViolations == 1 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,7 +9,8 @@
 // it answers as OpenAI does, HTTP 400 with a context_length_exceeded error
 // stating both sizes; a broken tool pairing gets OpenAI's HTTP 400 for it.
 // Otherwise it plays a scripted tool-using model (see [Task]) and reports
-// its count as usage.prompt_tokens.
+// its count as usage.prompt_tokens. A [Judge] may count and check the
+// requests instead (the adapter's loop matrix).
 //
 // The package also holds the rest of the simulated world the loop needs:
 // the tool definitions ([Tools]), the user tasks ([Task]) and the tool
@@ -43,9 +44,27 @@ type Provider struct {
 	// Factor is how many provider tokens the provider counts for one token
 	// of the library's Heuristic estimate of the messages.
 	Factor float64
+	// Judge, when set, counts and checks the requests in place of Factor
+	// and decides which fit (Limit is then only the window the overflow
+	// error states).
+	Judge Judge
 
 	mu    sync.Mutex
 	stats Stats
+}
+
+// Judge counts and checks the requests of a loop in place of Limit and
+// Factor (adaptertest.Loop is one). The provider tells it of every request
+// it rejects for its pairing (Unpaired, with the reason) and passes it
+// every other one (Receive): its messages converted with the adapter's
+// ToHistory, the tools JSON as received, and a test of whether the request
+// holds a user message with exactly a given text. Receive returns the
+// provider's count and whether it fits the window; the provider answers a
+// request that does not with OpenAI's context_length_exceeded error
+// stating both sizes.
+type Judge interface {
+	Receive(msgs []history.Message, tools string, holds func(text string) bool) (prompt int, fits bool)
+	Unpaired(why string)
 }
 
 // Stats counts what the provider answered.
@@ -98,6 +117,9 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if msg := checkPairing(req.Messages); msg != "" {
 		p.count(func(s *Stats) { s.PairingErrors++ })
+		if p.Judge != nil {
+			p.Judge.Unpaired(msg)
+		}
 		writeError(w, msg, "messages", "")
 		return
 	}
@@ -107,14 +129,10 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, "Invalid 'messages': "+err.Error(), "messages", "")
 		return
 	}
-	msgTokens := int(math.Ceil(p.Factor * float64(history.Estimate(hist, nil))))
-	toolTokens := history.EstimateText(string(req.Tools))
-	prompt := msgTokens + toolTokens
-	if prompt > p.Limit {
+	prompt, overflow := p.judge(req, hist)
+	if overflow != "" {
 		p.count(func(s *Stats) { s.Overflows++ })
-		// OpenAI's wording when functions are sent (docs/overflow.md).
-		writeError(w, fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens (%d in the messages, %d in the functions). Please reduce the length of the messages or functions.",
-			p.Limit, prompt, msgTokens, toolTokens), "messages", "context_length_exceeded")
+		writeError(w, overflow, "messages", "context_length_exceeded")
 		return
 	}
 	var id int
@@ -134,6 +152,39 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"choices": []any{map[string]any{"index": 0, "message": reply, "finish_reason": finish, "logprobs": nil}},
 		"usage":   map[string]int{"prompt_tokens": prompt, "completion_tokens": completionTokens, "total_tokens": prompt + completionTokens},
 	})
+}
+
+// judge returns the provider's count of a request whose messages convert
+// to hist, and the message of OpenAI's context_length_exceeded error when
+// it exceeds the window ("" when it fits).
+func (p *Provider) judge(req request, hist []history.Message) (prompt int, overflow string) {
+	if p.Judge != nil {
+		holds := func(text string) bool {
+			for _, m := range req.Messages {
+				if m.OfUser != nil && m.OfUser.Content.OfString.Value == text {
+					return true
+				}
+			}
+			return false
+		}
+		prompt, fits := p.Judge.Receive(hist, string(req.Tools), holds)
+		if fits {
+			return prompt, ""
+		}
+		// OpenAI's wording without functions (docs/overflow.md): the
+		// judge counts the request as a whole.
+		return prompt, fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.",
+			p.Limit, prompt)
+	}
+	msgTokens := int(math.Ceil(p.Factor * float64(history.Estimate(hist, nil))))
+	toolTokens := history.EstimateText(string(req.Tools))
+	prompt = msgTokens + toolTokens
+	if prompt <= p.Limit {
+		return prompt, ""
+	}
+	// OpenAI's wording when functions are sent (docs/overflow.md).
+	return prompt, fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens (%d in the messages, %d in the functions). Please reduce the length of the messages or functions.",
+		p.Limit, prompt, msgTokens, toolTokens)
 }
 
 // replyMessage is an assistant message as the API returns it.
@@ -308,13 +359,19 @@ func StepCalls(task, step int) int {
 // RunTool returns the result of the tool call with the given ID: 250 to
 // 1,150 words of code-review output, a deterministic function of the ID.
 func RunTool(id string) string {
+	return RunToolWords(id, func(h uint64) int { return 250 + int(h%901) })
+}
+
+// RunToolWords is RunTool with the length of the result, in words, given by
+// words from a hash of the ID.
+func RunToolWords(id string, words func(h uint64) int) string {
 	h := uint32(2166136261)
 	for i := 0; i < len(id); i++ {
 		h = (h ^ uint32(id[i])) * 16777619
 	}
-	words := 250 + int(mix(h)%901)
+	n := words(uint64(mix(h)))
 	var b strings.Builder
-	for i := range words {
+	for i := range n {
 		h = mix(h + uint32(i))
 		if i > 0 {
 			if i%12 == 0 {

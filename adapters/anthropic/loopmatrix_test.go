@@ -1,0 +1,21 @@
+//go:build !race
+
+package anthropic_test
+
+import (
+	"testing"
+
+	"github.com/histrim/history/internal/adaptertest"
+)
+
+// TestLoopMatrix runs the agent loop of runLoop (the real
+// anthropic-sdk-go client, Trim with a Calibration, the request's
+// Overhead, elision and step trimming, RecoverOverflow up to twice,
+// input_tokens + cache_creation_input_tokens + cache_read_input_tokens
+// observed) against the local provider for each counting mode and window
+// of issue 21, and checks each loop's bounds (adaptertest.Loop.Check). It
+// is left out of the race detector's run for its cost; TestAgentLoop runs
+// the same loop there.
+func TestLoopMatrix(t *testing.T) {
+	adaptertest.RunMatrix(t, "anthropic", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l) })
+}

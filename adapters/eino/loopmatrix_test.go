@@ -1,0 +1,20 @@
+//go:build !race
+
+package eino
+
+import (
+	"testing"
+
+	"github.com/histrim/history/internal/adaptertest"
+)
+
+// TestLoopMatrix runs the agent loop of runLoop through ChatModel (Config
+// with a Calibration, elision and step trimming; it trims, recovers and
+// observes the usage itself) around eino-ext's OpenAI chat model, against
+// the local server for each counting mode and window of issue 21, and
+// checks each loop's bounds (adaptertest.Loop.Check). It is left out of
+// the race detector's run for its cost; TestAgentLoop runs the same loop
+// there.
+func TestLoopMatrix(t *testing.T) {
+	adaptertest.RunMatrix(t, "eino", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, wrapperSender) })
+}
