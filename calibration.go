@@ -143,6 +143,10 @@ const (
 	// affineSpread: sizes must span this factor (largest over smallest) to
 	// fit an overhead besides the scale; closer sizes cannot tell them apart.
 	affineSpread = 1.25
+	// maxHeadroom caps the headroom Budget keeps for a provider whose
+	// count varies with the content: half the spread of the fit's relative
+	// errors, at most this share of the budget.
+	maxHeadroom = 0.1
 	// rejectMargin: after a rejection of sent tokens aimed at budget B,
 	// Budget(B) is at most rejectMargin × sent.
 	rejectMargin = 0.98
@@ -162,6 +166,7 @@ type calibrationFit struct {
 	ok                      bool
 	scale, overhead, margin float64
 	rmin, rmax              float64
+	spread                  float64 // the range of the relative errors of the fit
 	maxReported             int
 }
 
@@ -292,7 +297,13 @@ func scales(obs []observation) bool {
 // explains reports whether one relation fits the window and o together:
 // every observation within shiftResidual of the joint fit.
 func (c *Calibration) explains(o observation) bool {
-	w := append(c.window(), o)
+	w := c.window()
+	if !spans(w) {
+		// Trimmed requests cluster at the budget: one line fits that
+		// cluster and any new point exactly, and says nothing.
+		return false
+	}
+	w = append(w, o)
 	f := fitCalibration(w)
 	for _, x := range w {
 		pred := f.scale*float64(x.sent) + f.overhead
@@ -301,6 +312,16 @@ func (c *Calibration) explains(o observation) bool {
 		}
 	}
 	return true
+}
+
+// spans reports whether the sizes of obs span affineSpread, so that they
+// can tell a scale from an overhead.
+func spans(obs []observation) bool {
+	lo, hi := math.MaxInt, 0
+	for _, o := range obs {
+		lo, hi = min(lo, o.sent), max(hi, o.sent)
+	}
+	return float64(hi) >= affineSpread*float64(lo)
 }
 
 // restart forgets the window and starts the model again from o.
@@ -374,23 +395,34 @@ func fitCalibration(obs []observation) calibrationFit {
 	}
 	// The margin is the largest under-estimate, the older half of the
 	// window fading out linearly, so that an observation leaving the
-	// window does not move the budget at once.
+	// window does not move the budget at once. The spread is the range of
+	// the relative errors: a provider whose count varies with the content
+	// will one day count more than any request seen.
+	elo, ehi := math.Inf(1), math.Inf(-1)
 	for i, o := range obs {
 		under := float64(o.reported) - (f.scale*float64(o.sent) + f.overhead)
 		age := len(obs) - 1 - i
 		w := min(1, 2*float64(calibrationWindow-age)/calibrationWindow)
 		f.margin = max(f.margin, under*w)
+		e := under / float64(o.reported)
+		elo, ehi = min(elo, e), max(ehi, e)
 	}
+	f.spread = ehi - elo
 	return f
 }
 
 // Budget returns the budget, in the Counter's units, that makes the
 // provider's count land at or under budget.
 //
-// It inverts the model with its margin, (budget - Overhead - margin) /
-// Scale, with Scale rounded up to a multiple of 1/256 and the overhead and
-// margin up to a multiple of 16 tokens (so that jitter in the reports does
-// not move the budget, and with it a [Trimmer]'s cut, on every request), and
+// It inverts the model with its margin, (budget × (1 - headroom) -
+// Overhead - margin) / Scale, where the margin is the largest
+// under-estimate among the recent observations and the headroom half the
+// range of the fit's relative errors (at most 10%: a provider whose count
+// varies with the content, tool results counted more than text, will
+// count some request more than any it has shown). Scale and the headroom
+// are rounded up to a multiple of 1/256 and the overhead and margin up to
+// a multiple of 16 tokens (so that jitter in the reports does not move the
+// budget, and with it a [Trimmer]'s cut, on every request), and
 // bounds the result by the data: at most budget divided by the smallest
 // ratio P/S among the 16 most recent accepted observations (so it is at
 // most budget when every one reported more than was sent), and at least
@@ -419,7 +451,8 @@ func (c *Calibration) Budget(budget int) int {
 	if f.ok {
 		scale := math.Ceil(f.scale*256) / 256
 		extra := math.Ceil((f.overhead+f.margin)/16) * 16
-		b = (B - extra) / scale
+		headroom := math.Ceil(min(f.spread/2, maxHeadroom)*256) / 256
+		b = (B*(1-headroom) - extra) / scale
 		b = max(b, B/(2*f.rmax))
 		b = min(b, B/(math.Ceil(f.rmin*256)/256))
 	}

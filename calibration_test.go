@@ -416,11 +416,19 @@ func TestCalibrationDrift(t *testing.T) {
 // Budget allows, an overflow is recovered from (with or without the
 // provider's numbers) and every accepted request is observed. At most one
 // overflow per loop (two with a drift), a mean fill of trimmed requests of
-// at least 0.85, and, once warm, no swing of the budget larger than 7% from
+// at least 0.85, and, once warm, no swing of the budget larger than 5% from
 // one request to the next.
 func TestCalibrationLoops(t *testing.T) {
 	const window = 16_000
-	mixed := func(_ int, r *rand.Rand) float64 { return 1.13 + 0.24*r.Float64() }
+	// A mixed provider counts tool results 1.6x and text 0.9x, so the
+	// ratio follows the share f of tool results in each request, which
+	// moves a little from one request to the next (as in the adapters'
+	// loop matrix: a spread of 6-9% within 16 requests at 8k).
+	f := 0.5
+	mixed := func(_ int, r *rand.Rand) float64 {
+		f = min(max(f+(r.Float64()-0.5)*0.08, 0.3), 0.67)
+		return 0.9 + 0.7*f
+	}
 	drift := func(req int, _ *rand.Rand) float64 {
 		if req >= 60 {
 			return 1.4
@@ -444,6 +452,7 @@ func TestCalibrationLoops(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
+			f = 0.5
 			var c Calibration
 			overflows, fill, trimmed, swing := 0, 0.0, 0, 0.0
 			prev := 0
@@ -480,7 +489,7 @@ func TestCalibrationLoops(t *testing.T) {
 			t.Logf("%d overflows, mean fill of %d trimmed requests %.3f, largest swing once warm %.3f", overflows, trimmed, fill, swing)
 			assert.LessOrEqual(t, overflows, tc.overflows)
 			assert.GreaterOrEqual(t, fill, 0.85)
-			assert.LessOrEqual(t, swing, 0.07)
+			assert.LessOrEqual(t, swing, 0.05)
 		})
 	}
 }
