@@ -313,8 +313,8 @@ func TestThoughtsAsReasoning(t *testing.T) {
 	}
 }
 
-// TestStepTrimKeepsTheCurrentTurnSigned: step trimming keeps the latest
-// turn's first step when it thinks. A step whose first call is unsigned
+// TestStepTrimKeepsTheCurrentTurnSigned: every step step trimming keeps in
+// the current turn is signed. A step whose first call is unsigned
 // (a call another model wrote) lies before the current turn of the input
 // when a later user content (text beside responses) opened one; if that
 // content is dropped with its step, the kept first step would enter the
@@ -345,9 +345,14 @@ func TestStepTrimKeepsTheCurrentTurnSigned(t *testing.T) {
 			t.Fatalf("budget %d (dropped %d steps): %v\n%s", budget, res.DroppedSteps, err, adaptertest.JSON(t, out))
 		}
 	}
-	// The signed thinking step is kept first when steps are dropped.
+	// Gemini binds a thought signature to its own call, not to the tool
+	// loop (Anthropic's rule): the signed thinking step goes like any old
+	// step, and what is kept is still valid.
 	out, res, err := Trim(nil, slices.Concat(in[:1], in[5:]), total/3, history.WithStepTrim())
-	if (err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge)) || res.DroppedSteps == 0 || out[2] != in[5] {
-		t.Errorf("dropped %d steps (%v): %s; want the thinking step kept after the notice", res.DroppedSteps, err, adaptertest.JSON(t, out))
+	if (err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge)) || res.DroppedSteps == 0 || out[2] == in[5] {
+		t.Errorf("dropped %d steps (%v): %s; want the thinking step dropped with the oldest", res.DroppedSteps, err, adaptertest.JSON(t, out))
+	}
+	if err := Validate(out); err != nil {
+		t.Errorf("the trimmed contents are invalid for Gemini 3: %v", err)
 	}
 }

@@ -19,7 +19,8 @@ import (
 // was sent.
 type fakeModel struct {
 	decide   func(n int, msgs []llms.MessageContent) error // n counts from 0
-	prompt   int
+	prompt   int                                           // the usage reported; -1: the request's own count, plus 10%
+	count    func([]llms.MessageContent) int
 	sent     [][]llms.MessageContent
 	opts     []llms.CallOptions
 	thinking bool
@@ -36,7 +37,11 @@ func (f *fakeModel) GenerateContent(_ context.Context, msgs []llms.MessageConten
 			return nil, err
 		}
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok", GenerationInfo: map[string]any{"PromptTokens": f.prompt}}}}, nil
+	prompt := f.prompt
+	if prompt < 0 {
+		prompt = f.count(msgs) * 11 / 10
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "ok", GenerationInfo: map[string]any{"PromptTokens": prompt}}}}, nil
 }
 
 func (f *fakeModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
@@ -96,7 +101,9 @@ func TestModel(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := &fakeModel{decide: tc.decide, prompt: 777}
+			// A count that grows with the request, as a provider's does (one far
+			// below what was sent reads as truncation).
+			fake := &fakeModel{decide: tc.decide, prompt: -1, count: func(m []llms.MessageContent) int { return tokens(t, m) }}
 			var events []Event
 			cal := &history.Calibration{}
 			m := NewModel(fake, Config{Budget: tc.budget, Calibration: cal, OnEvent: func(ev Event) { events = append(events, ev) }})
@@ -137,8 +144,8 @@ func TestModel(t *testing.T) {
 					t.Fatalf("err = %v, want the response (%s)", err, tc.reason)
 				}
 				last := events[len(events)-1]
-				if last.PromptTokens != 777 || last.Err != nil {
-					t.Errorf("last event: PromptTokens %d, Err %v; want 777, nil", last.PromptTokens, last.Err)
+				if want := tokens(t, fake.sent[len(fake.sent)-1]) * 11 / 10; last.PromptTokens != want || last.Err != nil {
+					t.Errorf("last event: PromptTokens %d, Err %v; want %d, nil", last.PromptTokens, last.Err, want)
 				}
 				if _, _, _, ok := cal.Model(); !ok {
 					t.Error("the calibration observed nothing")
