@@ -65,7 +65,11 @@ type ElideOptions struct {
 	Store Store
 	// ClearArguments, when positive, makes eliding a tool result also
 	// clear the arguments of the call it answers, when they cost at least
-	// this many tokens: the call's Arguments become the JSON object
+	// this many tokens; and it clears such arguments on their own when the
+	// result is too short to elide (a large write_file call answered
+	// "wrote 40 lines"), the result then sent as it is. Results of the
+	// tools ExcludeTools names keep their calls' arguments, and so do the
+	// KeepRecent newest results. The call's Arguments become the JSON object
 	// {"elided":"[arguments elided: N tokens]"}, valid JSON so that
 	// adapters can still send it as an input object, and its ID and Name
 	// stay, so pairing is untouched. The assistant message is then a
@@ -154,9 +158,13 @@ func ElideToolResults(msgs []Message, opts ElideOptions) (ElideResult, error) {
 		return ElideResult{Messages: msgs[:len(msgs):len(msgs)]}, err
 	}
 	out := slices.Clone(msgs)
-	res := ElideResult{Messages: out, Elided: len(cands)}
+	res := ElideResult{Messages: out}
 	for _, e := range cands {
+		if e.argsOnly {
+			continue
+		}
 		out[e.idx] = elided(msgs[e.idx], e.text)
+		res.Elided++
 		res.TokensSaved += e.saved - e.argSaved
 	}
 	// Each assistant message whose calls are cleared is copied once and
@@ -202,6 +210,10 @@ type elideCand struct {
 	call     int
 	args     string
 	argSaved int
+	// argsOnly: only the call's arguments are cleared; the result, too
+	// short to elide, stays as it is (a large write_file call answered
+	// "wrote 40 lines").
+	argsOnly bool
 }
 
 // elisionCandidates returns, oldest first, the tool results of msgs that the
@@ -235,6 +247,8 @@ func elisionCandidates(msgs []Message, counts []int, opts *ElideOptions, c Count
 			if owner >= 0 {
 				ac.clearing(&cand, msgs, owner, &calls, m.ToolCallID, opts, c, math.MaxInt)
 			}
+			cands = append(cands, cand)
+		} else if cand, ok := ac.argsOnly(m, i, msgs, owner, &calls, opts, c, math.MaxInt); ok {
 			cands = append(cands, cand)
 		}
 	}
@@ -307,6 +321,9 @@ const (
 // archive hands the originals of cands to opts.Archive, oldest first.
 func archive(msgs []Message, cands []elideCand, opts *ElideOptions) error {
 	for _, e := range cands {
+		if e.argsOnly {
+			continue // the result is sent as it is
+		}
 		if err := archiveOne(msgs[e.idx], opts.Archive, opts.Store); err != nil {
 			return &archiveError{index: e.idx, err: err}
 		}

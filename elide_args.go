@@ -70,6 +70,20 @@ func (a *argCounter) clearing(cand *elideCand, msgs []Message, owner int, calls 
 	cand.saved += saved
 }
 
+// argsOnly returns the candidate that clears, on its own, the arguments of
+// the call that tool result m (at index i) answers in msgs[owner] (-1:
+// none may be cleared), when m itself is not elided: the large arguments
+// of a call whose result is short. The tools ExcludeTools names are left
+// alone.
+func (a *argCounter) argsOnly(m *Message, i int, msgs []Message, owner int, calls *callIndex, opts *ElideOptions, c Counter, maxSaved int) (elideCand, bool) {
+	if owner < 0 || opts.ClearArguments <= 0 || slices.Contains(opts.ExcludeTools, toolName(m, calls)) {
+		return elideCand{}, false
+	}
+	cand := elideCand{idx: i, owner: -1, argsOnly: true}
+	a.clearing(&cand, msgs, owner, calls, m.ToolCallID, opts, c, maxSaved)
+	return cand, cand.owner >= 0
+}
+
 // clearedOwner is an assistant message whose calls' arguments are cleared:
 // the index of the original, the changed copy (a new ToolCalls slice), and,
 // in a trim, the copy's position in the output and its count.

@@ -131,13 +131,26 @@ func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
 			}
 		}
 	}
+	elidedResults := 0
+	changed := at
 	for e, ci := range elide {
 		cand := &p.cands[ci]
+		if cand.argsOnly {
+			continue
+		}
 		out[at[e]] = elided(view[cand.idx], cand.text)
+		elidedResults++
 	}
-	changed := at
+	if elidedResults < len(elide) { // results sent as they are are not changed
+		changed = make([]int, 0, len(at))
+		for e, ci := range elide {
+			if !p.cands[ci].argsOnly {
+				changed = append(changed, at[e])
+			}
+		}
+	}
 	if len(p.cleared) > 0 {
-		changed = slices.Clip(at)
+		changed = slices.Clip(changed)
 		for _, g := range p.cleared {
 			out[g.pos] = g.msg
 			changed = append(changed, g.pos)
@@ -156,7 +169,7 @@ func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
 	res.DroppedTurns = p.k - p.kp
 	res.KeptTurns = p.turns - res.DroppedTurns
 	res.DroppedSteps = p.d
-	res.ElidedResults = len(elide)
+	res.ElidedResults = elidedResults
 	res.TokensAfter = tokens
 	res.Trimmed = p.k > 0 || p.d > 0 || len(elide) > 0
 	if c.cut != nil {
