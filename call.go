@@ -11,6 +11,10 @@ package history
 type call struct {
 	reason  string // the event's Reason
 	attempt int    // the event's Attempt (RecoverOverflow)
+	// exact makes the trim aim at the budget itself, ignoring the
+	// options' trigger and low-water mark: a recovery aims at what the
+	// provider said.
+	exact bool
 	// budgetFor, when set, replaces the budget once the history is
 	// counted (RecoverOverflow derives it from the size that failed), so
 	// that no message is counted twice. It forces a count of everything.

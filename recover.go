@@ -110,7 +110,9 @@ func (e *RecoverError) Unwrap() []error {
 // The target is always below E and at least 1. Then msgs is trimmed to it as
 // TrimToRecentTurns would (orphan sweep, whole turns, one breadcrumb never
 // stacked), and the OnTrim callback receives an Event with Reason "overflow"
-// and Attempt set.
+// and Attempt set. The trim aims at the target itself: [WithLowWater] and
+// [WithTrigger] do not apply to a recovery (pass the trim's options as they
+// are; the hysteresis they set is for the planned trims that follow).
 //
 // A Counter that prices the whole history at 0 or 1 token gives no count to
 // cut by: no target lies below it. RecoverOverflow then treats the count as
@@ -150,7 +152,7 @@ func RecoverOverflow(msgs []Message, providerErr error, attempt int, opts ...Opt
 	attempt = max(attempt, 1)
 	o := newOptions(opts)
 	defer o.release()
-	c := &call{reason: ReasonOverflow, attempt: attempt}
+	c := &call{reason: ReasonOverflow, attempt: attempt, exact: true}
 	// The target is derived from the trim's own count of the history, so
 	// each message is counted once.
 	c.budgetFor = func(est int) int {

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // toolHistory returns a system message and n turns of four messages each
@@ -411,5 +414,28 @@ func TestRecoverOverflowHostileError(t *testing.T) {
 		if err == nil && !res.Trimmed {
 			t.Fatalf("%T: classified as an overflow but nothing was dropped", perr)
 		}
+	}
+}
+
+// TestRecoverOverflowAimsAtTheProvider: a recovery aims at the provider's
+// number; the caching options of the trim (low water, trigger), passed to
+// it as the README's loop does, do not cut deeper.
+func TestRecoverOverflowAimsAtTheProvider(t *testing.T) {
+	msgs := longChatForCalibration()
+	sent := Estimate(msgs, nil)
+	providerErr := errors.New("This model's maximum context length is " + itoa(sent*3/4) + " tokens. However, your messages resulted in " +
+		itoa(sent) + " tokens. Please reduce the length of the messages.")
+	plain, err := RecoverOverflow(msgs, providerErr, 1)
+	require.NoError(t, err)
+	for _, opts := range [][]Option{
+		{WithLowWater(0.7)},
+		{WithTrigger(0.6), WithLowWater(0.36)},
+		{WithTrigger(0.6), WithLowWater(0.36), WithElision(ElideOptions{}), WithStepTrim()},
+	} {
+		res, err := RecoverOverflow(msgs, providerErr, 1, opts...)
+		require.NoError(t, err)
+		assert.Equal(t, plain.Budget, res.Budget)
+		assert.Equal(t, plain.TokensAfter, res.TokensAfter, "the same cut as without caching options")
+		assert.LessOrEqual(t, res.TokensAfter, res.Budget)
 	}
 }

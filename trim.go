@@ -235,8 +235,8 @@ func (p *planner) measure(budget int) (complete, fits bool) {
 	// whole count is needed: for the budget (RecoverOverflow), on request
 	// (WithFullCount), or when nothing could be dropped anyway.
 	all := c.budgetFor != nil || o.fullCount || c.prune || p.turns == 0 || (p.turns == 1 && !ladder)
-	p.target = o.target(budget)
-	complete = p.countSuffix(o.limit(budget), all)
+	p.target = p.aim(budget)
+	complete = p.countSuffix(p.ceiling(budget), all)
 	if c.budgetFor != nil {
 		budget = max(c.budgetFor(p.total), 1)
 	}
@@ -247,13 +247,33 @@ func (p *planner) measure(budget int) (complete, fits bool) {
 		budget = min(budget, p.capPer-1)
 	}
 	p.cmpBudget = budget
-	p.target = o.target(budget)
+	p.target = p.aim(budget)
 	prune := c.prune && o.elide != nil && p.turns > 0
-	fits = complete && !prune && (p.total <= o.limit(budget) || p.turns == 0 || (p.turns == 1 && !ladder))
+	fits = complete && !prune && (p.total <= p.ceiling(budget) || p.turns == 0 || (p.turns == 1 && !ladder))
 	if !fits && c.pruneOver {
 		c.prune = true // over budget: a maintenance point
 	}
 	return complete, fits
+}
+
+// aim returns the size a trim of a history over ceiling(budget) goes down
+// to: the low-water mark or trigger of the options, or the budget itself
+// for a recovery, which aims at the provider's number (hysteresis is for
+// the planned trims that follow).
+func (p *planner) aim(budget int) int {
+	if p.c.exact {
+		return budget
+	}
+	return p.o.target(budget)
+}
+
+// ceiling returns the size above which a history is trimmed: the trigger's
+// share of the budget, or the budget itself for a recovery.
+func (p *planner) ceiling(budget int) int {
+	if p.c.exact {
+		return budget
+	}
+	return p.o.limit(budget)
 }
 
 // decide makes the plan: which turns, steps and results go. It returns
