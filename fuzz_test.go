@@ -255,7 +255,7 @@ func FuzzTrimmerLadder(f *testing.F) {
 		}
 		opts := []Option{
 			WithLowWater(0.8), WithStepTrim(), WithElision(eo),
-			WithTrigger([]float64{1, 0.9, 0.7}[keep/4%3]),
+			WithTrigger([]float64{1, 0.9, 0.85}[keep/4%3]),
 		}
 		plans := 0
 		tr := NewTrimmer(append(slices.Clip(opts), WithOnTrim(func(Event) { plans++ }))...)

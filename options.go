@@ -70,7 +70,27 @@ func newOptions(opts []Option) *options {
 			f(o)
 		}
 	}
+	o.settle()
 	return o
+}
+
+// settle checks what the options mean together, once they are all
+// applied: a trigger and a low-water mark.
+func (o *options) settle() {
+	if o.trigger == 0 || o.trigger == 1 { // off, or the budget itself
+		return
+	}
+	switch {
+	case o.lowWater == 0:
+		// A trigger alone keeps its hysteresis: a trim past it goes down
+		// to a mark below it, not just under it (else nearly every
+		// request past the trigger would be a maintenance point).
+		o.lowWater = o.trigger * DefaultLowWaterShare
+	case o.lowWater >= o.trigger:
+		o.fail(&OptionError{Option: "WithLowWater", Reason: "low-water mark " + strconv.FormatFloat(o.lowWater, 'g', -1, 64) +
+			" is not below the trigger " + strconv.FormatFloat(o.trigger, 'g', -1, 64) +
+			": both are shares of the budget, and a trim that starts past the trigger goes down to the mark"})
+	}
 }
 
 // release returns o to the pool. o must not be used afterwards.

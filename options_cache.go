@@ -10,10 +10,16 @@ import (
 	"time"
 )
 
+// DefaultLowWaterShare is where a trim past a trigger set alone goes down
+// to, as a share of the trigger: WithTrigger(0.6) alone trims to 0.36 of the
+// budget, the policy docs/prompt-caching.md measures.
+const DefaultLowWaterShare = 0.6
+
 // WithTrigger sets the compact trigger: a trim starts only once the
 // history exceeds fraction*budget, not the budget itself, and then goes
-// down to the low-water mark ([WithLowWater], a share of the budget, capped
-// at the trigger) or else to the trigger. Below the trigger the history is
+// down to the low-water mark ([WithLowWater], a share of the budget that
+// must lie below the trigger, or else an *[OptionError]), by default
+// [DefaultLowWaterShare] of the trigger. Below the trigger the history is
 // sent as it is. The budget stays the hard limit: a latest turn larger
 // than the trigger but within the budget is sent, and [ErrLatestTurnTooLarge]
 // means the budget itself cannot be met.

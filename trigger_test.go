@@ -28,17 +28,14 @@ func TestWithTrigger(t *testing.T) {
 			want: render(turns),
 		},
 		{
-			name: "above the trigger, within the budget: trimmed to the trigger", in: turns, budget: 200, opts: []Option{WithTrigger(0.5)},
-			want: []string{"S:sys", "B", "U:2", "A:a2", "U:3", "A:a3", "U:4", "A:a4", "U:5", "A:a5"}, trimmed: true, // 100
+			name: "above the trigger, within the budget: trimmed below it, to 0.6 of it by default", in: turns, budget: 200, opts: []Option{WithTrigger(0.5)},
+			want: []string{"S:sys", "B", "U:4", "A:a4", "U:5", "A:a5"}, trimmed: true, // 60
 		},
 		{
 			name: "with a low-water mark below it: trimmed to the mark", in: turns, budget: 200, opts: []Option{WithTrigger(0.5), WithLowWater(0.3)},
 			want: []string{"S:sys", "B", "U:4", "A:a4", "U:5", "A:a5"}, trimmed: true, // 60
 		},
-		{
-			name: "a low-water mark above it is capped at the trigger", in: turns, budget: 200, opts: []Option{WithTrigger(0.5), WithLowWater(0.9)},
-			want: []string{"S:sys", "B", "U:2", "A:a2", "U:3", "A:a3", "U:4", "A:a4", "U:5", "A:a5"}, trimmed: true, // 100, not 180
-		},
+
 		{
 			name: "a latest turn above the trigger but within the budget is sent, no error", in: bigLatest, budget: 100, opts: []Option{WithTrigger(0.5)},
 			want: []string{"S:sys", "B", "U:2", "A:>c1", "T:c1", "A:>c2", "T:c2", "A:>c3", "T:c3", "A:done"}, trimmed: true, // 100
@@ -70,6 +67,52 @@ func TestWithTrigger(t *testing.T) {
 			checkResult(t, tc.in, res, tc.err == nil)
 		})
 	}
+}
+
+// TestWithTriggerAndLowWater: both are shares of the budget; a mark at or
+// above the trigger would turn the hysteresis off, and is refused.
+func TestWithTriggerAndLowWater(t *testing.T) {
+	msgs := parse(t, "U:1")
+	for _, opts := range [][]Option{
+		{WithTrigger(0.5), WithLowWater(0.9)},
+		{WithLowWater(0.6), WithTrigger(0.6)},
+	} {
+		_, err := TrimToRecentTurns(msgs, 100, opts...)
+		var oe *OptionError
+		require.ErrorAs(t, err, &oe)
+		assert.Equal(t, "WithLowWater", oe.Option)
+		_, err = NewTrimmer(opts...).Trim(msgs, 100)
+		require.ErrorAs(t, err, &oe)
+	}
+	for _, opts := range [][]Option{{WithTrigger(1), WithLowWater(0.9)}, {WithTrigger(0.6), WithLowWater(0.36)}} {
+		_, err := TrimToRecentTurns(msgs, 100, opts...)
+		require.NoError(t, err)
+	}
+}
+
+// TestTriggerKeepsHysteresis: over 200 requests of a growing session, a
+// Trimmer with a trigger alone rewrites the prompt about as rarely as one
+// with a low-water mark alone; before, a trigger alone (or with a mark at
+// or above it) trimmed to just under the trigger and rewrote the prompt on
+// nearly every request past it (168 of 200, against 9).
+func TestTriggerKeepsHysteresis(t *testing.T) {
+	full := trSession(200, 9)
+	count := func(opts ...Option) int {
+		rewrites := 0
+		tr := NewTrimmer(append(opts, WithOnTrim(func(Event) { rewrites++ }))...)
+		for n := 2; n <= len(full); n++ {
+			if full[n-1].Role != RoleAssistant {
+				continue
+			}
+			_, err := tr.Trim(full[:n-1], 3000)
+			require.NoError(t, err)
+		}
+		return rewrites
+	}
+	low, trig := count(WithLowWater(0.7)), count(WithTrigger(0.6))
+	t.Logf("maintenance points: low water 0.7 alone %d, trigger 0.6 alone %d", low, trig)
+	assert.Positive(t, low)
+	assert.LessOrEqual(t, trig, 3*low, "the trigger alone keeps a hysteresis")
 }
 
 func TestWithTriggerInvalid(t *testing.T) {
