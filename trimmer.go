@@ -86,6 +86,12 @@ type Trimmer struct {
 	last time.Time    // when Trim was last called; zero before the first call
 	sum  summaryState // the summary in the prompt (WithSummarizer)
 	prev []promptKey  // the previous request's prompt (nil before the first)
+	// sent and asked are the TokensAfter of the last Result returned and
+	// the budget it was trimmed for; accept, when positive, is the share of
+	// an asked budget the provider accepts, learnt by RecoverOverflow
+	// without a Calibration (with one, the Calibration learns it).
+	sent, asked int
+	accept      float64
 }
 
 // NewTrimmer returns a [Trimmer] that trims with opts (the options of
@@ -102,6 +108,7 @@ func NewTrimmer(opts ...Option) *Trimmer {
 func (t *Trimmer) Reset() {
 	t.mu.Lock()
 	t.st, t.last, t.sum, t.prev = trimState{}, time.Time{}, summaryState{}, nil
+	t.sent, t.asked, t.accept = 0, 0, 0
 	t.mu.Unlock()
 }
 
@@ -149,7 +156,21 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	t.mu.Lock()
 	st, last, sum, prev := t.st, t.last, t.sum, t.prev
 	t.last = at
+	asked := budget
+	if t.accept > 0 && o.calib == nil && budget > 0 {
+		budget = max(int(float64(budget)*t.accept), 1) // what the provider accepts of it
+	}
 	t.mu.Unlock()
+	res, err := t.trim(ctx, msgs, budget, o, at, st, last, sum, prev)
+	t.mu.Lock()
+	t.sent, t.asked = res.TokensAfter, asked
+	t.mu.Unlock()
+	return res, err
+}
+
+// trim is TrimContext with the Trimmer's state read: the plan reused while
+// it fits, or a new one at a maintenance point.
+func (t *Trimmer) trim(ctx context.Context, msgs []Message, budget int, o *options, at time.Time, st trimState, last time.Time, sum summaryState, prev []promptKey) (Result, error) {
 
 	c := budgetCall()
 	// A cold resume: the provider's cache has expired, so this request
@@ -173,6 +194,75 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 		c.memo = memo // what the check counted is not counted again
 	}
 	return t.replan(ctx, msgs, budget, o, c, sum, prev, cold)
+}
+
+// RecoverOverflow is [RecoverOverflow] for a Trimmer: msgs is the
+// transcript the Trimmer's last [Trimmer.Trim] was given (or its last
+// RecoverOverflow), whose Result the provider rejected for length with
+// providerErr, and attempt numbers the recoveries of that request (1 for
+// the first). It derives the target from the size of what was sent and
+// what the provider said, as the package function does, makes a new plan
+// of msgs aimed at it (the trigger and low-water mark do not apply) and
+// remembers it, so that the requests that follow reuse a plan the
+// provider accepts instead of the one it rejected. The Trimmer's options
+// apply, and its [WithOnTrim] callback receives the Event, Reason
+// "overflow".
+//
+// After a recovery, the next plans fit what the provider said: with
+// [WithCalibration], the Calibration learns from the error (the sizes it
+// states, or the rejection itself); without one, the Trimmer keeps the
+// share of the budget the provider accepts and trims every later request
+// to that share of its budget, until [Trimmer.Reset].
+//
+// Results are the package function's: [ErrNotOverflow] with msgs
+// untouched for an error that is not a context overflow; a Result and a
+// nil error when the request shrank; a *[RecoverError] wrapping
+// [ErrCannotRecover] when nothing more can be dropped. Before any Trim,
+// msgs is taken to be what was sent.
+func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int) (Result, error) {
+	ov, ok := ParseOverflow(providerErr)
+	if !ok {
+		return Result{Messages: msgs[:len(msgs):len(msgs)], Kept: identity(len(msgs))}, ErrNotOverflow
+	}
+	attempt = max(attempt, 1)
+	o := newOptions(t.opts)
+	defer o.release()
+	t.mu.Lock()
+	sent, asked := t.sent, t.asked
+	t.mu.Unlock()
+	var cut cutInfo
+	var target int
+	c := &call{reason: ReasonOverflow, attempt: attempt, exact: true, cut: &cut}
+	c.budgetFor = func(total int) int {
+		if sent <= 0 {
+			sent = total // no Trim before: msgs is what was sent
+		}
+		if o.calib != nil && sent > 1 {
+			if v := o.calib.Observe(sent, ov.Used); v != VerdictUsed && v != VerdictRestarted {
+				o.calib.ObserveOverflow(sent, ov.Limit)
+			}
+		}
+		target = overflowTarget(sent, ov, attempt)
+		return target
+	}
+	res, err := trimToBudget(msgs, 1, o, c)
+	if err != nil && !errors.Is(err, ErrLatestTurnTooLarge) {
+		return res, err
+	}
+	if res.TokensAfter >= sent && res.OrphansRemoved == 0 {
+		return res, &RecoverError{Overflow: ov, Tokens: res.TokensAfter, Budget: res.Budget, Attempt: attempt, Err: providerErr}
+	}
+	var keys []promptKey
+	if o.onTrim != nil {
+		keys = promptKeys(&res)
+	}
+	t.mu.Lock()
+	t.st, t.prev, t.sent = remember(msgs, &res, cut), keys, res.TokensAfter
+	if o.calib == nil && asked > 0 {
+		t.accept = min(float64(target)/float64(asked), 1)
+	}
+	t.mu.Unlock()
+	return res, nil
 }
 
 // replan makes a new plan at a maintenance point, remembers it, and

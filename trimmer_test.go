@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // trSession returns a deterministic agent transcript of turns turns after
@@ -607,4 +611,69 @@ func BenchmarkTrimmer(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestTrimmerRecoverOverflow: a Trimmer in a loop against a provider that
+// counts 1.3 times the library's estimate, without a Calibration. Through
+// its own RecoverOverflow, the Trimmer's next plans fit what the provider
+// said: at most one rejection after the first recovery (the package
+// function left the Trimmer re-sending the plan the provider had just
+// rejected: 48 of 100 requests).
+func TestTrimmerRecoverOverflow(t *testing.T) {
+	const window = 3000
+	for _, tc := range []struct {
+		name    string
+		opts    []Option
+		numbers bool
+	}{
+		{"low water, sizes stated", []Option{WithLowWater(0.7)}, true},
+		{"low water, no sizes", []Option{WithLowWater(0.7)}, false},
+		{"ladder", []Option{WithLowWater(0.7), WithElision(ElideOptions{}), WithStepTrim()}, true},
+	} {
+		loop := func(pkg bool) (requests, rejections, first int) {
+			full := trSession(120, 5)
+			tr := NewTrimmer(tc.opts...)
+			first = -1
+			for n := 2; n <= len(full) && requests < 100; n++ {
+				if full[n-1].Role != RoleAssistant {
+					continue
+				}
+				msgs := full[:n-1]
+				requests++
+				res, err := tr.Trim(msgs, window)
+				require.NoError(t, err)
+				for attempt := 1; ; attempt++ {
+					provider := Estimate(res.Messages, nil) * 13 / 10
+					if provider <= window {
+						break
+					}
+					rejections++
+					if first < 0 {
+						first = requests
+					}
+					require.LessOrEqual(t, attempt, 3, "request %d is not recovered", requests)
+					providerErr := errors.New("Your input exceeds the context window of this model.")
+					if tc.numbers {
+						providerErr = fmt.Errorf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", window, provider)
+					}
+					if pkg {
+						res, err = RecoverOverflow(res.Messages, providerErr, attempt, tc.opts...)
+						require.NoError(t, err, "request %d", requests)
+						continue
+					}
+					res, err = tr.RecoverOverflow(msgs, providerErr, attempt)
+					require.NoError(t, err, "request %d", requests)
+					checkResult(t, msgs, res, true)
+				}
+			}
+			return requests, rejections, first
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			requests, rejections, first := loop(false)
+			_, before, _ := loop(true)
+			t.Logf("%d requests, %d rejected for length, the first at request %d (recovering with the package function: %d)", requests, rejections, first, before)
+			require.Positive(t, rejections, "setup: the provider never rejects")
+			assert.LessOrEqual(t, rejections, 2, "at most one rejection after the first recovery")
+		})
+	}
 }
