@@ -25,7 +25,10 @@ const (
 	ReasonColdResume = "cold_resume"
 )
 
-// Event describes one trim, for logs and metrics; [WithOnTrim] receives it.
+// Event describes one trim, for logs and metrics; [WithOnTrim] receives it
+// whenever a trim drops or elides something, or the orphan sweep removes
+// something (a [Trimmer] that reuses its plan reports nothing: it dropped
+// nothing new).
 // Its numbers are the numbers of the [Result] it belongs to: TokensBefore is
 // -1 when the trim did not count the dropped part (see [Result.TokensBefore]
 // and [WithFullCount]). It is a plain value: the Labels map is a fresh copy
@@ -48,7 +51,13 @@ type Event struct {
 	KeptTurns       int `json:"kept_turns"`
 	DroppedSteps    int `json:"dropped_steps"`
 	ElidedResults   int `json:"elided_results"`
-	TokensBefore    int `json:"tokens_before"`
+	// OrphansRemoved and DroppedInstructions are the same-named figures of
+	// the Result: tool results and calls the orphan sweep removed (an
+	// event fires for them alone too), and system messages given
+	// mid-conversation that were dropped with their turns or steps.
+	OrphansRemoved      int `json:"orphans_removed"`
+	DroppedInstructions int `json:"dropped_instructions"`
+	TokensBefore        int `json:"tokens_before"`
 	TokensAfter     int `json:"tokens_after"`
 	Budget          int `json:"budget"`
 	// Attempt is the attempt number of a [RecoverOverflow] call (1 or
@@ -77,7 +86,7 @@ type Event struct {
 // LogValue returns the event as a slog group: its numbers, then its labels
 // in sorted key order (so log lines are deterministic).
 func (e Event) LogValue() slog.Value {
-	attrs := make([]slog.Attr, 0, 11+len(e.Labels))
+	attrs := make([]slog.Attr, 0, 13+len(e.Labels))
 	attrs = append(attrs,
 		slog.String("type", e.Type),
 		slog.String("reason", e.Reason),
@@ -86,6 +95,8 @@ func (e Event) LogValue() slog.Value {
 		slog.Int("kept_turns", e.KeptTurns),
 		slog.Int("dropped_steps", e.DroppedSteps),
 		slog.Int("elided_results", e.ElidedResults),
+		slog.Int("orphans_removed", e.OrphansRemoved),
+		slog.Int("dropped_instructions", e.DroppedInstructions),
 		slog.Int("tokens_before", e.TokensBefore),
 		slog.Int("tokens_after", e.TokensAfter),
 		slog.Int("budget", e.Budget),
@@ -132,12 +143,14 @@ func newEvent(res *Result, reason string, attempt int, labels map[string]string)
 		DroppedTurns:    res.DroppedTurns,
 		KeptTurns:       res.KeptTurns,
 		DroppedSteps:    res.DroppedSteps,
-		ElidedResults:   res.ElidedResults,
-		TokensBefore:    res.TokensBefore,
-		TokensAfter:     res.TokensAfter,
-		Budget:          res.Budget,
-		Attempt:         attempt,
-		Labels:          maps.Clone(labels),
+		ElidedResults:       res.ElidedResults,
+		OrphansRemoved:      res.OrphansRemoved,
+		DroppedInstructions: res.DroppedInstructions,
+		TokensBefore:        res.TokensBefore,
+		TokensAfter:         res.TokensAfter,
+		Budget:              res.Budget,
+		Attempt:             attempt,
+		Labels:              maps.Clone(labels),
 	}
 }
 

@@ -26,5 +26,5 @@ func ExampleLogTrims() {
 		history.WithFullCount(), // count the dropped turns too, for tokens_before
 		history.WithLabels(map[string]string{"session_id": "s-42"}))
 	// Output:
-	// level=INFO msg="history trimmed" trim.type=history_trimmed trim.reason=budget trim.dropped_messages=2 trim.dropped_turns=1 trim.kept_turns=1 trim.dropped_steps=0 trim.elided_results=0 trim.tokens_before=32 trim.tokens_after=23 trim.budget=25 trim.attempt=0 trim.session_id=s-42
+	// level=INFO msg="history trimmed" trim.type=history_trimmed trim.reason=budget trim.dropped_messages=2 trim.dropped_turns=1 trim.kept_turns=1 trim.dropped_steps=0 trim.elided_results=0 trim.orphans_removed=0 trim.dropped_instructions=0 trim.tokens_before=32 trim.tokens_after=23 trim.budget=25 trim.attempt=0 trim.session_id=s-42
 }

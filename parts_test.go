@@ -138,7 +138,7 @@ func TestEventJSONAndLog(t *testing.T) {
 	b, err := json.Marshal(e)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"history_trimmed","reason":"budget","dropped_messages":4,"dropped_turns":1,"kept_turns":2,"dropped_steps":0,"elided_results":0,
-		"tokens_before":900,"tokens_after":500,"budget":600,"attempt":0,"labels":{"session_id":"s1","agent":"a"}}`, string(b))
+		"orphans_removed":0,"dropped_instructions":0,"tokens_before":900,"tokens_after":500,"budget":600,"attempt":0,"labels":{"session_id":"s1","agent":"a"}}`, string(b))
 
 	var sb strings.Builder
 	l := slog.New(slog.NewTextHandler(&sb, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -149,7 +149,7 @@ func TestEventJSONAndLog(t *testing.T) {
 	}}))
 	LogTrims(l)(e)
 	assert.Equal(t, "level=INFO msg=\"history trimmed\" trim.type=history_trimmed trim.reason=budget trim.dropped_messages=4 "+
-		"trim.dropped_turns=1 trim.kept_turns=2 trim.dropped_steps=0 trim.elided_results=0 trim.tokens_before=900 trim.tokens_after=500 trim.budget=600 trim.attempt=0 "+
+		"trim.dropped_turns=1 trim.kept_turns=2 trim.dropped_steps=0 trim.elided_results=0 trim.orphans_removed=0 trim.dropped_instructions=0 trim.tokens_before=900 trim.tokens_after=500 trim.budget=600 trim.attempt=0 "+
 		"trim.agent=a trim.session_id=s1\n", sb.String())
 }
 

@@ -404,3 +404,21 @@ func TestResultPositions(t *testing.T) {
 	}
 	assert.Contains(t, render(again.Messages), "U:memory")
 }
+
+// TestDroppedInstructions: a system message given mid-conversation goes
+// with its turn; the Result and the Event say so, and a pin keeps it.
+func TestDroppedInstructions(t *testing.T) {
+	long := "an answer long enough that dropping its turn saves more than the breadcrumb costs, by a good margin"
+	in := parse(t, "S:sys", "U:q1", "S:always answer in French", "A:"+long, "U:q2", "A:a2")
+	budget := Estimate(parse(t, "S:sys", "B", "U:q2", "A:a2"), nil)
+	var ev Event
+	res, err := TrimToRecentTurns(in, budget, WithOnTrim(func(e Event) { ev = e }))
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.DroppedInstructions, "the instruction went with its turn")
+	assert.Equal(t, 1, ev.DroppedInstructions)
+
+	res, err = TrimToRecentTurns(in, budget+Estimate(in[2:3], nil), WithPin(2))
+	require.NoError(t, err)
+	assert.Zero(t, res.DroppedInstructions)
+	assert.Equal(t, []string{"S:sys", "S:always answer in French", "B", "U:q2", "A:a2"}, render(res.Messages), "pinned, it stays in the prefix")
+}

@@ -19,6 +19,7 @@ import (
 type scratch struct {
 	starts []int // turn starts, oldest first (see scanTurns)
 	sums   []int // summaries after the prefix, ascending (see scanTurns)
+	sys    []int // system messages after the prefix, ascending (see scanTurns)
 	rc     []int // counts of the counted suffix, newest first
 	pre    []int // counts of the leading block
 	turnEl []int // per counted turn, newest first: its count with every candidate elided
@@ -45,6 +46,7 @@ func (sc *scratch) put() {
 	sc.gaps = sc.gaps[:0]
 	sc.starts = sc.plan.starts[:0]
 	sc.sums = sc.plan.sums[:0]
+	sc.sys = sc.plan.sys[:0]
 	sc.pins = sc.plan.pins[:0]
 	sc.fast = sc.fast[:0]
 	sc.plan = planner{}
@@ -72,7 +74,7 @@ func newPlanner(sc *scratch, src, view []Message, index []int, o *options, c *ca
 		capPer: math.MaxInt / (n + 5), hoist: -1, stray: -1, stepTok: -1, low: n, ready: n, lazy: lazy,
 		steps: sc.steps[:0],
 	}
-	p.starts, p.sums = scanTurns(sc.starts[:0], sc.sums[:0], view, p.lead, o.turnStart)
+	p.starts, p.sums, p.sys = scanTurns(sc.starts[:0], sc.sums[:0], sc.sys[:0], view, p.lead, o.turnStart)
 	p.turns = len(p.starts)
 	sc.pre = sc.pre[:0]
 	sc.rc = sc.rc[:0]
@@ -102,12 +104,13 @@ func newPlanner(sc *scratch, src, view []Message, index []int, o *options, c *ca
 }
 
 // scanTurns appends to starts the first message of each turn of msgs
-// after the prefix ending at lead (see appendTurnStarts) and to sums every
-// summary after the prefix, both ascending: the one pass over the whole
-// history a trim makes, reading roles and kinds only.
-func scanTurns(starts, sums []int, msgs []Message, lead int, rule func(Message) bool) ([]int, []int) {
+// after the prefix ending at lead (see appendTurnStarts), to sums every
+// summary and to sys every system message (of no Kind) after the prefix,
+// all ascending: the one pass over the whole history a trim makes, reading
+// roles and kinds only.
+func scanTurns(starts, sums, sys []int, msgs []Message, lead int, rule func(Message) bool) ([]int, []int, []int) {
 	if lead >= len(msgs) {
-		return starts, sums
+		return starts, sums, sys
 	}
 	starts = append(starts, lead)
 	opened := isTurnStart(msgs[lead], rule)
@@ -119,6 +122,9 @@ func scanTurns(starts, sums []int, msgs []Message, lead int, rule func(Message) 
 			}
 			continue
 		}
+		if m.Role == RoleSystem {
+			sys = append(sys, i)
+		}
 		// isTurnStart, with the default rule spelt out: this loop reads
 		// every message of the history.
 		if m.Role == RoleTool || (rule == nil && m.Role != RoleUser) || (rule != nil && !rule(*m)) {
@@ -129,7 +135,7 @@ func scanTurns(starts, sums []int, msgs []Message, lead int, rule func(Message) 
 		}
 		opened = true
 	}
-	return starts, sums
+	return starts, sums, sys
 }
 
 // prepare validates view[lo:hi] and checks it for orphans before the
@@ -285,6 +291,7 @@ type planner struct {
 	turns  int       // number of turns
 	starts []int     // the first message of each turn, oldest first (see start)
 	sums   []int     // summaries after the prefix, ascending
+	sys    []int     // system messages (of no Kind) after the prefix, ascending
 	lead   int       // end of the leading block (prefix and breadcrumbs)
 	o      *options
 	c      *call
@@ -341,4 +348,21 @@ type planner struct {
 	openEnd  int      // end of the latest turn's opening block
 	steps    []int    // first view index of each step of the latest turn
 	replaced []int    // view indices of breadcrumbs replaced by new ones
+}
+
+// droppedInstructions counts the system messages after the prefix that the
+// plan drops: in the dropped turns or steps, and not pinned (a pinned one
+// is lifted).
+func (p *planner) droppedInstructions() int {
+	n := 0
+	cut := p.start(p.k)
+	for _, i := range p.sys {
+		if _, pin := p.pinned(i); pin {
+			continue
+		}
+		if i < cut || p.inGap(i) {
+			n++
+		}
+	}
+	return n
 }

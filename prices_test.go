@@ -105,23 +105,26 @@ func TestTrimmerEventCostEditedPrefix(t *testing.T) {
 	full := trSession(80, 41)
 	var events []Event
 	tr := NewTrimmer(WithLowWater(0.7), WithPrices(AnthropicPrices), WithOnTrim(func(e Event) { events = append(events, e) }))
-	edited := false
+	const french = "You are a careful assistant. Answer in French."
+	trimmed, prevOld := false, false
 	for n := 10; n <= len(full); n += 3 {
 		in := full[:n]
-		if len(events) > 0 {
+		if trimmed {
 			in = clone(in)
-			in[0].Content = "You are a careful assistant. Answer in French."
-			edited = true
+			in[0].Content = french
 		}
 		before := len(events)
 		res, err := tr.Trim(in, 2000)
 		require.NoError(t, err)
-		if edited && len(events) > before {
+		if len(events) > before && prevOld && res.Messages[0].Content == french {
+			// The previous request sent the old system prompt.
 			e := events[len(events)-1]
 			assert.Equal(t, res.TokensAfter, e.Rewritten, "the whole prompt is rewritten")
 			assert.InDelta(t, float64(res.TokensAfter)*AnthropicPrices.Write, e.Billed, 1e-6, "and billed as a cache write")
 			return
 		}
+		trimmed = trimmed || res.DroppedTurns > 0
+		prevOld = res.Messages[0].Content != french
 	}
-	t.Fatal("setup: no maintenance point after the edit")
+	t.Fatal("setup: no maintenance point right after the edit")
 }

@@ -86,6 +86,12 @@ type Result struct {
 	// ElidedResults counts tool results whose content was replaced by a
 	// placeholder ([WithElision]). They stay in Messages, with [KindElided].
 	ElidedResults int
+	// DroppedInstructions counts the system messages after the prefix
+	// (instructions given mid-conversation, such as "answer in French")
+	// dropped with their turns or steps: the model no longer sees them.
+	// Pin one ([WithPin]) to keep it through every trim; see
+	// docs/concepts.md.
+	DroppedInstructions int
 	// Modified lists, ascending, the positions in Messages of the kept
 	// messages that differ from the input message Kept names: a tool
 	// result elided under [WithElision], an assistant message whose
@@ -170,6 +176,7 @@ func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
 	res.KeptTurns = p.turns - res.DroppedTurns
 	res.DroppedSteps = p.d
 	res.ElidedResults = elidedResults
+	res.DroppedInstructions = p.droppedInstructions()
 	res.TokensAfter = tokens
 	res.Trimmed = p.k > 0 || p.d > 0 || len(elide) > 0
 	if c.cut != nil {

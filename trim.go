@@ -162,6 +162,8 @@ func plan(sc *scratch, msgs, view []Message, index []int, orphans, budget int, o
 		if total, ok := p.fitsFast(o.limit(budget)); ok {
 			sendView(&res, msgs, view, index)
 			res.TokensBefore, res.TokensAfter, res.KeptTurns = total, total, p.turns
+			p.viewCounts()
+			report(&res, o, c)
 			return res, nil, true
 		}
 	}
@@ -178,6 +180,8 @@ func plan(sc *scratch, msgs, view []Message, index []int, orphans, budget int, o
 		// Fits, or nothing can be dropped: send the (swept) view.
 		sendView(&res, msgs, view, index)
 		res.TokensAfter, res.KeptTurns = p.total, p.turns
+		p.viewCounts()
+		report(&res, o, c)
 		if p.total > budget {
 			return res, &BudgetError{Need: p.total, Budget: res.Budget, Pinned: p.pinnedTok - p.extra + p.oldCrumbTok, Overhead: p.extra}, true
 		}
@@ -191,14 +195,37 @@ func plan(sc *scratch, msgs, view []Message, index []int, orphans, budget int, o
 		return Result{Budget: budget}, err, true
 	}
 	p.materialize(&res, items, elide, at, tokens)
-	if o.onTrim != nil && res.Trimmed {
-		o.onTrim(newEvent(&res, c.reason, c.attempt, o.labels))
-	}
+	report(&res, o, c)
 	if res.TokensAfter > budget {
 		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Overhead: p.extra,
 			Pinned: p.pinnedTok - p.extra + p.hoistTok + p.pinDrop + p.crumbPart(p.k)}, true
 	}
 	return res, nil, true
+}
+
+// viewCounts tells c.outCounts, when set, the count of every message of
+// the view, sent as it is; every one has been counted.
+func (p *planner) viewCounts() {
+	if p.c.outCounts == nil {
+		return
+	}
+	counts := make([]int, p.n)
+	for i := range counts {
+		if j := p.n - 1 - i; j < len(p.sc.fast) {
+			counts[i] = p.sc.fast[j]
+		} else {
+			counts[i] = p.cnt(i)
+		}
+	}
+	*p.c.outCounts = counts
+}
+
+// report hands the Event of res to WithOnTrim when the trim dropped,
+// elided or swept anything.
+func report(res *Result, o *options, c *call) {
+	if o.onTrim != nil && (res.Trimmed || res.OrphansRemoved > 0) {
+		o.onTrim(newEvent(res, c.reason, c.attempt, o.labels))
+	}
 }
 
 // abandon ends a lazy plan that met an invalid message (its error is the
