@@ -58,8 +58,8 @@ type Event struct {
 	OrphansRemoved      int `json:"orphans_removed"`
 	DroppedInstructions int `json:"dropped_instructions"`
 	TokensBefore        int `json:"tokens_before"`
-	TokensAfter     int `json:"tokens_after"`
-	Budget          int `json:"budget"`
+	TokensAfter         int `json:"tokens_after"`
+	Budget              int `json:"budget"`
 	// Attempt is the attempt number of a [RecoverOverflow] call (1 or
 	// more), and 0 for a trim to a budget.
 	Attempt int `json:"attempt"`
@@ -137,12 +137,12 @@ func LogTrims(l *slog.Logger) func(Event) {
 // attempt, with a fresh copy of labels.
 func newEvent(res *Result, reason string, attempt int, labels map[string]string) Event {
 	return Event{
-		Type:            EventType,
-		Reason:          reason,
-		DroppedMessages: res.DroppedMessages,
-		DroppedTurns:    res.DroppedTurns,
-		KeptTurns:       res.KeptTurns,
-		DroppedSteps:    res.DroppedSteps,
+		Type:                EventType,
+		Reason:              reason,
+		DroppedMessages:     res.DroppedMessages,
+		DroppedTurns:        res.DroppedTurns,
+		KeptTurns:           res.KeptTurns,
+		DroppedSteps:        res.DroppedSteps,
 		ElidedResults:       res.ElidedResults,
 		OrphansRemoved:      res.OrphansRemoved,
 		DroppedInstructions: res.DroppedInstructions,
