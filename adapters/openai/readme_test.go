@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
@@ -17,20 +19,27 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-var cal history.Calibration // one per model; json.Marshal it to keep it across restarts
+// The README block, from here to TestREADMELoop.
+var cal history.Calibration // one per model; json.Marshal(&cal) to keep it across restarts
 
 // complete trims msgs to the model's window, sends them, recovers from
 // context_length_exceeded (at most 2 retries) and returns the reply with
 // the history to continue from: what was sent, and the reply.
 func complete(ctx context.Context, client openai.Client, params openai.ChatCompletionNewParams,
 	msgs []openai.ChatCompletionMessageParamUnion, window int) (*openai.ChatCompletion, []openai.ChatCompletionMessageParamUnion, error) {
+	// The input's budget: the window less the reply's room, and a margin
+	// until the calibration has seen a response (docs/integration.md).
+	budget := history.Budget{Window: window, Output: int(params.MaxCompletionTokens.Value)}
+	if _, _, _, warm := cal.Model(); !warm {
+		budget.Reserve = window / 50
+	}
 	opts := []history.Option{
 		history.WithCalibration(&cal),                       // aim at OpenAI's count, learnt from usage
 		history.WithOverhead(hopenai.Overhead(params, nil)), // tools and response format count too
 		history.WithElision(history.ElideOptions{}),         // old tool results go first,
 		history.WithStepTrim(),                              // then old steps of a long task
 	}
-	sent, res, err := hopenai.Trim(msgs, window, opts...)
+	sent, res, err := hopenai.Trim(msgs, budget.Input(), opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, msgs, err
 	}
@@ -50,6 +59,8 @@ func complete(ctx context.Context, client openai.Client, params openai.ChatCompl
 	return completion, append(params.Messages, completion.Choices[0].Message.ToParam()), nil
 }
 
+// End of the README block.
+
 // TestREADMELoop runs the README's loop for ten tasks against a provider
 // that counts 1.3x: every request succeeds.
 func TestREADMELoop(t *testing.T) {
@@ -58,7 +69,7 @@ func TestREADMELoop(t *testing.T) {
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
-	params := openai.ChatCompletionNewParams{Model: "gpt-4o", Tools: fakeprovider.Tools()}
+	params := openai.ChatCompletionNewParams{Model: "gpt-4o", Tools: fakeprovider.Tools(), MaxCompletionTokens: openai.Int(1_000)}
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are an agent.")}
 	for task := 1; task <= 10; task++ {
 		msgs = append(msgs, openai.UserMessage(fakeprovider.Task(task)))
@@ -79,5 +90,35 @@ func TestREADMELoop(t *testing.T) {
 	}
 	if st := p.Stats(); st.Requests < 20 {
 		t.Fatalf("only %d requests reached the provider", p.Stats().Requests)
+	}
+}
+
+// TestREADMEVerbatim holds the loop above to the README's: the block that
+// starts with "var cal history.Calibration" in the repository's README.md
+// is the code between the markers of this file.
+func TestREADMEVerbatim(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skipf("no README beside the module (%v): the module is used outside the repository", err)
+	}
+	src, err := os.ReadFile("readme_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(readme)
+	i := strings.Index(r, "var cal history.Calibration")
+	j := strings.Index(r[i:], "```")
+	if i < 0 || j < 0 {
+		t.Fatal("the README has no loop block")
+	}
+	s := string(src)
+	a := strings.Index(s, "// The README block, from here to TestREADMELoop.\n")
+	b := strings.Index(s, "// End of the README block.")
+	if a < 0 || b < 0 {
+		t.Fatal("readme_test.go lost its markers")
+	}
+	a += len("// The README block, from here to TestREADMELoop.\n")
+	if got, want := strings.TrimSpace(s[a:b]), strings.TrimSpace(r[i:i+j]); got != want {
+		t.Errorf("the README's loop and readme_test.go differ:\nREADME:\n%s\n\ntest:\n%s", want, got)
 	}
 }
