@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/histrim/history/internal/optset"
 	"github.com/histrim/history/internal/pins"
 	"github.com/histrim/history/internal/rules"
 )
@@ -377,6 +378,12 @@ func Breadcrumbs(opts ...Option) (turn, step Message, enabled bool) {
 }
 
 func init() {
+	optset.Resolve = func(opts any) any {
+		o := newOptions(opts.([]Option))
+		snap := *o
+		o.release()
+		return Option(func(dst *options) { *dst = snap })
+	}
 	rules.LooseReasoning = func() any {
 		return Option(func(o *options) { o.looseReasoning = true })
 	}
