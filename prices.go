@@ -4,8 +4,6 @@
 
 package history
 
-import "hash/maphash"
-
 // Prices are a provider's prompt-cache prices, in multiples of its price
 // for an uncached input token. Set them with [WithPrices].
 type Prices struct {
@@ -36,63 +34,88 @@ var (
 // ids, name, kind), as sent (placeholders and cleared arguments
 // included). Two prompts share a cached prefix exactly as far as their
 // keys agree, so an edit to a message already sent (a new system prompt)
-// counts as a rewrite from that message on.
+// counts as a rewrite from that message on. The hash is stable across
+// processes (a Trimmer's saved state holds keys).
 type promptKey uint64
-
-// promptSeed seeds the hashes of promptKey; keys are compared within the
-// process only.
-var promptSeed = maphash.MakeSeed()
 
 // promptKeys returns the keys of res's messages.
 func promptKeys(res *Result) []promptKey {
 	keys := make([]promptKey, len(res.Messages))
-	var h maphash.Hash
-	h.SetSeed(promptSeed)
 	for j := range res.Messages {
-		keys[j] = keyOf(&h, &res.Messages[j])
+		keys[j] = promptKey(messageSum(&res.Messages[j]))
 	}
 	return keys
 }
 
-// keyOf hashes m with h: every field, each ended by a separator so that no
-// two messages share a stream.
-func keyOf(h *maphash.Hash, m *Message) promptKey {
-	h.Reset()
-	str := func(s string) {
-		h.WriteString(s)
-		h.WriteByte(0)
-	}
-	num := func(n int64) {
-		var b [8]byte
-		for i := range b {
-			b[i] = byte(n >> (8 * i))
-		}
-		h.Write(b[:])
-	}
-	str(string(m.Role))
-	str(m.Content)
-	str(m.ToolCallID)
-	str(m.Name)
-	str(string(m.Kind))
-	num(int64(len(m.Parts)))
+// messageSum returns a stable 64-bit hash of every field of m, each ended
+// so that no two messages share a stream.
+func messageSum(m *Message) uint64 {
+	var h sum64
+	h.str(string(m.Role))
+	h.str(m.Content)
+	h.str(m.ToolCallID)
+	h.str(m.Name)
+	h.str(string(m.Kind))
+	h.num(int64(len(m.Parts)))
 	for i := range m.Parts {
 		p := &m.Parts[i]
-		str(string(p.Type))
-		str(p.Text)
-		str(p.Detail)
-		str(p.MIMEType)
-		num(int64(p.Tokens))
-		num(int64(p.Width))
-		num(int64(p.Height))
-		num(p.Size)
+		h.str(string(p.Type))
+		h.str(p.Text)
+		h.str(p.Detail)
+		h.str(p.MIMEType)
+		h.num(int64(p.Tokens))
+		h.num(int64(p.Width))
+		h.num(int64(p.Height))
+		h.num(p.Size)
 	}
-	num(int64(len(m.ToolCalls)))
+	h.num(int64(len(m.ToolCalls)))
 	for _, c := range m.ToolCalls {
-		str(c.ID)
-		str(c.Name)
-		str(c.Arguments)
+		h.str(c.ID)
+		h.str(c.Name)
+		h.str(c.Arguments)
 	}
-	return promptKey(h.Sum64())
+	return h.sum()
+}
+
+// sum64 is a small, stable hash: eight bytes at a time, each word mixed in
+// with a multiply and a shift, so that it costs a fraction of a
+// nanosecond a byte and gives the same value in every process.
+type sum64 struct{ h uint64 }
+
+const (
+	sumSeed  = 0x9e3779b97f4a7c15
+	sumPrime = 0xff51afd7ed558ccd
+)
+
+func (s *sum64) mix(w uint64) {
+	s.h = (s.h ^ w ^ sumSeed) * sumPrime
+	s.h ^= s.h >> 32
+}
+
+// str mixes in len(x) and x, eight bytes at a time.
+func (s *sum64) str(x string) {
+	s.mix(uint64(len(x)))
+	for len(x) >= 8 {
+		s.mix(uint64(x[0]) | uint64(x[1])<<8 | uint64(x[2])<<16 | uint64(x[3])<<24 |
+			uint64(x[4])<<32 | uint64(x[5])<<40 | uint64(x[6])<<48 | uint64(x[7])<<56)
+		x = x[8:]
+	}
+	var w uint64
+	for i := len(x) - 1; i >= 0; i-- {
+		w = w<<8 | uint64(x[i])
+	}
+	s.mix(w)
+}
+
+func (s *sum64) num(n int64) { s.mix(uint64(n)) }
+
+// sum returns the hash, finalised.
+func (s *sum64) sum() uint64 {
+	h := s.h
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }
 
 // rewritten returns the tokens of the prompt from its first message that

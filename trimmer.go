@@ -36,11 +36,12 @@ import (
 // [TrimToRecentTurns] does, so it is never stale and never breaks a tool pair.
 // What it remembers is the plan of its last fresh trim, as positions: which
 // messages of the transcript it sent, where it put its notices, and which
-// results it elided (with their placeholder text), together with copies of
+// results it elided (with their placeholder text), together with hashes of
 // the messages where the plan resumes after a gap and of the transcript's
-// last message. Before reusing the plan it checks that the transcript is
-// still at least as long and that those messages are unchanged, in time
-// proportional to their number. If the caller edited, truncated, compacted or
+// last message (no copy of the caller's messages: the state can be saved
+// and restored, see [Trimmer.MarshalBinary]). Before reusing the plan it
+// checks that the transcript is still at least as long and that those
+// messages are unchanged, in time proportional to their size. If the caller edited, truncated, compacted or
 // replaced its transcript so that the check fails, the Trimmer trims from
 // scratch, exactly as [TrimToRecentTurns] would. An edit it does not detect
 // (for example a changed message after the cut) is still reflected in the

@@ -27,7 +27,7 @@ type trimState struct {
 	// (ID and the new Arguments).
 	elided  map[int]string
 	cleared map[int][]ToolCall
-	// anchors are copies of the transcript's messages where the plan
+	// anchors are hashes of the transcript's messages where the plan
 	// resumes after a gap, and of its last message, with their indices:
 	// reuse checks them, in time proportional to their number.
 	anchors []anchor
@@ -41,10 +41,10 @@ type trimState struct {
 	droppedSteps    int
 }
 
-// anchor is a copy of the transcript's message at index i.
+// anchor is the hash (messageSum) of the transcript's message at index i.
 type anchor struct {
-	i int
-	m Message
+	i   int
+	sum uint64
 }
 
 // reuse returns the Result of the remembered plan applied to msgs, with
@@ -57,7 +57,7 @@ func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState, opts *options
 		return Result{}, false, nil // truncated
 	}
 	for _, a := range st.anchors {
-		if !equal(&msgs[a.i], &a.m) {
+		if messageSum(&msgs[a.i]) != a.sum {
 			return Result{}, false, nil
 		}
 	}
@@ -258,10 +258,10 @@ func remember(msgs []Message, res *Result, cut cutInfo) trimState {
 		case k < 0:
 			st.notices = append(st.notices, res.Messages[j])
 		case j == 0 || res.Kept[j-1] != k-1:
-			st.anchors = append(st.anchors, anchor{k, msgs[k].Clone()})
+			st.anchors = append(st.anchors, anchor{k, messageSum(&msgs[k])})
 		}
 	}
-	st.anchors = append(st.anchors, anchor{len(msgs) - 1, msgs[len(msgs)-1].Clone()})
+	st.anchors = append(st.anchors, anchor{len(msgs) - 1, messageSum(&msgs[len(msgs)-1])})
 	// The tail: the longest run at the end of msgs that the trim did not
 	// leave out (every message kept, or removed by the orphan sweep only).
 	// Reuse sends it whole, sweeping again, so that a message swept for
