@@ -79,6 +79,11 @@ type Event struct {
 	// ([Event.Rewritten], or everything after a cold resume or on the
 	// first request) at the write price. 0 without prices.
 	Billed float64 `json:"billed_tokens,omitempty"`
+	// State says, for a trim by [Conversations], where the Trimmer's state
+	// came from: [StateNew], [StateLocal], [StateRestored],
+	// [StateUnavailable], [StateRefused] or [StateConflict]. Empty
+	// elsewhere.
+	State string `json:"state,omitempty"`
 	// Labels are the caller's [WithLabels], copied; nil without them.
 	Labels map[string]string `json:"labels,omitempty"`
 }
@@ -110,6 +115,9 @@ func (e Event) LogValue() slog.Value {
 	}
 	if e.Billed != 0 {
 		attrs = append(attrs, slog.Float64("billed_tokens", e.Billed))
+	}
+	if e.State != "" {
+		attrs = append(attrs, slog.String("state", e.State))
 	}
 	for _, k := range sortedKeys(e.Labels) {
 		attrs = append(attrs, slog.String(k, e.Labels[k]))

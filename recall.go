@@ -5,9 +5,12 @@
 package history
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"hash/fnv"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,15 +21,22 @@ import (
 // recall tool ([Recall]). Set it in [ElideOptions.Store]. Handles are
 // derived from the result itself ([ElisionHandle]), so eliding the same
 // result again, after a crash or on another replica, puts it under the same
-// handle. Implementations must be safe for concurrent use.
+// handle; a store shared by many conversations should scope them
+// ([ScopeStore]). Implementations must be safe for concurrent use.
+//
+// Get takes a context and returns an error, so that a store over a
+// network can be cancelled and can report that it failed. (It took neither
+// before: a Store written for that interface needs both added; see
+// docs/replicas.md.)
 type Store interface {
 	// Put keeps m under handle. It is called before the placeholder
 	// replaces m, only for results that are elided; an error aborts the
 	// elision as [ElideOptions.Archive]'s does. Putting the same handle
 	// twice must succeed.
 	Put(handle string, m Message) error
-	// Get returns the message kept under handle.
-	Get(handle string) (Message, bool)
+	// Get returns the message kept under handle; false, and a nil error,
+	// when there is none. An error means the store could not answer.
+	Get(ctx context.Context, handle string) (Message, bool, error)
 }
 
 // MemoryStore is an in-memory [Store], safe for concurrent use. The zero
@@ -52,12 +62,31 @@ func (s *MemoryStore) Put(handle string, m Message) error {
 	return nil
 }
 
-// Get returns the message kept under handle.
-func (s *MemoryStore) Get(handle string) (Message, bool) {
+// Get returns the message kept under handle. It never fails, and does not
+// read ctx.
+func (s *MemoryStore) Get(_ context.Context, handle string) (Message, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	m, ok := s.m[handle]
-	return m, ok
+	return m, ok, nil
+}
+
+// ScopeStore returns a Store that keeps the results of one conversation
+// (scope, its key) in s, a store shared by many: every handle is stored as
+// scope + "/" + handle, so two conversations that elided the same result
+// (same call id and output) never share it, and the recall tool of one
+// cannot read the other's. The handles the model sees are unchanged.
+func ScopeStore(s Store, scope string) Store { return scopedStore{s, scope + "/"} }
+
+type scopedStore struct {
+	s      Store
+	prefix string
+}
+
+func (s scopedStore) Put(handle string, m Message) error { return s.s.Put(s.prefix+handle, m) }
+
+func (s scopedStore) Get(ctx context.Context, handle string) (Message, bool, error) {
+	return s.s.Get(ctx, s.prefix+handle)
 }
 
 // Len returns the number of results kept.
@@ -76,7 +105,7 @@ const (
 	// RecallToolDescription is its description for the model.
 	RecallToolDescription = "Returns the full content of an earlier tool result that was elided from the conversation to save space. Pass the id shown in the elided result's placeholder."
 	// RecallToolSchema is the JSON schema of its arguments.
-	RecallToolSchema = `{"type":"object","properties":{"id":{"type":"string","description":"The id shown in the elided tool result, for example r3f9a0c1d2b4e."}},"required":["id"],"additionalProperties":false}`
+	RecallToolSchema = `{"type":"object","properties":{"id":{"type":"string","description":"The id shown in the elided tool result, for example r3f9a0c1d2b4e6a7b8c9d0e1f2a."}},"required":["id"],"additionalProperties":false}`
 )
 
 // ErrUnknownHandle is returned by [Recall] for an id the Store does not
@@ -91,6 +120,14 @@ var ErrUnknownHandle = errors.New("history: no elided tool result has this id")
 // the prefix "history:". Send the error's text to the model as the result
 // in either case: it can correct itself.
 func Recall(s Store, args string) (string, error) {
+	return RecallContext(context.Background(), s, args)
+}
+
+// RecallContext is [Recall] with a context for the Store's Get. An error
+// from the Store is returned wrapped (its text starts "history:"), not as
+// ErrUnknownHandle: the model should retry later rather than give up on
+// the result.
+func RecallContext(ctx context.Context, s Store, args string) (string, error) {
 	var a struct {
 		ID *string `json:"id"`
 	}
@@ -98,7 +135,10 @@ func Recall(s Store, args string) (string, error) {
 		return "", errors.New(`history: recall arguments must be {"id": "<id from the placeholder>"}`)
 	}
 	id := strings.TrimSpace(*a.ID)
-	m, ok := s.Get(id)
+	m, ok, err := s.Get(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("history: the store of elided results failed: %w", err)
+	}
 	if !ok {
 		return "", ErrUnknownHandle
 	}
@@ -116,10 +156,13 @@ func Recall(s Store, args string) (string, error) {
 }
 
 // ElisionHandle returns the handle under which elision keeps tool result m
-// in a [Store]: "r" and twelve hex digits of a hash of its tool call id,
-// name, content and parts, so the same result always gets the same handle.
+// in a [Store]: "r" and 24 hex digits (96 bits) of a SHA-256 of its tool
+// call id, name, content and parts, so the same result always gets the same
+// handle, and a store shared by many conversations sees no collision
+// before some 10^14 results (scope it by conversation all the same, see
+// [ScopeStore]).
 func ElisionHandle(m Message) string {
-	h := fnv.New64a()
+	h := sha256.New()
 	for _, s := range [...]string{m.ToolCallID, m.Name, m.Content} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
@@ -130,9 +173,7 @@ func ElisionHandle(m Message) string {
 			h.Write([]byte{0})
 		}
 	}
-	s := strconv.FormatUint(h.Sum64(), 16)
-	s = strings.Repeat("0", 16-len(s)) + s
-	return "r" + s[:12]
+	return "r" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // recallPlaceholder is the default placeholder when originals go to a Store.

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"sync"
@@ -10,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var handleRE = regexp.MustCompile(`\br[0-9a-f]{12}\b`)
+var handleRE = regexp.MustCompile(`\br[0-9a-f]{24}\b`)
 
 func TestRestorableElision(t *testing.T) {
 	msgs := coldSession(5)
@@ -80,7 +81,7 @@ func TestElisionHandle(t *testing.T) {
 	seen := map[string]bool{}
 	for _, m := range []Message{a, b, c, d} {
 		h := ElisionHandle(m)
-		assert.Regexp(t, `^r[0-9a-f]{12}$`, h)
+		assert.Regexp(t, `^r[0-9a-f]{24}$`, h)
 		assert.False(t, seen[h], "two results share handle %s", h)
 		seen[h] = true
 		assert.Equal(t, h, ElisionHandle(m.Clone()))
@@ -98,7 +99,8 @@ func TestTrimmerStoresEachElidedResultOnce(t *testing.T) {
 		for j, m := range res.Messages {
 			if m.Kind == KindElided {
 				h := handleRE.FindString(m.Content)
-				orig, ok := store.Get(h)
+				orig, ok, err := store.Get(context.Background(), h)
+				require.NoError(t, err)
 				require.True(t, ok, "request %d: placeholder %q has no stored original", n, m.Content)
 				assert.Equal(t, full[res.Kept[j]].Content, orig.Content)
 			}
@@ -138,8 +140,8 @@ func TestMemoryStoreConcurrent(t *testing.T) {
 				m := Message{Role: RoleTool, ToolCallID: "c", Content: itoa(i*1000 + j)}
 				h := ElisionHandle(m)
 				_ = s.Put(h, m)
-				got, ok := s.Get(h)
-				if !ok || got.Content != m.Content {
+				got, ok, err := s.Get(context.Background(), h)
+				if err != nil || !ok || got.Content != m.Content {
 					t.Errorf("lost %s", h)
 				}
 			}

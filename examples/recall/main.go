@@ -25,7 +25,7 @@ func file(name string) string {
 	return b.String()
 }
 
-var handle = regexp.MustCompile(`recall_tool_result with id (r[0-9a-f]{12})`)
+var handle = regexp.MustCompile(`recall_tool_result with id (r[0-9a-f]{24})`)
 
 // model is a scripted stand-in for an LLM: asked about config.go, which it
 // read long ago, it sees that the result was elided and recalls it; once the

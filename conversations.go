@@ -1,0 +1,245 @@
+// This file owns Conversations: one Trimmer per conversation, its state kept
+// in a StateStore that every replica of a runtime shares, so that a
+// conversation's next request trims the same wherever it lands.
+
+package history
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// StateStore keeps state per conversation (a [Trimmer]'s, saved with
+// [Trimmer.MarshalBinary]) where every replica of a runtime reads and
+// writes it, with compare-and-swap so that two replicas racing on one
+// conversation cannot lose an update. The backends in
+// github.com/histrim/history/stores (Redis, Postgres) implement it;
+// implementations must be safe for concurrent use.
+type StateStore interface {
+	// Load returns the state saved under key and its version; a nil state
+	// and version 0 when none is saved. An error means the store could
+	// not answer.
+	Load(ctx context.Context, key string) (state []byte, version int64, err error)
+	// Save saves state under key if the version saved there is still
+	// version (0: none saved yet), and returns the new version, which is
+	// never 0. When another save came first it saves nothing and returns
+	// an error wrapping [ErrStateConflict]; any other error means the
+	// store could not answer.
+	Save(ctx context.Context, key string, state []byte, version int64) (int64, error)
+}
+
+// ErrStateConflict is wrapped by [StateStore.Save]'s error when the state
+// was saved by someone else since it was loaded.
+var ErrStateConflict = errors.New("history: the state was saved by another writer meanwhile")
+
+// What [Event.State] says of the state a [Conversations] trim started from.
+const (
+	// StateNew: no state was saved for the conversation yet.
+	StateNew = "new"
+	// StateLocal: the state saved is this replica's own, used as it is.
+	StateLocal = "local"
+	// StateRestored: the state saved was another replica's, restored.
+	StateRestored = "restored"
+	// StateUnavailable: the store failed; the trim used what this replica
+	// had (a fresh trim when it had nothing) and saved nothing.
+	StateUnavailable = "unavailable"
+	// StateRefused: the state saved could not be read or was saved under
+	// other options ([StateError]); the trim planned afresh.
+	StateRefused = "refused"
+	// StateConflict: another replica saved the conversation's state while
+	// this one trimmed; the trim was made again from that state.
+	StateConflict = "conflict"
+)
+
+// Conversations trims many conversations, each with its own [Trimmer],
+// whose state it keeps in a [StateStore] shared by the runtime's replicas:
+// each call loads the conversation's state, trims, and saves the new state
+// with compare-and-swap. A replica keeps the Trimmers it used, and reuses
+// one as it is when the state saved is still the one it saved, so a
+// conversation served by one replica costs a load and a save per request,
+// not a decode.
+//
+// State only buys a stable cache prefix and a summary not written twice:
+// a trim is always valid from the history alone. State that is missing,
+// unreadable, saved under other options, or written by another replica
+// meanwhile falls back to a fresh trim (or a trim again from the newer
+// state), never to an error; a store that fails is reported the same way.
+// The [Event] of each trim says where its state came from ([Event.State]),
+// and reaches the options' [WithOnTrim] once, after the state is saved.
+//
+// It is safe for concurrent use; calls for one key are serialised within
+// a replica. The zero value is not usable: use [NewConversations].
+type Conversations struct {
+	store  StateStore
+	opts   []Option
+	onTrim func(Event)
+
+	mu    sync.Mutex
+	local map[string]*conversation
+}
+
+// conversation is one conversation's Trimmer on this replica: the version
+// of the state it saved or restored, and the event of the call in progress.
+type conversation struct {
+	mu      sync.Mutex
+	t       *Trimmer
+	version int64
+	ev      *Event
+}
+
+// NewConversations returns Conversations that keep their state in store
+// and trim with opts (the options of [NewTrimmer]). opts is copied.
+func NewConversations(store StateStore, opts ...Option) *Conversations {
+	o := newOptions(opts)
+	onTrim := o.onTrim
+	o.release()
+	return &Conversations{store: store, opts: append([]Option(nil), opts...), onTrim: onTrim, local: map[string]*conversation{}}
+}
+
+// Trim is [Trimmer.TrimContext] for the conversation key, with its state
+// loaded from the store and saved back; ctx also bounds the store's calls.
+func (c *Conversations) Trim(ctx context.Context, key string, msgs []Message, budget int) (Result, error) {
+	return c.run(ctx, key, func(t *Trimmer) (Result, error) { return t.TrimContext(ctx, msgs, budget) })
+}
+
+// RecoverOverflow is [Trimmer.RecoverOverflow] for the conversation key,
+// with its state loaded from the store and saved back.
+func (c *Conversations) RecoverOverflow(ctx context.Context, key string, msgs []Message, providerErr error, attempt int) (Result, error) {
+	return c.run(ctx, key, func(t *Trimmer) (Result, error) { return t.RecoverOverflow(msgs, providerErr, attempt) })
+}
+
+// Forget drops this replica's Trimmer for key (the state in the store
+// stays): for a conversation that ended, or moved away for good.
+func (c *Conversations) Forget(key string) {
+	c.mu.Lock()
+	delete(c.local, key)
+	c.mu.Unlock()
+}
+
+// conversation returns this replica's entry for key, made on first use.
+func (c *Conversations) conversation(key string) *conversation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cv := c.local[key]
+	if cv == nil {
+		cv = &conversation{}
+		c.local[key] = cv
+	}
+	return cv
+}
+
+// newTrimmer returns a Trimmer with the options, whose events go to cv.
+func (c *Conversations) newTrimmer(cv *conversation) *Trimmer {
+	return NewTrimmer(append(c.opts[:len(c.opts):len(c.opts)], WithOnTrim(func(e Event) { cv.ev = &e }))...)
+}
+
+// run loads key's state, runs call on the Trimmer it gives, and saves the
+// Trimmer's new state; after a conflict it loads the newer state and runs
+// call again (at most twice more: then the last result stands, unsaved).
+func (c *Conversations) run(ctx context.Context, key string, call func(*Trimmer) (Result, error)) (Result, error) {
+	cv := c.conversation(key)
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	var res Result
+	var err error
+	conflicted := false
+	for range 3 {
+		t, version, state := c.load(ctx, key, cv)
+		if conflicted {
+			state = StateConflict
+		}
+		cv.ev = nil
+		res, err = call(t)
+		data, _ := t.MarshalBinary()
+		if state == StateUnavailable {
+			cv.t = t // what this replica has; the store's version is unknown
+			c.report(cv, state)
+			return res, err
+		}
+		next, serr := c.store.Save(ctx, key, data, version)
+		switch {
+		case serr == nil:
+			cv.t, cv.version = t, next
+		case errors.Is(serr, ErrStateConflict):
+			conflicted = true
+			continue
+		default:
+			cv.t, cv.version = t, 0 // saved nowhere: load again next time
+			state = StateUnavailable
+		}
+		c.report(cv, state)
+		return res, err
+	}
+	c.report(cv, StateConflict)
+	return res, err
+}
+
+// load returns the Trimmer to trim key with, the version of the state it
+// comes from, and what Event.State says of it.
+func (c *Conversations) load(ctx context.Context, key string, cv *conversation) (*Trimmer, int64, string) {
+	data, version, err := c.store.Load(ctx, key)
+	switch {
+	case err != nil:
+		if cv.t != nil {
+			return cv.t, 0, StateUnavailable
+		}
+		return c.newTrimmer(cv), 0, StateUnavailable
+	case version == 0:
+		return c.newTrimmer(cv), 0, StateNew
+	case cv.t != nil && version == cv.version:
+		return cv.t, version, StateLocal
+	}
+	t := c.newTrimmer(cv)
+	if err := t.UnmarshalBinary(data); err != nil {
+		return c.newTrimmer(cv), version, StateRefused
+	}
+	return t, version, StateRestored
+}
+
+// report hands the call's event, if any, to the options' WithOnTrim, with
+// the state it started from.
+func (c *Conversations) report(cv *conversation, state string) {
+	if cv.ev != nil && c.onTrim != nil {
+		e := *cv.ev
+		e.State = state
+		c.onTrim(e)
+	}
+	cv.ev = nil
+}
+
+// MemoryStateStore is a [StateStore] in memory, for one process (tests, a
+// single replica, a cache in front of nothing). The zero value is ready;
+// it is safe for concurrent use and keeps every state for its lifetime.
+type MemoryStateStore struct {
+	mu sync.Mutex
+	m  map[string]memoryState
+}
+
+type memoryState struct {
+	data    []byte
+	version int64
+}
+
+// Load returns a copy of the state saved under key, and its version.
+func (s *MemoryStateStore) Load(_ context.Context, key string) ([]byte, int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.m[key]
+	return append([]byte(nil), st.data...), st.version, nil
+}
+
+// Save saves a copy of state under key if its version is still version.
+func (s *MemoryStateStore) Save(_ context.Context, key string, state []byte, version int64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]memoryState{}
+	}
+	if s.m[key].version != version {
+		return 0, ErrStateConflict
+	}
+	next := version + 1
+	s.m[key] = memoryState{append([]byte(nil), state...), next}
+	return next, nil
+}
