@@ -303,11 +303,11 @@ func testFaults(t *testing.T, b Backend) {
 	// The store is down: trims go on, with what the replica has or fresh,
 	// and save nothing.
 	saved := version()
+	fresh := replica(triggerPolicy, nil) // a replica that never saw the conversation
 	p.Down()
 	_, st := send(bb, i)
 	expect(i, st, "", history.StateUnavailable)
 	i++
-	fresh := replica(triggerPolicy, nil) // a replica that never saw the conversation
 	_, st = send(fresh, i)
 	expect(i, st, history.StateUnavailable) // a fresh trim over the budget: always an event
 	i++
