@@ -43,12 +43,26 @@
 // (b): the runtime keeps the full transcript and trims a view of it before
 // each request, either statelessly with TrimToRecentTurns or with a
 // history.Trimmer.
+//
+// # Replicas
+//
+// With Config.Replicas, pattern (b) with a Trimmer runs on several
+// replicas of the runtime, each request sent to one of them at random (as
+// a load balancer does), each replica keeping its own Trimmer for the
+// conversation. With Config.State they are history.Conversations sharing
+// that StateStore (a Trimmer's state loaded and saved around every
+// request); without it, nothing is shared, as before the library could
+// save a Trimmer's state. The price model is the same: the provider's
+// cache is one, whichever replica sends the request.
 package cachesim
 
 import (
+	"context"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -148,6 +162,39 @@ type Config struct {
 	Spacing, Idle        time.Duration
 	IdleEvery            int
 	Retention, ColdAfter time.Duration
+
+	// Summarize adds history.WithSummarizer with Summarizer (MaxTokens
+	// SummaryTokens): a summary of about SummaryTokens/2 tokens that
+	// numbers its calls, so that no two are the same, as a model's are
+	// not.
+	Summarize bool
+
+	// Replicas, above 1, sends each request to one of that many replicas
+	// at random (from Seed), each with its own Trimmer (pattern
+	// WithTrimmer). State, when set, is the StateStore they share through
+	// history.Conversations (with Replicas 0 or 1: one replica through
+	// it), under the conversation key Key ("session").
+	Replicas int
+	Seed     uint64
+	State    history.StateStore
+	Key      string
+	// OnPrompt, when set, is called with every request's prompt, in order.
+	OnPrompt func(request int, prompt []history.Message)
+}
+
+// SummaryTokens is the summaries' budget (SummaryOptions.MaxTokens) with
+// Config.Summarize.
+const SummaryTokens = 2048
+
+// summarizer returns the simulation's summariser: a summary of about half
+// its budget, numbered by call.
+func summarizer() history.Summarizer {
+	n := 0
+	body := strings.Repeat("The user and the agent worked on the task; files read, edits made, tests run. ", 40)
+	return history.SummarizerFunc(func(_ context.Context, dropped []history.Message, _ *history.Message) (history.Message, error) {
+		n++
+		return history.Message{Role: history.RoleUser, Content: "Summary " + strconv.Itoa(n) + " of " + strconv.Itoa(len(dropped)) + " messages. " + body}, nil
+	})
 }
 
 // Stats are the totals of one replay.
@@ -185,6 +232,16 @@ type Stats struct {
 	// ColdPrunes counts the Trimmer's cold resumes among them.
 	Cold, ColdSent, ColdPrunes int
 	ColdBilled                 float64
+	// ColdResumes counts every cold resume of the Trimmers (Event.Reason
+	// history.ReasonColdResume), on a cold request or not: a replica
+	// that has not seen the conversation for longer than ColdAfter takes
+	// a warm request for one.
+	ColdResumes int
+	// Summaries counts the summaries written (Event.Summary "written").
+	Summaries int
+	// States counts the events of a run through Conversations by their
+	// Event.State.
+	States map[string]int
 }
 
 // NoCache returns what the requests would bill with no prompt cache.
@@ -222,12 +279,28 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	coldResume := false
-	tropts := append(slices.Clip(opts), history.WithClock(func() time.Time { return now }),
-		history.WithOnTrim(func(e history.Event) { coldResume = coldResume || e.Reason == history.ReasonColdResume }))
+	tropts := append(slices.Clip(opts), history.WithClock(func() time.Time { return now }))
 	if cfg.ColdAfter > 0 {
 		tropts = append(tropts, history.WithColdAfter(cfg.ColdAfter))
 	}
-	tr := history.NewTrimmer(tropts...)
+	summaries, colds := 0, 0
+	states := map[string]int{}
+	tropts = append(tropts, history.WithOnTrim(func(e history.Event) {
+		coldResume = coldResume || e.Reason == history.ReasonColdResume
+		if e.Reason == history.ReasonColdResume {
+			colds++
+		}
+		if e.Summary == history.SummaryWritten {
+			summaries++
+		}
+		if e.State != "" {
+			states[e.State]++
+		}
+	}))
+	if cfg.Summarize {
+		tropts = append(tropts, history.WithSummarizer(summarizer(), history.SummaryOptions{MaxTokens: SummaryTokens}))
+	}
+	trim := replicas(cfg, tropts)
 
 	var (
 		st        Stats
@@ -269,12 +342,15 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 		case Stateless:
 			res, err = history.TrimToRecentTurns(transcript, cfg.Budget, opts...)
 		default:
-			res, err = tr.Trim(transcript, cfg.Budget)
+			res, err = trim(transcript, cfg.Budget)
 		}
 		if err != nil && !isBudgetError(err) {
 			return st, err
 		}
 		prompt := res.Messages
+		if cfg.OnPrompt != nil {
+			cfg.OnPrompt(st.Requests, prompt)
+		}
 		if cfg.Pattern == Persisted {
 			// Persist what was sent, then the reply (next request's input).
 			stored = append(slices.Clip(prompt), session[i])
@@ -348,8 +424,37 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 	if st.MinAtLimit < 0 {
 		st.MinAtLimit = 0
 	}
+	st.ColdResumes, st.Summaries, st.States = colds, summaries, states
 	st.Billed = p.Read*float64(st.Read) + p.Write*float64(st.Write) + p.Uncached*float64(st.Uncached)
 	return st, nil
+}
+
+// replicas returns the Trimmer the config sends its requests to: one, or
+// one of cfg.Replicas at random, each its own or through Conversations
+// sharing cfg.State.
+func replicas(cfg Config, opts []history.Option) func([]history.Message, int) (history.Result, error) {
+	n := max(cfg.Replicas, 1)
+	rnd := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	if cfg.State != nil {
+		key := cfg.Key
+		if key == "" {
+			key = "session"
+		}
+		convs := make([]*history.Conversations, n)
+		for i := range convs {
+			convs[i] = history.NewConversations(cfg.State, opts...)
+		}
+		return func(msgs []history.Message, budget int) (history.Result, error) {
+			return convs[rnd.IntN(n)].Trim(context.Background(), key, msgs, budget)
+		}
+	}
+	trs := make([]*history.Trimmer, n)
+	for i := range trs {
+		trs[i] = history.NewTrimmer(opts...)
+	}
+	return func(msgs []history.Message, budget int) (history.Result, error) {
+		return trs[rnd.IntN(n)].Trim(msgs, budget)
+	}
 }
 
 // clearedArgs starts the arguments history.ElideOptions.ClearArguments
