@@ -10,7 +10,6 @@ import (
 	"time"
 
 	history "github.com/histrim/history"
-	"github.com/histrim/history/bench/cachesim"
 	"github.com/histrim/history/bench/corpus"
 	redisstore "github.com/histrim/history/stores/redis"
 	"github.com/redis/go-redis/v9"
@@ -173,7 +172,6 @@ func BenchmarkStateCost(b *testing.B) {
 				b.ReportMetric(per(store.spent), "redis-µs/req")
 				b.ReportMetric(float64(conv-trim)/float64(trim), "state/trim")
 				b.ReportMetric(float64(store.bytes)/float64(requests), "state-bytes/req")
-				_ = cachesim.Counter
 			})
 		}
 	}

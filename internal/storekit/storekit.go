@@ -261,8 +261,8 @@ const maxObserveAttempts = 8
 // none is, or when what is saved cannot be read: it is replaced), applies
 // change, and saves it with compare-and-swap, loading and applying again
 // when another replica saved first; change returns whether it changed the
-// Calibration (nothing is saved otherwise). It returns what the last
-// change returned.
+// Calibration (nothing is saved otherwise). It fails when the store does,
+// or when every attempt lost the race.
 func Update(ctx context.Context, st history.StateStore, name, key string, change func(*history.Calibration) bool) error {
 	var last error
 	for attempt := range maxObserveAttempts {
