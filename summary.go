@@ -53,6 +53,20 @@ type SummaryOptions struct {
 	// Timeout bounds each call of the Summarizer, on top of the caller's
 	// context. 0 means [DefaultSummaryTimeout]; it must not be negative.
 	Timeout time.Duration
+	// InputTokens bounds what one call of the Summarizer is handed, in the
+	// Counter's units: the dropped messages and the previous summary.
+	// When they are larger, the tool results among them are elided first
+	// ([ElideToolResults], every one); when they are still larger, they
+	// are folded in chunks, oldest first, each chunk together with the
+	// summary of the chunks before it, and a message larger than a chunk
+	// can hold is cut to its head and tail. Chunks end between exchanges,
+	// so a tool call is never handed without its result. 0 means the
+	// trim's budget (a summariser on the same model has that window); it
+	// must not be negative, and a bound below MaxTokens is raised to it.
+	InputTokens int
+	// Background makes the Trimmer write summaries without ever making a
+	// request wait (see [WithSummarizer]).
+	Background bool
 }
 
 // Summary outcomes reported in [Event.Summary].
@@ -101,6 +115,8 @@ func WithSummarizer(s Summarizer, opts SummaryOptions) Option {
 		err = &OptionError{Option: "WithSummarizer", Reason: "MaxTokens " + strconv.Itoa(opts.MaxTokens) + " is negative"}
 	case opts.Timeout < 0:
 		err = &OptionError{Option: "WithSummarizer", Reason: "Timeout " + opts.Timeout.String() + " is negative"}
+	case opts.InputTokens < 0:
+		err = &OptionError{Option: "WithSummarizer", Reason: "InputTokens " + strconv.Itoa(opts.InputTokens) + " is negative"}
 	}
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = DefaultSummaryTokens
@@ -125,8 +141,39 @@ func WithSummarizer(s Summarizer, opts SummaryOptions) Option {
 type summaryState struct {
 	msg *Message // the summary in the prompt, nil when none
 	// upTo is the transcript index up to which (exclusive) msg covers the
-	// dropped messages.
-	upTo int
+	// dropped messages; from is where they start (the end of the prefix).
+	from, upTo int
+	// What the summary stands for, in all: turns, messages and their
+	// tokens as the Counter counts them.
+	turns, messages, tokens int
+}
+
+// SummaryInfo is the summary a [Trimmer] sends and what it stands for, for
+// a runtime that persists or shows it ([Trimmer.Summary]).
+type SummaryInfo struct {
+	// Message is the summary, as sent ([KindSummary]).
+	Message Message
+	// From and UpTo delimit the transcript indices it covers: the messages
+	// of [From, UpTo) that the Trimmer dropped (it sends the others).
+	From, UpTo int
+	// Turns, Messages and Tokens count what it stands for, in all (a
+	// summary folds in the one before it): the turns and messages dropped,
+	// and their tokens as the Counter counted them.
+	Turns, Messages, Tokens int
+}
+
+// Summary returns the summary the Trimmer's last prompt holds and what it
+// covers; false when the prompt holds none. A runtime can persist it (the
+// Trimmer's whole state is also saved by [Trimmer.MarshalBinary]) or show
+// it to the user.
+func (t *Trimmer) Summary() (SummaryInfo, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.sum
+	if s.msg == nil {
+		return SummaryInfo{}, false
+	}
+	return SummaryInfo{Message: s.msg.Clone(), From: s.from, UpTo: s.upTo, Turns: s.turns, Messages: s.messages, Tokens: s.tokens}, true
 }
 
 // summarize runs the Summarizer for a fresh trim res of msgs that dropped
@@ -134,7 +181,7 @@ type summaryState struct {
 // place of the turn breadcrumb. reserve is what the trim reserved for it
 // (counted in res as overhead). It returns the outcome for the Event and
 // the summary state to remember.
-func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserve int, o *options, c *call, prev summaryState) (string, summaryState) {
+func summarize(ctx context.Context, msgs []Message, res *Result, cut, reserve, budget int, o *options, c *call, prev summaryState) (string, summaryState) {
 	// The trim reserved room for the summary; whatever happens, it is not
 	// part of the request.
 	res.TokensAfter -= reserve
@@ -153,20 +200,30 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 		previous = nil // stale: it covered turns that are sent again
 	}
 	var dropped []Message
+	next := summaryState{from: leadEnd(msgs), upTo: cut}
+	if previous != nil {
+		next.from, next.turns, next.messages, next.tokens = prev.from, prev.turns, prev.messages, prev.tokens
+	}
 	for i := from; i < cut; i++ {
 		if !kept[i] && msgs[i].Kind != KindBreadcrumb {
 			dropped = append(dropped, msgs[i])
+			next.messages++
+			next.turns += int(boolInt(isTurnStart(msgs[i], o.turnStart)))
+			next.tokens = satAdd(next.tokens, clampCount(o.counter.CountMessage(msgs[i])))
 		}
 	}
+	next.turns = max(next.turns, 1)
 
-	sum, status := callSummarizer(ctx, o.summarizer, dropped, previous)
+	sum, status := fold(ctx, o, dropped, previous, budget)
 	if status != SummaryWritten {
 		return status, summaryState{}
 	}
+	sum.Content = summaryHeader(next) + sum.Content
 	tok := clampCount(o.counter.CountMessage(sum))
 	if tok > o.summarizer.opts.MaxTokens {
 		return SummaryTooLarge, summaryState{}
 	}
+	next.msg = &sum
 	// In place of the turn breadcrumb, or, without one, right after the
 	// leading block (the prefix and the hoisted summary).
 	lead := leadEnd(msgs)
@@ -208,7 +265,14 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 	}
 	res.Messages, res.Kept = out, kpt
 	res.TokensAfter += tok
-	return SummaryWritten, summaryState{msg: &sum, upTo: cut}
+	return SummaryWritten, next
+}
+
+// summaryHeader is the first line of a summary: what it replaced, so that
+// the model (and whoever reads the transcript) knows what stands behind it.
+func summaryHeader(s summaryState) string {
+	return "[Summary of " + strconv.Itoa(s.turns) + " earlier turn(s): " + strconv.Itoa(s.messages) +
+		" messages, about " + strconv.Itoa(s.tokens) + " tokens]\n"
 }
 
 // callSummarizer calls s with its timeout, recovering from a panic, and
@@ -325,7 +389,7 @@ func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget in
 		res, err = trimToBudget(msgs, budget, o, c)
 		return finish(res, err, "", summaryState{})
 	}
-	status, next := summarize(ctx, msgs, &res, cut.start, reserve, o, c, prev)
+	status, next := summarize(ctx, msgs, &res, cut.start, reserve, budget, o, c, prev)
 	if status != SummaryWritten {
 		next = prev // kept for the next maintenance point to fold in
 	}
