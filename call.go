@@ -34,6 +34,9 @@ type call struct {
 	// noArchive skips Archive and Store: a pass whose plan may be redone
 	// archives nothing (the Trimmer archives the plan it returns).
 	noArchive bool
+	// minCut, when positive, is an input index (a turn start) before which
+	// every turn is dropped: a background summary covers them.
+	minCut int
 	// reserve is counted like the request's overhead: the room a Trimmer
 	// keeps for the summary it is about to write.
 	reserve int
