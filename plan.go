@@ -301,9 +301,9 @@ type planner struct {
 	// compact is the view index of the latest compaction after the prefix,
 	// -1 when none: the provider reads nothing before it.
 	compact int
-	lead   int       // end of the leading block (prefix and breadcrumbs)
-	o      *options
-	c      *call
+	lead    int // end of the leading block (prefix and breadcrumbs)
+	o       *options
+	c       *call
 	// lazy: the view is the input, validated and checked for orphans only
 	// from ready on (see prepare); err or dirty stop the planner there.
 	lazy      bool
