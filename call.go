@@ -34,9 +34,15 @@ type call struct {
 	// noArchive skips Archive and Store: a pass whose plan may be redone
 	// archives nothing (the Trimmer archives the plan it returns).
 	noArchive bool
+	// minCut, when positive, is an input index (a turn start) before which
+	// every turn is dropped: a background summary covers them.
+	minCut int
 	// reserve is counted like the request's overhead: the room a Trimmer
 	// keeps for the summary it is about to write.
 	reserve int
+	// pre counts what a trim drops before the latest compaction, which
+	// it plans without (set by plan).
+	pre dropCount
 	// cut, when set, receives where the trim cut (see cutInfo).
 	cut *cutInfo
 	// outCounts, when set, receives the count of every message of a
@@ -59,3 +65,6 @@ type cutInfo struct {
 // budgetCall is the call of TrimToRecentTurns and of a Trimmer's plain
 // trims.
 func budgetCall() *call { return &call{reason: ReasonBudget} }
+
+// dropCount is a number of messages, and of whole turns among them.
+type dropCount struct{ messages, turns int }

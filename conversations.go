@@ -222,7 +222,7 @@ type memoryState struct {
 }
 
 // Load returns a copy of the state saved under key, and its version.
-func (s *MemoryStateStore) Load(_ context.Context, key string) ([]byte, int64, error) {
+func (s *MemoryStateStore) Load(ctx context.Context, key string) ([]byte, int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.m[key]
@@ -230,7 +230,7 @@ func (s *MemoryStateStore) Load(_ context.Context, key string) ([]byte, int64, e
 }
 
 // Save saves a copy of state under key if its version is still version.
-func (s *MemoryStateStore) Save(_ context.Context, key string, state []byte, version int64) (int64, error) {
+func (s *MemoryStateStore) Save(ctx context.Context, key string, state []byte, version int64) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {

@@ -47,6 +47,15 @@ const (
 	// may carry it. An elided result is never elided again, whatever its
 	// text says.
 	KindElided Kind = "elided"
+	// KindCompaction is a provider's own compaction of the conversation
+	// (an Anthropic compaction block, a Responses compaction item), which
+	// the adapters map to it: the provider ignores every message before
+	// the latest one. A trim drops everything between the prefix and the
+	// latest compaction first, as the provider would not read it, with no
+	// breadcrumb (the compaction stands for it), and keeps the compaction
+	// itself in the prefix, like a pinned summary; its content is opaque
+	// and never edited.
+	KindCompaction Kind = "compaction"
 )
 
 // ToolCall is one tool invocation requested by an assistant message (see
@@ -171,7 +180,7 @@ func checkMessage(m *Message) string {
 		return "unknown role " + quote(string(m.Role))
 	}
 	switch m.Kind {
-	case "", KindBreadcrumb, KindSummary, KindNudge:
+	case "", KindBreadcrumb, KindSummary, KindNudge, KindCompaction:
 		if m.Kind != "" && (m.Role == RoleTool || len(m.ToolCalls) > 0) {
 			return "a " + string(m.Kind) + " message cannot be part of a tool exchange"
 		}

@@ -74,7 +74,7 @@ func newPlanner(sc *scratch, src, view []Message, index []int, o *options, c *ca
 		capPer: math.MaxInt / (n + 5), hoist: -1, stray: -1, stepTok: -1, low: n, ready: n, lazy: lazy,
 		steps: sc.steps[:0],
 	}
-	p.starts, p.sums, p.sys = scanTurns(sc.starts[:0], sc.sums[:0], sc.sys[:0], view, p.lead, o.turnStart)
+	p.starts, p.sums, p.sys, p.compact = scanTurns(sc.starts[:0], sc.sums[:0], sc.sys[:0], view, p.lead, o.turnStart)
 	p.turns = len(p.starts)
 	sc.pre = sc.pre[:0]
 	sc.rc = sc.rc[:0]
@@ -106,19 +106,24 @@ func newPlanner(sc *scratch, src, view []Message, index []int, o *options, c *ca
 // scanTurns appends to starts the first message of each turn of msgs
 // after the prefix ending at lead (see appendTurnStarts), to sums every
 // summary and to sys every system message (of no Kind) after the prefix,
-// all ascending: the one pass over the whole history a trim makes, reading
-// roles and kinds only.
-func scanTurns(starts, sums, sys []int, msgs []Message, lead int, rule func(Message) bool) ([]int, []int, []int) {
+// all ascending, and finds the latest compaction after the prefix (-1:
+// none): the one pass over the whole history a trim makes, reading roles
+// and kinds only.
+func scanTurns(starts, sums, sys []int, msgs []Message, lead int, rule func(Message) bool) (_, _, _ []int, compact int) {
+	compact = -1
 	if lead >= len(msgs) {
-		return starts, sums, sys
+		return starts, sums, sys, compact
 	}
 	starts = append(starts, lead)
 	opened := isTurnStart(msgs[lead], rule)
 	for i := lead + 1; i < len(msgs); i++ {
 		m := &msgs[i]
 		if m.Kind != "" {
-			if m.Kind == KindSummary {
+			switch m.Kind {
+			case KindSummary:
 				sums = append(sums, i)
+			case KindCompaction:
+				compact = i
 			}
 			continue
 		}
@@ -135,7 +140,7 @@ func scanTurns(starts, sums, sys []int, msgs []Message, lead int, rule func(Mess
 		}
 		opened = true
 	}
-	return starts, sums, sys
+	return starts, sums, sys, compact
 }
 
 // prepare validates view[lo:hi] and checks it for orphans before the
@@ -287,14 +292,18 @@ type planner struct {
 	view   []Message
 	src    []Message // the trim's input, before the sweep
 	index  []int     // view index -> input index (nil: identity)
+	swept  []int     // the orphan sweep's index alone (nil: it removed nothing)
 	n      int       // len(view)
 	turns  int       // number of turns
 	starts []int     // the first message of each turn, oldest first (see start)
 	sums   []int     // summaries after the prefix, ascending
 	sys    []int     // system messages (of no Kind) after the prefix, ascending
-	lead   int       // end of the leading block (prefix and breadcrumbs)
-	o      *options
-	c      *call
+	// compact is the view index of the latest compaction after the prefix,
+	// -1 when none: the provider reads nothing before it.
+	compact int
+	lead    int // end of the leading block (prefix and breadcrumbs)
+	o       *options
+	c       *call
 	// lazy: the view is the input, validated and checked for orphans only
 	// from ready on (see prepare); err or dirty stop the planner there.
 	lazy      bool

@@ -33,7 +33,7 @@ func (p *planner) chooseTurns() {
 		}
 		return s
 	}
-	k := p.kmin
+	k := max(p.kmin, p.minTurn())
 	body := elFrom(k)
 	hoist := -1
 	if k > 0 {
@@ -86,7 +86,7 @@ func (p *planner) chooseTurns() {
 	// summary) is kept in effect: dropping it lifts it straight back. When
 	// every dropped turn is such a turn, nothing is dropped (and no
 	// breadcrumb is placed).
-	if k > 0 && len(p.pins) > 0 {
+	if k > 0 && len(p.pins) > 0 && p.minTurn() == 0 {
 		if p.kp = p.pinnedTurns(p.start(k), hoist); p.kp == k {
 			cost += p.crumbPart(0) - p.crumbPart(k)
 			if hoist >= 0 && hoist < p.low {
@@ -248,4 +248,19 @@ func (p *planner) mergedCrumb() Message {
 		return p.o.breadcrumb
 	}
 	return p.o.stepBreadcrumb()
+}
+
+// minTurn returns the number of oldest turns the call requires dropped
+// (call.minCut: a background summary covers them), at most all but the
+// latest.
+func (p *planner) minTurn() int {
+	if p.c.minCut <= 0 || p.turns == 0 {
+		return 0
+	}
+	v := p.c.minCut
+	if p.index != nil {
+		v, _ = slices.BinarySearch(p.index, v)
+	}
+	k, _ := slices.BinarySearch(p.starts, v)
+	return min(k, p.turns-1)
 }

@@ -64,7 +64,7 @@ func (s *MemoryStore) Put(handle string, m Message) error {
 
 // Get returns the message kept under handle. It never fails, and does not
 // read ctx.
-func (s *MemoryStore) Get(_ context.Context, handle string) (Message, bool, error) {
+func (s *MemoryStore) Get(ctx context.Context, handle string) (Message, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	m, ok := s.m[handle]

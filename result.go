@@ -180,7 +180,7 @@ func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
 	res.TokensAfter = tokens
 	res.Trimmed = p.k > 0 || p.d > 0 || len(elide) > 0
 	if c.cut != nil {
-		*c.cut = cutInfo{start: -1, hoist: -1, replaced: replaced, survived: index}
+		*c.cut = cutInfo{start: -1, hoist: -1, replaced: replaced, survived: p.swept}
 		if p.k > 0 {
 			c.cut.start = p.orig(p.start(p.k))
 		}

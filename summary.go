@@ -53,6 +53,29 @@ type SummaryOptions struct {
 	// Timeout bounds each call of the Summarizer, on top of the caller's
 	// context. 0 means [DefaultSummaryTimeout]; it must not be negative.
 	Timeout time.Duration
+	// InputTokens bounds what one call of the Summarizer is handed, in the
+	// Counter's units: the dropped messages and the previous summary.
+	// When they are larger, the tool results among them are elided first
+	// ([ElideToolResults], every one); when they are still larger, they
+	// are folded in chunks, oldest first, each chunk together with the
+	// summary of the chunks before it, and a message larger than a chunk
+	// can hold is cut to its head and tail. Chunks end between exchanges,
+	// so a tool call is never handed without its result. 0 means the
+	// trim's budget (a summariser on the same model has that window); it
+	// must not be negative, and a bound below MaxTokens is raised to it.
+	InputTokens int
+	// Background makes the Trimmer write summaries without ever making a
+	// request wait. It starts the summary when the prompt crosses the
+	// trigger ([WithTrigger]; or, without one, when a maintenance point
+	// drops turns behind a breadcrumb), of the turns a maintenance point
+	// would drop then, and keeps sending the history meanwhile, up to the
+	// budget itself (a maintenance point there goes ahead with the previous
+	// summary and the breadcrumb: [SummaryPending]). The next request after
+	// the summary is ready swaps it in for exactly the turns it was given,
+	// dropping at least those (turns dropped since are covered by the next
+	// summary). [Trimmer.Close] stops a summary in flight. A background
+	// summary is this replica's own: it is not part of the saved state.
+	Background bool
 }
 
 // Summary outcomes reported in [Event.Summary].
@@ -68,6 +91,10 @@ const (
 	// SummaryTooLarge: the summary exceeded [SummaryOptions.MaxTokens]; the
 	// trim went ahead with the breadcrumb.
 	SummaryTooLarge = "too_large"
+	// SummaryPending: in background mode, the next summary is being
+	// written; the previous one (if any) stands, and the breadcrumb for
+	// what it does not cover yet.
+	SummaryPending = "pending"
 )
 
 // summarizer is the option's value.
@@ -86,11 +113,16 @@ type summarizer struct {
 // until the next maintenance point. The trim reserves
 // [SummaryOptions.MaxTokens] for it.
 //
-// A request is never blocked or lost because of the Summarizer: when it
-// fails, times out ([SummaryOptions.Timeout], or the context passed to
+// A request is never lost because of the Summarizer: when it fails, times
+// out ([SummaryOptions.Timeout], or the context passed to
 // [Trimmer.TrimContext]) or returns a summary that is invalid or too large,
 // the trim goes ahead with the breadcrumb, within budget, and the [Event]
-// says what happened ([Event.Summary]). Only a Trimmer calls the
+// says what happened ([Event.Summary]). By default the request waits for
+// the Summarizer at the maintenance point that drops turns; with
+// [SummaryOptions.Background] it never does. The Summarizer is never
+// handed more than [SummaryOptions.InputTokens], and the summary starts
+// with a line saying what it replaced (turns, messages, tokens);
+// [Trimmer.Summary] returns it with what it covers. Only a Trimmer calls the
 // Summarizer; [TrimToRecentTurns] and [RecoverOverflow] ignore it. A nil s
 // turns summarising off; negative options make the call return an
 // *[OptionError].
@@ -101,6 +133,8 @@ func WithSummarizer(s Summarizer, opts SummaryOptions) Option {
 		err = &OptionError{Option: "WithSummarizer", Reason: "MaxTokens " + strconv.Itoa(opts.MaxTokens) + " is negative"}
 	case opts.Timeout < 0:
 		err = &OptionError{Option: "WithSummarizer", Reason: "Timeout " + opts.Timeout.String() + " is negative"}
+	case opts.InputTokens < 0:
+		err = &OptionError{Option: "WithSummarizer", Reason: "InputTokens " + strconv.Itoa(opts.InputTokens) + " is negative"}
 	}
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = DefaultSummaryTokens
@@ -125,25 +159,92 @@ func WithSummarizer(s Summarizer, opts SummaryOptions) Option {
 type summaryState struct {
 	msg *Message // the summary in the prompt, nil when none
 	// upTo is the transcript index up to which (exclusive) msg covers the
-	// dropped messages.
-	upTo int
+	// dropped messages; from is where they start (the end of the prefix).
+	from, upTo int
+	// What the summary stands for, in all: turns, messages and their
+	// tokens as the Counter counts them.
+	turns, messages, tokens int
 }
 
-// summarize runs the Summarizer for a fresh trim res of msgs that dropped
-// whole turns, the first kept one starting at cut, and puts the summary in
-// place of the turn breadcrumb. reserve is what the trim reserved for it
-// (counted in res as overhead). It returns the outcome for the Event and
-// the summary state to remember.
-func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserve int, o *options, c *call, prev summaryState) (string, summaryState) {
+// SummaryInfo is the summary a [Trimmer] sends and what it stands for, for
+// a runtime that persists or shows it ([Trimmer.Summary]).
+type SummaryInfo struct {
+	// Message is the summary, as sent ([KindSummary]).
+	Message Message
+	// From and UpTo delimit the transcript indices it covers: the messages
+	// of [From, UpTo) that the Trimmer dropped (it sends the others).
+	From, UpTo int
+	// Turns, Messages and Tokens count what it stands for, in all (a
+	// summary folds in the one before it): the turns and messages dropped,
+	// and their tokens as the Counter counted them.
+	Turns, Messages, Tokens int
+}
+
+// Summary returns the summary the Trimmer's last prompt holds and what it
+// covers; false when the prompt holds none. A runtime can persist it (the
+// Trimmer's whole state is also saved by [Trimmer.MarshalBinary]) or show
+// it to the user.
+func (t *Trimmer) Summary() (SummaryInfo, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.sum
+	if s.msg == nil {
+		return SummaryInfo{}, false
+	}
+	return SummaryInfo{Message: s.msg.Clone(), From: s.from, UpTo: s.upTo, Turns: s.turns, Messages: s.messages, Tokens: s.tokens}, true
+}
+
+// summarize puts a summary in a fresh trim res of msgs that dropped whole
+// turns, the first kept one starting at cut: in place of the turn
+// breadcrumb when it covers everything dropped, before the breadcrumb when
+// it covers only the older part (a background summary started before the
+// last turns went; they are covered next time). reserve is what the trim
+// reserved for it (counted in res as overhead). The summary is written now
+// by the Summarizer, or, in background mode, is the one ready (ready) or
+// the previous one while the next is written. It returns the outcome for
+// the Event and the summary state to remember.
+func summarize(ctx context.Context, msgs []Message, res *Result, cut, reserve, budget int, o *options, c *call, prev summaryState, ready *bgJob) (string, summaryState) {
 	// The trim reserved room for the summary; whatever happens, it is not
 	// part of the request.
 	res.TokensAfter -= reserve
 	if res.TokensBefore >= 0 {
 		res.TokensBefore -= reserve
 	}
-	kept := make(map[int]bool, len(res.Kept))
-	for _, k := range res.Kept {
-		kept[k] = true
+	var sum Message
+	var next summaryState
+	status := SummaryWritten
+	switch {
+	case ready != nil:
+		sum, next = *ready.next.msg, ready.next
+	case o.summarizer.opts.Background:
+		// Never wait: the previous summary stands while the next is
+		// written, and the breadcrumb for what it does not cover.
+		if prev.msg == nil || prev.upTo > cut {
+			return SummaryPending, summaryState{}
+		}
+		sum, next, status = *prev.msg, prev, SummaryPending
+	default:
+		dropped, previous, cover := coverage(msgs, res.Kept, cut, o, prev)
+		var st string
+		if sum, st = write(ctx, o, dropped, previous, budget, cover); st != SummaryWritten {
+			return st, summaryState{}
+		}
+		next = cover
+		next.msg = &sum
+	}
+	place(res, msgs, sum, clampCount(o.counter.CountMessage(sum)), next.upTo == cut, o, c)
+	return status, next
+}
+
+// coverage returns what a summary of a trim that kept kept (indices into
+// msgs) and cut at cut stands for: the dropped messages not yet covered by
+// prev (oldest first), prev's summary to fold in (nil when there is none,
+// or when it covered turns that are sent again), and the state of the new
+// summary, without its message.
+func coverage(msgs []Message, kept []int, cut int, o *options, prev summaryState) ([]Message, *Message, summaryState) {
+	in := make(map[int]bool, len(kept))
+	for _, k := range kept {
+		in[k] = true
 	}
 	from := leadEnd(msgs)
 	previous := prev.msg
@@ -152,23 +253,42 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 	} else {
 		previous = nil // stale: it covered turns that are sent again
 	}
+	next := summaryState{from: leadEnd(msgs), upTo: cut}
+	if previous != nil {
+		next.from, next.turns, next.messages, next.tokens = prev.from, prev.turns, prev.messages, prev.tokens
+	}
 	var dropped []Message
 	for i := from; i < cut; i++ {
-		if !kept[i] && msgs[i].Kind != KindBreadcrumb {
+		if !in[i] && msgs[i].Kind != KindBreadcrumb {
 			dropped = append(dropped, msgs[i])
+			next.messages++
+			next.turns += int(boolInt(isTurnStart(msgs[i], o.turnStart)))
+			next.tokens = satAdd(next.tokens, clampCount(o.counter.CountMessage(msgs[i])))
 		}
 	}
+	next.turns = max(next.turns, 1)
+	return dropped, previous, next
+}
 
-	sum, status := callSummarizer(ctx, o.summarizer, dropped, previous)
+// write has the Summarizer write the summary of dropped, folding in
+// previous, within its input bound, and heads it with what it replaced
+// (cover); a summary over MaxTokens is not used.
+func write(ctx context.Context, o *options, dropped []Message, previous *Message, budget int, cover summaryState) (Message, string) {
+	sum, status := fold(ctx, o, dropped, previous, budget)
 	if status != SummaryWritten {
-		return status, summaryState{}
+		return Message{}, status
 	}
-	tok := clampCount(o.counter.CountMessage(sum))
-	if tok > o.summarizer.opts.MaxTokens {
-		return SummaryTooLarge, summaryState{}
+	sum.Content = summaryHeader(cover) + sum.Content
+	if clampCount(o.counter.CountMessage(sum)) > o.summarizer.opts.MaxTokens {
+		return Message{}, SummaryTooLarge
 	}
-	// In place of the turn breadcrumb, or, without one, right after the
-	// leading block (the prefix and the hoisted summary).
+	return sum, SummaryWritten
+}
+
+// place puts sum (counting tok) into res: in place of the turn breadcrumb
+// when replace, else before it; without a breadcrumb, right after the
+// leading block (the prefix and the hoisted summary).
+func place(res *Result, msgs []Message, sum Message, tok int, replace bool, o *options, c *call) {
 	lead := leadEnd(msgs)
 	out := make([]Message, 0, len(res.Messages)+1)
 	kpt := make([]int, 0, len(res.Kept)+1)
@@ -176,7 +296,7 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 	for j, k := range res.Kept {
 		switch {
 		case placed:
-		case k < 0 && res.Messages[j].Kind == KindBreadcrumb:
+		case k < 0 && res.Messages[j].Kind == KindBreadcrumb && replace:
 			res.TokensAfter -= clampCount(o.counter.CountMessage(res.Messages[j]))
 			out, kpt, placed = append(out, sum), append(kpt, -1), true
 			if c.outCounts != nil && j < len(*c.outCounts) {
@@ -208,7 +328,13 @@ func summarize(ctx context.Context, msgs []Message, res *Result, cut int, reserv
 	}
 	res.Messages, res.Kept = out, kpt
 	res.TokensAfter += tok
-	return SummaryWritten, summaryState{msg: &sum, upTo: cut}
+}
+
+// summaryHeader is the first line of a summary: what it replaced, so that
+// the model (and whoever reads the transcript) knows what stands behind it.
+func summaryHeader(s summaryState) string {
+	return "[Summary of " + strconv.Itoa(s.turns) + " earlier turn(s): " + strconv.Itoa(s.messages) +
+		" messages, about " + strconv.Itoa(s.tokens) + " tokens]\n"
 }
 
 // callSummarizer calls s with its timeout, recovering from a panic, and
@@ -256,12 +382,15 @@ func callSummarizer(ctx context.Context, s *summarizer, dropped []Message, previ
 // go; if they must, the trim reserves the summary's budget, drops them and
 // the Summarizer writes the summary that stands for them. The first pass's
 // counts are reused, so no message is counted twice.
-func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget int, o *options, c *call, prev summaryState) (Result, cutInfo, summaryState, error) {
+func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget int, o *options, c *call, prev summaryState, ready *bgJob) (Result, cutInfo, summaryState, error) {
+	if ready != nil {
+		c.minCut = ready.upTo // drop exactly what it covers, at least
+	}
 	probe := *o
 	probe.onTrim = nil
 	var pc cutInfo
 	pcall := &call{reason: c.reason, prune: c.prune, pruneOver: true, memo: c.memo, noArchive: true, cut: &pc,
-		record: make([]int, len(msgs))}
+		minCut: c.minCut, record: make([]int, len(msgs))}
 	for i := range pcall.record {
 		pcall.record[i] = -1
 	}
@@ -325,8 +454,11 @@ func (t *Trimmer) planWithSummary(ctx context.Context, msgs []Message, budget in
 		res, err = trimToBudget(msgs, budget, o, c)
 		return finish(res, err, "", summaryState{})
 	}
-	status, next := summarize(ctx, msgs, &res, cut.start, reserve, o, c, prev)
-	if status != SummaryWritten {
+	if ready != nil && cut.start < ready.upTo {
+		ready = nil // the plan kept turns the summary covers: not this one
+	}
+	status, next := summarize(ctx, msgs, &res, cut.start, reserve, budget, o, c, prev, ready)
+	if status != SummaryWritten && status != SummaryPending {
 		next = prev // kept for the next maintenance point to fold in
 	}
 	return finish(res, nil, status, next)

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,5 +229,51 @@ func TestTrimmerSummarizerWithoutBreadcrumb(t *testing.T) {
 	assert.Equal(t, -1, res.Kept[1])
 	for _, m := range res.Messages {
 		assert.NotEqual(t, KindBreadcrumb, m.Kind)
+	}
+}
+
+// TestSummaryBoundedInput: the Summarizer is never handed more than
+// InputTokens (the dropped messages and the previous summary); larger
+// drops are elided, then folded in chunks that end between exchanges, and
+// the one summary covers all of them.
+func TestSummaryBoundedInput(t *testing.T) {
+	full := trSession(80, 12)
+	for _, limit := range []int{300, 600, 1200} {
+		var mu sync.Mutex
+		var inputs []int
+		var starts []Message
+		rec := SummarizerFunc(func(_ context.Context, dropped []Message, previous *Message) (Message, error) {
+			n := Estimate(dropped, nil)
+			if previous != nil {
+				n += Estimate([]Message{*previous}, nil)
+			}
+			mu.Lock()
+			inputs = append(inputs, n)
+			starts = append(starts, dropped[0])
+			mu.Unlock()
+			return Message{Role: RoleUser, Content: "summary " + strings.Repeat("w ", 20)}, nil
+		})
+		tr := NewTrimmer(WithLowWater(0.5), WithSummarizer(rec, SummaryOptions{MaxTokens: 80, InputTokens: limit}))
+		written := 0
+		tr2 := NewTrimmer(WithLowWater(0.5), WithSummarizer(rec, SummaryOptions{MaxTokens: 80, InputTokens: limit}),
+			WithOnTrim(func(e Event) { written += boolCount(e.Summary == SummaryWritten) }))
+		for n := 10; n <= len(full); n += 5 {
+			_, err := tr.Trim(full[:n], 3000)
+			require.NoError(t, err)
+			_, err = tr2.Trim(full[:n], 3000)
+			require.NoError(t, err)
+		}
+		require.NotEmpty(t, inputs, "setup: the Summarizer was never called")
+		for i, n := range inputs {
+			assert.LessOrEqual(t, n, limit, "call %d of limit %d", i, limit)
+			assert.NotEqual(t, RoleTool, starts[i].Role, "call %d: a chunk starts with a result without its call", i)
+		}
+		assert.Positive(t, written, "limit %d: summaries are written", limit)
+		info, ok := tr.Summary()
+		require.True(t, ok)
+		assert.Contains(t, info.Message.Content, "earlier turn(s)")
+		assert.Positive(t, info.Turns)
+		assert.Equal(t, KindSummary, info.Message.Kind)
+		t.Logf("limit %d: %d Summarizer calls, largest input %d", limit, len(inputs), slices.Max(inputs))
 	}
 }

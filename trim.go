@@ -5,6 +5,8 @@
 
 package history
 
+import "slices"
+
 // TrimToRecentTurns returns the longest suffix of whole turns of msgs that
 // fits budget tokens together with the prefix and a breadcrumb.
 //
@@ -119,9 +121,23 @@ func trimToBudget(msgs []Message, budget int, o *options, c *call) (Result, erro
 		return res, err
 	}
 	view, index := msgs, []int(nil)
+	c.pre = dropCount{}
+	if lead := leadEnd(msgs); lead < len(msgs) {
+		// What the provider reads starts at the latest compaction: cut
+		// there first, then sweep what is left, as the lazy path does.
+		starts, _, _, compact := scanTurns(nil, nil, nil, msgs, lead, o.turnStart)
+		if compact > lead {
+			view, index, c.pre = cutAt(msgs, nil, lead, compact, starts)
+		}
+	}
 	orphans := 0
 	if !o.noSweep {
-		if out, idx, rep := sweep(msgs, true); out != nil {
+		if out, idx, rep := sweep(view, true); out != nil {
+			if index != nil {
+				for j, i := range idx {
+					idx[j] = index[i]
+				}
+			}
 			view, index, orphans = out, idx, rep.Total()
 		}
 	}
@@ -154,8 +170,27 @@ func plan(sc *scratch, msgs, view []Message, index []int, orphans, budget int, o
 	// The planner works on its own copy of the call (in the pooled
 	// scratch, so that the call does not escape); it reports back through
 	// the call's pointers, and a lazy plan it abandons through sc.call.memo.
+	if lazy {
+		c.pre = dropCount{}
+	}
 	sc.call = *c
 	p := newPlanner(sc, msgs, view, index, o, &sc.call, lazy)
+	swept := index
+	if c.pre.messages > 0 {
+		swept = nil // index holds the cut at the compaction, not the sweep's alone
+	}
+	if p.compact > p.lead {
+		// The provider reads nothing before the latest compaction: plan
+		// the history from it on, and count what goes before it as
+		// dropped.
+		var more int
+		view, index, c.pre, more = p.fromCompaction(!o.noSweep)
+		res.OrphansRemoved += more
+		swept = nil
+		sc.call = *c
+		p = newPlanner(sc, msgs, view, index, o, &sc.call, lazy)
+	}
+	p.swept = swept
 	if c.memo == nil && c.record == nil && c.budgetFor == nil && !c.prune {
 		// The common case first: one tight pass, newest first, that
 		// either shows the history fits or hands its counts on.
@@ -220,9 +255,15 @@ func (p *planner) viewCounts() {
 	*p.c.outCounts = counts
 }
 
-// report hands the Event of res to WithOnTrim when the trim dropped,
-// elided or swept anything.
+// report counts, in res, what went before the latest compaction, and
+// hands the Event of res to WithOnTrim when the trim dropped, elided or
+// swept anything.
 func report(res *Result, o *options, c *call) {
+	if c.pre.messages > 0 {
+		res.DroppedMessages += c.pre.messages
+		res.DroppedTurns += c.pre.turns
+		res.Trimmed = true
+	}
 	if o.onTrim != nil && (res.Trimmed || res.OrphansRemoved > 0) {
 		o.onTrim(newEvent(res, c.reason, c.attempt, o.labels))
 	}
@@ -235,16 +276,18 @@ func (p *planner) abandon(res Result) (Result, error, bool) {
 	if p.err != nil {
 		return res, p.err, true
 	}
-	memo := make([]int, p.n)
+	memo := make([]int, len(p.src))
 	for i := range memo {
 		memo[i] = -1
 	}
 	for j, c := range p.sc.fast {
-		memo[p.n-1-j] = c
+		memo[p.orig(p.n-1-j)] = c
 	}
-	copy(memo, p.sc.pre)
+	for i, c := range p.sc.pre {
+		memo[p.orig(i)] = c
+	}
 	for j, c := range p.sc.rc {
-		memo[p.n-1-j] = c
+		memo[p.orig(p.n-1-j)] = c
 	}
 	p.c.memo = memo // sc.call's: trimToBudget hands it to the full path
 	return res, nil, false
@@ -328,4 +371,58 @@ func (p *planner) archive(elide []int) error {
 		chosen[i] = p.cands[c]
 	}
 	return archive(p.view, chosen, p.o.elide)
+}
+
+// fromCompaction returns the view from the latest compaction on (see
+// cutAt), its index into the input, and what it leaves out. With
+// sweepAgain, results whose calls stood before the compaction are swept
+// out of it too, and counted.
+func (p *planner) fromCompaction(sweepAgain bool) ([]Message, []int, dropCount, int) {
+	index := p.index
+	if index == nil {
+		index = identity(p.n)
+	}
+	view, idx, pre := cutAt(p.view, index, p.lead, p.compact, p.starts)
+	if !sweepAgain {
+		return view, idx, pre, 0
+	}
+	out, sidx, rep := sweep(view, true)
+	if out == nil {
+		return view, idx, pre, 0
+	}
+	for j, i := range sidx {
+		sidx[j] = idx[i]
+	}
+	return out, sidx, pre, rep.Total()
+}
+
+// cutAt returns view from its latest compaction (at compact) on: the
+// leading block (lead messages), then the compaction and everything after
+// it, with its index into the input (index maps view to it; nil: the
+// identity), and what it leaves out: the messages between, and the turns
+// wholly among them (starts are view's turn starts). The turn the
+// compaction stands in goes on after it, unless a turn starts right after.
+func cutAt(view []Message, index []int, lead, compact int, starts []int) ([]Message, []int, dropCount) {
+	n := len(view)
+	keep := lead + n - compact
+	out := make([]Message, 0, keep)
+	out = append(append(out, view[:lead]...), view[compact:]...)
+	idx := make([]int, 0, keep)
+	at := func(i int) int {
+		if index == nil {
+			return i
+		}
+		return index[i]
+	}
+	for i := range lead {
+		idx = append(idx, at(i))
+	}
+	for i := compact; i < n; i++ {
+		idx = append(idx, at(i))
+	}
+	turns, _ := slices.BinarySearch(starts, compact)
+	if _, next := slices.BinarySearch(starts, compact+1); !next && compact+1 < n {
+		turns--
+	}
+	return out, idx, dropCount{messages: compact - lead, turns: max(turns, 0)}
 }

@@ -93,6 +93,7 @@ type Trimmer struct {
 	// without a Calibration (with one, the Calibration learns it).
 	sent, asked int
 	accept      float64
+	bg          background // background summaries (SummaryOptions.Background)
 }
 
 // NewTrimmer returns a [Trimmer] that trims with opts (the options of
@@ -110,6 +111,7 @@ func (t *Trimmer) Reset() {
 	t.mu.Lock()
 	t.st, t.last, t.sum, t.prev = trimState{}, time.Time{}, summaryState{}, nil
 	t.sent, t.asked, t.accept = 0, 0, 0
+	t.bg.job = nil // a summary in flight is let go
 	t.mu.Unlock()
 }
 
@@ -181,7 +183,16 @@ func (t *Trimmer) trim(ctx context.Context, msgs []Message, budget int, o *optio
 		c.prune, c.reason = true, ReasonColdResume
 		st = trimState{}
 	}
-	if st.n > 0 && o.err == nil {
+	// In background mode a ready summary is swapped in now; until one is,
+	// the budget is the ceiling, and the trigger starts one.
+	bg := o.summarizer != nil && o.summarizer.opts.Background && o.err == nil
+	var ready *bgJob
+	trigger := o.trigger
+	if bg {
+		ready = t.takeReady(sum)
+		o.trigger = 0
+	}
+	if ready == nil && st.n > 0 && o.err == nil {
 		res, ok, memo := t.reuse(msgs, budget, &st, o)
 		if ok {
 			if o.onTrim != nil { // the next event compares its prompt with this one
@@ -190,11 +201,22 @@ func (t *Trimmer) trim(ctx context.Context, msgs []Message, budget int, o *optio
 				t.prev = keys
 				t.mu.Unlock()
 			}
+			if bg {
+				t.maybeStart(msgs, budget, o, trigger, sum, res.TokensAfter, false)
+			}
 			return res, nil
 		}
 		c.memo = memo // what the check counted is not counted again
 	}
-	return t.replan(ctx, msgs, budget, o, c, sum, prev, cold)
+	res, err := t.replan(ctx, msgs, budget, o, c, sum, prev, cold, ready)
+	if bg && (err == nil || isBudgetError(err)) {
+		t.mu.Lock()
+		sum = t.sum
+		t.mu.Unlock()
+		// Turns dropped behind a breadcrumb get their summary written now.
+		t.maybeStart(msgs, budget, o, trigger, sum, res.TokensAfter, ready == nil && res.DroppedTurns > 0)
+	}
+	return res, err
 }
 
 // RecoverOverflow is [RecoverOverflow] for a Trimmer: msgs is the
@@ -269,7 +291,7 @@ func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int
 // replan makes a new plan at a maintenance point, remembers it, and
 // reports its event once the cost of the new prompt is known (prev is the
 // previous request's prompt, cold whether its cache has expired).
-func (t *Trimmer) replan(ctx context.Context, msgs []Message, budget int, o *options, c *call, sum summaryState, prev []promptKey, cold bool) (Result, error) {
+func (t *Trimmer) replan(ctx context.Context, msgs []Message, budget int, o *options, c *call, sum summaryState, prev []promptKey, cold bool, ready *bgJob) (Result, error) {
 	// At a maintenance point, elide every eligible result.
 	c.pruneOver = true
 	userOnTrim := o.onTrim
@@ -283,7 +305,7 @@ func (t *Trimmer) replan(ctx context.Context, msgs []Message, budget int, o *opt
 	var err error
 	var cut cutInfo
 	if o.summarizer != nil && o.err == nil {
-		res, cut, sum, err = t.planWithSummary(ctx, msgs, budget, o, c, sum)
+		res, cut, sum, err = t.planWithSummary(ctx, msgs, budget, o, c, sum, ready)
 	} else {
 		c.cut = &cut
 		res, err = trimToBudget(msgs, budget, o, c)

@@ -93,7 +93,9 @@ func (t *Trimmer) MarshalBinary() ([]byte, error) {
 	e.bool(t.sum.msg != nil)
 	if t.sum.msg != nil {
 		e.msg(t.sum.msg)
-		e.int(int64(t.sum.upTo))
+		for _, n := range [...]int{t.sum.from, t.sum.upTo, t.sum.turns, t.sum.messages, t.sum.tokens} {
+			e.int(int64(n))
+		}
 	}
 	e.uint(uint64(len(t.prev)))
 	for _, k := range t.prev {
@@ -135,7 +137,10 @@ func (t *Trimmer) UnmarshalBinary(data []byte) error {
 	next.st = d.plan()
 	if d.bool() {
 		m := d.msg()
-		next.sum = summaryState{msg: &m, upTo: d.count()}
+		next.sum = summaryState{msg: &m, from: d.count(), upTo: d.count(), turns: d.count(), messages: d.count(), tokens: d.count()}
+		if d.err == nil && next.sum.from > next.sum.upTo {
+			d.fail("a summary covering nothing")
+		}
 	}
 	for range d.len(8) {
 		next.prev = append(next.prev, promptKey(d.u64()))

@@ -55,7 +55,7 @@ func isTurnStart(m Message, rule func(Message) bool) bool {
 // isPinned reports whether m belongs to the pinned prefix: a system message
 // (other than a breadcrumb) or a summary.
 func isPinned(m Message) bool {
-	return (m.Role == RoleSystem && m.Kind != KindBreadcrumb) || m.Kind == KindSummary
+	return (m.Role == RoleSystem && m.Kind != KindBreadcrumb) || m.Kind == KindSummary || m.Kind == KindCompaction
 }
 
 // leadEnd returns the end of the leading block of msgs: the longest run of
