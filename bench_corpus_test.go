@@ -3,6 +3,7 @@ package history_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,6 +76,42 @@ func BenchmarkCorpusExact(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkTrimmerReplay replays the largest corpus session request by
+// request through one Trimmer (low-water 0.7 of a budget of a quarter of
+// the session, counts cached), without and with an event callback: with
+// one, the Trimmer keeps the keys of each prompt for the next event's
+// Rewritten, carried over from the previous prompt where the plan is
+// reused. It reports the time per request.
+func BenchmarkTrimmerReplay(b *testing.B) {
+	msgs := largestSession(b)
+	var reqs [][]history.Message
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Role == history.RoleAssistant {
+			reqs = append(reqs, msgs[:i])
+		}
+	}
+	budget := max(history.Estimate(msgs, nil)/4, 4000)
+	for _, events := range []bool{false, true} {
+		b.Run("events="+strconv.FormatBool(events), func(b *testing.B) {
+			opts := []history.Option{history.WithLowWater(0.7), history.WithCounter(history.NewCache(history.Heuristic(), 0))}
+			if events {
+				opts = append(opts, history.WithOnTrim(func(history.Event) {}))
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				tr := history.NewTrimmer(opts...)
+				for _, req := range reqs {
+					var be *history.BudgetError
+					if _, err := tr.Trim(req, budget); err != nil && !errors.As(err, &be) {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(reqs)), "µs/req")
 		})
 	}
 }

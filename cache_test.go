@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -351,5 +352,44 @@ func TestCacheSmallerThanHistory(t *testing.T) {
 		if seen := inner.reset(); len(seen) != 1 || !equal(&seen[0], &next) {
 			t.Fatalf("step %d: the counter saw %d messages, want only the new one", step, len(seen))
 		}
+	}
+}
+
+// TestCarriedKeysOnCorpus replays the corpus's sessions request by request
+// through a Trimmer that reports events, and checks that the keys it keeps
+// of each prompt (carried over from the previous prompt where its plan is
+// reused) are those of hashing the whole prompt: the next event's
+// Rewritten depends on them.
+func TestCarriedKeysOnCorpus(t *testing.T) {
+	convs := loadRefCorpus(t)
+	carried, hashed := 0, 0
+	for _, c := range convs {
+		total := Estimate(c.msgs, nil)
+		budget := max(total/4, 2000)
+		tr := NewTrimmer(WithElision(ElideOptions{}), WithStepTrim(), WithLowWater(0.6), WithOnTrim(func(Event) {}))
+		for k := 1; k <= len(c.msgs); k++ {
+			// Every prefix, including those that end in calls whose
+			// results have not come yet (swept from this prompt, sent
+			// whole in the next).
+			res, err := tr.Trim(c.msgs[:k], budget)
+			if err != nil && !isBudgetError(err) {
+				t.Fatalf("%s at %d: %v", c.file, k, err)
+			}
+			tr.mu.Lock()
+			got, kept := tr.prev, tr.prevKept
+			tr.mu.Unlock()
+			want := promptKeys(&res)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s at %d: carried keys differ from the prompt's", c.file, k)
+			}
+			if !slices.Equal(kept, res.Kept) {
+				t.Fatalf("%s at %d: prevKept is not the prompt's Kept", c.file, k)
+			}
+			hashed += len(want)
+		}
+		carried++
+	}
+	if carried == 0 || hashed == 0 {
+		t.Fatal("no session replayed")
 	}
 }

@@ -68,10 +68,24 @@ const (
 // The [Event] of each trim says where its state came from ([Event.State]),
 // and reaches the options' [WithOnTrim] once, after the state is saved.
 //
+// The elided results of each conversation are kept apart: the
+// [ElideOptions.Store] of the options is scoped by the conversation's key
+// ([ScopeStore]), so the recall tool of conversation key reads them with
+// [Conversations.RecallStore](key).
+//
 // It is safe for concurrent use; calls for one key are serialised within
 // a replica. The zero value is not usable: use [NewConversations].
 type Conversations struct {
+	// OnState, when set, is called after every Trim and RecoverOverflow
+	// with the conversation's key and where its state came from (the
+	// values of [Event.State]), whether or not the call made an event:
+	// most requests reuse a plan and make none, and a store that is down
+	// should be seen on those too. Set it before the first call; it runs
+	// without any lock held.
+	OnState func(key, state string)
+
 	store  StateStore
+	recall Store // the options' ElideOptions.Store, unscoped
 	opts   []Option
 	onTrim func(Event)
 
@@ -82,6 +96,7 @@ type Conversations struct {
 // conversation is one conversation's Trimmer on this replica: the version
 // of the state it saved or restored, and the event of the call in progress.
 type conversation struct {
+	key     string
 	mu      sync.Mutex
 	t       *Trimmer
 	version int64
@@ -93,20 +108,43 @@ type conversation struct {
 func NewConversations(store StateStore, opts ...Option) *Conversations {
 	o := newOptions(opts)
 	onTrim := o.onTrim
+	var recall Store
+	if o.elide != nil {
+		recall = o.elide.Store
+	}
 	o.release()
-	return &Conversations{store: store, opts: append([]Option(nil), opts...), onTrim: onTrim, local: map[string]*conversation{}}
+	return &Conversations{store: store, recall: recall, opts: append([]Option(nil), opts...), onTrim: onTrim, local: map[string]*conversation{}}
+}
+
+// RecallStore returns the Store that holds the elided results of the
+// conversation key: the options' [ElideOptions.Store] scoped by key
+// ([ScopeStore]), for [RecallContext] in that conversation's recall tool.
+// It is nil when the options keep no Store.
+func (c *Conversations) RecallStore(key string) Store {
+	if c.recall == nil {
+		return nil
+	}
+	return ScopeStore(c.recall, key)
 }
 
 // Trim is [Trimmer.TrimContext] for the conversation key, with its state
 // loaded from the store and saved back; ctx also bounds the store's calls.
 func (c *Conversations) Trim(ctx context.Context, key string, msgs []Message, budget int) (Result, error) {
-	return c.run(ctx, key, func(t *Trimmer) (Result, error) { return t.TrimContext(ctx, msgs, budget) })
+	res, state, err := c.run(ctx, key, func(t *Trimmer) (Result, error) { return t.TrimContext(ctx, msgs, budget) })
+	if c.OnState != nil {
+		c.OnState(key, state)
+	}
+	return res, err
 }
 
 // RecoverOverflow is [Trimmer.RecoverOverflow] for the conversation key,
 // with its state loaded from the store and saved back.
 func (c *Conversations) RecoverOverflow(ctx context.Context, key string, msgs []Message, providerErr error, attempt int) (Result, error) {
-	return c.run(ctx, key, func(t *Trimmer) (Result, error) { return t.RecoverOverflow(msgs, providerErr, attempt) })
+	res, state, err := c.run(ctx, key, func(t *Trimmer) (Result, error) { return t.RecoverOverflow(msgs, providerErr, attempt) })
+	if c.OnState != nil {
+		c.OnState(key, state)
+	}
+	return res, err
 }
 
 // Forget drops this replica's Trimmer for key (the state in the store
@@ -123,21 +161,34 @@ func (c *Conversations) conversation(key string) *conversation {
 	defer c.mu.Unlock()
 	cv := c.local[key]
 	if cv == nil {
-		cv = &conversation{}
+		cv = &conversation{key: key}
 		c.local[key] = cv
 	}
 	return cv
 }
 
-// newTrimmer returns a Trimmer with the options, whose events go to cv.
+// newTrimmer returns a Trimmer with the options, whose events go to cv and
+// whose elided results are kept under cv's key.
 func (c *Conversations) newTrimmer(cv *conversation) *Trimmer {
-	return NewTrimmer(append(c.opts[:len(c.opts):len(c.opts)], WithOnTrim(func(e Event) { cv.ev = &e }))...)
+	opts := append(c.opts[:len(c.opts):len(c.opts)], WithOnTrim(func(e Event) { cv.ev = &e }))
+	if c.recall != nil {
+		scoped := ScopeStore(c.recall, cv.key)
+		opts = append(opts, func(o *options) {
+			if o.elide != nil && o.elide.Store != nil {
+				e := *o.elide
+				e.Store = scoped
+				o.elide = &e
+			}
+		})
+	}
+	return NewTrimmer(opts...)
 }
 
 // run loads key's state, runs call on the Trimmer it gives, and saves the
 // Trimmer's new state; after a conflict it loads the newer state and runs
 // call again (at most twice more: then the last result stands, unsaved).
-func (c *Conversations) run(ctx context.Context, key string, call func(*Trimmer) (Result, error)) (Result, error) {
+// It returns what Event.State says of the call.
+func (c *Conversations) run(ctx context.Context, key string, call func(*Trimmer) (Result, error)) (Result, string, error) {
 	cv := c.conversation(key)
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
@@ -155,7 +206,7 @@ func (c *Conversations) run(ctx context.Context, key string, call func(*Trimmer)
 		if state == StateUnavailable {
 			cv.t = t // what this replica has; the store's version is unknown
 			c.report(cv, state)
-			return res, err
+			return res, state, err
 		}
 		next, serr := c.store.Save(ctx, key, data, version)
 		switch {
@@ -169,10 +220,10 @@ func (c *Conversations) run(ctx context.Context, key string, call func(*Trimmer)
 			state = StateUnavailable
 		}
 		c.report(cv, state)
-		return res, err
+		return res, state, err
 	}
 	c.report(cv, StateConflict)
-	return res, err
+	return res, StateConflict, err
 }
 
 // load returns the Trimmer to trim key with, the version of the state it

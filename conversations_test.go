@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -191,4 +193,71 @@ func TestConversationsConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, v)
 	require.NoError(t, NewTrimmer(WithLowWater(0.7)).UnmarshalBinary(data), "the state saved last is whole")
+}
+
+// TestConversationsRecallScoped: two conversations that elide the same
+// result keep it apart in one shared Store, and each conversation's recall
+// tool reads its own through RecallStore.
+func TestConversationsRecallScoped(t *testing.T) {
+	shared := NewMemoryStore()
+	c := NewConversations(&MemoryStateStore{}, WithElision(ElideOptions{KeepRecent: 1, MinTokens: 20, Store: shared}))
+	full := []Message{{Role: RoleSystem, Content: "agent"}, {Role: RoleUser, Content: "fix the build"}}
+	for i := range 8 {
+		id := "c" + strconv.Itoa(i)
+		full = append(full,
+			Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: "sh", Arguments: `{"cmd":"make"}`}}},
+			Message{Role: RoleTool, ToolCallID: id, Content: strings.Repeat("output "+id+" ", 100)})
+	}
+	var elided []Message // the originals
+	for _, key := range []string{"alice", "bob"} {
+		res, err := c.Trim(context.Background(), key, full, 800)
+		require.True(t, err == nil || isTooLarge(err), "%v", err)
+		require.Positive(t, res.ElidedResults, "setup: nothing elided")
+		for j, m := range res.Messages {
+			if m.Role == RoleTool && strings.Contains(m.Content, RecallToolName) {
+				elided = append(elided, full[res.Kept[j]])
+			}
+		}
+	}
+	require.NotEmpty(t, elided)
+	handle := ElisionHandle(elided[0])
+	for _, key := range []string{"alice", "bob"} {
+		out, err := Recall(c.RecallStore(key), `{"id":"`+handle+`"}`)
+		require.NoError(t, err, key)
+		assert.NotContains(t, out, RecallToolName, "%s recalls the original", key)
+	}
+	_, err := Recall(c.RecallStore("carol"), `{"id":"`+handle+`"}`)
+	assert.ErrorIs(t, err, ErrUnknownHandle, "another conversation cannot read it")
+	_, err = Recall(shared, `{"id":"`+handle+`"}`)
+	assert.ErrorIs(t, err, ErrUnknownHandle, "nothing is kept unscoped")
+	assert.Nil(t, NewConversations(&MemoryStateStore{}).RecallStore("alice"), "no Store, no RecallStore")
+}
+
+// TestConversationsOnState: OnState sees every call's state, also the
+// calls that reuse a plan and make no event, and a store that is down.
+func TestConversationsOnState(t *testing.T) {
+	store := &faultyStore{}
+	events := 0
+	c := NewConversations(store, WithLowWater(0.7), WithOnTrim(func(Event) { events++ }))
+	var states []string
+	c.OnState = func(key, state string) {
+		assert.Equal(t, "k", key)
+		states = append(states, state)
+	}
+	full := trSession(20, 3)
+	calls := 0
+	for n := 2; n <= len(full); n++ {
+		if full[n-1].Role != RoleAssistant {
+			continue
+		}
+		store.down = calls == 7
+		_, err := c.Trim(context.Background(), "k", full[:n-1], 900)
+		require.True(t, err == nil || isTooLarge(err), "%v", err)
+		calls++
+	}
+	require.Len(t, states, calls, "one state per call")
+	assert.Less(t, events, calls, "setup: some calls made no event")
+	assert.Equal(t, StateNew, states[0])
+	assert.Equal(t, StateUnavailable, states[7])
+	assert.Equal(t, StateLocal, states[len(states)-1])
 }

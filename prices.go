@@ -47,6 +47,49 @@ func promptKeys(res *Result) []promptKey {
 	return keys
 }
 
+// carriedKeys returns the keys of res, the prompt of a reused plan, taking
+// from prev (the keys of the previous prompt, made with the same plan, whose
+// Result.Kept was prevKept) the key of each message before stable that sits
+// where it sat then and comes from the same input message; the rest are
+// hashed. A reused plan sends the messages it sent before as they were
+// (its anchors checked that), so only the messages new since, the notices
+// and the previous prompt's last step (whose calls the sweep may have
+// stripped while their results were missing) are read again. An edit to an
+// older message that the anchors do not see is seen by the next new plan,
+// which hashes its whole prompt.
+func carriedKeys(res *Result, prev []promptKey, prevKept []int, stable int) []promptKey {
+	keys := make([]promptKey, len(res.Messages))
+	for j := range res.Messages {
+		if j < stable && j < len(prev) && j < len(prevKept) && j < len(res.Kept) &&
+			res.Kept[j] >= 0 && prevKept[j] == res.Kept[j] {
+			keys[j] = prev[j]
+			continue
+		}
+		keys[j] = promptKey(messageSum(&res.Messages[j]))
+	}
+	return keys
+}
+
+// keptFor returns kept when keys were made (an event needs them), else nil.
+func keptFor(keys []promptKey, kept []int) []int {
+	if keys == nil {
+		return nil
+	}
+	return kept
+}
+
+// stableEnd returns the position of the last assistant message of msgs
+// (0 when there is none): the keys of the messages before it can be
+// carried over to the next prompt of the same plan.
+func stableEnd(msgs []Message) int {
+	for j := len(msgs) - 1; j >= 0; j-- {
+		if msgs[j].Role == RoleAssistant {
+			return j
+		}
+	}
+	return 0
+}
+
 // messageSum returns a stable 64-bit hash of every field of m, each ended
 // so that no two messages share a stream.
 func messageSum(m *Message) uint64 {

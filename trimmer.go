@@ -87,6 +87,11 @@ type Trimmer struct {
 	last time.Time    // when Trim was last called; zero before the first call
 	sum  summaryState // the summary in the prompt (WithSummarizer)
 	prev []promptKey  // the previous request's prompt (nil before the first)
+	// prevKept is the previous prompt's Result.Kept, and prevStable the
+	// position of its last assistant message: the keys before it may be
+	// carried over to a reused plan's prompt (nil: hash them all).
+	prevKept   []int
+	prevStable int
 	// sent and asked are the TokensAfter of the last Result returned and
 	// the budget it was trimmed for; accept, when positive, is the share of
 	// an asked budget the provider accepts, learnt by RecoverOverflow
@@ -109,7 +114,7 @@ func NewTrimmer(opts ...Option) *Trimmer {
 // keeps the options.
 func (t *Trimmer) Reset() {
 	t.mu.Lock()
-	t.st, t.last, t.sum, t.prev = trimState{}, time.Time{}, summaryState{}, nil
+	t.st, t.last, t.sum, t.prev, t.prevKept = trimState{}, time.Time{}, summaryState{}, nil, nil
 	t.sent, t.asked, t.accept = 0, 0, 0
 	t.bg.job = nil // a summary in flight is let go
 	t.mu.Unlock()
@@ -196,9 +201,9 @@ func (t *Trimmer) trim(ctx context.Context, msgs []Message, budget int, o *optio
 		res, ok, memo := t.reuse(msgs, budget, &st, o)
 		if ok {
 			if o.onTrim != nil { // the next event compares its prompt with this one
-				keys := promptKeys(&res)
 				t.mu.Lock()
-				t.prev = keys
+				t.prev = carriedKeys(&res, t.prev, t.prevKept, t.prevStable)
+				t.prevKept, t.prevStable = res.Kept, stableEnd(res.Messages)
 				t.mu.Unlock()
 			}
 			if bg {
@@ -281,6 +286,7 @@ func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int
 	}
 	t.mu.Lock()
 	t.st, t.prev, t.sent = remember(msgs, &res, cut), keys, res.TokensAfter
+	t.prevKept, t.prevStable = keptFor(keys, res.Kept), stableEnd(res.Messages)
 	if o.calib == nil && asked > 0 {
 		t.accept = min(float64(target)/float64(asked), 1)
 	}
@@ -327,6 +333,7 @@ func (t *Trimmer) replan(ctx context.Context, msgs []Message, budget int, o *opt
 	}
 	t.mu.Lock()
 	t.st, t.sum, t.prev = next, sum, keys
+	t.prevKept, t.prevStable = keptFor(keys, res.Kept), stableEnd(res.Messages)
 	t.mu.Unlock()
 	return res, err
 }

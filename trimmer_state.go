@@ -156,6 +156,7 @@ func (t *Trimmer) UnmarshalBinary(data []byte) error {
 	}
 	t.mu.Lock()
 	t.st, t.last, t.sum, t.prev = next.st, next.last, next.sum, next.prev
+	t.prevKept = nil // the first reuse hashes its whole prompt
 	t.sent, t.asked, t.accept = next.sent, next.asked, next.accept
 	t.mu.Unlock()
 	return nil

@@ -8,6 +8,7 @@
 package replicas
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/maphash"
@@ -58,6 +59,9 @@ type Run struct {
 	Identical int
 	// Handles are the results elided in the prompts, handle → original.
 	Handles map[string]string
+	// Key is the conversation key the results were elided under, when the
+	// replay shared a store (Conversations scope the recall Store by it).
+	Key string
 	// Elapsed is the replay's wall time.
 	Elapsed time.Duration
 	hashes  []uint64
@@ -87,6 +91,9 @@ func Replay(session []history.Message, p Policy, replicas int, store Backend, ke
 		}
 	}
 	r := Run{Handles: map[string]string{}}
+	if store != nil {
+		r.Key = cmp.Or(key, "session") // cachesim's default key
+	}
 	cfg.OnPrompt = func(i int, prompt []history.Message) {
 		h := Hash(prompt)
 		r.hashes = append(r.hashes, h)
@@ -132,8 +139,9 @@ func recallText(m history.Message) string {
 // how many came back as the original.
 func RecallAll(ctx context.Context, s Backend, r Run) (int, error) {
 	ok := 0
+	recall := history.ScopeStore(s.Recall(""), r.Key) // what Conversations gave the trims
 	for h, want := range r.Handles {
-		got, err := history.RecallContext(ctx, s.Recall(""), `{"id":"`+h+`"}`)
+		got, err := history.RecallContext(ctx, recall, `{"id":"`+h+`"}`)
 		if err != nil {
 			return ok, fmt.Errorf("recalling %s: %w", h, err)
 		}

@@ -156,7 +156,8 @@ func recallAll(t *testing.T, stores []Stores, elided map[string]string) {
 	for _, h := range slices.Sorted(maps.Keys(elided)) {
 		s := stores[i%len(stores)]
 		i++
-		text, err := history.RecallContext(context.Background(), s.Recall(""), `{"id":"`+h+`"}`)
+		// Conversations keep each conversation's results under its key.
+		text, err := history.RecallContext(context.Background(), history.ScopeStore(s.Recall(""), "conv"), `{"id":"`+h+`"}`)
 		if err != nil || text != elided[h] {
 			t.Fatalf("recalling %s from replica %d: %v (%d bytes, want %d)", h, i%len(stores), err, len(text), len(elided[h]))
 		}
