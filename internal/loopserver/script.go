@@ -119,11 +119,12 @@ func ToolDescription(name string) string {
 }
 
 // ToolArgs are the arguments every tool takes; frameworks that derive a
-// schema from a Go type declare their tools with it.
+// schema from a Go type declare their tools with it (no schema tags: the
+// frameworks' schema generators read them each their own way).
 type ToolArgs struct {
-	Path   string `json:"path" jsonschema:"description=Path relative to the repository root."`
-	Reason string `json:"reason" jsonschema:"description=Why the tool is called, for the audit log."`
-	Limit  int    `json:"limit,omitempty" jsonschema:"description=Maximum number of lines or items to return."`
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Limit  int    `json:"limit,omitempty"`
 }
 
 // ToolParameters returns the JSON schema of every tool's arguments
