@@ -60,20 +60,21 @@ func convert(msgs []model.Message, opts []history.Option) ([]history.Message, er
 
 // converter converts messages one by one into shared buffers: the tool
 // calls, parts and arguments of the messages it converts are carved out of
-// blocks (of chunk elements, argChunk bytes, or the size reserve gave),
-// never grown and copied, so that converting n messages allocates about
-// n/chunk times.
+// blocks, never grown and copied. Unreserved, the blocks start small and
+// double (to at most maxBlock elements, 64 times that in bytes of
+// arguments), so that converting a few messages allocates little and
+// converting n allocates about log(n) times plus n/maxBlock.
 type converter struct {
 	calls []history.ToolCall
 	parts []history.Part
 	args  strings.Builder // the arguments, carved out like the calls
 }
 
-// chunk and argChunk are the sizes of a converter's blocks when it was
-// not reserved.
+// minBlock and maxBlock bound the size of an unreserved block, in
+// elements.
 const (
-	chunk    = 512
-	argChunk = 64 << 10
+	minBlock = 16
+	maxBlock = 1024
 )
 
 // reserve sizes the buffers for msgs.
@@ -103,21 +104,24 @@ func (cv *converter) arg(b []byte) string {
 		return ""
 	}
 	if cv.args.Cap()-cv.args.Len() < len(b) {
+		size := min(2*cv.args.Cap(), 64*maxBlock*16)
 		cv.args = strings.Builder{}
-		cv.args.Grow(max(argChunk, len(b)))
+		cv.args.Grow(max(size, 64*minBlock, len(b)))
 	}
 	from := cv.args.Len()
 	cv.args.Write(b)
 	return cv.args.String()[from:]
 }
 
-// room returns buf, or a new block when buf has no room for n more
-// elements: the slices carved out of the old block stay as they are.
+// room returns buf, or a new block, twice the size of buf's (between
+// minBlock and maxBlock elements, and at least n), when buf has no room
+// for n more elements: the slices carved out of the old block stay as
+// they are.
 func room[T any](buf []T, n int) []T {
 	if cap(buf)-len(buf) >= n {
 		return buf
 	}
-	return make([]T, 0, max(chunk, n))
+	return make([]T, 0, max(min(2*cap(buf), maxBlock), minBlock, n))
 }
 
 // message converts m (see the package documentation for the mapping).

@@ -37,11 +37,12 @@
 // Unanswered calls and results that answer nothing are swept out, so a
 // request never breaks OpenAI's pairing rule.
 //
-// It reads a long history from its end: the system messages, then the
-// newest messages back to the first turn from which they cost more than
-// can be kept (by a lower bound of each message's count), so that a
-// history of 40,000 messages costs what the part near the budget costs
-// (bench/cmd/compare -strategy measures it against HeadOutStrategy).
+// It reads a long history from its end: the system messages, the latest
+// turn, and the messages before it back to the first from which they cost
+// more than can be kept (by a lower bound of each message's count), so
+// that a history of 40,000 messages costs what the part near the budget
+// costs (bench/cmd/compare -strategy measures it against
+// HeadOutStrategy).
 //
 // Wrap counts the request's tools as overhead, so that the trim's count
 // is the whole request's; observes usage.PromptTokens of every response

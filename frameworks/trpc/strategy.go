@@ -101,14 +101,14 @@ func (s *Strategy) Counter() *Counter { return &Counter{c: s.counter} }
 // messages are never modified. When messages fit, they come back as they
 // are.
 //
-// It reads a long history from its end: the leading system messages, then
-// the latest messages back to the first turn (a user message) at which
-// they cost more than the trim can keep, by a lower bound of each
-// message's count (with Elision, a tool result counts as if emptied,
-// being replaceable). Nothing older could be kept, so the decision is
-// the one history.TrimToRecentTurns takes on the whole history, and a
-// trim of a 40,000-message history to a model's window converts and
-// counts a few hundred.
+// It reads a long history from its end: the leading system messages, the
+// latest turn whole, and the messages before it back to the first at
+// which they cost more than the trim can keep, by a lower bound of each
+// message's count (one that knows what the orphan sweep removes and, with
+// Elision, counts a tool result as if emptied). Nothing older could be
+// kept, so the decision is the one history.TrimToRecentTurns takes on the
+// whole history, and a trim of a 40,000-message history to a model's
+// window converts and counts what it keeps and little more.
 //
 // Called through a model wrapped by Wrap, the trim also counts the
 // request's tools (as overhead, so the budget is maxTokens plus them: the
@@ -155,11 +155,11 @@ func (s *Strategy) TailorMessages(ctx context.Context, messages []model.Message,
 // window converts what the trim needs to read of msgs: msgs[:p], the
 // leading system messages, and msgs[w:] (w >= p), in that order, with the
 // notices a trim with opts inserts marked, and between them, when w > p,
-// a stand-in for the turns of msgs[p:w]. w is the latest user message
-// (not a notice) from which the messages, by the lower bounds of their
-// counts, cost more than the largest budget the trim can aim at (budget,
-// or the calibrated budget when it is larger) together with the system
-// messages; p when there is none, or when all is set.
+// a stand-in for the turns of msgs[p:w]. w is the latest message, before
+// the latest turn's start, from which the messages, by the lower bounds of
+// their counts, cost more than the largest budget the trim can aim at
+// (budget, or the calibrated budget when it is larger) together with the
+// system messages; p when there is none, or when all is set.
 func (s *Strategy) window(msgs []model.Message, budget int, opts []history.Option, all bool) (hist []history.Message, p, w int, err error) {
 	for p < len(msgs) && msgs[p].Role == model.RoleSystem {
 		p++
@@ -181,33 +181,37 @@ func (s *Strategy) window(msgs []model.Message, budget int, opts []history.Optio
 		b.sum = saturatingAdd(b.sum, max(s.counter.CountMessage(h), 0))
 	}
 	w = p
+	started := false // a turn start was read: the latest turn is whole
 	for i := len(msgs) - 1; i >= p; i-- {
 		h, err := cv.message(&msgs[i])
 		if err != nil {
 			return nil, 0, 0, &MessageError{Index: i, Reason: err.Error()}
 		}
 		if len(blocks) == 0 || len(blocks[len(blocks)-1]) == cap(blocks[len(blocks)-1]) {
-			blocks = append(blocks, make([]history.Message, 0, min(chunk<<len(blocks), i-p+1)))
+			blocks = append(blocks, make([]history.Message, 0, min(minBlock<<min(len(blocks), 6), i-p+1)))
 		}
 		blocks[len(blocks)-1] = append(blocks[len(blocks)-1], h)
 		b.add(&h)
 		notice := len(h.Parts) == 0 && (h.Content == dturn.Content || on && h.Content == turn.Content)
-		if !all && b.sum > limit && h.Role == history.RoleUser && !notice {
+		started = started || h.Role == history.RoleUser && !notice
+		if !all && started && b.sum > limit {
 			w = i
 			break
 		}
 	}
 	// A cut inside msgs[p:w] with no turn start in it would not be the
 	// cut of the whole history: read it all.
-	if w > p && turnStarts(msgs[p:w]) == 0 {
+	if w > p && !hasTurnStart(msgs[p:w]) {
 		return s.window(msgs, budget, opts, true)
 	}
 	// The system messages again (converted once more: they are few), a
 	// stand-in for the turns before w when there are any, then the
-	// messages read, oldest first. The stand-in is one short user message:
-	// a turn the trim must drop (everything from w on costs more than it
-	// can keep), so that it inserts the notice, as the trim of the whole
-	// history does; applyWindow never maps it back.
+	// messages read, oldest first. The stand-in is one short user message
+	// that opens a turn holding what is left of the turn w falls in (w
+	// need not be a turn start): a turn the trim must drop, since
+	// everything from w on costs more than it can keep, and whose drop
+	// makes it insert the notice, as the trim of the whole history does.
+	// applyWindow never maps it back.
 	hist = make([]history.Message, p, p+1+len(msgs)-w)
 	for i := range p {
 		hist[i], _ = cv.message(&msgs[i])
@@ -297,6 +301,17 @@ func (s *Strategy) lowerBound(h *history.Message) int {
 		}
 	}
 	return max(s.counter.CountMessage(*h), 0)
+}
+
+// hasTurnStart reports whether msgs holds a user message, reading from
+// the end (where one usually is: the turn w falls in starts there).
+func hasTurnStart(msgs []model.Message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleUser {
+			return true
+		}
+	}
+	return false
 }
 
 // turnStarts counts the user messages of msgs: the turns a trim dropped
