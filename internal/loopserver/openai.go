@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/adaptertest"
 )
 
 // OpenAIOverflowBody is the body of OpenAI's HTTP 400 for a chat request
@@ -20,7 +20,7 @@ const OpenAIOverflowBody = `{"error":{"message":"This model's maximum context le
 // answers POST .../chat/completions (streamed or not) as the scripted
 // model ([Play]), with the request's count (by Judge) as
 // usage.prompt_tokens. A request that breaks OpenAI's tool-pairing rule
-// gets OpenAI's HTTP 400 for it (adaptertest.OpenAIPairing); one whose
+// gets OpenAI's HTTP 400 for it; one whose
 // count exceeds the window, OpenAI's context_length_exceeded 400
 // ([OpenAIOverflowBody]). It is safe for concurrent requests.
 type OpenAI struct {
@@ -116,6 +116,45 @@ func openAIHistory(msgs []wireMessage) []history.Message {
 	return out
 }
 
+// OpenAI's answers to a chat-completions request that breaks the pairing
+// rule (the bodies adaptertest.OpenAIPairing models, with their sources):
+// a tool message that answers no call of the assistant message before it
+// (%d: its index), and calls left unanswered (%s: their ids).
+const (
+	openAIOrphanBody = `{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.","type":"invalid_request_error","param":"messages.[%d].role","code":null}}`
+	openAIUnanswered = `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s`
+)
+
+// openAIPairing applies OpenAI's pairing rule to msgs as they travel and
+// returns the body of OpenAI's HTTP 400 for the first violation, or "".
+func openAIPairing(msgs []wireMessage) string {
+	var open []string
+	unanswered := func(at int) string {
+		msg, _ := json.Marshal(fmt.Sprintf(openAIUnanswered, strings.Join(open, ", ")))
+		return fmt.Sprintf(`{"error":{"message":%s,"type":"invalid_request_error","param":"messages.[%d].role","code":null}}`, msg, at)
+	}
+	for i, m := range msgs {
+		if m.Role == "tool" {
+			j := slices.Index(open, m.ToolCallID)
+			if j < 0 {
+				return fmt.Sprintf(openAIOrphanBody, i)
+			}
+			open = slices.Delete(open, j, j+1)
+			continue
+		}
+		if len(open) > 0 {
+			return unanswered(i)
+		}
+		for _, c := range m.ToolCalls {
+			open = append(open, c.ID)
+		}
+	}
+	if len(open) > 0 {
+		return unanswered(len(msgs))
+	}
+	return ""
+}
+
 // ServeHTTP answers one chat-completions request.
 func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.count(func(st *Stats) { st.Requests++ })
@@ -132,16 +171,7 @@ func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error","param":null,"code":null}}`)
 		return
 	}
-	wire := make([]adaptertest.OpenAIWireMessage, len(req.Messages))
-	for i, m := range req.Messages {
-		wire[i] = adaptertest.OpenAIWireMessage{Role: m.Role, ToolCallID: m.ToolCallID}
-		for _, c := range m.ToolCalls {
-			wire[i].ToolCalls = append(wire[i].ToolCalls, struct {
-				ID string `json:"id"`
-			}{c.ID})
-		}
-	}
-	if body := adaptertest.OpenAIPairing(wire); body != "" {
+	if body := openAIPairing(req.Messages); body != "" {
 		s.count(func(st *Stats) { st.PairingErrors++ })
 		s.Judge.Unpaired(body)
 		writeJSON(w, http.StatusBadRequest, body)
