@@ -30,9 +30,9 @@ const (
 // whose count exceeds the window, the API's INVALID_ARGUMENT overflow
 // ([GeminiOverflowBody]). It is safe for concurrent requests.
 type Gemini struct {
-	// Judge counts and checks the requests; Window is the window the
-	// overflow body states.
-	Judge  Judge
+	// Judge counts and checks the requests.
+	Judge Judge
+	// Window is the window the overflow body states.
 	Window int
 
 	counter

@@ -24,9 +24,9 @@ const OpenAIOverflowBody = `{"error":{"message":"This model's maximum context le
 // count exceeds the window, OpenAI's context_length_exceeded 400
 // ([OpenAIOverflowBody]). It is safe for concurrent requests.
 type OpenAI struct {
-	// Judge counts and checks the requests; Window is the window the
-	// overflow body states.
-	Judge  Judge
+	// Judge counts and checks the requests.
+	Judge Judge
+	// Window is the window the overflow body states.
 	Window int
 
 	counter

@@ -45,7 +45,9 @@ type Judge interface {
 // to Window tokens. It records nothing: the servers' Stats count the
 // answers. It is what the examples run against.
 type Skew struct {
+	// Window is the largest count accepted.
 	Window int
+	// Factor multiplies the Heuristic's count of the messages.
 	Factor float64
 }
 
@@ -122,9 +124,13 @@ func ToolDescription(name string) string {
 // schema from a Go type declare their tools with it (no schema tags: the
 // frameworks' schema generators read them each their own way).
 type ToolArgs struct {
-	Path   string `json:"path"`
+	// Path is the file or directory the tool works on.
+	Path string `json:"path"`
+	// Reason says why the tool is called; the script writes the step and
+	// the task there.
 	Reason string `json:"reason"`
-	Limit  int    `json:"limit,omitempty"`
+	// Limit bounds the lines or items returned; the script leaves it out.
+	Limit int `json:"limit,omitempty"`
 }
 
 // ToolParameters returns the JSON schema of every tool's arguments
@@ -216,6 +222,7 @@ func mix(x uint32) uint32 {
 
 // Call is a tool call of the scripted model.
 type Call struct {
+	// ID and Name are the call's id and the tool it calls.
 	ID, Name string
 	// Arguments is the JSON of the call's arguments.
 	Arguments string
@@ -223,7 +230,9 @@ type Call struct {
 
 // Reply is the scripted model's answer: tool calls, or a final text.
 type Reply struct {
-	Text  string
+	// Text is the final answer, when Calls is empty.
+	Text string
+	// Calls are the tool calls of a step.
 	Calls []Call
 }
 
