@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/histrim/history v0.0.0
+	github.com/histrim/history/frameworks/trpc v0.0.0-00010101000000-000000000000
 	github.com/histrim/history/stores/postgres v0.0.0-00010101000000-000000000000
 	github.com/histrim/history/stores/redis v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
@@ -30,3 +31,5 @@ replace github.com/histrim/history => ..
 replace github.com/histrim/history/stores/redis => ../stores/redis
 
 replace github.com/histrim/history/stores/postgres => ../stores/postgres
+
+replace github.com/histrim/history/frameworks/trpc => ../frameworks/trpc

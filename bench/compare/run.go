@@ -99,6 +99,11 @@ func Measure(in Input, total time.Duration) Measurement {
 			panic(err)
 		}
 	}
+	return measure(ours, theirs, total)
+}
+
+// measure times ours and theirs as Measure describes.
+func measure(ours, theirs func(), total time.Duration) Measurement {
 	var m Measurement
 	m.Ours.AllocsPerOp, m.Ours.BytesPerOp = allocs(ours)
 	m.Peer.AllocsPerOp, m.Peer.BytesPerOp = allocs(theirs)

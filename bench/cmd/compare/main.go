@@ -6,6 +6,11 @@
 //
 //	go run ./cmd/compare [-corpus DIR] [-sizes 1000,10000,40000,100000] [-fraction 0.5] [-time 4s] [-export DIR]
 //
+// With -strategy our side is frameworks/trpc's Strategy, the
+// model.TailoringStrategy a trpc-agent-go user swaps in: both sides then
+// trim the peer's messages through TailorMessages, so our time includes
+// converting them (go run ./cmd/compare -strategy -sizes 40001 -budget 8000).
+//
 // With -export it also writes each input as DIR/<size>.jsonl (one
 // history.Message per line) with its budget in DIR/<size>.budget, for the
 // LangChain.js script in bench/langchain.
@@ -36,6 +41,7 @@ func main() {
 	total := flag.Duration("time", 4*time.Second, "measuring time per size and counter (both sides, interleaved)")
 	export := flag.String("export", "", "if set, write the inputs as JSONL into this directory and skip timing")
 	short := flag.Bool("short", false, "use histories of short messages (compare.Short) instead of the corpus")
+	strategy := flag.Bool("strategy", false, "our side is frameworks/trpc's TailoringStrategy on the peer's messages, instead of TrimToRecentTurns")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -82,7 +88,11 @@ func main() {
 		fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, n := range ns {
 			in := newInput(n, c)
-			m := compare.Measure(in, *total)
+			measure := compare.Measure
+			if *strategy {
+				measure = compare.MeasureStrategy
+			}
+			m := measure(in, *total)
 			o, p := m.Ours, m.Peer
 			fmt.Printf("| %d | %d | %d | %.0f | %.0f | %.2fx | %.0f | %.0f | %.2fx | %d | %d | %d | %d |\n",
 				n, in.Total, in.Budget, o.NsPerOp, p.NsPerOp, m.Speedup, o.CPUNsPerOp, p.CPUNsPerOp, m.CPUSpeedup,
@@ -95,13 +105,19 @@ func main() {
 	fmt.Println("|---|---|---:|---:|---|---|---:|---|---|")
 	for _, n := range ns {
 		in := newInput(n, compare.Runes)
-		printChecks(in.Name+" msgs", in)
+		printChecks(in.Name+" msgs", in, *strategy)
 	}
-	correctness(convs)
+	if !*strategy {
+		correctness(convs)
+	}
 }
 
-func printChecks(name string, in compare.Input) {
-	o, p, oe, pe := compare.Outputs(in)
+func printChecks(name string, in compare.Input, strategy bool) {
+	outputs := compare.Outputs
+	if strategy {
+		outputs = compare.StrategyOutputs
+	}
+	o, p, oe, pe := outputs(in)
 	row := func(side string, c compare.Check, err error) {
 		e := ""
 		if err != nil {

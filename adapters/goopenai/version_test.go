@@ -1,0 +1,11 @@
+package goopenai
+
+import (
+	"testing"
+
+	"github.com/histrim/history/internal/adaptertest"
+)
+
+// TestCoreRequirement: go.mod requires the core release these tests run
+// against, so that adapter and core are released and upgraded together.
+func TestCoreRequirement(t *testing.T) { adaptertest.CoreRequirement(t) }

@@ -1,0 +1,296 @@
+package adk
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/adapters/gemini"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/genai"
+)
+
+// DefaultMaxRetries is how many times a request Gemini rejected for its
+// length is resent, when Config.MaxRetries is 0.
+const DefaultMaxRetries = 2
+
+// ErrNoBudget is returned by New for a Config whose Budget is not
+// positive.
+var ErrNoBudget = errors.New("history/adk: Config.Budget must be positive")
+
+// Config configures the callbacks.
+type Config struct {
+	// Budget is the model's context window, or the share of it the
+	// request (system instruction, contents, tools and schemas) may fill,
+	// in Gemini's tokens. It must be positive.
+	Budget int
+	// Model is the model the agent calls, used to resend a request
+	// Gemini rejected for its length (OnModelError). nil: overflows are
+	// not recovered from, and Gemini's error stands.
+	Model model.LLM
+	// Counter counts a message's tokens; nil means history.Heuristic().
+	Counter history.Counter
+	// Calibration learns Gemini's count from every response's usage
+	// (usageMetadata.promptTokenCount) and from every overflow; nil means
+	// one of the callbacks' own. Use one per model.
+	Calibration *history.Calibration
+	// StateKey, when set, keeps the Calibration in the session state
+	// under this key (an "app:" key shares it across the app's sessions):
+	// it is written after every observation and read back, when the
+	// Calibration has seen nothing yet, before the next request (a
+	// restarted process starts from what it had learnt).
+	StateKey string
+	// Options are more trim options: history.WithElision,
+	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim, ...
+	// history.WithCounter, history.WithCalibration and
+	// history.WithOverhead are set from the fields above and the request.
+	// history.WithPin is not supported: contents are rebuilt from the
+	// session's events for every request.
+	Options []history.Option
+	// MaxRetries is how many times a rejected request is resent: 0 means
+	// DefaultMaxRetries, a negative value none.
+	MaxRetries int
+	// OnError, when set, receives what a trim could not do: contents
+	// that do not convert (the request is then sent as it was) or a
+	// failed resend. nil ignores them.
+	OnError func(error)
+	// OnObserve, when set, is called after each response observed into
+	// the Calibration with the trim's count of what was sent, Gemini's and
+	// the verdict. It must be safe for concurrent use.
+	OnObserve func(sent, reported int, v history.Verdict)
+}
+
+// Callbacks trims every request an ADK agent sends to Gemini, recovers
+// from Gemini's context overflows, and learns Gemini's count from every
+// response. Install them as a plugin (Plugin) or as an agent's callbacks
+// (BeforeModel, AfterModel, OnModelError). They change only the request
+// that is sent: the session's events, and so the conversation, stay
+// whole. Callbacks are safe for concurrent use, across agents and
+// sessions.
+type Callbacks struct {
+	cfg Config
+	cal *history.Calibration
+
+	mu   sync.Mutex
+	sent map[callKey]history.Result // the Result behind each model call under way
+}
+
+// callKey names one model call under way: an invocation's branch of one
+// agent calls its model once at a time.
+type callKey struct{ invocation, branch, agent string }
+
+func keyOf(ctx agent.ReadonlyContext) callKey {
+	return callKey{ctx.InvocationID(), ctx.Branch(), ctx.AgentName()}
+}
+
+// New returns the callbacks for cfg, or ErrNoBudget.
+func New(cfg Config) (*Callbacks, error) {
+	if cfg.Budget <= 0 {
+		return nil, ErrNoBudget
+	}
+	c := &Callbacks{cfg: cfg, cal: cfg.Calibration, sent: make(map[callKey]history.Result)}
+	if c.cal == nil {
+		c.cal = &history.Calibration{}
+	}
+	return c, nil
+}
+
+// Calibration returns the Calibration the callbacks learn into.
+func (c *Callbacks) Calibration() *history.Calibration { return c.cal }
+
+// Plugin returns the callbacks as an ADK plugin named "histrim", for
+// runner.Config.PluginConfig: they then run for every agent of the
+// runner, before the agents' own callbacks.
+func (c *Callbacks) Plugin() (*plugin.Plugin, error) {
+	return plugin.New(plugin.Config{
+		Name:                 "histrim",
+		BeforeModelCallback:  c.BeforeModel,
+		AfterModelCallback:   c.AfterModel,
+		OnModelErrorCallback: c.OnModelError,
+	})
+}
+
+// Install adds the callbacks to an agent's configuration, before its own
+// (an agent's callbacks run in order, and the first that answers stops
+// the others).
+func (c *Callbacks) Install(cfg *llmagent.Config) {
+	cfg.BeforeModelCallbacks = append([]llmagent.BeforeModelCallback{c.BeforeModel}, cfg.BeforeModelCallbacks...)
+	cfg.AfterModelCallbacks = append([]llmagent.AfterModelCallback{c.AfterModel}, cfg.AfterModelCallbacks...)
+	cfg.OnModelErrorCallbacks = append([]llmagent.OnModelErrorCallback{c.OnModelError}, cfg.OnModelErrorCallbacks...)
+}
+
+// options returns the trim options for a request with config.
+func (c *Callbacks) options(config *genai.GenerateContentConfig) []history.Option {
+	opts := slices.Clip(c.cfg.Options)
+	if c.cfg.Counter != nil {
+		opts = append(opts, history.WithCounter(c.cfg.Counter))
+	}
+	opts = append(opts, history.WithCalibration(c.cal))
+	if n := gemini.Overhead(config, c.cfg.Counter); n > 0 {
+		opts = append(opts, history.WithOverhead(n))
+	}
+	return opts
+}
+
+func system(req *model.LLMRequest) *genai.Content {
+	if req.Config == nil {
+		return nil
+	}
+	return req.Config.SystemInstruction
+}
+
+func (c *Callbacks) report(err error) {
+	if c.cfg.OnError != nil && err != nil {
+		c.cfg.OnError(err)
+	}
+}
+
+// BeforeModel trims req.Contents to the budget with gemini.Trim, the
+// system instruction, tools and response schemas of req.Config counted,
+// calibrated; it never answers in the model's place (its response is
+// always nil). A request whose latest turn alone exceeds the budget is
+// sent with the smallest contents that keep it; one that does not
+// convert is sent as it was, its error given to Config.OnError.
+func (c *Callbacks) BeforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+	if req == nil || len(req.Contents) == 0 {
+		return nil, nil
+	}
+	c.restore(ctx)
+	out, res, err := gemini.Trim(system(req), req.Contents, c.cfg.Budget, c.options(req.Config)...)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		c.report(err)
+		return nil, nil
+	}
+	req.Contents = out
+	c.remember(ctx, res)
+	return nil, nil
+}
+
+// OnModelError recovers from Gemini's rejection of req for its length
+// (history.IsContextOverflow: HTTP 400 INVALID_ARGUMENT, "The input token
+// count (N) exceeds the maximum number of tokens allowed (M)."): it trims
+// req.Contents with gemini.RecoverOverflow below the sizes Gemini stated
+// and resends req through Config.Model, at most MaxRetries times, and
+// returns the answer in place of the error. Any other error, a rejection
+// with nothing left to drop, or no Config.Model, leaves Gemini's error
+// as it is (nil, nil). A resend is not streamed.
+func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMRequest, llmErr error) (*model.LLMResponse, error) {
+	if c.cfg.Model == nil || req == nil || !history.IsContextOverflow(llmErr) {
+		return nil, nil
+	}
+	retries := c.cfg.MaxRetries
+	switch {
+	case retries == 0:
+		retries = DefaultMaxRetries
+	case retries < 0:
+		return nil, nil
+	}
+	opts := c.options(req.Config)
+	err := llmErr
+	for attempt := 1; attempt <= retries && history.IsContextOverflow(err); attempt++ {
+		out, res, rerr := gemini.RecoverOverflow(system(req), req.Contents, err, attempt, opts...)
+		if rerr != nil {
+			return nil, nil // nothing left to drop: Gemini's error stands
+		}
+		req.Contents = out
+		c.remember(ctx, res)
+		var resp *model.LLMResponse
+		if resp, err = generate(ctx, c.cfg.Model, req); err == nil {
+			return resp, nil
+		}
+	}
+	c.report(err)
+	return nil, nil
+}
+
+// generate sends req through m, unstreamed, and returns its final
+// response.
+func generate(ctx agent.CallbackContext, m model.LLM, req *model.LLMRequest) (*model.LLMResponse, error) {
+	var last *model.LLMResponse
+	for resp, err := range m.GenerateContent(ctx, req, false) {
+		if err != nil {
+			return nil, err
+		}
+		if resp != nil && !resp.Partial {
+			last = resp
+		}
+	}
+	if last == nil {
+		return nil, errors.New("history/adk: the model answered nothing")
+	}
+	return last, nil
+}
+
+// AfterModel observes a final response's usage into the Calibration,
+// against the trim's count of the request that was sent (after a
+// recovery, the resent one), and saves the Calibration under
+// Config.StateKey. It never changes the response (it returns nil, nil).
+func (c *Callbacks) AfterModel(ctx agent.CallbackContext, resp *model.LLMResponse, llmErr error) (*model.LLMResponse, error) {
+	if llmErr != nil || resp == nil || resp.Partial || resp.UsageMetadata == nil || resp.UsageMetadata.PromptTokenCount <= 0 {
+		return nil, nil
+	}
+	res, ok := c.take(ctx)
+	if !ok {
+		return nil, nil
+	}
+	reported := int(resp.UsageMetadata.PromptTokenCount)
+	v := c.cal.Observe(res.TokensAfter, reported)
+	if c.cfg.OnObserve != nil {
+		c.cfg.OnObserve(res.TokensAfter, reported, v)
+	}
+	c.save(ctx)
+	return nil, nil
+}
+
+func (c *Callbacks) remember(ctx agent.ReadonlyContext, res history.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sent[keyOf(ctx)] = res
+}
+
+func (c *Callbacks) take(ctx agent.ReadonlyContext) (history.Result, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := keyOf(ctx)
+	res, ok := c.sent[k]
+	delete(c.sent, k)
+	return res, ok
+}
+
+// save writes the Calibration to the session state under StateKey.
+func (c *Callbacks) save(ctx agent.CallbackContext) {
+	if c.cfg.StateKey == "" {
+		return
+	}
+	b, err := json.Marshal(c.cal)
+	if err == nil {
+		err = ctx.State().Set(c.cfg.StateKey, string(b))
+	}
+	c.report(err)
+}
+
+// restore reads the Calibration back from the session state under
+// StateKey when it has seen nothing yet.
+func (c *Callbacks) restore(ctx agent.CallbackContext) {
+	if c.cfg.StateKey == "" {
+		return
+	}
+	if _, _, _, ok := c.cal.Model(); ok {
+		return
+	}
+	v, err := ctx.State().Get(c.cfg.StateKey)
+	if err != nil {
+		return // nothing saved yet
+	}
+	s, ok := v.(string)
+	if !ok {
+		c.report(errors.New("history/adk: the state under Config.StateKey is not a saved Calibration"))
+		return
+	}
+	c.report(c.cal.UnmarshalJSON([]byte(s)))
+}

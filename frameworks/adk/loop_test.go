@@ -1,0 +1,188 @@
+package adk_test
+
+// ADK's own agent loop (llmagent, runner, its Gemini model, 20 function
+// tools, an in-memory session) against a local Gemini endpoint
+// (internal/loopserver) that counts the request its own way, checks the
+// pairing of function calls and responses and the latest task, and
+// answers an overflow with Gemini's 400. The callbacks run as a plugin.
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/histrim/history"
+	hadk "github.com/histrim/history/frameworks/adk"
+	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/loopserver"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/model/gemini"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/functiontool"
+	"google.golang.org/genai"
+)
+
+// loopWindow is Gemini's window in the loops: a 16k model.
+const loopWindow = 16_000
+
+// output is what every tool returns: Gemini's documented shape of a
+// function's result ({"output": ...}).
+type output struct {
+	Output string `json:"output"`
+}
+
+// tools returns the loop's 20 tools as ADK function tools.
+func tools(t *testing.T, words func(uint64) int) []tool.Tool {
+	t.Helper()
+	out := make([]tool.Tool, len(loopserver.ToolNames))
+	for i, name := range loopserver.ToolNames {
+		tl, err := functiontool.New(functiontool.Config{Name: name, Description: loopserver.ToolDescription(name)},
+			func(ctx agent.ToolContext, _ loopserver.ToolArgs) (output, error) {
+				return output{loopserver.ToolResult(ctx.FunctionCallID(), words)}, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = tl
+	}
+	return out
+}
+
+// geminiModel returns ADK's Gemini model for the endpoint at url.
+func geminiModel(t *testing.T, url string) model.LLM {
+	t.Helper()
+	m, err := gemini.NewModel(context.Background(), "gemini-local", &genai.ClientConfig{
+		APIKey: "local", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// newRunner returns a runner of an llmagent with the loop's tools over m,
+// set up by setup (callbacks, plugins), with an in-memory session service.
+func newRunner(t *testing.T, m model.LLM, words func(uint64) int, setup func(*llmagent.Config, *runner.Config)) (*runner.Runner, session.Service) {
+	t.Helper()
+	acfg := llmagent.Config{Name: "coder", Model: m, Instruction: loopserver.SystemPrompt, Tools: tools(t, words)}
+	sessions := session.InMemoryService()
+	rcfg := runner.Config{AppName: "loop", SessionService: sessions, AutoCreateSession: true}
+	setup(&acfg, &rcfg)
+	ag, err := llmagent.New(acfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcfg.Agent = ag
+	r, err := runner.New(rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, sessions
+}
+
+// runTurns runs l.Turns user turns through r in one session, recording in
+// l every error an event or the runner carries as one that reached the
+// user.
+func runTurns(t *testing.T, r *runner.Runner, l *adaptertest.Loop) {
+	t.Helper()
+	for turn := 1; turn <= l.Turns; turn++ {
+		task := loopserver.Task(turn)
+		l.Turn(turn, task)
+		for ev, err := range r.Run(context.Background(), "user", "session", genai.NewContentFromText(task, genai.RoleUser), agent.RunConfig{}) {
+			switch {
+			case err != nil:
+				l.Error(fmt.Errorf("turn %d: %w", turn, err))
+			case ev != nil && ev.ErrorCode != "":
+				l.Error(fmt.Errorf("turn %d: %s %s", turn, ev.ErrorCode, ev.ErrorMessage))
+			}
+		}
+	}
+}
+
+// TestAgentLoop runs 50 user turns with tool results of 150-500 words
+// against a 16k window, with Gemini counting 1.35x the library's
+// estimate, and switching from 1.0x to 1.4x at turn 25: no error reaches
+// the user, no request breaks the pairing or lacks the task, at most one
+// overflow (two with the switch), each recovered in OnModelError, every
+// response observed by the calibration, trimmed requests filling at least
+// 85% of the window.
+func TestAgentLoop(t *testing.T) {
+	modes := []adaptertest.Mode{adaptertest.Modes()[0], adaptertest.Modes()[2]}
+	if raceEnabled {
+		modes = modes[1:]
+	}
+	for _, mode := range modes {
+		t.Run(mode.Name, func(t *testing.T) {
+			t.Parallel()
+			if raceEnabled {
+				mode.DriftTurn = 10 // ADK's flow is some ten times slower under the race detector: 20 turns there
+			}
+			l := adaptertest.NewLoop("adk", mode, loopWindow)
+			if raceEnabled {
+				l.Turns = 20
+			}
+			srv := &loopserver.Gemini{Judge: l, Window: loopWindow}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			m := geminiModel(t, ts.URL)
+			var observed, trimmed atomic.Int64
+			cb, err := hadk.New(hadk.Config{Budget: loopWindow, Model: m,
+				Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
+					history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
+				OnError: func(err error) { l.Note("OnError: %v", err) },
+				OnObserve: func(_, reported int, _ history.Verdict) {
+					observed.Add(1)
+					l.Accepted(trimmed.Swap(0) > 0, reported)
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := cb.Plugin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := newRunner(t, m, l.Words, func(_ *llmagent.Config, rc *runner.Config) {
+				rc.PluginConfig.Plugins = []*plugin.Plugin{p}
+			})
+			runTurns(t, r, l)
+			st, ls := srv.Stats(), l.Stats()
+			t.Logf("%s\n%s\nobserved %d of %d accepted responses", adaptertest.TableHeader, ls.Row(), observed.Load(), st.Accepted)
+			for _, p := range srv.Problems() {
+				t.Error("server: " + p)
+			}
+			l.Check(t)
+			if int(observed.Load()) != st.Accepted || st.Overflows != ls.Overflows {
+				t.Errorf("observed %d responses, the server accepted %d; overflows %d / %d", observed.Load(), st.Accepted, st.Overflows, ls.Overflows)
+			}
+		})
+	}
+}
+
+// TestDefaultLoop is ADK's agent as it comes (no compaction: every event
+// of the session is sent), on the same loop with Gemini counting 1.35x:
+// once the session outgrows the window every turn fails; recorded as the
+// baseline the documentation quotes.
+func TestDefaultLoop(t *testing.T) {
+	t.Parallel()
+	l := adaptertest.NewLoop("adk (default)", adaptertest.Modes()[0], loopWindow)
+	if raceEnabled {
+		l.Turns = 20
+	}
+	srv := &loopserver.Gemini{Judge: l, Window: loopWindow}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	r, _ := newRunner(t, geminiModel(t, ts.URL), l.Words, func(*llmagent.Config, *runner.Config) {})
+	runTurns(t, r, l)
+	s := l.Stats()
+	t.Logf("%s\n%s", adaptertest.TableHeader, s.Row())
+	if s.Errors == 0 {
+		t.Errorf("ADK's default failed no turn: %s\n%s", s.Row(), strings.Join(l.Notes(), "\n"))
+	}
+}

@@ -1,0 +1,87 @@
+package adk_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/histrim/history"
+	hadk "github.com/histrim/history/frameworks/adk"
+	"github.com/histrim/history/internal/loopserver"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/genai"
+)
+
+// TestStateKey: with Config.StateKey, the Calibration is saved in the
+// session state after every response, and callbacks that have learnt
+// nothing yet (a restarted process) start from it.
+func TestStateKey(t *testing.T) {
+	const window, key = 16_000, "app:histrim.calibration"
+	srv := &loopserver.Gemini{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	m := geminiModel(t, ts.URL)
+	sessions := session.InMemoryService()
+	run := func(cb *hadk.Callbacks, turns int, before llmagent.BeforeModelCallback) {
+		p, err := cb.Plugin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := llmagent.Config{Name: "coder", Model: m, Instruction: loopserver.SystemPrompt, Tools: tools(t, loopserver.Words(150, 300))}
+		if before != nil {
+			cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{before}
+		}
+		ag, err := llmagent.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := runner.New(runner.Config{AppName: "loop", Agent: ag, SessionService: sessions, AutoCreateSession: true,
+			PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for turn := 1; turn <= turns; turn++ {
+			for _, err := range r.Run(context.Background(), "user", "s", genai.NewContentFromText(loopserver.Task(turn), genai.RoleUser), agent.RunConfig{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	first, _ := hadk.New(hadk.Config{Budget: window, Model: m, StateKey: key, OnError: func(err error) { t.Error(err) }})
+	run(first, 3, nil)
+	got, err := sessions.Get(context.Background(), &session.GetRequest{AppName: "loop", UserID: "user", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := got.Session.State().Get(key)
+	if err != nil {
+		t.Fatalf("nothing saved under %s: %v", key, err)
+	}
+	var restored history.Calibration
+	if err := restored.UnmarshalJSON([]byte(saved.(string))); err != nil {
+		t.Fatal(err)
+	}
+	if restored.Budget(window) != first.Calibration().Budget(window) {
+		t.Errorf("saved calibration gives %d, the live one %d", restored.Budget(window), first.Calibration().Budget(window))
+	}
+	second, _ := hadk.New(hadk.Config{Budget: window, Model: m, StateKey: key, OnError: func(err error) { t.Error(err) }})
+	calls := 0
+	run(second, 1, func(agent.CallbackContext, *model.LLMRequest) (*model.LLMResponse, error) {
+		// The agent's callbacks run after the plugin's BeforeModel and
+		// before any response: the calibration was restored, not learnt.
+		if _, _, _, ok := second.Calibration().Model(); calls == 0 && !ok {
+			t.Error("the second callbacks did not start from the saved calibration")
+		}
+		calls++
+		return nil, nil
+	})
+	if calls == 0 {
+		t.Error("no model call")
+	}
+}

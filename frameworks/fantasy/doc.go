@@ -1,0 +1,70 @@
+// Package fantasy trims the conversations of charm.land/fantasy (v0.41.2,
+// the LLM layer under crush) with github.com/histrim/history: whole turns
+// go, a tool call never leaves its result, the system prompt and the
+// latest turn stay; and it recovers from the providers' context overflows
+// with the sizes fantasy's ProviderError parses.
+//
+// # Usage
+//
+// Wrap the language model: every call is trimmed to the budget (its tools
+// counted), an overflow is recovered from and resent, and every
+// response's usage feeds the calibration:
+//
+//	var cal history.Calibration // one per model
+//	model := hfantasy.NewModel(lm, hfantasy.Config{Budget: 16_000, Calibration: &cal,
+//		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()}})
+//	agent := fantasy.NewAgent(model, fantasy.WithSystemPrompt(system), fantasy.WithTools(tools...))
+//
+// Or trim each step of an agent with PrepareStep (crush's hook), and
+// recover with RecoverOverflow or a Model:
+//
+//	agent := fantasy.NewAgent(lm, fantasy.WithPrepareStep(hfantasy.PrepareStep(cfg)), ...)
+//
+// The agent's conversation is never changed: each request sends a
+// trimmed view of it.
+//
+// # Mapping
+//
+// A system, user or assistant message is one history.Message: a message
+// holding one text part has it as its content; otherwise text parts are
+// text parts, reasoning parts reasoning (so step trimming keeps a thinking
+// step whole), files images (dimensions read from PNG, JPEG and GIF
+// headers) or files of their size, tool calls tool calls with their input
+// as arguments. A tool message is one tool message per result (text,
+// error text, or media as a file), plus a nudge for its other parts.
+// Provider-executed calls and results (web search and the like) count as
+// their JSON and are not paired.
+//
+// Kept messages are the caller's values. A message the trim changed is a
+// new message of the same role and provider options over the caller's
+// remaining parts, in their order: a tool message that lost results to
+// the orphan sweep or holds elided ones (copies of the result part whose
+// output is the placeholder text), an assistant message whose unanswered
+// calls were stripped (or whose arguments
+// history.ElideOptions.ClearArguments cleared). Notices are messages of
+// their role (user by default) holding one text part; trimming an output
+// again recognises them and never stacks them.
+//
+// # Overflows
+//
+// fantasy's providers turn a provider's overflow body into a
+// *fantasy.ProviderError with ContextUsedTokens, ContextMaxTokens and
+// IsContextTooLarge(), including bodies the core's classifier does not
+// know (Vercel's gateway, Alibaba). RecoverOverflow reads those fields,
+// and otherwise lets history.IsContextOverflow read the error. A Model
+// retries at most MaxRetries (2) times, then returns the provider's
+// error, as does a trim that can drop nothing more.
+//
+// # Not supported
+//
+// history.WithPin in Config (a step's messages have no stable indices;
+// Trim takes pins as indices into ToHistory's output). Streams are
+// recovered only when the rejection is the first part or Stream's error,
+// as providers send it; StreamObject only when StreamObject returns it.
+//
+// # Module
+//
+// This is its own module, requiring Go 1.26.6 as fantasy v0.41.2 does,
+// so that the core, which requires Go 1.24, does not depend on fantasy.
+// It uses only the core's public API.
+package fantasy

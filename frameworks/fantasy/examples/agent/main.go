@@ -1,0 +1,77 @@
+// Command agent runs a fantasy agent (20 tools, fantasy's
+// OpenAI-compatible provider) for 30 user turns against a local OpenAI
+// chat-completions endpoint with a 16k window that counts 1.3 times the
+// library's estimate and answers an overflow with OpenAI's 400. The
+// language model is wrapped with hfantasy.NewModel: every call is trimmed,
+// overflows are recovered from, usage feeds the calibration. It prints
+// what the provider saw.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http/httptest"
+
+	"charm.land/fantasy"
+	"charm.land/fantasy/providers/openaicompat"
+	"github.com/histrim/history"
+	hfantasy "github.com/histrim/history/frameworks/fantasy"
+	"github.com/histrim/history/internal/loopserver"
+)
+
+const (
+	window = 16_000
+	turns  = 30
+)
+
+func main() {
+	srv := &loopserver.OpenAI{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	ctx := context.Background()
+
+	provider, err := openaicompat.New(openaicompat.WithBaseURL(ts.URL+"/v1"), openaicompat.WithAPIKey("sk-local"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	lm, err := provider.LanguageModel(ctx, "local-16k")
+	if err != nil {
+		log.Fatal(err)
+	}
+	var cal history.Calibration
+	trims := 0
+	model := hfantasy.NewModel(lm, hfantasy.Config{Budget: window, Calibration: &cal,
+		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
+			history.WithOnTrim(func(history.Event) { trims++ })}})
+
+	var tools []fantasy.AgentTool
+	for _, name := range loopserver.ToolNames {
+		tools = append(tools, fantasy.NewAgentTool(name, loopserver.ToolDescription(name),
+			func(_ context.Context, _ loopserver.ToolArgs, call fantasy.ToolCall) (fantasy.ToolResponse, error) {
+				return fantasy.NewTextResponse(loopserver.ToolResult(call.ID, loopserver.Words(150, 500))), nil
+			}))
+	}
+	agent := fantasy.NewAgent(model, fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools...))
+
+	var msgs []fantasy.Message
+	for turn := 1; turn <= turns; turn++ {
+		task := loopserver.Task(turn)
+		res, err := agent.Generate(ctx, fantasy.AgentCall{Prompt: task, Messages: msgs})
+		if err != nil {
+			log.Fatalf("turn %d: %v", turn, err)
+		}
+		msgs = append(msgs, fantasy.NewUserMessage(task))
+		for _, s := range res.Steps {
+			msgs = append(msgs, s.Messages...)
+		}
+	}
+	st := srv.Stats()
+	scale, overhead, _, _ := cal.Model()
+	fmt.Printf("%d turns, %d messages kept whole by the agent: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors\n",
+		turns, len(msgs), st.Requests, trims, st.Overflows, st.PairingErrors)
+	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
+	if st.PairingErrors > 0 {
+		log.Fatal("the provider rejected requests")
+	}
+}

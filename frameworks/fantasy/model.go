@@ -1,0 +1,232 @@
+package fantasy
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+
+	"charm.land/fantasy"
+	"github.com/histrim/history"
+)
+
+// DefaultMaxRetries is how many times a Model resends a request the
+// provider rejected for its length, when Config.MaxRetries is 0.
+const DefaultMaxRetries = 2
+
+// Config configures a Model and PrepareStep.
+type Config struct {
+	// Budget is the model's context window, or the share of it the
+	// messages and tools may fill, in the provider's tokens. It must be
+	// positive.
+	Budget int
+	// Counter counts a message's tokens, for the trims and for the tools'
+	// overhead; nil means history.Heuristic().
+	Counter history.Counter
+	// Calibration, when set, learns the provider's count from the usage
+	// of every response and from every overflow, and every trim aims at
+	// the budget the provider counts. Use one per model.
+	Calibration *history.Calibration
+	// Options are more trim options (history.WithElision,
+	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim, ...);
+	// history.WithCounter, history.WithCalibration and history.WithOverhead
+	// are set from the fields above and the call's tools. history.WithPin
+	// is not supported: a step's messages have no stable indices.
+	Options []history.Option
+	// MaxRetries is how many times a rejected request is resent: 0 means
+	// DefaultMaxRetries, a negative value none.
+	MaxRetries int
+	// OnObserve, when set, is called after each response observed into
+	// Calibration with the trim's count of what was sent, the provider's
+	// (PromptTokens) and the verdict. It must be safe for concurrent use.
+	OnObserve func(sent, reported int, v history.Verdict)
+}
+
+// options returns the trim options of cfg for a call with tools.
+func (cfg *Config) options(tools []fantasy.Tool) []history.Option {
+	opts := slices.Clip(cfg.Options)
+	if cfg.Counter != nil {
+		opts = append(opts, history.WithCounter(cfg.Counter))
+	}
+	if cfg.Calibration != nil {
+		opts = append(opts, history.WithCalibration(cfg.Calibration))
+	}
+	if n := Overhead(tools, cfg.Counter); n > 0 {
+		opts = append(opts, history.WithOverhead(n))
+	}
+	return opts
+}
+
+// PrepareStep returns a fantasy.PrepareStepFunction that trims the
+// messages of every step of an agent to cfg.Budget (fantasy.WithPrepareStep,
+// or AgentCall.PrepareStep): the agent's history stays whole, each step
+// sends a trimmed view of it. It counts no tools, since a step's options
+// do not show them: give their Overhead with history.WithOverhead in
+// cfg.Options. It does not recover from an overflow, which surfaces from
+// the model call: wrap the model with NewModel for that (a Model trims
+// too, so with one PrepareStep is only needed to see the step's trimmed
+// messages). A trim whose latest turn alone exceeds the budget sends the
+// smallest history; any other trim error stops the agent.
+func PrepareStep(cfg Config) fantasy.PrepareStepFunction {
+	return func(ctx context.Context, o fantasy.PrepareStepFunctionOptions) (context.Context, fantasy.PrepareStepResult, error) {
+		msgs, _, err := Trim(o.Messages, cfg.Budget, cfg.options(nil)...)
+		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+			return ctx, fantasy.PrepareStepResult{}, err
+		}
+		return ctx, fantasy.PrepareStepResult{Messages: msgs}, nil
+	}
+}
+
+// Model is a fantasy.LanguageModel that trims every call's prompt to its
+// budget, resends a request the provider rejected for its length after
+// RecoverOverflow, and observes every response's usage into its
+// Calibration. It is safe for concurrent use when its inner model is.
+type Model struct {
+	inner fantasy.LanguageModel
+	cfg   Config
+}
+
+// NewModel returns inner wrapped as a Model with cfg. Give it to
+// fantasy.NewAgent in place of inner:
+//
+//	agent := fantasy.NewAgent(hfantasy.NewModel(model, hfantasy.Config{Budget: 16_000, Calibration: &cal}),
+//		fantasy.WithTools(tools...))
+func NewModel(inner fantasy.LanguageModel, cfg Config) *Model {
+	return &Model{inner: inner, cfg: cfg}
+}
+
+// Provider returns the inner model's provider.
+func (m *Model) Provider() string { return m.inner.Provider() }
+
+// Model returns the inner model's id.
+func (m *Model) Model() string { return m.inner.Model() }
+
+func (m *Model) retries() int {
+	switch {
+	case m.cfg.MaxRetries < 0:
+		return 0
+	case m.cfg.MaxRetries == 0:
+		return DefaultMaxRetries
+	}
+	return m.cfg.MaxRetries
+}
+
+// prepare trims prompt for a call with tools: the prompt to send, the
+// Result and the options, for a retry.
+func (m *Model) prepare(prompt fantasy.Prompt, tools []fantasy.Tool) (fantasy.Prompt, history.Result, []history.Option, error) {
+	opts := m.cfg.options(tools)
+	sent, res, err := Trim(prompt, m.cfg.Budget, opts...)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		return nil, res, nil, err
+	}
+	return sent, res, opts, nil
+}
+
+// observe feeds a response's usage to the calibration.
+func (m *Model) observe(res history.Result, u fantasy.Usage) {
+	if m.cfg.Calibration == nil || PromptTokens(u) <= 0 {
+		return
+	}
+	v := m.cfg.Calibration.Observe(res.TokensAfter, PromptTokens(u))
+	if m.cfg.OnObserve != nil {
+		m.cfg.OnObserve(res.TokensAfter, PromptTokens(u), v)
+	}
+}
+
+// withRetries runs send with the trimmed prompt of a call with tools, and again
+// after each rejection for length that RecoverOverflow can shrink, at most
+// MaxRetries times. It returns the Result behind the accepted request.
+func withRetries[T any](m *Model, prompt fantasy.Prompt, tools []fantasy.Tool, send func(fantasy.Prompt) (T, error)) (T, history.Result, error) {
+	var zero T
+	sent, res, opts, err := m.prepare(prompt, tools)
+	if err != nil {
+		return zero, res, err
+	}
+	out, err := send(sent)
+	for attempt := 1; err != nil && attempt <= m.retries() && IsOverflow(err); attempt++ {
+		var rerr error
+		if sent, res, rerr = RecoverOverflow(sent, err, attempt, opts...); rerr != nil {
+			break // nothing left to drop: the provider's error stands
+		}
+		out, err = send(sent)
+	}
+	return out, res, err
+}
+
+// Generate trims call.Prompt, generates, and recovers from overflows (see
+// Model).
+func (m *Model) Generate(ctx context.Context, c fantasy.Call) (*fantasy.Response, error) {
+	resp, res, err := withRetries(m, c.Prompt, c.Tools, func(p fantasy.Prompt) (*fantasy.Response, error) {
+		c.Prompt = p
+		return m.inner.Generate(ctx, c)
+	})
+	if err == nil && resp != nil {
+		m.observe(res, resp.Usage)
+	}
+	return resp, err
+}
+
+// Stream trims call.Prompt and streams; a rejection for length of the
+// request itself (the error Stream returns, or the first part's) is
+// recovered from as by Generate, and the usage of the finish part is
+// observed.
+func (m *Model) Stream(ctx context.Context, c fantasy.Call) (fantasy.StreamResponse, error) {
+	type pulled struct {
+		first fantasy.StreamPart
+		ok    bool
+		next  func() (fantasy.StreamPart, bool)
+		stop  func()
+	}
+	p, res, err := withRetries(m, c.Prompt, c.Tools, func(prompt fantasy.Prompt) (*pulled, error) {
+		c.Prompt = prompt
+		s, err := m.inner.Stream(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		// A rejection of the request comes as the first part: read it.
+		next, stop := iter.Pull(iter.Seq[fantasy.StreamPart](s))
+		first, ok := next()
+		if ok && first.Type == fantasy.StreamPartTypeError && IsOverflow(first.Error) {
+			stop()
+			return nil, first.Error
+		}
+		return &pulled{first, ok, next, stop}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(fantasy.StreamPart) bool) {
+		defer p.stop()
+		for part, ok := p.first, p.ok; ok; part, ok = p.next() {
+			if part.Type == fantasy.StreamPartTypeFinish {
+				m.observe(res, part.Usage)
+			}
+			if !yield(part) {
+				return
+			}
+		}
+	}, nil
+}
+
+// GenerateObject trims call.Prompt and generates an object, recovering
+// from overflows as Generate does.
+func (m *Model) GenerateObject(ctx context.Context, c fantasy.ObjectCall) (*fantasy.ObjectResponse, error) {
+	resp, res, err := withRetries(m, c.Prompt, nil, func(p fantasy.Prompt) (*fantasy.ObjectResponse, error) {
+		c.Prompt = p
+		return m.inner.GenerateObject(ctx, c)
+	})
+	if err == nil && resp != nil {
+		m.observe(res, resp.Usage)
+	}
+	return resp, err
+}
+
+// StreamObject trims call.Prompt and streams an object; an overflow is
+// recovered from when StreamObject itself returns it.
+func (m *Model) StreamObject(ctx context.Context, c fantasy.ObjectCall) (fantasy.ObjectStreamResponse, error) {
+	resp, _, err := withRetries(m, c.Prompt, nil, func(p fantasy.Prompt) (fantasy.ObjectStreamResponse, error) {
+		c.Prompt = p
+		return m.inner.StreamObject(ctx, c)
+	})
+	return resp, err
+}

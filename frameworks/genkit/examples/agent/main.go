@@ -1,0 +1,71 @@
+// Command agent runs a Genkit tool loop (genkit.Generate with 20 tools
+// and the googlegenai plugin) for 30 user turns against a local Gemini
+// endpoint with a 16k window that counts 1.3 times the library's estimate
+// and answers an overflow with Gemini's 400, with the histrim middleware:
+// every model call is trimmed, overflows are recovered from, usage feeds
+// the calibration. It prints what Gemini saw. The genai client reads the
+// endpoint from GOOGLE_GEMINI_BASE_URL, which the googlegenai plugin
+// leaves it to.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http/httptest"
+	"os"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+	"github.com/firebase/genkit/go/plugins/googlegenai"
+	"github.com/histrim/history"
+	hgenkit "github.com/histrim/history/frameworks/genkit"
+	"github.com/histrim/history/internal/loopserver"
+)
+
+const (
+	window = 16_000
+	turns  = 30
+)
+
+func main() {
+	srv := &loopserver.Gemini{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	if err := os.Setenv("GOOGLE_GEMINI_BASE_URL", ts.URL); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	g := genkit.Init(ctx, genkit.WithPlugins(&googlegenai.GoogleAI{APIKey: "local"}))
+	var tools []ai.ToolRef
+	for _, name := range loopserver.ToolNames {
+		tools = append(tools, genkit.DefineTool(g, name, loopserver.ToolDescription(name),
+			func(_ *ai.ToolContext, in loopserver.ToolArgs) (string, error) {
+				return loopserver.ToolResult(name+in.Path+in.Reason, loopserver.Words(150, 500)), nil
+			}))
+	}
+
+	var cal history.Calibration
+	trims := 0
+	mw := hgenkit.Middleware(hgenkit.Config{Budget: window, Calibration: &cal,
+		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
+			history.WithOnTrim(func(history.Event) { trims++ })}})
+
+	msgs := []*ai.Message{ai.NewSystemTextMessage(loopserver.SystemPrompt)}
+	for turn := 1; turn <= turns; turn++ {
+		resp, err := genkit.Generate(ctx, g, ai.WithModelName("googleai/gemini-2.5-flash"), ai.WithTools(tools...),
+			ai.WithMaxTurns(10), ai.WithMessages(append(msgs, ai.NewUserTextMessage(loopserver.Task(turn)))...), ai.WithMiddleware(mw))
+		if err != nil {
+			log.Fatalf("turn %d: %v", turn, err)
+		}
+		msgs = resp.History()
+	}
+	st := srv.Stats()
+	scale, overhead, _, _ := cal.Model()
+	fmt.Printf("%d turns, %d messages kept whole in the history: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors\n",
+		turns, len(msgs), st.Requests, trims, st.Overflows, st.PairingErrors)
+	fmt.Printf("calibration learnt Gemini's count: %.3fx%+.0f tokens\n", scale, overhead)
+	if st.PairingErrors > 0 {
+		log.Fatal("Gemini rejected requests")
+	}
+}

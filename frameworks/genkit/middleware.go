@@ -1,0 +1,153 @@
+package genkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/histrim/history"
+)
+
+// DefaultMaxRetries is how many times a request the provider rejected for
+// its length is resent, when Config.MaxRetries is 0.
+const DefaultMaxRetries = 2
+
+// Config configures Middleware.
+type Config struct {
+	// Budget is the model's context window, or the share of it the
+	// request (messages, tools and output schema) may fill, in the
+	// provider's tokens. A Middleware with a budget below 1 passes every
+	// request on untrimmed and reports history.ErrInvalidBudget to
+	// OnError.
+	Budget int
+	// Counter counts a message's tokens; nil means history.Heuristic().
+	Counter history.Counter
+	// Calibration, when set, learns the provider's count from every
+	// response's usage (Usage.InputTokens) and from every overflow, and
+	// every trim aims at the budget the provider counts. Use one per
+	// model.
+	Calibration *history.Calibration
+	// Options are more trim options: history.WithElision,
+	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim, ...
+	// history.WithCounter, history.WithCalibration and
+	// history.WithOverhead are set from the fields above and the request.
+	// history.WithPin is not supported: the tool loop rebuilds the
+	// request at every turn.
+	Options []history.Option
+	// MaxRetries is how many times a rejected request is resent: 0 means
+	// DefaultMaxRetries, a negative value none.
+	MaxRetries int
+	// OnError, when set, receives what a trim could not do (messages that
+	// do not convert, an invalid budget); the request is then sent as it
+	// came. nil ignores them.
+	OnError func(error)
+	// OnObserve, when set, is called after each response observed into
+	// Calibration with the trim's count of what was sent, the provider's
+	// and the verdict. It must be safe for concurrent use.
+	OnObserve func(sent, reported int, v history.Verdict)
+}
+
+// Middleware returns a Genkit model middleware (ai.WithMiddleware) that
+// trims every model request of a generation, each turn of its tool loop
+// included, to cfg.Budget; resends a request the provider rejected for
+// its length after RecoverOverflow, at most MaxRetries times; and
+// observes every response's Usage.InputTokens into cfg.Calibration. The
+// request's messages are never modified: the model receives a copy of
+// the request holding the trimmed messages, and a response that names
+// that copy as its Request (as the googlegenai plugin's do) names the
+// request the middleware received instead, so that
+// ModelResponse.History is the whole conversation and the next
+// generation trims it afresh.
+func Middleware(cfg Config) ai.ModelMiddleware {
+	retries := cfg.MaxRetries
+	switch {
+	case retries == 0:
+		retries = DefaultMaxRetries
+	case retries < 0:
+		retries = 0
+	}
+	report := func(err error) {
+		if cfg.OnError != nil && err != nil {
+			cfg.OnError(err)
+		}
+	}
+	return func(next ai.ModelFunc) ai.ModelFunc {
+		return func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+			if req == nil || len(req.Messages) == 0 {
+				return next(ctx, req, cb)
+			}
+			opts := options(cfg, req)
+			sent, res, err := Trim(req.Messages, cfg.Budget, opts...)
+			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+				report(err)
+				return next(ctx, req, cb)
+			}
+			r := *req
+			r.Messages = sent
+			resp, err := next(ctx, &r, cb)
+			for attempt := 1; err != nil && attempt <= retries && history.IsContextOverflow(err); attempt++ {
+				var rerr error
+				if r.Messages, res, rerr = RecoverOverflow(r.Messages, err, attempt, opts...); rerr != nil {
+					break // nothing left to drop: the provider's error stands
+				}
+				resp, err = next(ctx, &r, cb)
+			}
+			if resp != nil && resp.Request == &r {
+				resp.Request = req // so that ModelResponse.History is the whole conversation
+			}
+			if err == nil && resp != nil && resp.Usage != nil && resp.Usage.InputTokens > 0 && cfg.Calibration != nil {
+				v := cfg.Calibration.Observe(res.TokensAfter, resp.Usage.InputTokens)
+				if cfg.OnObserve != nil {
+					cfg.OnObserve(res.TokensAfter, resp.Usage.InputTokens, v)
+				}
+			}
+			return resp, err
+		}
+	}
+}
+
+// options returns the trim options of cfg for req.
+func options(cfg Config, req *ai.ModelRequest) []history.Option {
+	opts := slices.Clip(cfg.Options)
+	if cfg.Counter != nil {
+		opts = append(opts, history.WithCounter(cfg.Counter))
+	}
+	if cfg.Calibration != nil {
+		opts = append(opts, history.WithCalibration(cfg.Calibration))
+	}
+	if n := Overhead(req, cfg.Counter); n > 0 {
+		opts = append(opts, history.WithOverhead(n))
+	}
+	return opts
+}
+
+// Overhead returns the tokens req sends besides its messages, counted with
+// c (nil: history.Heuristic()): its tool definitions and its output
+// schema, encoded to JSON and counted as the text of one system message.
+// Pass it with history.WithOverhead, so that the messages fit the budget
+// together with them and Result.TokensAfter counts the whole request.
+func Overhead(req *ai.ModelRequest, c history.Counter) int {
+	if req == nil {
+		return 0
+	}
+	v := map[string]any{}
+	if len(req.Tools) > 0 {
+		v["tools"] = req.Tools
+	}
+	if req.Output != nil && req.Output.Schema != nil {
+		v["schema"] = req.Output.Schema
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	if c == nil {
+		c = history.Heuristic()
+	}
+	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(raw)}), 0)
+}

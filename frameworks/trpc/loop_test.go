@@ -1,0 +1,171 @@
+package trpc_test
+
+// trpc-agent-go's own agent loop (llmagent and runner, its OpenAI model,
+// 20 function tools) against a local OpenAI chat-completions endpoint
+// (internal/loopserver) that counts the request its own way, checks the
+// tool pairing and the latest task, and answers an overflow with OpenAI's
+// 400. The model tailors with the Strategy and is wrapped with Wrap.
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/histrim/history"
+	htrpc "github.com/histrim/history/frameworks/trpc"
+	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/loopserver"
+	"trpc.group/trpc-go/trpc-agent-go/agent/llmagent"
+	"trpc.group/trpc-go/trpc-agent-go/model"
+	"trpc.group/trpc-go/trpc-agent-go/model/openai"
+	"trpc.group/trpc-go/trpc-agent-go/runner"
+	"trpc.group/trpc-go/trpc-agent-go/tool"
+	"trpc.group/trpc-go/trpc-agent-go/tool/function"
+)
+
+// loopWindow is the provider's window: a 16k local model.
+const loopWindow = 16_000
+
+// tools returns the loop's 20 tools. A result is a function of the call's
+// arguments, which name the task and the step.
+func tools(words func(uint64) int) []tool.Tool {
+	out := make([]tool.Tool, len(loopserver.ToolNames))
+	for i, name := range loopserver.ToolNames {
+		out[i] = function.NewFunctionTool(func(_ context.Context, in loopserver.ToolArgs) (string, error) {
+			return loopserver.ToolResult(name+in.Path+in.Reason, words), nil
+		}, function.WithName(name), function.WithDescription(loopserver.ToolDescription(name)))
+	}
+	return out
+}
+
+// newModel returns trpc-agent-go's OpenAI model for the endpoint at url
+// with a window of window tokens, tailoring with s; reserves and margins
+// are set to their minimum, since the calibration learns the provider's
+// count (its defaults would take 2,048 + 512 tokens and 10% of the
+// window).
+func newModel(url string, window int, s *htrpc.Strategy) model.Model {
+	m := openai.New("local-16k",
+		openai.WithBaseURL(url), openai.WithAPIKey("sk-local"),
+		openai.WithEnableTokenTailoring(true),
+		openai.WithContextWindow(window),
+		openai.WithTailoringStrategy(s),
+		openai.WithTokenCounter(s.Counter()),
+		openai.WithTokenTailoringConfig(&model.TokenTailoringConfig{ProtocolOverheadTokens: 1, ReserveOutputTokens: 1, SafetyMarginRatio: 1e-4}),
+	)
+	return htrpc.Wrap(m, s)
+}
+
+// runLoop runs l.Turns user turns through a runner of an llmagent whose
+// model is built by build, against the local endpoint that counts and
+// checks every request through l. Events carrying an error are recorded in
+// l as errors that reached the user.
+func runLoop(t *testing.T, l *adaptertest.Loop, build func(url string) model.Model) loopserver.Stats {
+	t.Helper()
+	srv := &loopserver.OpenAI{Judge: l, Window: l.Window}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	ag := llmagent.New("coder",
+		llmagent.WithModel(build(ts.URL+"/v1")),
+		llmagent.WithInstruction(loopserver.SystemPrompt),
+		llmagent.WithTools(tools(l.Words)),
+		llmagent.WithGenerationConfig(model.GenerationConfig{Stream: false}),
+	)
+	r := runner.NewRunner("loop", ag)
+	defer r.Close()
+	ctx := context.Background()
+	for turn := 1; turn <= l.Turns; turn++ {
+		task := loopserver.Task(turn)
+		l.Turn(turn, task)
+		events, err := r.Run(ctx, "user", "session", model.NewUserMessage(task))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ev := range events {
+			if ev.Response != nil && ev.Response.Error != nil {
+				l.Error(fmt.Errorf("event: %s", ev.Response.Error.Message))
+			}
+		}
+	}
+	for _, p := range srv.Problems() {
+		t.Error("server: " + p)
+	}
+	return srv.Stats()
+}
+
+// TestAgentLoop runs 50 user turns with tool results of 150-500 words
+// against a 16k window, with a provider counting 1.35x the library's
+// estimate and one switching from 1.0x to 1.4x at turn 25: no error
+// reaches the user, no request breaks the pairing or lacks the task, at
+// most one overflow (two with the switch), each recovered by Wrap, every
+// response observed by the calibration, trimmed requests filling at least
+// 85% of the window.
+func TestAgentLoop(t *testing.T) {
+	modes := []adaptertest.Mode{adaptertest.Modes()[0], adaptertest.Modes()[2]}
+	if raceEnabled {
+		modes = modes[1:]
+	}
+	for _, mode := range modes {
+		t.Run(mode.Name, func(t *testing.T) {
+			t.Parallel()
+			if raceEnabled && mode.DriftTurn > 0 {
+				mode.DriftTurn = 10
+			}
+			l := adaptertest.NewLoop("trpc", mode, loopWindow)
+			if raceEnabled {
+				// trpc-agent-go copies and compares the whole request on
+				// every call, some ten times slower under the race
+				// detector: there one mode for 20 turns, the drift at
+				// turn 10; the 50-turn loops run in .ci/run's loop step.
+				l.Turns = 20
+			}
+			var cal history.Calibration
+			var observed, trimmed atomic.Int64
+			s := htrpc.NewStrategy(htrpc.Config{
+				Calibration: &cal,
+				Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
+					history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
+				OnObserve: func(sent, reported int, _ history.Verdict) {
+					observed.Add(1)
+					l.Accepted(sent > 0 && trimmedSince(&trimmed), reported)
+				},
+			})
+			st := runLoop(t, l, func(url string) model.Model { return newModel(url, loopWindow, s) })
+			ls := l.Stats()
+			t.Logf("%s\n%s\nobserved %d of %d accepted responses", adaptertest.TableHeader, ls.Row(), observed.Load(), st.Accepted)
+			l.Check(t)
+			if int(observed.Load()) != st.Accepted || st.Overflows != ls.Overflows {
+				t.Errorf("observed %d responses, the server accepted %d; overflows %d / %d", observed.Load(), st.Accepted, st.Overflows, ls.Overflows)
+			}
+		})
+	}
+}
+
+// trimmedSince reports whether a trim event fired since the last call:
+// whether the request whose response is observed was trimmed.
+func trimmedSince(n *atomic.Int64) bool { return n.Swap(0) > 0 }
+
+// TestHeadOutLoop is trpc-agent-go's own tailoring with its defaults
+// (HeadOut over runes/4, the default reserves) on the same loop, with a
+// provider counting 1.35x: requests are rejected for their length and the
+// failure reaches the user; recorded as the baseline the documentation
+// quotes.
+func TestHeadOutLoop(t *testing.T) {
+	t.Parallel()
+	l := adaptertest.NewLoop("trpc (HeadOut)", adaptertest.Modes()[0], loopWindow)
+	if raceEnabled {
+		l.Turns = 20
+	}
+	runLoop(t, l, func(url string) model.Model {
+		return openai.New("local-16k", openai.WithBaseURL(url), openai.WithAPIKey("sk-local"),
+			openai.WithEnableTokenTailoring(true), openai.WithContextWindow(loopWindow),
+			openai.WithTailoringStrategy(model.NewHeadOutStrategy(model.NewSimpleTokenCounter())))
+	})
+	s := l.Stats()
+	t.Logf("%s\n%s", adaptertest.TableHeader, s.Row())
+	if s.Errors == 0 {
+		t.Errorf("trpc-agent-go's defaults failed no turn: %s\n%s", s.Row(), strings.Join(l.Notes(), "\n"))
+	}
+}

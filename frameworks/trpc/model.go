@@ -1,0 +1,213 @@
+package trpc
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+
+	"github.com/histrim/history"
+	"trpc.group/trpc-go/trpc-agent-go/model"
+)
+
+// MaxRetries is how many times a model wrapped by Wrap resends a request
+// the provider rejected for its length.
+const MaxRetries = 2
+
+// slotKey is the context key of the slot through which a wrapped model and
+// its Strategy share one request's figures.
+type slotKey struct{}
+
+// slot is what a Strategy tells the model wrapped around it about one
+// call: the overhead the model counted (set before the call), and the
+// Result of the trim behind what was sent.
+type slot struct {
+	overhead int
+
+	mu  sync.Mutex
+	res *history.Result
+}
+
+func (s *slot) set(res history.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.res = &res
+}
+
+func (s *slot) take() *history.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.res
+	s.res = nil
+	return r
+}
+
+// Model is a model.Model wrapped by Wrap.
+type Model struct {
+	inner model.Model
+	s     *Strategy
+}
+
+// Wrap returns inner wrapped so that, with s as its tailoring strategy:
+//
+//   - every trim counts the request's tools (their declarations, as one
+//     system message) as overhead, so its Result counts the whole request;
+//   - a response that reports the request's usage is observed by the
+//     Strategy's Calibration (usage.PromptTokens against the trim's
+//     Result.TokensAfter);
+//   - a request the provider rejected for its length
+//     (history.IsContextOverflow of the response's error) is trimmed with
+//     history.RecoverOverflow below what the provider said, and resent, at
+//     most MaxRetries times; the rejection is not passed on. A rejection
+//     that cannot be recovered (nothing left to drop, or a third one) is
+//     passed on as it came.
+//
+// inner must be a model whose tailoring strategy is s (trpc-agent-go's
+// openai.WithTailoringStrategy, with openai.WithEnableTokenTailoring):
+// the retry sends what RecoverOverflow returned through it, and s trims it
+// again to the calibrated budget. With a nil s, Wrap only recovers. The
+// request's Messages become what the first attempt sent, as inner's own
+// tailoring makes them; retries send copies of the request.
+func Wrap(inner model.Model, s *Strategy) *Model { return &Model{inner: inner, s: s} }
+
+// Info returns the inner model's Info.
+func (m *Model) Info() model.Info { return m.inner.Info() }
+
+// GenerateContent sends request through the inner model, recovering from
+// overflows and observing usage (see Wrap).
+func (m *Model) GenerateContent(ctx context.Context, request *model.Request) (<-chan *model.Response, error) {
+	if request == nil {
+		return m.inner.GenerateContent(ctx, request)
+	}
+	sl := &slot{overhead: m.overhead(request)}
+	ctx = context.WithValue(ctx, slotKey{}, sl)
+	first, err := m.inner.GenerateContent(ctx, request)
+	if err != nil {
+		return nil, err
+	}
+	// A retry sends a copy of the request, taken now: once the channel is
+	// returned, the caller's flow reads the request while the responses
+	// arrive, so it is never written to again.
+	retry := *request
+	out := make(chan *model.Response, 1)
+	go func() {
+		defer close(out)
+		emit := func(r *model.Response) bool {
+			select {
+			case out <- r:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		ch := first
+		for attempt := 1; ; attempt++ {
+			res := sl.take()
+			overflow, ok := m.forward(ch, res, attempt, emit)
+			if !ok || overflow == nil {
+				return
+			}
+			msgs, ok := m.recover(retry.Messages, overflow.Error, attempt, sl.overhead)
+			if !ok {
+				emit(overflow)
+				return
+			}
+			retry.Messages = msgs
+			if ch, err = m.inner.GenerateContent(ctx, &retry); err != nil {
+				emit(overflow)
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// forward passes ch's responses on, observing the usage of the final one
+// into the calibration, and returns the response that rejected the
+// request for its length when it is retried (attempt <= MaxRetries,
+// before anything was passed on), instead of passing it on. ok is false
+// when the caller stopped listening.
+func (m *Model) forward(ch <-chan *model.Response, res *history.Result, attempt int, emit func(*model.Response) bool) (overflow *model.Response, ok bool) {
+	sent := false
+	for r := range ch {
+		if r != nil && r.Error != nil && !sent && attempt <= MaxRetries && history.IsContextOverflow(r.Error) {
+			overflow = r
+			continue // drain: the inner model closes ch after its error
+		}
+		if r != nil && r.Usage != nil && r.Usage.PromptTokens > 0 && !r.IsPartial && r.Error == nil && m.s != nil && m.s.cal != nil && res != nil {
+			v := m.s.cal.Observe(res.TokensAfter, r.Usage.PromptTokens)
+			if m.s.onObserve != nil {
+				m.s.onObserve(res.TokensAfter, r.Usage.PromptTokens, v)
+			}
+		}
+		sent = true
+		if !emit(r) {
+			for range ch {
+			}
+			return nil, false
+		}
+	}
+	return overflow, true
+}
+
+// recover returns what history.RecoverOverflow keeps of sent, the
+// messages of a request rejected with providerErr, and whether the request
+// should be resent with them.
+func (m *Model) recover(sent []model.Message, providerErr error, attempt, overhead int) ([]model.Message, bool) {
+	opts := []history.Option{history.WithOverhead(overhead)}
+	if m.s != nil {
+		opts = append(slices.Clip(m.s.opts), opts...)
+	}
+	hist, err := convert(sent, opts)
+	if err != nil {
+		return nil, false
+	}
+	rec, err := history.RecoverOverflow(hist, providerErr, attempt, opts...)
+	if err != nil { // not an overflow after all, or nothing left to drop
+		return nil, false
+	}
+	return apply(sent, rec), true
+}
+
+// overhead counts the request's tool declarations with the Strategy's
+// counter, as the "tools" of an OpenAI-style request.
+func (m *Model) overhead(request *model.Request) int {
+	if len(request.Tools) == 0 {
+		return 0
+	}
+	names := make([]string, 0, len(request.Tools))
+	for name := range request.Tools {
+		names = append(names, name)
+	}
+	slices.Sort(names) // deterministic, as no map order may leak
+	type function struct {
+		Name        string `json:"name"`
+		Description string `json:"description,omitempty"`
+		Parameters  any    `json:"parameters,omitempty"`
+	}
+	type tool struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	tools := make([]tool, 0, len(names))
+	for _, name := range names {
+		t := request.Tools[name]
+		if t == nil {
+			continue
+		}
+		d := t.Declaration()
+		if d == nil {
+			continue
+		}
+		tools = append(tools, tool{Type: "function", Function: function{Name: d.Name, Description: d.Description, Parameters: d.InputSchema}})
+	}
+	raw, err := json.Marshal(tools)
+	if err != nil {
+		return 0
+	}
+	c := history.Heuristic()
+	if m.s != nil {
+		c = m.s.counter
+	}
+	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(raw)}), 0)
+}

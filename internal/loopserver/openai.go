@@ -1,0 +1,270 @@
+package loopserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/histrim/history"
+)
+
+// OpenAIOverflowBody is the body of OpenAI's HTTP 400 for a chat request
+// over the model's window (%d: the window, then the request's count).
+const OpenAIOverflowBody = `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+
+// OpenAI is a local OpenAI chat-completions endpoint: an http.Handler that
+// answers POST .../chat/completions (streamed or not) as the scripted
+// model ([Play]), with the request's count (by Judge) as
+// usage.prompt_tokens. A request that breaks OpenAI's tool-pairing rule
+// gets OpenAI's HTTP 400 for it; one whose
+// count exceeds the window, OpenAI's context_length_exceeded 400
+// ([OpenAIOverflowBody]). It is safe for concurrent requests.
+type OpenAI struct {
+	// Judge counts and checks the requests.
+	Judge Judge
+	// Window is the window the overflow body states.
+	Window int
+
+	counter
+}
+
+// wireRequest is what the endpoint reads of a chat-completions request.
+type wireRequest struct {
+	Model         string          `json:"model"`
+	Messages      []wireMessage   `json:"messages"`
+	Tools         json.RawMessage `json:"tools"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// wireMessage is a chat-completions message as it travels.
+type wireMessage struct {
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	Name             string          `json:"name"`
+	ReasoningContent string          `json:"reasoning_content"`
+	ToolCallID       string          `json:"tool_call_id"`
+	ToolCalls        []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// text returns the message's text: its content string, or the text of its
+// content parts; images and other parts are counted by the caller.
+func (m *wireMessage) text() (text string, parts []history.Part) {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s, nil
+	}
+	var ps []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &ps) != nil {
+		return "", nil
+	}
+	var b strings.Builder
+	for _, p := range ps {
+		switch p.Type {
+		case "text":
+			b.WriteString(p.Text)
+		case "image_url":
+			parts = append(parts, history.Part{Type: history.PartImage})
+		default:
+			parts = append(parts, history.Part{Type: history.PartFile})
+		}
+	}
+	return b.String(), parts
+}
+
+// OpenAIHistory converts the messages of a chat-completions request, as
+// they travel, to history messages: one for one, by role.
+func openAIHistory(msgs []wireMessage) []history.Message {
+	out := make([]history.Message, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		text, parts := m.text()
+		h := history.Message{Content: text, Parts: parts, Name: m.Name}
+		switch m.Role {
+		case "system", "developer":
+			h.Role = history.RoleSystem
+		case "assistant":
+			h.Role = history.RoleAssistant
+			if m.ReasoningContent != "" {
+				h.Parts = append(h.Parts, history.Part{Type: history.PartReasoning, Text: m.ReasoningContent})
+			}
+			for _, c := range m.ToolCalls {
+				h.ToolCalls = append(h.ToolCalls, history.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			}
+		case "tool":
+			h.Role, h.ToolCallID = history.RoleTool, m.ToolCallID
+		default:
+			h.Role = history.RoleUser
+		}
+		out[i] = h
+	}
+	return out
+}
+
+// OpenAI's answers to a chat-completions request that breaks the pairing
+// rule (the bodies adaptertest.OpenAIPairing models, with their sources):
+// a tool message that answers no call of the assistant message before it
+// (%d: its index), and calls left unanswered (%s: their ids).
+const (
+	openAIOrphanBody = `{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.","type":"invalid_request_error","param":"messages.[%d].role","code":null}}`
+	openAIUnanswered = `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s`
+)
+
+// openAIPairing applies OpenAI's pairing rule to msgs as they travel and
+// returns the body of OpenAI's HTTP 400 for the first violation, or "".
+func openAIPairing(msgs []wireMessage) string {
+	var open []string
+	unanswered := func(at int) string {
+		msg, _ := json.Marshal(fmt.Sprintf(openAIUnanswered, strings.Join(open, ", ")))
+		return fmt.Sprintf(`{"error":{"message":%s,"type":"invalid_request_error","param":"messages.[%d].role","code":null}}`, msg, at)
+	}
+	for i, m := range msgs {
+		if m.Role == "tool" {
+			j := slices.Index(open, m.ToolCallID)
+			if j < 0 {
+				return fmt.Sprintf(openAIOrphanBody, i)
+			}
+			open = slices.Delete(open, j, j+1)
+			continue
+		}
+		if len(open) > 0 {
+			return unanswered(i)
+		}
+		for _, c := range m.ToolCalls {
+			open = append(open, c.ID)
+		}
+	}
+	if len(open) > 0 {
+		return unanswered(len(msgs))
+	}
+	return ""
+}
+
+// ServeHTTP answers one chat-completions request.
+func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.count(func(st *Stats) { st.Requests++ })
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		s.count(func(st *Stats) { st.BadRequests++ })
+		s.problem("unexpected request %s %s", r.Method, r.URL.Path)
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	var req wireRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		s.count(func(st *Stats) { st.BadRequests++ })
+		s.problem("undecodable request: %v", err)
+		writeJSON(w, http.StatusBadRequest, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error","param":null,"code":null}}`)
+		return
+	}
+	if body := openAIPairing(req.Messages); body != "" {
+		s.count(func(st *Stats) { st.PairingErrors++ })
+		s.Judge.Unpaired(body)
+		writeJSON(w, http.StatusBadRequest, body)
+		return
+	}
+	msgs := openAIHistory(req.Messages)
+	holds := func(text string) bool {
+		for _, m := range msgs {
+			if m.Role == history.RoleUser && m.Content == text {
+				return true
+			}
+		}
+		return false
+	}
+	tools := string(req.Tools)
+	if tools == "null" {
+		tools = ""
+	}
+	prompt, fits := s.Judge.Receive(msgs, tools, holds)
+	if !fits {
+		s.count(func(st *Stats) { st.Overflows++ })
+		writeJSON(w, http.StatusBadRequest, fmt.Sprintf(OpenAIOverflowBody, s.Window, prompt))
+		return
+	}
+	var id int
+	s.count(func(st *Stats) { st.Accepted++; id = st.Accepted })
+	reply := Play(msgs)
+	if req.Stream {
+		s.stream(w, req, reply, id, prompt)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": nil}
+	finish := "stop"
+	if len(reply.Calls) > 0 {
+		msg["tool_calls"] = openAICalls(reply.Calls, false)
+		finish = "tool_calls"
+	} else {
+		msg["content"] = reply.Text
+	}
+	out := 12 + 20*len(reply.Calls)
+	body, _ := json.Marshal(map[string]any{ // maps of strings, numbers and slices always encode
+		"id": "chatcmpl-" + strconv.Itoa(id), "object": "chat.completion", "created": 1700000000 + id, "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
+		"usage":   map[string]int{"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out},
+	})
+	writeJSON(w, http.StatusOK, string(body))
+}
+
+// openAICalls returns calls as the API's tool_calls (with their index in
+// a stream).
+func openAICalls(calls []Call, indexed bool) []any {
+	out := make([]any, len(calls))
+	for k, c := range calls {
+		call := map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+		if indexed {
+			call["index"] = k
+		}
+		out[k] = call
+	}
+	return out
+}
+
+// stream answers a streamed request with server-sent events: the reply in
+// one delta, the finish reason, the usage when asked for, and [DONE].
+func (s *OpenAI) stream(w http.ResponseWriter, req wireRequest, reply Reply, id, prompt int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	chunk := func(choices []any, usage any) {
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-" + strconv.Itoa(id), "object": "chat.completion.chunk", "created": 1700000000 + id,
+			"model": req.Model, "choices": choices, "usage": usage,
+		})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	delta := map[string]any{"role": "assistant"}
+	finish := "stop"
+	if len(reply.Calls) > 0 {
+		delta["tool_calls"] = openAICalls(reply.Calls, true)
+		finish = "tool_calls"
+	} else {
+		delta["content"] = reply.Text
+	}
+	chunk([]any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}, nil)
+	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil)
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		out := 12 + 20*len(reply.Calls)
+		chunk([]any{}, map[string]int{"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out})
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+func writeJSON(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
