@@ -2,9 +2,9 @@ package openai
 
 import (
 	"errors"
-	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/pairing"
 	"github.com/openai/openai-go/v3"
 )
@@ -14,25 +14,12 @@ import (
 // HTTP 400.
 var ErrUnpaired = errors.New("history/openai: unpaired tool call or tool message")
 
-// PairingError reports where msgs break the pairing rule. It wraps
-// ErrUnpaired.
-type PairingError struct {
-	// Index is the position of the offending message: the tool message
-	// that answers nothing, or the assistant message whose call is never
-	// answered.
-	Index int
-	// ID is the tool call ID concerned.
-	ID string
-	// Reason says which half of the rule is broken.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/openai: message " + strconv.Itoa(e.Index) + ": " + e.Reason + " (tool call id " + strconv.Quote(e.ID) + ")"
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// PairingError reports where msgs break the pairing rule: Index is the
+// position of the offending message (the tool message that answers
+// nothing, or the assistant message whose call is never answered), ID the
+// tool call ID concerned, Reason which half of the rule is broken. It
+// wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // Validate checks msgs against the tool-pairing rule of the Chat Completions
 // API:
@@ -56,7 +43,7 @@ func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
 	for i := range msgs {
 		m, err := toMessage(&msgs[i])
 		if err != nil {
-			return &MessageError{Index: i, Reason: err.Error()}
+			return invalid(i, err)
 		}
 		var v *pairing.Violation
 		if m.Role == history.RoleTool {
@@ -88,5 +75,5 @@ var reasons = [...]string{
 }
 
 func pairingError(v *pairing.Violation) error {
-	return &PairingError{Index: v.Index, ID: v.ID, Reason: reasons[v.Fault]}
+	return adapt.Unpaired("openai", "message", ErrUnpaired, v.Index, v.ID, reasons[v.Fault])
 }
