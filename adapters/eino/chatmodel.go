@@ -11,6 +11,7 @@ import (
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/pins"
 )
 
@@ -326,7 +327,7 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		}
 		ropts := trimOpts
 		if pinned != nil {
-			ropts = append(slices.Clip(trimOpts), history.WithPin(translatePins(pinned, origin)...))
+			ropts = append(slices.Clip(trimOpts), history.WithPin(adapt.Follow(origin, pinned)...))
 		}
 		next, nres, rerr := RecoverOverflow(send, err, attempt+1, ropts...)
 		if rerr != nil {
@@ -341,18 +342,6 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		}
 		send, res, origin, terr = next, nres, moved, nil
 	}
-}
-
-// translatePins returns the positions j whose origin[j] is one of the
-// pinned input indices.
-func translatePins(pinned, origin []int) []int {
-	var out []int
-	for j, k := range origin {
-		if _, ok := slices.BinarySearch(pinned, k); ok && k >= 0 {
-			out = append(out, j)
-		}
-	}
-	return out
 }
 
 // observe feeds the provider's count p of the accepted request to the

@@ -5,7 +5,6 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/regroup"
 )
 
 // RecoverOverflow trims msgs further after a chat model rejected them as
@@ -49,15 +48,7 @@ import (
 //	}
 //	cal.Observe(res.TokensAfter, reply.ResponseMeta.Usage.PromptTokens)
 func RecoverOverflow(msgs []*schema.Message, providerErr error, attempt int, opts ...history.Option) ([]*schema.Message, history.Result, error) {
-	conv, err := toHistory(msgs, opts)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	res, err := history.RecoverOverflow(conv, providerErr, attempt, opts...)
-	if len(res.Messages) == 0 {
-		return nil, res, err
-	}
-	return regroup.OneForOne(msgs, conv, res, breadcrumb, elide, calls), res, err
+	return codec.RecoverOverflow(struct{}{}, msgs, providerErr, attempt, opts)
 }
 
 // wireTool is one entry of the "tools" array of an OpenAI-style chat

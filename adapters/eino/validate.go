@@ -1,28 +1,16 @@
 package eino
 
 import (
-	"fmt"
-	"strconv"
-
 	"github.com/cloudwego/eino/schema"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/pairing"
 )
 
 // PairingError reports the first place where messages break the pairing
-// rule Validate checks. It wraps ErrUnpaired.
-type PairingError struct {
-	// Index is the position in the messages of the offending message.
-	Index int
-	// Reason says which part of the rule it breaks.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/eino: message " + strconv.Itoa(e.Index) + ": " + e.Reason
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// rule Validate checks: Index is the position of the offending message, ID
+// the tool call ID concerned, Reason which part of the rule it breaks. It
+// wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // Validate checks msgs against the tool-calling rule of the OpenAI-style
 // chat APIs that Eino's chat models send to (OpenAI, Ark, DeepSeek, Qwen,
@@ -45,7 +33,7 @@ func Validate(msgs []*schema.Message) error {
 	var c pairing.Checker
 	for i, m := range msgs {
 		if m == nil {
-			return &PairingError{i, "nil message"}
+			return unpaired(i, "", "nil message")
 		}
 		var v *pairing.Violation
 		switch {
@@ -53,7 +41,7 @@ func Validate(msgs []*schema.Message) error {
 			v = c.Answer(i, m.ToolCallID)
 		case len(m.ToolCalls) > 0 && m.Role != schema.Assistant:
 			if v = c.Close(); v == nil {
-				return &PairingError{i, "tool calls on a " + string(m.Role) + " message"}
+				return unpaired(i, m.ToolCalls[0].ID, "tool calls on a "+string(m.Role)+" message")
 			}
 		default:
 			ids := make([]string, len(m.ToolCalls))
@@ -72,16 +60,17 @@ func Validate(msgs []*schema.Message) error {
 	return nil
 }
 
-// reasons says, for each fault, which part of the rule is broken; %q
-// stands for the tool call ID.
+// reasons says, for each fault, which part of the rule is broken.
 var reasons = [...]string{
-	pairing.Unanswered: "tool call %q has no result before the next non-tool message",
-	pairing.Orphan:     "tool result %q does not follow an assistant message with tool calls",
-	pairing.Unknown:    "tool result %q answers no call of the preceding assistant message",
-	pairing.Twice:      "tool call %q answered twice",
-	pairing.BadID:      "tool call id %q is empty or used twice",
+	pairing.Unanswered: "tool call has no result before the next non-tool message",
+	pairing.Orphan:     "tool result does not follow an assistant message with tool calls",
+	pairing.Unknown:    "tool result answers no call of the preceding assistant message",
+	pairing.Twice:      "tool call answered twice",
+	pairing.BadID:      "tool call id is empty or used twice",
 }
 
-func pairingError(v *pairing.Violation) error {
-	return &PairingError{v.Index, fmt.Sprintf(reasons[v.Fault], v.ID)}
+func pairingError(v *pairing.Violation) error { return unpaired(v.Index, v.ID, reasons[v.Fault]) }
+
+func unpaired(i int, id, reason string) error {
+	return adapt.Unpaired("eino", "message", ErrUnpaired, i, id, reason)
 }
