@@ -362,10 +362,10 @@ func TestBreadcrumbRecognised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The old breadcrumb (history message 1: the system prompt is 0) is
-	// replaced, not kept.
-	if slices.Index(res.Kept, -1) < 0 || slices.Contains(res.Kept, 1) || len(twice) != len(res.Kept)-1 {
-		t.Errorf("Kept = %v: want a new breadcrumb and the old one (history message 1) left out", res.Kept)
+	// The old breadcrumb (message 0: the Result describes the messages,
+	// not the system prompt) is replaced, not kept.
+	if slices.Index(res.Kept, -1) < 0 || slices.Contains(res.Kept, 0) || len(twice) != len(res.Kept) {
+		t.Errorf("Kept = %v: want a new breadcrumb and the old one (message 0) left out", res.Kept)
 	}
 	if res.DroppedMessages%2 != 0 {
 		t.Errorf("DroppedMessages %d; want an even count (whole user/assistant turns)", res.DroppedMessages)

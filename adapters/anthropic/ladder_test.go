@@ -158,7 +158,7 @@ var adapter = adaptertest.Adapter[request]{
 // So the native output is what the core decided, message for message.
 func checkConvertsBack(t *testing.T, in, out request, res history.Result) {
 	t.Helper()
-	back, err := ToHistory(out.System, out.Messages)
+	back, err := ToHistory(nil, out.Messages) // the Result describes the messages, not the system prompt
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func reasoningOnly(m history.Message) bool {
 // converts back: see checkConvertsBack.
 func asSent(t *testing.T, in request, res history.Result) []history.Message {
 	t.Helper()
-	_, srcs, err := convert(in.System, in.Messages, true, nil)
+	_, srcs, err := convert(nil, in.Messages, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,13 +111,13 @@ func TestTrimPinErrors(t *testing.T) {
 		pin    int
 		reason string // in the OptionError's reason
 	}{
-		{"tool results", msgs, 2, "message 2 of msgs holds tool_result blocks"},
-		{"tool calls", msgs, 1, "message 1 of msgs holds tool_use blocks"},
-		{"thinking and a tool call", msgs, 11, "message 11 of msgs holds tool_use blocks"},
-		{"a single tool result", msgs, 12, "message 12 of msgs holds tool_result blocks"},
-		{"outside", msgs, 13, "message 13 of msgs is outside the request's 13 messages"},
+		{"tool results", msgs, 2, "message 2 is a tool result"},
+		{"tool calls", msgs, 1, "message 1 has tool calls"},
+		{"thinking and a tool call", msgs, 11, "message 11 has tool calls"},
+		{"a single tool result", msgs, 12, "message 12 is a tool result"},
+		{"outside", msgs, 13, "index 13 is outside the history of 13 messages"},
 		{"negative", msgs, -1, "index -1 is negative"},
-		{"a notice", notice, 0, "message 0 of msgs is a notice"},
+		{"a notice", notice, 0, "message 0 is a notice"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
