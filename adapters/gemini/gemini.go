@@ -4,11 +4,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
@@ -102,66 +102,33 @@ func ToHistory(contents []*genai.Content) ([]history.Message, error) {
 // When nothing needs trimming or sweeping, Trim returns contents itself,
 // clipped to its length.
 func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
-	return run(system, contents, opts, budget, func(all []history.Message, opts []history.Option) (history.Result, error) {
-		return history.TrimToRecentTurns(all, budget, opts...)
-	})
+	return codec.Trim(system, contents, budget, opts)
 }
 
-// run is Trim and RecoverOverflow around their call to the core: it
-// converts the request (see convertRequest), translates the caller's pins
-// from indices into contents to indices into the converted request (see
-// pinOptions), lets decide trim the converted request with those options,
-// and maps the decision back onto contents: the system message is removed
-// from the Result (see withoutSystem) and the Result applied to contents
-// (see apply). budget is the Result's Budget when no decision is made.
-func run(system *genai.Content, contents []*genai.Content, opts []history.Option, budget int,
-	decide func(all []history.Message, opts []history.Option) (history.Result, error)) ([]*genai.Content, history.Result, error) {
-	// Gemini binds a thought signature to its own part: steps go whole,
-	// and no step is kept for the reasoning that opened the tool loop.
-	opts = append(slices.Clip(opts), rules.LooseReasoning().(history.Option))
-	all, msgs, slots, err := convertRequest(system, contents, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	if opts, err = pinOptions(opts, msgs, slots, len(contents), len(all)-len(msgs)); err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := decide(all, opts)
-	if len(res.Messages) == 0 {
-		return nil, res, err
-	}
-	if system != nil {
-		res = withoutSystem(res)
-	}
-	return apply(contents, msgs, slots, res), res, err
-}
+// MessageError reports a content the adapter cannot convert: a nil
+// content or part, a role other than "user", "model" or "", function
+// calls in a user content or function responses in a model content, or
+// arguments that do not encode as JSON. It wraps
+// [history.ErrInvalidMessage] and ErrInvalidContent. Index is the
+// position of the content (-1 for the system instruction), Reason says
+// what is wrong with it (and in which part).
+type MessageError = adapt.MessageError
 
-// withoutSystem reports res, a Result over the system message followed by
-// the contents' messages, in terms of the contents: the system message
-// (pinned, so always first) is removed from Messages, and the indices of
-// Kept and Modified are shifted down by one.
-func withoutSystem(res history.Result) history.Result {
-	res.Messages = res.Messages[1:]
-	if res.Kept != nil {
-		kept := make([]int, len(res.Kept)-1)
-		for j, k := range res.Kept[1:] {
-			kept[j] = k
-			if k > 0 {
-				kept[j] = k - 1
-			}
+// codec is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways, the system instruction taken
+// separately, and Gemini's rule that a thought signature binds only its
+// own step (no step is kept for the reasoning that opened the tool loop).
+var codec = &adapt.Codec[*genai.Content, *genai.Content]{
+	Name: "gemini", Noun: "content",
+	Convert: func(system *genai.Content, contents []*genai.Content, opts []history.Option) (*adapt.View[*genai.Content], error) {
+		all, msgs, slots, err := convertRequest(system, contents, opts)
+		if err != nil {
+			return nil, err
 		}
-		res.Kept = kept
-	}
-	if res.Modified != nil {
-		mod := make([]int, 0, len(res.Modified))
-		for _, j := range res.Modified {
-			if j > 0 { // the system message is never modified
-				mod = append(mod, j-1)
-			}
-		}
-		res.Modified = mod
-	}
-	return res
+		notice := func(b history.Message, _ *regroup.Group) *genai.Content { return breadcrumb(b, genai.RoleUser) }
+		return adapt.Grouped(contents, all, len(all)-len(msgs), slots, notice, cutDown), nil
+	},
+	Rules: []history.Option{rules.LooseReasoning().(history.Option)},
 }
 
 // convertRequest converts a request as Trim counts it: all is the system
@@ -179,14 +146,6 @@ func convertRequest(system *genai.Content, contents []*genai.Content, opts []his
 	}
 	all = make([]history.Message, 0, len(msgs)+1)
 	return append(append(all, sys), msgs...), msgs, slots, nil
-}
-
-// apply maps res back onto contents (see regroup.Apply): part by part
-// where the sweep cut a content down, the core elided function responses
-// or cleared the arguments of function calls.
-func apply(contents []*genai.Content, msgs []history.Message, slots []regroup.Slot, res history.Result) []*genai.Content {
-	notice := func(b history.Message, _ *regroup.Group) *genai.Content { return breadcrumb(b, genai.RoleUser) }
-	return regroup.Apply(contents, msgs, slots, res, notice, cutDown)
 }
 
 // cutDown returns a new content with the parts of c that g keeps, in their
@@ -681,17 +640,19 @@ func jsonText(v any, i, p int) (string, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return "", fmt.Errorf("%w: content %d part %d: %v", ErrInvalidContent, i, p, err)
+		return "", contentErr(i, p, err.Error())
 	}
 	return string(b), nil
 }
 
+// contentErr is the *MessageError for part p of content i (p < 0: the
+// content; i < 0: the system instruction).
 func contentErr(i, p int, reason string) error {
 	if i < 0 {
-		return fmt.Errorf("%w: system instruction: %s", ErrInvalidContent, reason)
+		reason = "system instruction: " + reason
 	}
-	if p < 0 {
-		return fmt.Errorf("%w: content %d: %s", ErrInvalidContent, i, reason)
+	if p >= 0 {
+		reason = "part " + strconv.Itoa(p) + ": " + reason
 	}
-	return fmt.Errorf("%w: content %d part %d: %s", ErrInvalidContent, i, p, reason)
+	return adapt.Invalid("gemini", "content", ErrInvalidContent, i, reason)
 }

@@ -53,21 +53,22 @@ func TestPinTranslation(t *testing.T) {
 		{name: "the later WithPin wins", contents: pinConv(), opts: []history.Option{history.WithPin(1), history.WithPin(4)}, want: []int{6}},
 		{name: "duplicates", contents: pinConv(), opts: []history.Option{history.WithPin(4, 0, 4)}, want: []int{0, 6}},
 		{name: "function calls", contents: pinConv(), opts: []history.Option{history.WithPin(0, 1)},
-			reason: "content 1 holds function calls; they cannot be kept without their responses"},
+			reason: "content 1 has tool calls; it cannot be kept without their results"},
 		{name: "function responses", system: sys, contents: pinConv(), opts: []history.Option{history.WithPin(2)},
-			reason: "content 2 holds function responses; they cannot be kept without their calls"},
+			reason: "content 2 is a tool result; it cannot be kept without its call"},
 		{name: "outside", contents: pinConv(), opts: []history.Option{history.WithPin(6)},
-			reason: "content 6 is outside the 6 contents"},
+			reason: "index 6 is outside the history of 6 contents"},
 		{name: "a notice", contents: notice, opts: []history.Option{history.WithPin(0)},
-			reason: "content 0 is a notice a trim inserted, which the next trim replaces"},
+			reason: "content 0 is a notice, which a trim replaces"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			all, msgs, slots, err := convertRequest(tc.system, tc.contents, tc.opts)
+			v, err := codec.Convert(tc.system, tc.contents, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts, err := pinOptions(tc.opts, msgs, slots, len(tc.contents), len(all)-len(msgs))
+			all := v.Hist
+			opts, err := codec.TranslatePins(v, tc.opts)
 			if tc.reason != "" {
 				var oe *history.OptionError
 				if !errors.As(err, &oe) || !errors.Is(err, history.ErrInvalidOption) || oe.Option != "WithPin" || oe.Reason != tc.reason {

@@ -99,7 +99,7 @@ func (c *Codec[R, N]) prepare(r R, msgs []N, opts []history.Option) (prepared[N]
 	if err != nil {
 		return prepared[N]{}, err
 	}
-	if opts, err = c.translatePins(v, opts); err != nil {
+	if opts, err = c.TranslatePins(v, opts); err != nil {
 		return prepared[N]{}, err
 	}
 	return prepared[N]{v, append(slices.Clip(opts), c.Rules...)}, nil
@@ -202,7 +202,7 @@ func withoutLead(res history.Result, lead int) history.Result {
 	return res
 }
 
-// translatePins returns opts with the pins of history.WithPin, indices into
+// TranslatePins returns opts with the pins of history.WithPin, indices into
 // the native messages, translated to the indices of v.Hist: a pinned native
 // message pins every message it converted to. A pin the core could not
 // honour on the converted messages is refused with the *history.OptionError
@@ -210,7 +210,7 @@ func withoutLead(res history.Result, lead int) history.Result {
 // native messages, on a message left out, on tool calls or results (they
 // cannot be kept apart from their pairs), or on a notice (a trim replaces
 // it). opts is returned as it is when it pins nothing.
-func (c *Codec[R, N]) translatePins(v *View[N], opts []history.Option) ([]history.Option, error) {
+func (c *Codec[R, N]) TranslatePins(v *View[N], opts []history.Option) ([]history.Option, error) {
 	native := pins.Read(opts)
 	if len(native) == 0 {
 		return opts, nil
