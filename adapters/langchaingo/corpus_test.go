@@ -123,7 +123,7 @@ func checkContentTrim(t *testing.T, in []llms.MessageContent, budget int, opts [
 		return "Trim: " + err.Error()
 	}
 	// Where each output message comes from, as Trim decided it.
-	same, _, where, _ := run(in, opts, budget, true, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+	same, _, from, _ := codec.Decide(struct{}{}, in, budget, opts, func(conv []history.Message, opts []history.Option) (history.Result, error) {
 		return history.TrimToRecentTurns(conv, budget, opts...)
 	})
 	if !reflect.DeepEqual(same, out) {
@@ -134,15 +134,12 @@ func checkContentTrim(t *testing.T, in []llms.MessageContent, budget int, opts [
 	}
 	latest := lastHuman(in)
 	kept := false
-	for j, o := range where {
+	for j, k := range from {
 		switch {
-		case o.native < 0:
-		case o.whole:
-			if !adaptertest.SameArray(out[j].Parts, in[o.native].Parts) {
-				return "message " + strconv.Itoa(j) + " is not the caller's"
-			}
-			kept = kept || o.native == latest
-		case !cutFrom(out[j], in[o.native]):
+		case k < 0:
+		case adaptertest.SameArray(out[j].Parts, in[k].Parts):
+			kept = kept || k == latest
+		case !cutFrom(out[j], in[k]):
 			return "message " + strconv.Itoa(j) + " is neither the caller's nor cut down from it"
 		}
 	}

@@ -86,7 +86,7 @@ func TestModel(t *testing.T) {
 		{"recovers once", ten, total, over(total * 3 / 4), 2, []int{0, 1}, []bool{true, false}, nil, "", false,
 			"a provider counting more than the budget says: one retry after RecoverOverflow"},
 		{"gives up after two retries", ten, total, alwaysNoSizes, 3, []int{0, 1, 2}, []bool{true, true, true},
-			[]error{noSizes}, "history/langchaingo: request still too long after 2 retries: ", false,
+			[]error{noSizes}, "history/langchaingo: request still too long after retries (2): ", false,
 			"at most MaxRetries retries, then the provider's error, wrapped"},
 		{"nothing left to drop", chat(1), 1000, always, 1, []int{0}, []bool{true},
 			[]error{history.ErrCannotRecover, tooLong}, "history: cannot recover", false,

@@ -80,8 +80,8 @@ func TestPinErrors(t *testing.T) {
 		pins   []int
 		reason string // in the error
 	}{
-		{"tool message with responses", in, []int{3}, "message 3 is a tool message with responses"},
-		{"single response", in, []int{7, 12}, "message 12 is a tool message with responses"},
+		{"tool message with responses", in, []int{3}, "message 3 is a tool result"},
+		{"single response", in, []int{7, 12}, "message 12 is a tool result"},
 		{"AI message with calls", in, []int{11}, "message 11 has tool calls"},
 		{"outside", in, []int{19}, "index 19 is outside the history of 19 messages"},
 		{"notice", notice, []int{1}, "message 1 is a notice"},

@@ -1,28 +1,16 @@
 package langchaingo
 
 import (
-	"fmt"
-	"strconv"
-
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/pairing"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // PairingError reports the first place where messages break the pairing
-// rule Validate checks. It wraps ErrUnpaired.
-type PairingError struct {
-	// Index is the position in the messages of the offending message.
-	Index int
-	// Reason says which part of the rule it breaks.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/langchaingo: message " + strconv.Itoa(e.Index) + ": " + e.Reason
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// rule Validate checks: Index is the position of the offending message, ID
+// the tool call ID concerned, Reason which part of the rule it breaks. It
+// wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // Validate checks msgs against the tool-calling rule that the providers
 // LangChainGo sends to enforce (OpenAI-style APIs answer a request that
@@ -51,7 +39,7 @@ func Validate(msgs []llms.MessageContent) error {
 			for _, part := range mc.Parts {
 				switch x := unwrap(part).(type) {
 				case llms.ToolCall:
-					return &PairingError{i, "tool call in a tool message"}
+					return unpaired(i, x.ID, "tool call in a tool message")
 				case llms.ToolCallResponse:
 					if v := c.Answer(i, x.ToolCallID); v != nil {
 						return pairingError(v)
@@ -67,10 +55,10 @@ func Validate(msgs []llms.MessageContent) error {
 		for _, part := range mc.Parts {
 			switch x := unwrap(part).(type) {
 			case llms.ToolCallResponse:
-				return &PairingError{i, "tool response in a " + string(mc.Role) + " message"}
+				return unpaired(i, x.ToolCallID, "tool response in a "+string(mc.Role)+" message")
 			case llms.ToolCall:
 				if mc.Role != llms.ChatMessageTypeAI {
-					return &PairingError{i, "tool call in a " + string(mc.Role) + " message"}
+					return unpaired(i, x.ID, "tool call in a "+string(mc.Role)+" message")
 				}
 				ids = append(ids, x.ID)
 			}
@@ -85,16 +73,17 @@ func Validate(msgs []llms.MessageContent) error {
 	return nil
 }
 
-// reasons says, for each fault, which part of the rule is broken; %q
-// stands for the tool call ID.
+// reasons says, for each fault, which part of the rule is broken.
 var reasons = [...]string{
-	pairing.Unanswered: "tool call %q has no response before the next non-tool message",
-	pairing.Orphan:     "tool response %q does not follow an AI message with tool calls",
-	pairing.Unknown:    "tool response %q answers no call of the preceding AI message",
-	pairing.Twice:      "tool call %q answered twice",
-	pairing.BadID:      "tool call id %q is empty or used twice",
+	pairing.Unanswered: "tool call has no response before the next non-tool message",
+	pairing.Orphan:     "tool response does not follow an AI message with tool calls",
+	pairing.Unknown:    "tool response answers no call of the preceding AI message",
+	pairing.Twice:      "tool call answered twice",
+	pairing.BadID:      "tool call id is empty or used twice",
 }
 
-func pairingError(v *pairing.Violation) error {
-	return &PairingError{v.Index, fmt.Sprintf(reasons[v.Fault], v.ID)}
+func pairingError(v *pairing.Violation) error { return unpaired(v.Index, v.ID, reasons[v.Fault]) }
+
+func unpaired(i int, id, reason string) error {
+	return adapt.Unpaired("langchaingo", "message", ErrUnpaired, i, id, reason)
 }

@@ -109,12 +109,9 @@ func (c *Codec[R, N]) prepare(r R, msgs []N, opts []history.Option) (prepared[N]
 // history.TrimToRecentTurns and mapped back. On an error other than a
 // *history.BudgetError the messages are nil.
 func (c *Codec[R, N]) Trim(r R, msgs []N, budget int, opts []history.Option) ([]N, history.Result, error) {
-	p, err := c.prepare(r, msgs, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := history.TrimToRecentTurns(p.v.Hist, budget, p.opts...)
-	out, res, _, err := p.finish(res, err)
+	out, res, _, err := c.Decide(r, msgs, budget, opts, func(hist []history.Message, opts []history.Option) (history.Result, error) {
+		return history.TrimToRecentTurns(hist, budget, opts...)
+	})
 	return out, res, err
 }
 
@@ -125,13 +122,33 @@ func (c *Codec[R, N]) Trim(r R, msgs []N, budget int, opts []history.Option) ([]
 // *history.RecoverError, whose Err is providerErr as given, with what is
 // left; nil messages on any other error.
 func (c *Codec[R, N]) RecoverOverflow(r R, msgs []N, providerErr error, attempt int, opts []history.Option) ([]N, history.Result, error) {
+	out, res, _, err := c.Recover(r, msgs, providerErr, attempt, opts)
+	return out, res, err
+}
+
+// Recover is RecoverOverflow that also returns, for each output message,
+// the index in msgs of the message it came from (-1 for a notice).
+func (c *Codec[R, N]) Recover(r R, msgs []N, providerErr error, attempt int, opts []history.Option) ([]N, history.Result, []int, error) {
+	out, res, from, err := c.Decide(r, msgs, 0, opts, func(hist []history.Message, opts []history.Option) (history.Result, error) {
+		return history.RecoverOverflow(hist, c.read(providerErr), attempt, opts...)
+	})
+	return out, res, from, c.restore(err, providerErr)
+}
+
+// Decide converts r and msgs, lets decide trim the conversion with the
+// options made ready for the core (resolved once, pins translated, the
+// provider's rules added), and maps its decision back: the native output,
+// the Result without the messages of no native message, and for each
+// output message the index in msgs of the message it came from (-1 for a
+// notice). A conversion or pin error comes with a Result holding only
+// budget.
+func (c *Codec[R, N]) Decide(r R, msgs []N, budget int, opts []history.Option,
+	decide func(hist []history.Message, opts []history.Option) (history.Result, error)) ([]N, history.Result, []int, error) {
 	p, err := c.prepare(r, msgs, opts)
 	if err != nil {
-		return nil, history.Result{}, err
+		return nil, history.Result{Budget: budget}, nil, err
 	}
-	res, err := history.RecoverOverflow(p.v.Hist, c.read(providerErr), attempt, p.opts...)
-	out, res, _, err := p.finish(res, err)
-	return out, res, c.restore(err, providerErr)
+	return p.finish(decide(p.v.Hist, p.opts))
 }
 
 // read returns what the core's classifier reads for err.
@@ -282,7 +299,8 @@ func minusOnes(n int) []int {
 }
 
 // Follow returns where the pinned native messages of a trim's input are in
-// its output: Find(from, pinned) without the ones the output lost.
+// its output, ascending: Find(from, pinned) without the ones the output
+// lost.
 func Follow(from, pinned []int) []int {
 	var out []int
 	for _, j := range Find(from, pinned) {
@@ -290,6 +308,7 @@ func Follow(from, pinned []int) []int {
 			out = append(out, j)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -321,4 +340,18 @@ func Grouped[N any](msgs []N, hist []history.Message, lead int, slots []regroup.
 		Back: func(res history.Result) ([]N, []int) {
 			return regroup.Apply(msgs, conv, slots, res, notice, cut)
 		}}
+}
+
+// Compose returns, for each message of the output of a second trim whose
+// input was the output of a first, where it came from in the first's
+// input: prev[next[j]], -1 for a notice of either.
+func Compose(prev, next []int) []int {
+	out := make([]int, len(next))
+	for j, k := range next {
+		out[j] = -1
+		if k >= 0 && k < len(prev) {
+			out[j] = prev[k]
+		}
+	}
+	return out
 }

@@ -142,14 +142,7 @@ func (t *Trimmer[R, N]) recoverSent(providerErr error, attempt int, opts []histo
 	}
 	res, err := history.RecoverOverflow(sent, providerErr, attempt, opts...)
 	if res.Kept != nil {
-		composed := make([]int, len(res.Kept))
-		for j, k := range res.Kept {
-			composed[j] = -1
-			if k >= 0 && k < len(kept) {
-				composed[j] = kept[k]
-			}
-		}
-		res.Kept = composed
+		res.Kept = Compose(kept, res.Kept)
 	}
 	return res, err
 }
