@@ -340,73 +340,93 @@ func planContents(contents []*genai.Content) (contentPlan, error) {
 	pl := contentPlan{answers: make([][]int, n), drop: make([]bool, n), model: make([]history.Message, n)}
 	answered := make([][]bool, n) // for each model content, which of its parts are answered calls
 	for i, c := range contents {
-		if c == nil {
-			return pl, contentErr(i, -1, "nil content")
+		if err := pl.read(contents, i, answered); err != nil {
+			return pl, err
 		}
-		for p, part := range c.Parts {
-			if part == nil {
-				return pl, contentErr(i, p, "nil part")
-			}
-		}
-		switch c.Role {
-		case genai.RoleModel:
-			m, err := plain(c, history.RoleAssistant, i)
-			if err != nil {
-				return pl, err
-			}
-			pl.model[i] = m
+		if c.Role == genai.RoleModel && answered[i] == nil {
 			answered[i] = make([]bool, len(c.Parts))
-			continue
-		case genai.RoleUser, "":
-		default:
-			return pl, contentErr(i, -1, "unknown role "+strconv.Quote(c.Role))
-		}
-		responses := 0
-		for _, part := range c.Parts {
-			if part.FunctionCall != nil {
-				return pl, contentErr(i, -1, "function call in a user content")
-			}
-			if part.FunctionResponse != nil {
-				responses++
-			}
-		}
-		if responses == 0 {
-			continue
-		}
-		var prev []*genai.Part // the previous content's parts if it is a model content
-		if i > 0 && contents[i-1].Role == genai.RoleModel {
-			prev = contents[i-1].Parts
-		}
-		pl.answers[i] = make([]int, len(c.Parts))
-		used := make([]bool, len(prev))
-		for p, part := range c.Parts {
-			pl.answers[i][p] = -1
-			if fr := part.FunctionResponse; fr != nil {
-				if q := match(fr, prev, used); q >= 0 {
-					used[q] = true
-					pl.answers[i][p] = q
-				}
-			}
-		}
-		if prev != nil {
-			answered[i-1] = used
-		}
-	}
-	// unanswer drops model content i whole: the responses of the next
-	// content that answer its calls answer nothing.
-	unanswer := func(i int) {
-		pl.drop[i] = true
-		if i+1 < n && pl.answers[i+1] != nil {
-			for p := range pl.answers[i+1] {
-				pl.answers[i+1][p] = -1
-			}
 		}
 	}
 	for i, c := range contents {
 		if c.Role == genai.RoleModel && !sendable(c, answered[i]) {
-			unanswer(i)
+			pl.unanswer(i)
 		}
 	}
+	pl.order(contents, answered)
+	return pl, nil
+}
+
+// read checks content i for what ToHistory refuses and reads it: a model
+// content's message, or which call of the content before each function
+// response of a user content answers (answered, for each model content,
+// says which of its parts are answered calls).
+func (pl *contentPlan) read(contents []*genai.Content, i int, answered [][]bool) error {
+	c := contents[i]
+	if c == nil {
+		return contentErr(i, -1, "nil content")
+	}
+	for p, part := range c.Parts {
+		if part == nil {
+			return contentErr(i, p, "nil part")
+		}
+	}
+	switch c.Role {
+	case genai.RoleModel:
+		m, err := plain(c, history.RoleAssistant, i)
+		pl.model[i] = m
+		return err
+	case genai.RoleUser, "":
+	default:
+		return contentErr(i, -1, "unknown role "+strconv.Quote(c.Role))
+	}
+	responses := 0
+	for _, part := range c.Parts {
+		if part.FunctionCall != nil {
+			return contentErr(i, -1, "function call in a user content")
+		}
+		if part.FunctionResponse != nil {
+			responses++
+		}
+	}
+	if responses == 0 {
+		return nil
+	}
+	var prev []*genai.Part // the previous content's parts if it is a model content
+	if i > 0 && contents[i-1].Role == genai.RoleModel {
+		prev = contents[i-1].Parts
+	}
+	pl.answers[i] = make([]int, len(c.Parts))
+	used := make([]bool, len(prev))
+	for p, part := range c.Parts {
+		pl.answers[i][p] = -1
+		if fr := part.FunctionResponse; fr != nil {
+			if q := match(fr, prev, used); q >= 0 {
+				used[q] = true
+				pl.answers[i][p] = q
+			}
+		}
+	}
+	if prev != nil {
+		answered[i-1] = used
+	}
+	return nil
+}
+
+// unanswer drops model content i whole: the responses of the next content
+// that answer its calls answer nothing.
+func (pl *contentPlan) unanswer(i int) {
+	pl.drop[i] = true
+	if i+1 < len(pl.answers) && pl.answers[i+1] != nil {
+		for p := range pl.answers[i+1] {
+			pl.answers[i+1][p] = -1
+		}
+	}
+}
+
+// order drops the model contents that stand where Gemini's order rules
+// reject them (see planContents): before the first user content, and
+// between a function call turn and the user content before it.
+func (pl *contentPlan) order(contents []*genai.Content, answered [][]bool) {
 	var live []int // the contents before i that outlive the sweep
 	for i, c := range contents {
 		switch {
@@ -414,7 +434,7 @@ func planContents(contents []*genai.Content) (contentPlan, error) {
 			continue
 		case c.Role == genai.RoleModel:
 			if len(live) == 0 { // contents begin with a user turn
-				unanswer(i)
+				pl.unanswer(i)
 				continue
 			}
 			if !slices.Contains(answered[i], true) {
@@ -440,7 +460,6 @@ func planContents(contents []*genai.Content) (contentPlan, error) {
 			}
 		}
 	}
-	return pl, nil
 }
 
 // sendable reports whether the model content c can be sent with its
