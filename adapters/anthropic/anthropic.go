@@ -165,7 +165,7 @@ func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.Message
 				return nil, nil, invalid(i, err.Error())
 			}
 		default:
-			return nil, nil, invalid(i, "unknown role " + strconv.Quote(string(role)))
+			return nil, nil, invalid(i, "unknown role "+strconv.Quote(string(role)))
 		}
 		if wantSources && len(srcs) < len(hist)-lead {
 			srcs = append(srcs, regroup.Slot{Native: i}) // every block

@@ -70,7 +70,7 @@ func Validate(msgs []anthropic.MessageParam) error {
 		}
 		for _, id := range prevCalls {
 			if !contains(results, id) {
-				return unpaired(i - 1, id, "tool_use has no tool_result in the next message")
+				return unpaired(i-1, id, "tool_use has no tool_result in the next message")
 			}
 		}
 		prevCalls = nil
@@ -79,7 +79,7 @@ func Validate(msgs []anthropic.MessageParam) error {
 		}
 	}
 	if len(prevCalls) > 0 {
-		return unpaired(len(msgs) - 1, prevCalls[0], "tool_use has no tool_result in the next message")
+		return unpaired(len(msgs)-1, prevCalls[0], "tool_use has no tool_result in the next message")
 	}
 	return nil
 }
