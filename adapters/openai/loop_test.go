@@ -36,13 +36,22 @@ type loopStats struct {
 	// model (scale × sent + overhead).
 	estErr, fitErr map[int]float64
 	provider       fakeprovider.Stats
+	// afterFirst counts the rejections after the first recovery.
+	afterFirst int
 }
 
 // runLoop runs l.Turns (50) user turns of 1 to 6 tool steps against the local
 // provider, which counts and checks every request through l (l.Mode, with
 // l.Window as its window and the budget). It records every error that
 // would reach the caller in l and goes on with the next turn.
-func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
+//
+// With a trimmer kind ("trimmer", or "trimmer+cal" with the Calibration)
+// it runs as a runtime that keeps its whole transcript and trims it before
+// every request with one Trimmer (low-water mark 0.7, elision, step
+// trimming, the tools as overhead), recovering with the Trimmer's
+// RecoverOverflow; kind "trim" is Trim with the Calibration.
+func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
+	stateful := kind != "trim"
 	t.Helper()
 	p := &fakeprovider.Provider{Limit: l.Window, Judge: l}
 	srv := httptest.NewServer(p)
@@ -59,7 +68,28 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 		history.WithElision(history.ElideOptions{}),
 		history.WithStepTrim(),
 	}
+	trim := func(msgs []openai.ChatCompletionMessageParamUnion) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
+		return hopenai.Trim(msgs, window, opts...)
+	}
+	recover := func(msgs, sent []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
+		return hopenai.RecoverOverflow(sent, err, attempt, opts...)
+	}
+	if stateful {
+		topts := []history.Option{history.WithOverhead(hopenai.Overhead(params, nil)), history.WithLowWater(0.7),
+			history.WithElision(history.ElideOptions{}), history.WithStepTrim()}
+		if kind == "trimmer+cal" {
+			topts = append(topts, history.WithCalibration(&cal))
+		}
+		tr := hopenai.NewTrimmer(topts...)
+		trim = func(msgs []openai.ChatCompletionMessageParamUnion) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
+			return tr.Trim(msgs, window)
+		}
+		recover = func(msgs, _ []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
+			return tr.RecoverOverflow(msgs, err, attempt)
+		}
+	}
 	st := loopStats{estErr: map[int]float64{}, fitErr: map[int]float64{}}
+	recovered := false
 	observed := 0
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a coding agent. Use the tools to inspect the repository before you answer.")}
 
@@ -73,7 +103,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 			if step > 8 {
 				t.Fatalf("turn %d does not end", turn)
 			}
-			sent, res, err := hopenai.Trim(msgs, window, opts...)
+			sent, res, err := trim(msgs)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				l.Error(fmt.Errorf("Trim: %w", err))
 				break
@@ -86,8 +116,12 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 				}
 				l.Rejected(attempt-1, res, &cal)
 				st.maxAttempt = max(st.maxAttempt, attempt)
+				if recovered {
+					st.afterFirst++
+				}
+				recovered = true
 				var rerr error
-				if params.Messages, res, rerr = hopenai.RecoverOverflow(params.Messages, err, attempt, opts...); rerr != nil {
+				if params.Messages, res, rerr = recover(msgs, params.Messages, err, attempt); rerr != nil {
 					l.Error(fmt.Errorf("RecoverOverflow after %v: %w", err, rerr))
 					break steps
 				}
@@ -111,8 +145,12 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 				t.Fatalf("turn %d: %d choices", turn, len(completion.Choices))
 			}
 			reply := completion.Choices[0].Message
-			// The history becomes what was sent, and the reply.
-			msgs = append(params.Messages, reply.ToParam())
+			// The history becomes what was sent, and the reply; a stateful
+			// runtime keeps its transcript.
+			if !stateful {
+				msgs = params.Messages
+			}
+			msgs = append(msgs, reply.ToParam())
 			if len(reply.ToolCalls) == 0 {
 				break
 			}
@@ -141,7 +179,7 @@ func TestAgentLoop(t *testing.T) {
 			t.Parallel()
 			l := adaptertest.NewLoop("openai", adaptertest.Skew(tc.factor), loopLimit)
 			l.MinWords, l.MaxWords = 250, 1150 // the agentloop example's results
-			st := runLoop(t, l)
+			st := runLoop(t, l, "trim")
 			ls := l.Stats()
 			t.Logf("F=%.1f: %d turns, %d requests, %d trimmed, %d overflows (max attempt %d), mean provider prompt of trimmed requests %.1f%% of the limit; estimate error (Budget) after 1/3/10 observations %.2f%% / %.2f%% / %.2f%%, (fit) %.2f%% / %.2f%% / %.2f%%",
 				tc.factor, st.turns, ls.Requests, ls.Trimmed, ls.Overflows, st.maxAttempt, 100*ls.Fill(),
@@ -157,5 +195,19 @@ func TestAgentLoop(t *testing.T) {
 			}
 			l.Check(t) // at most 1 overflow, no error, no violation, fill >= 85%
 		})
+	}
+}
+
+
+// TestStatefulLoop runs the loop with the Trimmer against a provider
+// counting 1.3 times the library's estimate, with and without a
+// Calibration: once the Trimmer has recovered from one rejection, its next
+// plans fit what the provider said (issue 23: at most 1 rejection after
+// the first recovery).
+func TestStatefulLoop(t *testing.T) {
+	for _, kind := range []string{"trimmer", "trimmer+cal"} {
+		l := adaptertest.NewLoop("openai", adaptertest.Skew(1.3), loopLimit)
+		st := runLoop(t, l, kind)
+		adaptertest.CheckStateful(t, l, kind, st.afterFirst)
 	}
 }

@@ -33,6 +33,10 @@ type Trimmer[R, N any] struct {
 	// conversion.
 	sent []history.Message
 	kept []int
+	// ceiling, when positive, is the budget the provider allowed by the
+	// count of the last recovery (see RecoverOverflow): Trim aims at no
+	// more until Reset.
+	ceiling int
 }
 
 // NewTrimmer returns the Trimmer of c for requests with r (a system prompt
@@ -59,6 +63,11 @@ func (t *Trimmer[R, N]) TrimContext(ctx context.Context, transcript []N, budget 
 		return nil, history.Result{Budget: budget}, err
 	}
 	inner := t.trimmer(p.opts)
+	t.mu.Lock()
+	if t.ceiling > 0 {
+		budget = min(budget, t.ceiling)
+	}
+	t.mu.Unlock()
 	res, err := inner.TrimContext(ctx, p.v.Hist, budget)
 	t.remember(res)
 	out, res, _, err := p.finish(res, err)
@@ -99,10 +108,11 @@ type recoverer interface {
 // history.ErrNotOverflow with nil messages (send what Trim returned, or
 // give up), a *history.RecoverError with what is left.
 //
-// Where the core's Trimmer can recover itself, it does, and its next plan
-// fits what the provider said; otherwise the recovery is the stateless
-// one applied to what was sent, and the Trimmer plans afresh on its next
-// Trim.
+// After a recovery the Trimmer's next plan fits what the provider said.
+// Where the core's Trimmer can recover itself, it does; otherwise the
+// recovery is the stateless one applied to what was sent, and until Reset
+// every Trim aims at no more than the budget it derived (the provider's
+// limit in the Counter's tokens, less a margin), planning afresh once.
 func (t *Trimmer[R, N]) RecoverOverflow(transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
 	p, err := t.c.prepare(t.r, transcript, t.opts)
 	if err != nil {
@@ -119,6 +129,11 @@ func (t *Trimmer[R, N]) RecoverOverflow(transcript []N, providerErr error, attem
 	} else {
 		res, err = t.recoverSent(read, attempt, p.opts)
 		inner.Reset()
+		if res.Budget > 0 {
+			t.mu.Lock()
+			t.ceiling = res.Budget
+			t.mu.Unlock()
+		}
 	}
 	if err == nil || errors.As(err, new(*history.RecoverError)) {
 		t.remember(res)
@@ -155,5 +170,5 @@ func (t *Trimmer[R, N]) Reset() {
 	if t.inner != nil {
 		t.inner.Reset()
 	}
-	t.sent, t.kept = nil, nil
+	t.sent, t.kept, t.ceiling = nil, nil, 0
 }
