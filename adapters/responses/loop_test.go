@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,8 +172,11 @@ func loopOutput(l *adaptertest.Loop, id string) string {
 // client against the fake API in loop mode, trimming the transcript to
 // l.Window before each request as the loop of this file's comment does.
 // Errors that would reach the caller are recorded in l, and the loop goes
-// on with the next turn.
-func runLoop(t *testing.T, l *adaptertest.Loop) {
+// on with the next turn. kind "trim" trims with Trim and the Calibration;
+// "trimmer" with one Trimmer (low-water mark 0.7 on top of the options)
+// and no Calibration, "trimmer+cal" with one. It returns the rejections
+// after the first recovery.
+func runLoop(t *testing.T, l *adaptertest.Loop, kind string) (afterFirst int) {
 	t.Helper()
 	api := newLoopAPI(l)
 	c := api.client(t)
@@ -185,6 +189,22 @@ func runLoop(t *testing.T, l *adaptertest.Loop) {
 		history.WithElision(history.ElideOptions{}),
 		history.WithStepTrim(),
 	}
+	trim := func(transcript []Item) ([]Item, history.Result, error) { return Trim(transcript, l.Window, opts...) }
+	recover := func(_, sent []Item, err error, attempt int) ([]Item, history.Result, error) {
+		return RecoverOverflow(sent, err, attempt, opts...)
+	}
+	if kind != "trim" {
+		topts := append(slices.Clip(opts[1:]), history.WithLowWater(0.7))
+		if kind == "trimmer+cal" {
+			topts = append(topts, history.WithCalibration(&cal))
+		}
+		tr := NewTrimmer(topts...)
+		trim = func(transcript []Item) ([]Item, history.Result, error) { return tr.Trim(transcript, l.Window) }
+		recover = func(transcript, _ []Item, err error, attempt int) ([]Item, history.Result, error) {
+			return tr.RecoverOverflow(transcript, err, attempt)
+		}
+	}
+	recovered := false
 	send := func(items []Item) (*responses.Response, error) {
 		p := params
 		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
@@ -200,7 +220,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop) {
 			if step > 7 {
 				t.Fatalf("turn %d does not end", turn)
 			}
-			items, res, err := Trim(transcript, l.Window, opts...)
+			items, res, err := trim(transcript)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				l.Error(fmt.Errorf("Trim: %w", err))
 				break
@@ -211,8 +231,12 @@ func runLoop(t *testing.T, l *adaptertest.Loop) {
 					break
 				}
 				l.Rejected(attempt-1, res, &cal)
+				if recovered {
+					afterFirst++
+				}
+				recovered = true
 				var rerr error
-				if items, res, rerr = RecoverOverflow(items, err, attempt, opts...); rerr != nil {
+				if items, res, rerr = recover(transcript, items, err, attempt); rerr != nil {
 					l.Error(fmt.Errorf("RecoverOverflow after %v: %w", err, rerr))
 					break steps
 				}
@@ -249,6 +273,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop) {
 			}
 		}
 	}
+	return afterFirst
 }
 
 // TestAgentLoop runs the loop against a provider that counts 1.3 and 0.8
@@ -264,9 +289,22 @@ func TestAgentLoop(t *testing.T) {
 			if raceEnabled {
 				l.Turns = 20 // the race detector makes each request some ten times slower
 			}
-			runLoop(t, l)
+			runLoop(t, l, "trim")
 			t.Log(l.Stats().Row())
 			l.Check(t)
 		})
+	}
+}
+
+// TestStatefulLoop runs the loop with the Trimmer against a provider
+// counting 1.3 times the library's estimate, with and without a
+// Calibration (issue 23: at most 1 rejection after the first recovery).
+func TestStatefulLoop(t *testing.T) {
+	for _, kind := range []string{"trimmer", "trimmer+cal"} {
+		l := adaptertest.NewLoop("responses", adaptertest.Skew(1.3), loopWindow)
+		if raceEnabled {
+			l.Turns = 20
+		}
+		adaptertest.CheckStateful(t, l, kind, runLoop(t, l, kind))
 	}
 }
