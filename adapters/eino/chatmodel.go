@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cloudwego/eino/components"
@@ -59,6 +60,16 @@ type Config struct {
 	// hold history.WithPin, whose indices change from call to call: pin
 	// with TrimOptions on each call instead.
 	Options []history.Option
+	// Stateful makes the ChatModel trim with one Trimmer (see NewTrimmer)
+	// for the conversation it serves: the input of every call is the
+	// conversation's whole transcript, which only grows, and between
+	// maintenance points the prompt only grows at its end, so the
+	// provider's prompt cache survives (docs/prompt-caching.md); an
+	// overflow is recovered with the Trimmer's RecoverOverflow, after
+	// which its plans fit what the provider said. Use one ChatModel per
+	// conversation. history.WithPin may then be in Options, with indices
+	// into the transcript; TrimOptions is refused.
+	Stateful bool
 	// OnEvent, when not nil, receives an Event, synchronously, for every
 	// request sent to the inner chat model, every usage it reports,
 	// every overflow and every error Generate or Stream returns. It
@@ -140,6 +151,26 @@ type ChatModel struct {
 	cfg   Config
 	// tools is the Overhead of the tools bound with WithTools.
 	tools int
+	// state is the conversation's Trimmer under Config.Stateful.
+	state *trimmerState
+}
+
+// trimmerState is the Trimmer of a stateful ChatModel, made anew when the
+// request's overhead changes (another set of tools).
+type trimmerState struct {
+	mu       sync.Mutex
+	tr       *Trimmer
+	overhead int
+}
+
+// trimmer returns the Trimmer for requests trimmed with opts and overhead.
+func (s *trimmerState) trimmer(overhead int, opts []history.Option) *Trimmer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tr == nil || s.overhead != overhead {
+		s.tr, s.overhead = NewTrimmer(opts...), overhead
+	}
+	return s.tr
 }
 
 var _ model.ToolCallingChatModel = (*ChatModel)(nil)
@@ -158,7 +189,7 @@ func NewChatModel(inner model.ToolCallingChatModel, cfg Config) (*ChatModel, err
 		return nil, fmt.Errorf("history/eino: NewChatModel: %w (got %d)", history.ErrInvalidBudget, cfg.Budget)
 	case cfg.Overhead < 0:
 		return nil, fmt.Errorf("history/eino: NewChatModel: negative Overhead %d", cfg.Overhead)
-	case pins.Read(cfg.Options) != nil:
+	case pins.Read(cfg.Options) != nil && !cfg.Stateful:
 		return nil, errors.New("history/eino: NewChatModel: Options hold history.WithPin; pin per call with TrimOptions")
 	}
 	cfg.Options = slices.Clip(slices.Clone(cfg.Options))
@@ -166,7 +197,11 @@ func NewChatModel(inner model.ToolCallingChatModel, cfg Config) (*ChatModel, err
 	if _, err := history.TrimToRecentTurns(nil, cfg.Budget, cfg.Options...); err != nil {
 		return nil, fmt.Errorf("history/eino: NewChatModel: %w", err)
 	}
-	return &ChatModel{inner: inner, cfg: cfg}, nil
+	m := &ChatModel{inner: inner, cfg: cfg}
+	if cfg.Stateful {
+		m.state = &trimmerState{}
+	}
+	return m, nil
 }
 
 // callOptions are the options TrimOptions passes to one call.
@@ -265,7 +300,11 @@ func (m *ChatModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatMo
 	if inner == nil {
 		return nil, errors.New("history/eino: WithTools: the inner chat model returned nil")
 	}
-	return &ChatModel{inner: inner, cfg: m.cfg, tools: Overhead(tools, m.cfg.Counter)}, nil
+	bound := &ChatModel{inner: inner, cfg: m.cfg, tools: Overhead(tools, m.cfg.Counter)}
+	if m.cfg.Stateful {
+		bound.state = &trimmerState{}
+	}
+	return bound, nil
 }
 
 // GetType returns the inner model's type (Eino names a component by it),
@@ -298,10 +337,26 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 	if m.cfg.Calibration != nil {
 		trimOpts = append(trimOpts, history.WithCalibration(m.cfg.Calibration))
 	}
-	trimOpts = append(trimOpts, model.GetImplSpecificOptions(&callOptions{}, opts...).trim...)
+	perCall := model.GetImplSpecificOptions(&callOptions{}, opts...).trim
+	trimOpts = append(trimOpts, perCall...)
 	pinned := pins.Read(trimOpts)
+	trim := func() ([]*schema.Message, history.Result, error) { return Trim(input, m.cfg.Budget, trimOpts...) }
+	recover := func(send []*schema.Message, ropts []history.Option, err error, attempt int) ([]*schema.Message, history.Result, error) {
+		return RecoverOverflow(send, err, attempt, ropts...)
+	}
+	if m.state != nil {
+		if len(perCall) > 0 {
+			return nil, history.Result{}, 0, m.fail(stream, 0, errors.New("history/eino: TrimOptions: a stateful ChatModel trims with its Config.Options"))
+		}
+		tr := m.state.trimmer(m.cfg.Overhead+tools, trimOpts)
+		trim = func() ([]*schema.Message, history.Result, error) { return tr.Trim(input, m.cfg.Budget) }
+		recover = func(_ []*schema.Message, _ []history.Option, err error, attempt int) ([]*schema.Message, history.Result, error) {
+			return tr.RecoverOverflow(input, err, attempt)
+		}
+		pinned = nil // the Trimmer's pins index the transcript
+	}
 
-	send, res, terr := Trim(input, m.cfg.Budget, trimOpts...)
+	send, res, terr := trim()
 	if terr != nil && !errors.Is(terr, history.ErrLatestTurnTooLarge) {
 		return nil, res, 0, m.fail(stream, 0, fmt.Errorf("history/eino: trim: %w", terr))
 	}
@@ -329,7 +384,7 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		if pinned != nil {
 			ropts = append(slices.Clip(trimOpts), history.WithPin(adapt.Follow(origin, pinned)...))
 		}
-		next, nres, rerr := RecoverOverflow(send, err, attempt+1, ropts...)
+		next, nres, rerr := recover(send, ropts, err, attempt+1)
 		if rerr != nil {
 			return nil, res, attempt, m.fail(stream, attempt, rerr)
 		}

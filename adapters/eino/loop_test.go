@@ -263,20 +263,44 @@ func manualSender(t *testing.T, l *adaptertest.Loop, cm model.ToolCallingChatMod
 // WithTools, streaming every fourth request; a spy between the ChatModel
 // and Eino's OpenAI model validates every request sent.
 func wrapperSender(t *testing.T, l *adaptertest.Loop, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats) sendFunc {
+	return wrapper(Config{Budget: l.Window, Calibration: cal,
+		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()}})(t, l, cm, tools, cal, st)
+}
+
+// statefulSender is wrapperSender through a stateful ChatModel (its
+// Trimmer with a low-water mark of 0.7), with the Calibration or without.
+func statefulSender(calibrate bool) makeSender {
+	return func(t *testing.T, l *adaptertest.Loop, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats) sendFunc {
+		cfg := Config{Budget: l.Window, Stateful: true,
+			Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(), history.WithLowWater(0.7)}}
+		if calibrate {
+			cfg.Calibration = cal
+		}
+		return wrapper(cfg)(t, l, cm, tools, cal, st)
+	}
+}
+
+// wrapper is wrapperSender with cfg.
+func wrapper(cfg Config) makeSender {
+	return func(t *testing.T, l *adaptertest.Loop, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats) sendFunc {
+		return wrapped(t, l, cm, tools, cal, st, cfg)
+	}
+}
+
+func wrapped(t *testing.T, l *adaptertest.Loop, cm model.ToolCallingChatModel, tools []*schema.ToolInfo, cal *history.Calibration, st *loopStats, cfg Config) sendFunc {
 	var pred float64
 	var predOK bool
-	w, err := NewChatModel(&spy{t: t, inner: cm}, Config{Budget: l.Window, Calibration: cal,
-		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
-		OnEvent: func(ev Event) {
-			switch ev.Type {
-			case EventRequest:
-				pred, predOK = predict(cal, ev.Tokens)
-			case EventUsage:
-				st.accept(l, ev.PromptTokens, ev.Trimmed, pred, predOK)
-			case EventOverflow:
-				l.Rejected(ev.Attempt, history.Result{TokensAfter: ev.Tokens, Budget: ev.Budget}, cal)
-			}
-		}})
+	cfg.OnEvent = func(ev Event) {
+		switch ev.Type {
+		case EventRequest:
+			pred, predOK = predict(cal, ev.Tokens)
+		case EventUsage:
+			st.accept(l, ev.PromptTokens, ev.Trimmed, pred, predOK)
+		case EventOverflow:
+			l.Rejected(ev.Attempt, history.Result{TokensAfter: ev.Tokens, Budget: ev.Budget}, cal)
+		}
+	}
+	w, err := NewChatModel(&spy{t: t, inner: cm}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,5 +503,16 @@ func TestChatModelRealOverflow(t *testing.T) {
 				t.Error("the calibration learned nothing")
 			}
 		})
+	}
+}
+
+// TestStatefulLoop runs the loop through a stateful ChatModel against a
+// provider counting 1.3 times the library's estimate, with and without a
+// Calibration (issue 23: at most 1 rejection after the first recovery).
+func TestStatefulLoop(t *testing.T) {
+	for _, calibrate := range []bool{false, true} {
+		l := adaptertest.NewLoop("eino", adaptertest.Skew(1.3), 12_000)
+		runLoop(t, l, statefulSender(calibrate))
+		adaptertest.CheckStateful(t, l, map[bool]string{false: "trimmer", true: "trimmer+cal"}[calibrate], max(l.Stats().Overflows-1, 0))
 	}
 }

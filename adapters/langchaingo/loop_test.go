@@ -258,8 +258,10 @@ type loopStats struct {
 // runLoop runs the agent loop through a Model (Budget = l.Window, with a
 // Calibration) against a provider that counts and checks every request
 // through l. Errors that reach the caller are recorded in l, and the loop
-// goes on with the next turn.
-func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
+// goes on with the next turn. kind "trim" is that Model; "trimmer" a
+// stateful one (its Trimmer with a low-water mark of 0.7) without the
+// Calibration, "trimmer+cal" with it.
+func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 	t.Helper()
 	srv := &loopServer{loop: l}
 	hs := httptest.NewServer(srv)
@@ -274,34 +276,42 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 	observed := 0
 	var scale, offset float64
 	fitted := false
-	model := NewModel(check, Config{
+	cfg := Config{
 		Budget:      l.Window,
 		Options:     []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
 		Calibration: cal,
-		OnEvent: func(ev Event) {
-			st.requests++
-			if ev.Overflow {
-				st.overflows++
-				l.Rejected(ev.Attempt, ev.Result, cal)
-			}
-			if ev.Err != nil {
-				return
-			}
-			st.accepted++
-			l.Accepted(ev.Result.Trimmed, ev.PromptTokens)
-			// The calibration's estimate of this request, by the model
-			// fitted to the observations before it.
-			estimate := float64(ev.Result.TokensAfter)
-			if fitted {
-				estimate = scale*float64(ev.Result.TokensAfter) + offset
-			}
-			if _, done := st.estimateErr[observed]; !done {
-				st.estimateErr[observed] = math.Abs(estimate-float64(ev.PromptTokens)) / float64(ev.PromptTokens)
-			}
-			observed++
-			scale, offset, _, fitted = cal.Model()
-		},
-	})
+		Stateful:    kind != "trim",
+	}
+	if cfg.Stateful {
+		cfg.Options = append(cfg.Options, history.WithLowWater(0.7))
+	}
+	if kind == "trimmer" {
+		cfg.Calibration = nil
+	}
+	cfg.OnEvent = func(ev Event) {
+		st.requests++
+		if ev.Overflow {
+			st.overflows++
+			l.Rejected(ev.Attempt, ev.Result, cal)
+		}
+		if ev.Err != nil {
+			return
+		}
+		st.accepted++
+		l.Accepted(ev.Result.Trimmed, ev.PromptTokens)
+		// The calibration's estimate of this request, by the model
+		// fitted to the observations before it.
+		estimate := float64(ev.Result.TokensAfter)
+		if fitted {
+			estimate = scale*float64(ev.Result.TokensAfter) + offset
+		}
+		if _, done := st.estimateErr[observed]; !done {
+			st.estimateErr[observed] = math.Abs(estimate-float64(ev.PromptTokens)) / float64(ev.PromptTokens)
+		}
+		observed++
+		scale, offset, _, fitted = cal.Model()
+	}
+	model := NewModel(check, cfg)
 
 	ctx := context.Background()
 	tools := loopTools()
@@ -377,7 +387,7 @@ func TestModelLoop(t *testing.T) {
 			t.Parallel()
 			l := adaptertest.NewLoop("langchaingo", adaptertest.Skew(f), limit)
 			l.MinWords, l.MaxWords = 250, 1150
-			st := runLoop(t, l)
+			st := runLoop(t, l, "trim")
 			ls := l.Stats()
 			t.Logf("F=%.1f: %d requests, %d accepted, %d trimmed, %d overflows; mean provider prompt of trimmed requests %.1f%% of the limit; estimate error after 0/1/3/10 observations: %.1f%% / %.1f%% / %.1f%% / %.1f%%",
 				f, st.requests, st.accepted, ls.Trimmed, ls.Overflows, 100*ls.Fill(),
@@ -387,5 +397,16 @@ func TestModelLoop(t *testing.T) {
 				t.Errorf("estimate error after 10 observations %.1f%%, want at most 5%%", 100*st.estimateErr[10])
 			}
 		})
+	}
+}
+
+// TestStatefulLoop runs the loop through a stateful Model against a
+// provider counting 1.3 times the library's estimate, with and without a
+// Calibration (issue 23: at most 1 rejection after the first recovery).
+func TestStatefulLoop(t *testing.T) {
+	for _, kind := range []string{"trimmer", "trimmer+cal"} {
+		l := adaptertest.NewLoop("langchaingo", adaptertest.Skew(1.3), 12_000)
+		st := runLoop(t, l, kind)
+		adaptertest.CheckStateful(t, l, kind, max(st.overflows-1, 0))
 	}
 }

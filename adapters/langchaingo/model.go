@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
@@ -56,6 +57,15 @@ type Config struct {
 	// instruction the provider adds. It must not be negative (the trim
 	// would reject it with a *history.OptionError).
 	Overhead int
+	// Stateful makes the Model trim with one Trimmer (see NewTrimmer) for
+	// the conversation it serves: the messages of every call are the
+	// conversation's whole transcript, which only grows, and between
+	// maintenance points the prompt only grows at its end, so the
+	// provider's prompt cache survives (docs/prompt-caching.md); an
+	// overflow is recovered with the Trimmer's RecoverOverflow, after
+	// which its plans fit what the provider said. Use one Model per
+	// conversation; history.WithPin in Options indexes the transcript.
+	Stateful bool
 	// OnEvent, when set, receives one Event for every request sent to the
 	// wrapped model, synchronously, after the Calibration observed it.
 	OnEvent func(Event)
@@ -126,6 +136,25 @@ type Event struct {
 type Model struct {
 	inner llms.Model
 	cfg   Config
+	state *trimmerState // the conversation's Trimmer under Config.Stateful
+}
+
+// trimmerState is the Trimmer of a stateful Model, made anew when the
+// request's overhead changes (other tools).
+type trimmerState struct {
+	mu       sync.Mutex
+	tr       *Trimmer
+	overhead int
+}
+
+// trimmer returns the Trimmer for requests trimmed with opts and overhead.
+func (s *trimmerState) trimmer(overhead int, opts []history.Option) *Trimmer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tr == nil || s.overhead != overhead {
+		s.tr, s.overhead = NewTrimmer(opts...), overhead
+	}
+	return s.tr
 }
 
 var (
@@ -137,7 +166,11 @@ var (
 // cfg.Options is copied.
 func NewModel(inner llms.Model, cfg Config) *Model {
 	cfg.Options = slices.Clone(cfg.Options)
-	return &Model{inner: inner, cfg: cfg}
+	m := &Model{inner: inner, cfg: cfg}
+	if cfg.Stateful {
+		m.state = &trimmerState{}
+	}
+	return m
 }
 
 // GenerateContent trims msgs, sends them to the wrapped model with
@@ -159,9 +192,11 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	opts := append(slices.Clip(m.cfg.Options), history.WithCounter(m.cfg.Counter),
 		history.WithOverhead(overhead), history.WithCalibration(m.cfg.Calibration))
 	pinned := pins.Read(opts)
-	send, res, from, err := codec.Decide(struct{}{}, msgs, m.cfg.Budget, opts, func(conv []history.Message, opts []history.Option) (history.Result, error) {
-		return history.TrimToRecentTurns(conv, m.cfg.Budget, opts...)
-	})
+	var tr *Trimmer
+	if m.state != nil {
+		tr, pinned = m.state.trimmer(overhead, opts), nil // its pins index the transcript
+	}
+	send, res, from, err := m.trim(tr, msgs, opts)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, err
 	}
@@ -190,11 +225,29 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			ropts = append(slices.Clip(opts), history.WithPin(adapt.Follow(from, pinned)...))
 		}
 		var next []int
-		if send, res, next, err = codec.Recover(struct{}{}, send, err, attempt+1, ropts); err != nil {
+		if tr != nil {
+			send, res, err = tr.RecoverOverflow(msgs, err, attempt+1)
+		} else {
+			send, res, next, err = codec.Recover(struct{}{}, send, err, attempt+1, ropts)
+		}
+		if err != nil {
 			return nil, err
 		}
 		trimErr, from = nil, adapt.Compose(from, next)
 	}
+}
+
+// trim trims msgs for a request: with tr, the conversation's Trimmer,
+// when there is one, else with Trim and opts. from says where each
+// message sent comes from in msgs (nil with tr).
+func (m *Model) trim(tr *Trimmer, msgs []llms.MessageContent, opts []history.Option) ([]llms.MessageContent, history.Result, []int, error) {
+	if tr != nil {
+		send, res, err := tr.Trim(msgs, m.cfg.Budget)
+		return send, res, nil, err
+	}
+	return codec.Decide(struct{}{}, msgs, m.cfg.Budget, opts, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+		return history.TrimToRecentTurns(conv, m.cfg.Budget, opts...)
+	})
 }
 
 // Call sends prompt as a single human message through GenerateContent and
