@@ -22,7 +22,7 @@ package version
 // the release tag when core and adapters are tagged. Until the first
 // release it is the placeholder version the adapters require (and replace
 // with the core beside them).
-const Core = "v0.0.0-00010101000000-000000000000"
+const Core = "v0.1.0"
 
 // API numbers the internal API the adapters use. It is raised, and V<API>
 // renamed with it, whenever that API changes in a way an adapter built for
