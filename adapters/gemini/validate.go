@@ -126,7 +126,7 @@ func Validate(contents []*genai.Content) error {
 			}
 		}
 		if i+1 == len(contents) || contents[i+1] == nil || !isUser(contents[i+1]) {
-			return unpaired(i, "", "function call turn is not followed by a function response turn")
+			return unpaired(i, firstCallID(c), "function call turn is not followed by a function response turn")
 		}
 		next := contents[i+1]
 		used := make([]bool, len(c.Parts))
@@ -190,4 +190,15 @@ func currentTurn(contents []*genai.Content) int {
 
 func unpaired(i int, id, reason string) error {
 	return adapt.Unpaired("gemini", "content", ErrUnpaired, i, id, reason)
+}
+
+// firstCallID returns the id of the first function call of c ("" when it
+// has none).
+func firstCallID(c *genai.Content) string {
+	for _, part := range c.Parts {
+		if part.FunctionCall != nil {
+			return part.FunctionCall.ID
+		}
+	}
+	return ""
 }
