@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/cloudwego/eino/components"
@@ -143,8 +142,9 @@ type Event struct {
 // inner model sends them.
 //
 // A ChatModel holds no state of its own (the Calibration is the
-// caller's): it is safe for concurrent use when the inner model, the
-// Counter and the callbacks are. Make one with NewChatModel; the zero
+// caller's), but for the conversation's Trimmer under Config.Stateful: it
+// is safe for concurrent use when the inner model, the Counter and the
+// callbacks are. Make one with NewChatModel; the zero
 // value has no inner model.
 type ChatModel struct {
 	inner model.ToolCallingChatModel
@@ -152,25 +152,7 @@ type ChatModel struct {
 	// tools is the Overhead of the tools bound with WithTools.
 	tools int
 	// state is the conversation's Trimmer under Config.Stateful.
-	state *trimmerState
-}
-
-// trimmerState is the Trimmer of a stateful ChatModel, made anew when the
-// request's overhead changes (another set of tools).
-type trimmerState struct {
-	mu       sync.Mutex
-	tr       *Trimmer
-	overhead int
-}
-
-// trimmer returns the Trimmer for requests trimmed with opts and overhead.
-func (s *trimmerState) trimmer(overhead int, opts []history.Option) *Trimmer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tr == nil || s.overhead != overhead {
-		s.tr, s.overhead = NewTrimmer(opts...), overhead
-	}
-	return s.tr
+	state *adapt.Conversation[struct{}, *schema.Message]
 }
 
 var _ model.ToolCallingChatModel = (*ChatModel)(nil)
@@ -199,7 +181,7 @@ func NewChatModel(inner model.ToolCallingChatModel, cfg Config) (*ChatModel, err
 	}
 	m := &ChatModel{inner: inner, cfg: cfg}
 	if cfg.Stateful {
-		m.state = &trimmerState{}
+		m.state = &adapt.Conversation[struct{}, *schema.Message]{}
 	}
 	return m, nil
 }
@@ -302,7 +284,7 @@ func (m *ChatModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatMo
 	}
 	bound := &ChatModel{inner: inner, cfg: m.cfg, tools: Overhead(tools, m.cfg.Counter)}
 	if m.cfg.Stateful {
-		bound.state = &trimmerState{}
+		bound.state = &adapt.Conversation[struct{}, *schema.Message]{}
 	}
 	return bound, nil
 }
@@ -348,7 +330,7 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		if len(perCall) > 0 {
 			return nil, history.Result{}, 0, m.fail(stream, 0, errors.New("history/eino: TrimOptions: a stateful ChatModel trims with its Config.Options"))
 		}
-		tr := m.state.trimmer(m.cfg.Overhead+tools, trimOpts)
+		tr := m.state.Trimmer(codec, struct{}{}, m.cfg.Overhead+tools, trimOpts)
 		trim = func() ([]*schema.Message, history.Result, error) { return tr.Trim(input, m.cfg.Budget) }
 		recover = func(_ []*schema.Message, _ []history.Option, err error, attempt int) ([]*schema.Message, history.Result, error) {
 			return tr.RecoverOverflow(input, err, attempt)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // RecoverOverflow trims msgs further after a chat model rejected them as
@@ -103,8 +104,5 @@ func Overhead(tools []*schema.ToolInfo, c history.Counter) int {
 		}
 		b, _ = json.Marshal(wire)
 	}
-	if c == nil {
-		c = history.Heuristic()
-	}
-	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(b)}), 0)
+	return adapt.Overhead(c, string(b))
 }

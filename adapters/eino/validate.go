@@ -30,46 +30,27 @@ type PairingError = adapt.PairingError
 // ErrUnpaired (a nil message is reported as one too). It
 // never modifies msgs.
 func Validate(msgs []*schema.Message) error {
-	var c pairing.Checker
-	for i, m := range msgs {
-		if m == nil {
-			return unpaired(i, "", "nil message")
-		}
-		var v *pairing.Violation
+	v, err := pairing.Check(len(msgs), func(i int) (bool, []string, error) {
+		m := msgs[i]
 		switch {
+		case m == nil:
+			return true, nil, unpaired(i, "", "nil message")
 		case m.Role == schema.Tool:
-			v = c.Answer(i, m.ToolCallID)
+			return true, []string{m.ToolCallID}, nil
 		case len(m.ToolCalls) > 0 && m.Role != schema.Assistant:
-			if v = c.Close(); v == nil {
-				return unpaired(i, m.ToolCalls[0].ID, "tool calls on a "+string(m.Role)+" message")
-			}
-		default:
-			ids := make([]string, len(m.ToolCalls))
-			for k := range m.ToolCalls {
-				ids[k] = m.ToolCalls[k].ID
-			}
-			v = c.Open(i, ids)
+			return false, nil, unpaired(i, m.ToolCalls[0].ID, "tool calls on a "+string(m.Role)+" message")
 		}
-		if v != nil {
-			return pairingError(v)
+		ids := make([]string, len(m.ToolCalls))
+		for k := range m.ToolCalls {
+			ids[k] = m.ToolCalls[k].ID
 		}
+		return false, ids, nil
+	})
+	if v != nil {
+		return unpaired(v.Index, v.ID, pairing.Reasons[v.Fault])
 	}
-	if v := c.Close(); v != nil {
-		return pairingError(v)
-	}
-	return nil
+	return err
 }
-
-// reasons says, for each fault, which part of the rule is broken.
-var reasons = [...]string{
-	pairing.Unanswered: "tool call has no result before the next non-tool message",
-	pairing.Orphan:     "tool result does not follow an assistant message with tool calls",
-	pairing.Unknown:    "tool result answers no call of the preceding assistant message",
-	pairing.Twice:      "tool call answered twice",
-	pairing.BadID:      "tool call id is empty or used twice",
-}
-
-func pairingError(v *pairing.Violation) error { return unpaired(v.Index, v.ID, reasons[v.Fault]) }
 
 func unpaired(i int, id, reason string) error {
 	return adapt.Unpaired("eino", "message", ErrUnpaired, i, id, reason)

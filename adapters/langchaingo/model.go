@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
@@ -136,25 +135,7 @@ type Event struct {
 type Model struct {
 	inner llms.Model
 	cfg   Config
-	state *trimmerState // the conversation's Trimmer under Config.Stateful
-}
-
-// trimmerState is the Trimmer of a stateful Model, made anew when the
-// request's overhead changes (other tools).
-type trimmerState struct {
-	mu       sync.Mutex
-	tr       *Trimmer
-	overhead int
-}
-
-// trimmer returns the Trimmer for requests trimmed with opts and overhead.
-func (s *trimmerState) trimmer(overhead int, opts []history.Option) *Trimmer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tr == nil || s.overhead != overhead {
-		s.tr, s.overhead = NewTrimmer(opts...), overhead
-	}
-	return s.tr
+	state *adapt.Conversation[struct{}, llms.MessageContent] // the conversation's Trimmer under Config.Stateful
 }
 
 var (
@@ -168,7 +149,7 @@ func NewModel(inner llms.Model, cfg Config) *Model {
 	cfg.Options = slices.Clone(cfg.Options)
 	m := &Model{inner: inner, cfg: cfg}
 	if cfg.Stateful {
-		m.state = &trimmerState{}
+		m.state = &adapt.Conversation[struct{}, llms.MessageContent]{}
 	}
 	return m
 }
@@ -194,7 +175,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	pinned := pins.Read(opts)
 	var tr *Trimmer
 	if m.state != nil {
-		tr, pinned = m.state.trimmer(overhead, opts), nil // its pins index the transcript
+		tr, pinned = m.state.Trimmer(codec, struct{}{}, overhead, opts), nil // its pins index the transcript
 	}
 	send, res, from, err := m.trim(tr, msgs, opts)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {

@@ -33,56 +33,31 @@ type PairingError = adapt.PairingError
 // per message keeps it. Validate returns nil or the first violation, a
 // *PairingError wrapping ErrUnpaired. It never modifies msgs.
 func Validate(msgs []llms.MessageContent) error {
-	var c pairing.Checker
-	for i, mc := range msgs {
-		if mc.Role == llms.ChatMessageTypeTool {
-			for _, part := range mc.Parts {
-				switch x := unwrap(part).(type) {
-				case llms.ToolCall:
-					return unpaired(i, x.ID, "tool call in a tool message")
-				case llms.ToolCallResponse:
-					if v := c.Answer(i, x.ToolCallID); v != nil {
-						return pairingError(v)
-					}
-				}
-			}
-			continue
-		}
-		if v := c.Close(); v != nil {
-			return pairingError(v)
-		}
+	v, err := pairing.Check(len(msgs), func(i int) (bool, []string, error) {
+		mc := &msgs[i]
+		results := mc.Role == llms.ChatMessageTypeTool
 		var ids []string
 		for _, part := range mc.Parts {
 			switch x := unwrap(part).(type) {
-			case llms.ToolCallResponse:
-				return unpaired(i, x.ToolCallID, "tool response in a "+string(mc.Role)+" message")
 			case llms.ToolCall:
 				if mc.Role != llms.ChatMessageTypeAI {
-					return unpaired(i, x.ID, "tool call in a "+string(mc.Role)+" message")
+					return results, nil, unpaired(i, x.ID, "tool call in a "+string(mc.Role)+" message")
 				}
 				ids = append(ids, x.ID)
+			case llms.ToolCallResponse:
+				if !results {
+					return false, nil, unpaired(i, x.ToolCallID, "tool response in a "+string(mc.Role)+" message")
+				}
+				ids = append(ids, x.ToolCallID)
 			}
 		}
-		if v := c.Open(i, ids); v != nil {
-			return pairingError(v)
-		}
+		return results, ids, nil
+	})
+	if v != nil {
+		return unpaired(v.Index, v.ID, pairing.Reasons[v.Fault])
 	}
-	if v := c.Close(); v != nil {
-		return pairingError(v)
-	}
-	return nil
+	return err
 }
-
-// reasons says, for each fault, which part of the rule is broken.
-var reasons = [...]string{
-	pairing.Unanswered: "tool call has no response before the next non-tool message",
-	pairing.Orphan:     "tool response does not follow an AI message with tool calls",
-	pairing.Unknown:    "tool response answers no call of the preceding AI message",
-	pairing.Twice:      "tool call answered twice",
-	pairing.BadID:      "tool call id is empty or used twice",
-}
-
-func pairingError(v *pairing.Violation) error { return unpaired(v.Index, v.ID, reasons[v.Fault]) }
 
 func unpaired(i int, id, reason string) error {
 	return adapt.Unpaired("langchaingo", "message", ErrUnpaired, i, id, reason)

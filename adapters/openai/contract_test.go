@@ -31,7 +31,9 @@ func contractConversation() []openai.ChatCompletionMessageParamUnion {
 func TestContract(t *testing.T) {
 	c := &adaptertest.Contract[openai.ChatCompletionMessageParamUnion]{
 		Trim: Trim, RecoverOverflow: RecoverOverflow, Positions: Positions, Validate: Validate, ToHistory: ToHistory,
-		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[openai.ChatCompletionMessageParamUnion] { return NewTrimmer(opts...) },
+		NewTrimmer: func(opts ...history.Option) adaptertest.Trimmer[openai.ChatCompletionMessageParamUnion] {
+			return NewTrimmer(opts...)
+		},
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
 		Invalid:    []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi"), {}},

@@ -198,7 +198,6 @@ func TestAgentLoop(t *testing.T) {
 	}
 }
 
-
 // TestStatefulLoop runs the loop with the Trimmer against a provider
 // counting 1.3 times the library's estimate, with and without a
 // Calibration: once the Trimmer has recovered from one rejection, its next

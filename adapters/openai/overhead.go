@@ -1,10 +1,8 @@
 package openai
 
 import (
-	"encoding/json"
-	"math"
-
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
@@ -30,30 +28,15 @@ import (
 // counts 0. Overhead
 // never modifies params.
 func Overhead(params openai.ChatCompletionNewParams, c history.Counter) int {
-	if c == nil {
-		c = history.Heuristic()
-	}
-	total := 0
-	add := func(v any) {
-		raw, err := json.Marshal(v)
-		if err != nil || string(raw) == "null" {
-			return
-		}
-		n := max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(raw)}), 0)
-		if n > math.MaxInt-total {
-			total = math.MaxInt
-			return
-		}
-		total += n
-	}
+	var texts []string
 	if len(params.Tools) > 0 {
-		add(params.Tools)
+		texts = append(texts, adapt.JSON(params.Tools))
 	}
 	if fns := legacyFunctions(&params); len(fns) > 0 {
-		add(fns)
+		texts = append(texts, adapt.JSON(fns))
 	}
 	if !param.IsOmitted(params.ResponseFormat) {
-		add(params.ResponseFormat)
+		texts = append(texts, adapt.JSON(params.ResponseFormat))
 	}
-	return total
+	return adapt.Overhead(c, texts...)
 }

@@ -39,41 +39,22 @@ type PairingError = adapt.PairingError
 // violation as a *PairingError otherwise, or a *MessageError when a message
 // cannot be read. It never modifies msgs.
 func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
-	var c pairing.Checker
-	for i := range msgs {
+	v, err := pairing.Check(len(msgs), func(i int) (bool, []string, error) {
 		m, err := toMessage(&msgs[i])
 		if err != nil {
-			return invalid(i, err)
+			return true, nil, invalid(i, err)
 		}
-		var v *pairing.Violation
 		if m.Role == history.RoleTool {
-			v = c.Answer(i, m.ToolCallID)
-		} else {
-			ids := make([]string, len(m.ToolCalls))
-			for k := range m.ToolCalls {
-				ids[k] = m.ToolCalls[k].ID
-			}
-			v = c.Open(i, ids)
+			return true, []string{m.ToolCallID}, nil
 		}
-		if v != nil {
-			return pairingError(v)
+		ids := make([]string, len(m.ToolCalls))
+		for k := range m.ToolCalls {
+			ids[k] = m.ToolCalls[k].ID
 		}
+		return false, ids, nil
+	})
+	if v != nil {
+		return adapt.Unpaired("openai", "message", ErrUnpaired, v.Index, v.ID, pairing.Reasons[v.Fault])
 	}
-	if v := c.Close(); v != nil {
-		return pairingError(v)
-	}
-	return nil
-}
-
-// reasons says, for each fault, which half of the rule is broken.
-var reasons = [...]string{
-	pairing.Unanswered: "tool call has no tool message before the next non-tool message",
-	pairing.Orphan:     "tool message answers no call of the preceding assistant message",
-	pairing.Unknown:    "tool message answers no call of the preceding assistant message",
-	pairing.Twice:      "tool call answered twice",
-	pairing.BadID:      "tool call id is empty or used twice in one message",
-}
-
-func pairingError(v *pairing.Violation) error {
-	return adapt.Unpaired("openai", "message", ErrUnpaired, v.Index, v.ID, reasons[v.Fault])
+	return err
 }

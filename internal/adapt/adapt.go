@@ -24,7 +24,9 @@
 package adapt
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 
@@ -354,4 +356,37 @@ func Compose(prev, next []int) []int {
 		}
 	}
 	return out
+}
+
+// Overhead returns what texts, the JSON a request sends besides its
+// messages (tool definitions, a response schema), cost with c (nil:
+// history.Heuristic): each that is not empty, null, {} or [] counted as
+// the content of one system message, framing included. The sum is never
+// negative and saturates at math.MaxInt.
+func Overhead(c history.Counter, texts ...string) int {
+	if c == nil {
+		c = history.Heuristic()
+	}
+	total := 0
+	for _, text := range texts {
+		switch text {
+		case "", "null", "{}", "[]":
+			continue
+		}
+		n := max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: text}), 0)
+		if n > math.MaxInt-total {
+			return math.MaxInt
+		}
+		total += n
+	}
+	return total
+}
+
+// JSON returns the JSON text of v, or "" when it does not encode.
+func JSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

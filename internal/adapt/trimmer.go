@@ -172,3 +172,25 @@ func (t *Trimmer[R, N]) Reset() {
 	}
 	t.sent, t.kept, t.ceiling = nil, nil, 0
 }
+
+// Conversation holds the Trimmer a wrapper model (eino's ChatModel,
+// langchaingo's Model) keeps for the one conversation it serves under
+// Config.Stateful. The zero value holds none.
+type Conversation[R, N any] struct {
+	mu       sync.Mutex
+	tr       *Trimmer[R, N]
+	overhead int
+}
+
+// Trimmer returns the conversation's Trimmer of c for requests with r,
+// trimmed with opts, whose overhead (history.WithOverhead among opts) is
+// overhead: the one kept, or a new one when there is none or the overhead
+// changed (other tools), which plans afresh.
+func (s *Conversation[R, N]) Trimmer(c *Codec[R, N], r R, overhead int, opts []history.Option) *Trimmer[R, N] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tr == nil || s.overhead != overhead {
+		s.tr, s.overhead = c.NewTrimmer(r, opts), overhead
+	}
+	return s.tr
+}
