@@ -3,7 +3,6 @@ package eino
 import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history/internal/adapt"
-	"github.com/histrim/history/internal/pairing"
 )
 
 // PairingError reports the first place where messages break the pairing
@@ -30,7 +29,7 @@ type PairingError = adapt.PairingError
 // ErrUnpaired (a nil message is reported as one too). It
 // never modifies msgs.
 func Validate(msgs []*schema.Message) error {
-	v, err := pairing.Check(len(msgs), func(i int) (bool, []string, error) {
+	return adapt.CheckPairing("eino", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
 		m := msgs[i]
 		switch {
 		case m == nil:
@@ -46,10 +45,6 @@ func Validate(msgs []*schema.Message) error {
 		}
 		return false, ids, nil
 	})
-	if v != nil {
-		return unpaired(v.Index, v.ID, pairing.Reasons[v.Fault])
-	}
-	return err
 }
 
 func unpaired(i int, id, reason string) error {

@@ -16,22 +16,20 @@ import (
 	"google.golang.org/genai"
 )
 
-// Sentinel errors. Test with errors.Is; errors.As with *PairingError or
-// *SignatureError gives the position of a violation.
-var (
-	// ErrInvalidContent is wrapped by the errors ToHistory and Trim return
-	// for contents they cannot convert: a nil content or part, a role other
-	// than "user", "model" or "", function calls in a user content or
-	// function responses in a model content, or arguments that do not
-	// encode as JSON.
-	ErrInvalidContent = errors.New("history/gemini: invalid content")
-	// ErrUnpaired is wrapped by *PairingError, which Validate returns.
-	ErrUnpaired = errors.New("history/gemini: function calls and responses are not paired")
-	// ErrMissingSignature is wrapped by *SignatureError, which Validate
-	// returns for a function call Gemini 3 rejects for want of a thought
-	// signature.
-	ErrMissingSignature = errors.New("history/gemini: function call is missing a thought signature")
-)
+// ErrInvalidContent is wrapped by the errors ToHistory and Trim return
+// for contents they cannot convert: a nil content or part, a role other
+// than "user", "model" or "", function calls in a user content or
+// function responses in a model content, or arguments that do not
+// encode as JSON.
+var ErrInvalidContent = errors.New("history/gemini: invalid content")
+
+// ErrUnpaired is wrapped by *PairingError, which Validate returns.
+var ErrUnpaired = errors.New("history/gemini: function calls and responses are not paired")
+
+// ErrMissingSignature is wrapped by *SignatureError, which Validate
+// returns for a function call Gemini 3 rejects for want of a thought
+// signature.
+var ErrMissingSignature = errors.New("history/gemini: function call is missing a thought signature")
 
 // ToHistory converts contents to the messages the core trimmer works on, one
 // message per content except for user contents that hold function responses

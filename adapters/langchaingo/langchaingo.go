@@ -128,34 +128,41 @@ func cutDown(m llms.MessageContent, g *regroup.Group) (llms.MessageContent, bool
 // new FunctionCall (the caller's is not modified), its ID, Type, Name and
 // cache-control wrappers kept.
 func withArguments(part llms.ContentPart, args string) llms.ContentPart {
-	switch x := part.(type) {
-	case llms.CachedContent:
-		x.ContentPart = withArguments(x.ContentPart, args)
-		return x
-	case llms.ToolCall:
+	return inside(part, func(p llms.ContentPart) llms.ContentPart {
+		x, ok := p.(llms.ToolCall)
+		if !ok {
+			return p // not reached: only calls have arguments
+		}
 		fc := llms.FunctionCall{Arguments: args}
 		if x.FunctionCall != nil {
 			fc.Name = x.FunctionCall.Name
 		}
 		x.FunctionCall = &fc
 		return x
+	})
+}
+
+// inside returns part with the part it wraps in llms.CachedContent, or
+// part itself when it wraps none, replaced by f of it.
+func inside(part llms.ContentPart, f func(llms.ContentPart) llms.ContentPart) llms.ContentPart {
+	if c, ok := part.(llms.CachedContent); ok {
+		c.ContentPart = inside(c.ContentPart, f)
+		return c
 	}
-	return part // not reached: only calls have arguments
+	return f(part)
 }
 
 // elide returns part, an llms.ToolCallResponse possibly wrapped in
 // llms.CachedContent, with the response's Content replaced by text: its
 // ToolCallID, Name and cache-control wrappers are kept.
 func elide(part llms.ContentPart, text string) llms.ContentPart {
-	switch x := part.(type) {
-	case llms.CachedContent:
-		x.ContentPart = elide(x.ContentPart, text)
-		return x
-	case llms.ToolCallResponse:
-		x.Content = text
-		return x
-	}
-	return part // not reached: only responses are elided
+	return inside(part, func(p llms.ContentPart) llms.ContentPart {
+		if x, ok := p.(llms.ToolCallResponse); ok {
+			x.Content = text
+			return x
+		}
+		return p // not reached: only responses are elided
+	})
 }
 
 // breadcrumb renders a notice the trimmer inserted.

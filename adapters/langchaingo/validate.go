@@ -2,7 +2,6 @@ package langchaingo
 
 import (
 	"github.com/histrim/history/internal/adapt"
-	"github.com/histrim/history/internal/pairing"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -33,7 +32,7 @@ type PairingError = adapt.PairingError
 // per message keeps it. Validate returns nil or the first violation, a
 // *PairingError wrapping ErrUnpaired. It never modifies msgs.
 func Validate(msgs []llms.MessageContent) error {
-	v, err := pairing.Check(len(msgs), func(i int) (bool, []string, error) {
+	return adapt.CheckPairing("langchaingo", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
 		mc := &msgs[i]
 		results := mc.Role == llms.ChatMessageTypeTool
 		var ids []string
@@ -53,10 +52,6 @@ func Validate(msgs []llms.MessageContent) error {
 		}
 		return results, ids, nil
 	})
-	if v != nil {
-		return unpaired(v.Index, v.ID, pairing.Reasons[v.Fault])
-	}
-	return err
 }
 
 func unpaired(i int, id, reason string) error {

@@ -28,15 +28,7 @@ import (
 // counts 0. Overhead
 // never modifies params.
 func Overhead(params openai.ChatCompletionNewParams, c history.Counter) int {
-	var texts []string
-	if len(params.Tools) > 0 {
-		texts = append(texts, adapt.JSON(params.Tools))
-	}
-	if fns := legacyFunctions(&params); len(fns) > 0 {
-		texts = append(texts, adapt.JSON(fns))
-	}
-	if !param.IsOmitted(params.ResponseFormat) {
-		texts = append(texts, adapt.JSON(params.ResponseFormat))
-	}
-	return adapt.Overhead(c, texts...)
+	fns := legacyFunctions(&params)
+	return adapt.Overhead(c, adapt.JSONIf(len(params.Tools) > 0, params.Tools), adapt.JSONIf(len(fns) > 0, fns),
+		adapt.JSONIf(!param.IsOmitted(params.ResponseFormat), params.ResponseFormat))
 }

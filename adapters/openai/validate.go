@@ -5,7 +5,6 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
-	"github.com/histrim/history/internal/pairing"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -39,7 +38,7 @@ type PairingError = adapt.PairingError
 // violation as a *PairingError otherwise, or a *MessageError when a message
 // cannot be read. It never modifies msgs.
 func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
-	v, err := pairing.Check(len(msgs), func(i int) (bool, []string, error) {
+	return adapt.CheckPairing("openai", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
 		m, err := toMessage(&msgs[i])
 		if err != nil {
 			return true, nil, invalid(i, err)
@@ -53,8 +52,4 @@ func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
 		}
 		return false, ids, nil
 	})
-	if v != nil {
-		return adapt.Unpaired("openai", "message", ErrUnpaired, v.Index, v.ID, pairing.Reasons[v.Fault])
-	}
-	return err
 }

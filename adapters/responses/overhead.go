@@ -23,15 +23,6 @@ import (
 // and saturates at math.MaxInt; a part that does not encode, or is null,
 // counts 0. Overhead never modifies params.
 func Overhead(params responses.ResponseNewParams, c history.Counter) int {
-	var texts []string
-	if len(params.Tools) > 0 {
-		texts = append(texts, adapt.JSON(params.Tools))
-	}
-	if params.Instructions.Valid() {
-		texts = append(texts, params.Instructions.Value)
-	}
-	if !param.IsOmitted(params.Text) {
-		texts = append(texts, adapt.JSON(params.Text))
-	}
-	return adapt.Overhead(c, texts...)
+	return adapt.Overhead(c, adapt.JSONIf(len(params.Tools) > 0, params.Tools), params.Instructions.Value,
+		adapt.JSONIf(!param.IsOmitted(params.Text), params.Text))
 }

@@ -382,6 +382,14 @@ func Overhead(c history.Counter, texts ...string) int {
 	return total
 }
 
+// JSONIf returns the JSON text of v when set is true (see JSON), else "".
+func JSONIf(set bool, v any) string {
+	if !set {
+		return ""
+	}
+	return JSON(v)
+}
+
 // JSON returns the JSON text of v, or "" when it does not encode.
 func JSON(v any) string {
 	b, err := json.Marshal(v)

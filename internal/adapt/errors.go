@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/pairing"
 )
 
 // MessageError reports a native message an adapter cannot convert. It
@@ -88,3 +89,14 @@ func (e *PairingError) Error() string {
 
 // Unwrap returns the adapter's ErrUnpaired.
 func (e *PairingError) Unwrap() error { return e.sentinel }
+
+// CheckPairing is the Validate of an adapter name (its native messages
+// named noun, its sentinel ErrUnpaired) for an OpenAI-style pairing rule:
+// pairing.Check over n messages, the first violation a *PairingError.
+func CheckPairing(name, noun string, sentinel error, n int, read pairing.Read) error {
+	v, err := pairing.Check(n, read)
+	if v != nil {
+		return Unpaired(name, noun, sentinel, v.Index, v.ID, pairing.Reasons[v.Fault])
+	}
+	return err
+}
