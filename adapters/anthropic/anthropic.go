@@ -513,8 +513,9 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 // turns, and for dropped steps under history.WithStepTrim) rendered as
 // native messages. The system prompt counts toward the budget and is
 // always kept; Trim never changes it, so the caller sends the same system
-// slice. res is the core Result: its Messages and Kept describe the
-// converted history of [ToHistory] (system prompt first), not msgs.
+// slice. res is the core Result over the conversion of msgs: its Messages
+// and Kept describe ToHistory(nil, msgs) (the system prompt counts in its
+// token figures but is not in Messages).
 //
 // Kept messages are the caller's values themselves (shallow copies sharing
 // their content slices), so thinking signatures, cache_control markers,
