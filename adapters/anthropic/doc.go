@@ -251,11 +251,4 @@
 // so the go command resolves both from the module proxy; inside the histrim
 // repository, go.work builds it against the core beside it
 // (docs/adapters.md, "Versioning").
-//
-//	go get github.com/histrim/history/adapters/anthropic
-//
-// which resolves a published version of github.com/histrim/history. The
-// replace directive in this module's go.mod only applies inside the
-// histrim repository, where the adapter is built against the core in the
-// same checkout; Go ignores replace directives of dependencies.
 package anthropic

@@ -193,13 +193,6 @@
 // repository, go.work builds it against the core beside it
 // (docs/adapters.md, "Versioning").
 //
-//	go get github.com/histrim/history/adapters/openai
-//
-// which resolves a published version of github.com/histrim/history. The
-// replace directive in this module's go.mod only applies inside the
-// histrim repository, where the adapter is built against the core in the
-// same checkout; Go ignores replace directives of dependencies.
-//
 // The module declares go 1.24 and requires openai-go v3.44.0, the newest v3
 // release that does not itself require Go 1.25 or later, so programs on Go
 // 1.24 can use it. A program that requires a newer openai-go gets that one

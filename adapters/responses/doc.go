@@ -294,12 +294,6 @@
 // repository, go.work builds it against the core beside it
 // (docs/adapters.md, "Versioning").
 //
-//	go get github.com/histrim/history/adapters/responses
-//
-// The replace directive in this module's go.mod only applies inside the
-// histrim repository, where the adapter is built against the core in the
-// same checkout; Go ignores replace directives of dependencies.
-//
 // The module declares go 1.24 and requires openai-go v3.44.0, like the
 // OpenAI chat adapter: the newest v3 release that does not itself require
 // Go 1.25 or later. It has every input item type the adapter reads
