@@ -818,15 +818,7 @@ func serve(t *testing.T, tc sdkCase) (*httptest.Server, *atomic.Int32) {
 		if r.URL.Path != "/v1/messages" || r.Header.Get("X-Api-Key") != "sk-ant-test" {
 			t.Errorf("unexpected request %s %s", r.Method, r.URL)
 		}
-		ct := tc.contentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		w.Header().Set("Content-Type", ct)
-		w.Header().Set("Request-Id", requestID(tc))
-		w.Header().Set("X-Should-Retry", "false")
-		w.WriteHeader(tc.status)
-		_, _ = w.Write([]byte(tc.body))
+		adaptertest.Answer(w, tc.status, tc.contentType, "application/json", tc.body, "Request-Id", requestID(tc), "X-Should-Retry", "false")
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &calls

@@ -957,14 +957,7 @@ func TestOverflowFromEinoOpenAI(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				ct := tc.contentType
-				if ct == "" {
-					ct = "application/json"
-				}
-				w.Header().Set("Content-Type", ct)
-				w.Header().Set("X-Request-Id", "req_8f3c1e2a")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.body))
+				adaptertest.Answer(w, tc.status, tc.contentType, "application/json", tc.body, "X-Request-Id", "req_8f3c1e2a")
 			}))
 			defer srv.Close()
 			ctx := context.Background()

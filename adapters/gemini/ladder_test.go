@@ -964,17 +964,9 @@ func serve(t *testing.T, b backend, tc sdkCase, stream bool) (*httptest.Server, 
 		if r.URL.Path != want || !b.auth(r) {
 			t.Errorf("unexpected request %s %s (want path %s and the %s credentials)", r.Method, r.URL, want, b.name)
 		}
-		ct := tc.contentType
-		if ct == "" {
-			ct = "application/json; charset=UTF-8"
-		}
 		// The headers Google's front end sends with an error
 		// (google-gemini/gemini-cli#3859).
-		w.Header().Set("Content-Type", ct)
-		w.Header().Set("Vary", "Origin, X-Origin, Referer")
-		w.Header().Set("Server", "ESF")
-		w.WriteHeader(tc.status)
-		_, _ = w.Write([]byte(tc.body))
+		adaptertest.Answer(w, tc.status, tc.contentType, "application/json; charset=UTF-8", tc.body, "Vary", "Origin, X-Origin, Referer", "Server", "ESF")
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &calls
