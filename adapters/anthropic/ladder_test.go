@@ -182,17 +182,8 @@ func checkConvertsBack(t *testing.T, in, out request, res history.Result) {
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("message %d converts back to\n%+v\nResult sends\n%+v", j, g, w)
 		}
-		for _, c := range g.ToolCalls {
-			if strings.HasPrefix(c.Arguments, clearedPrefix) {
-				clearedSeen.Add(1)
-			}
-		}
 	}
 }
-
-// clearedSeen counts the calls checkConvertsBack saw sent with their
-// arguments cleared.
-var clearedSeen atomic.Int64
 
 // keptResult reports whether res.Messages[j] follows, among the kept
 // messages, a tool result converted from the same native message.
@@ -269,15 +260,7 @@ func asSent(t *testing.T, in request, res history.Result) []history.Message {
 // arguments of old calls: each output sends the calls the core counted,
 // cleared ones cleared (checkConvertsBack, and the driver's call-by-call
 // comparison).
-func TestTrimLadder(t *testing.T) {
-	before := clearedSeen.Load()
-	adapter.Ladder(t)
-	n := clearedSeen.Load() - before
-	t.Logf("%d calls sent with their arguments cleared", n)
-	if n == 0 {
-		t.Error("no trim of the ladder cleared arguments")
-	}
-}
+func TestTrimLadder(t *testing.T) { adapter.Ladder(t) }
 
 func FuzzTrimLadder(f *testing.F) { adapter.FuzzLadder(f) }
 
@@ -330,10 +313,6 @@ func TestRepeatedTrimNoStacking(t *testing.T) { adapter.Repeat(t) }
 
 // TestGenerators: the conversations the drivers trim hold what they need.
 func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }
-
-// clearedPrefix starts the arguments history.ElideOptions.ClearArguments
-// leaves in a call.
-const clearedPrefix = `{"elided":"[arguments elided: `
 
 // source is the file a generated write_file call carries: large arguments,
 // worth clearing.

@@ -542,7 +542,7 @@ func (x *thinkingIndex) check(t *testing.T, out []anthropic.MessageParam) int {
 // (by ID) is that of the input message or a cleared one.
 func sameOrCleared(out, in map[string]string) bool {
 	for id, s := range out {
-		if s != in[id] && !strings.HasPrefix(s, clearedPrefix) {
+		if s != in[id] && !strings.HasPrefix(s, adaptertest.ClearedPrefix) {
 			return false
 		}
 	}
@@ -1110,7 +1110,7 @@ func (a *wireAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.accepted++
 	for _, m := range req.Messages {
 		for _, b := range m.blocks {
-			if b.Type == "tool_use" && strings.HasPrefix(string(b.Input), clearedPrefix) {
+			if b.Type == "tool_use" && strings.HasPrefix(string(b.Input), adaptertest.ClearedPrefix) {
 				a.cleared++
 			}
 		}

@@ -154,7 +154,7 @@ var adapter = adaptertest.Adapter[request]{
 // checkCleared checks the calls of out, a trim of in, against in's: each
 // is the caller's part, or a copy of an unsigned call whose Args are the
 // cleared object (the core spares signed steps, which hold reasoning), its
-// other fields kept; it counts the copies in clearedSeen.
+// other fields kept.
 func checkCleared(t *testing.T, in, out request, _ history.Result) {
 	t.Helper()
 	own := map[*genai.Part]bool{}
@@ -171,7 +171,6 @@ func checkCleared(t *testing.T, in, out request, _ history.Result) {
 			if msg := clearedCall(p, in.Contents); msg != "" {
 				t.Fatalf("content %d: %s", j, msg)
 			}
-			clearedSeen.Add(1)
 		}
 	}
 }
@@ -185,7 +184,7 @@ func clearedCall(p *genai.Part, in []*genai.Content) string {
 		return fmt.Sprintf("the signed call %s was cleared", jsonOf(p))
 	}
 	args, err := jsonText(p.FunctionCall.Args, 0, 0)
-	if err != nil || !strings.HasPrefix(args, clearedPrefix) {
+	if err != nil || !strings.HasPrefix(args, adaptertest.ClearedPrefix) {
 		return fmt.Sprintf("the call %s is not the caller's, nor cleared", jsonOf(p))
 	}
 	for _, c := range in {
@@ -202,23 +201,12 @@ func clearedCall(p *genai.Part, in []*genai.Content) string {
 	return fmt.Sprintf("the cleared call %s is not a copy of an unsigned call of the input", jsonOf(p))
 }
 
-// clearedSeen counts the cleared calls checkCleared saw.
-var clearedSeen atomic.Int64
-
 // TestTrimLadder trims generated agent conversations with elision and step
 // trimming at budgets from 1 to above their size, with and without a
 // system instruction, also clearing the arguments of old calls: the
 // output sends the calls the core counted (the driver compares them one
 // by one), cleared ones as copies of unsigned calls (checkCleared).
-func TestTrimLadder(t *testing.T) {
-	before := clearedSeen.Load()
-	adapter.Ladder(t)
-	n := clearedSeen.Load() - before
-	t.Logf("%d calls sent with their arguments cleared", n)
-	if n == 0 {
-		t.Error("no trim of the ladder cleared arguments")
-	}
-}
+func TestTrimLadder(t *testing.T) { adapter.Ladder(t) }
 
 func FuzzTrimLadder(f *testing.F) { adapter.FuzzLadder(f) }
 
@@ -400,7 +388,7 @@ func argsCleared(m, orig history.Message) bool {
 	}
 	o := orig.Clone()
 	for c := range o.ToolCalls {
-		if a := m.ToolCalls[c].Arguments; strings.HasPrefix(a, clearedPrefix) {
+		if a := m.ToolCalls[c].Arguments; strings.HasPrefix(a, adaptertest.ClearedPrefix) {
 			o.ToolCalls[c].Arguments = a
 		}
 	}
@@ -415,10 +403,6 @@ func jsonOf(v any) string {
 	}
 	return string(b)
 }
-
-// clearedPrefix starts the arguments history.ElideOptions.ClearArguments
-// leaves in a call.
-const clearedPrefix = `{"elided":"[arguments elided: `
 
 // writeArgs are the arguments of a write_file call: large, worth clearing.
 func writeArgs(path string) map[string]any {
@@ -528,7 +512,7 @@ func TestTrimClearedArguments(t *testing.T) {
 					if p == orig || !reflect.DeepEqual(p, &want) {
 						t.Errorf("part %d is\n%s\nwant\n%s", k, adaptertest.JSON(t, p), adaptertest.JSON(t, &want))
 					}
-					if got, _ := jsonText(p.FunctionCall.Args, 0, 0); !strings.HasPrefix(got, clearedPrefix) {
+					if got, _ := jsonText(p.FunctionCall.Args, 0, 0); !strings.HasPrefix(got, adaptertest.ClearedPrefix) {
 						t.Errorf("part %d: the arguments encode to %s", k, got)
 					}
 				}

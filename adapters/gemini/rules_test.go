@@ -727,7 +727,7 @@ func (s *rulesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for _, p := range c.Parts {
 			var fc struct{ Args json.RawMessage }
 			if p.FunctionCall != nil && json.Unmarshal(*p.FunctionCall, &fc) == nil &&
-				strings.HasPrefix(string(fc.Args), clearedPrefix) && strings.HasSuffix(string(fc.Args), ` tokens]"}`) {
+				strings.HasPrefix(string(fc.Args), adaptertest.ClearedPrefix) && strings.HasSuffix(string(fc.Args), ` tokens]"}`) {
 				s.cleared++
 			}
 		}

@@ -22,10 +22,6 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 )
 
-// clearedPrefix starts the arguments history.ElideOptions.ClearArguments
-// leaves in a call.
-const clearedPrefix = `{"elided":"[arguments elided: `
-
 // bigArgs returns the JSON arguments of a write_file call carrying a
 // file of n lines, worth clearing.
 func bigArgs(path string, n int) string {
@@ -60,7 +56,7 @@ func restoreArgs(t *testing.T, out openai.ChatCompletionMessageParamUnion, orig 
 	}
 	n := 0
 	restore := func(holder map[string]any, key, id string) {
-		if s, ok := holder[key].(string); ok && strings.HasPrefix(s, clearedPrefix) {
+		if s, ok := holder[key].(string); ok && strings.HasPrefix(s, adaptertest.ClearedPrefix) {
 			holder[key] = orig[id]
 			n++
 		}
@@ -235,7 +231,7 @@ func TestTrimClearedAndStripped(t *testing.T) {
 				}
 				assertRebuilt(t, got, res, clearOpts)
 				calls := mustHistory(t, got[1:2])[0].ToolCalls
-				if res.OrphansRemoved != 1 || len(calls) != 1 || calls[0].ID != "w1" || !strings.HasPrefix(calls[0].Arguments, clearedPrefix) {
+				if res.OrphansRemoved != 1 || len(calls) != 1 || calls[0].ID != "w1" || !strings.HasPrefix(calls[0].Arguments, adaptertest.ClearedPrefix) {
 					t.Fatalf("%s: %d orphans removed, calls %+v; want w1 alone, cleared", name, res.OrphansRemoved, calls)
 				}
 				if form == "override" && !strings.Contains(adaptertest.JSON(t, got[1]), `"x":1`) {

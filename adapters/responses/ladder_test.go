@@ -193,7 +193,7 @@ func checkNative(t *testing.T, in, out []Item, res history.Result) {
 			want = []string{"result"}
 		case v.cls == clsResult:
 			want = []string{"output"}
-		case v.cls == clsCall && strings.HasPrefix(v.args, clearedPrefix) && !v.keepArgs && strings.HasPrefix(v.callID, freePrefix):
+		case v.cls == clsCall && strings.HasPrefix(v.args, adaptertest.ClearedPrefix) && !v.keepArgs && strings.HasPrefix(v.callID, freePrefix):
 			want = []string{"arguments"}
 			if v.typ == "custom_tool_call" {
 				want = []string{"input"}
@@ -240,10 +240,6 @@ func TestRepeatedTrimNoStacking(t *testing.T) { adapter.Repeat(t) }
 
 // TestGenerators: the conversations the drivers trim hold what they need.
 func TestGenerators(t *testing.T) { adapter.CheckGenerators(t) }
-
-// clearedPrefix starts the arguments history.ElideOptions.ClearArguments
-// leaves in a call.
-const clearedPrefix = `{"elided":"[arguments elided: `
 
 // freePrefix starts the call id of a call that the generators place in a
 // step without a reasoning item or a reference, the only calls whose
@@ -398,7 +394,7 @@ func TestTrimClearedArguments(t *testing.T) {
 				switch field, ok := tc.cleared[p]; {
 				case ok:
 					w, _ := read(&got[j])
-					if !slices.Equal(diff, []string{field}) || !strings.HasPrefix(w.args, clearedPrefix) {
+					if !slices.Equal(diff, []string{field}) || !strings.HasPrefix(w.args, adaptertest.ClearedPrefix) {
 						t.Errorf("item %d differs in %v, want its %s cleared: %s", j, diff, field, jsonOf(t, got[j]))
 					}
 				case v.cls == clsResult:
@@ -431,7 +427,7 @@ func TestClearedArgumentsRecover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := read(&got[2]); !strings.HasPrefix(v.args, clearedPrefix) || Validate(got) != nil {
+	if v, _ := read(&got[2]); !strings.HasPrefix(v.args, adaptertest.ClearedPrefix) || Validate(got) != nil {
 		t.Fatalf("RecoverOverflow sent %s", jsonOf(t, got[2]))
 	}
 	back := mustHistory(t, got)
@@ -485,7 +481,7 @@ func TestClearArgumentsSparesReasoning(t *testing.T) {
 			_, res, _ = Trim(plain, budget, opts...)
 			for _, m := range res.Messages {
 				for _, c := range m.ToolCalls {
-					if strings.HasPrefix(c.Arguments, clearedPrefix) {
+					if strings.HasPrefix(c.Arguments, adaptertest.ClearedPrefix) {
 						clearedWithout++
 					}
 				}

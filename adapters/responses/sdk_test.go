@@ -678,7 +678,7 @@ func TestSDKClearedArguments(t *testing.T) {
 					v, _ := read(&received[i])
 					switch {
 					case v.cls != clsCall || v.args == args[v.callID]:
-					case plain && strings.HasPrefix(v.args, clearedPrefix):
+					case plain && strings.HasPrefix(v.args, adaptertest.ClearedPrefix):
 						cleared++
 					default:
 						t.Fatalf("budget %d: call %s arrived with %.60q", budget, v.callID, v.args)
