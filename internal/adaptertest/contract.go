@@ -5,7 +5,7 @@ package adaptertest
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/histrim/history"
@@ -56,7 +56,8 @@ type Contract[N any] struct {
 // OverflowText is an overflow as OpenAI-style providers state it, with
 // both sizes.
 func OverflowText(limit, used int) error {
-	return fmt.Errorf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, used)
+	return errors.New("This model's maximum context length is " + strconv.Itoa(limit) + " tokens. However, your messages resulted in " +
+		strconv.Itoa(used) + " tokens. Please reduce the length of the messages.")
 }
 
 // Run checks the adapter against the contract: errors, Kept, pins and
