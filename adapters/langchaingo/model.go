@@ -36,9 +36,10 @@ type Config struct {
 	// Options are the trim's options: history.WithElision,
 	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim,
 	// history.WithLabels, history.WithPin (indices into the messages of
-	// each call), ... The Model adds history.WithCounter,
-	// history.WithOverhead and history.WithCalibration from the fields
-	// below, which replace any given here.
+	// each call), ... The Model adds history.WithOverhead from the fields
+	// below, and history.WithCounter and history.WithCalibration when
+	// those fields are set, which replace any given here (a nil field
+	// leaves one given here alone).
 	Options []history.Option
 	// Counter counts the messages and the tools; nil means
 	// history.Heuristic().
@@ -170,8 +171,15 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	} else if m.cfg.Overhead < 0 {
 		overhead = m.cfg.Overhead // the trim reports it
 	}
-	opts := append(slices.Clip(m.cfg.Options), history.WithCounter(m.cfg.Counter),
-		history.WithOverhead(overhead), history.WithCalibration(m.cfg.Calibration))
+	opts := append(slices.Clip(m.cfg.Options), history.WithOverhead(overhead))
+	// Only when set, so that a nil field leaves the Options' own alone, as
+	// in eino's ChatModel.
+	if m.cfg.Counter != nil {
+		opts = append(opts, history.WithCounter(m.cfg.Counter))
+	}
+	if m.cfg.Calibration != nil {
+		opts = append(opts, history.WithCalibration(m.cfg.Calibration))
+	}
 	pinned := pins.Read(opts)
 	var tr *Trimmer
 	if m.state != nil {
