@@ -3,7 +3,7 @@ module github.com/histrim/history/bench
 go 1.26.0
 
 require (
-	github.com/histrim/history v0.0.0
+	github.com/histrim/history v0.1.0
 	github.com/histrim/history/frameworks/trpc v0.0.0-00010101000000-000000000000
 	github.com/histrim/history/stores/postgres v0.0.0-00010101000000-000000000000
 	github.com/histrim/history/stores/redis v0.0.0-00010101000000-000000000000

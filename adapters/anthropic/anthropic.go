@@ -9,6 +9,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
@@ -17,23 +18,68 @@ import (
 // MessageError reports a native message the adapter cannot convert: an
 // unknown role, a tool_use block without an ID or in a user message, two
 // tool_use blocks with one ID in a message, a tool_result block without a
-// tool_use_id or in an assistant message. It wraps [history.ErrInvalidMessage],
-// so errors.Is(err, history.ErrInvalidMessage) holds for it as for the core's
-// own validation errors.
-type MessageError struct {
-	// Index is the position of the offending message in the caller's
-	// messages slice (the system prompt is never invalid).
-	Index int
-	// Reason says what is wrong with it.
-	Reason string
+// tool_use_id or in an assistant message. It wraps
+// [history.ErrInvalidMessage], so errors.Is(err, history.ErrInvalidMessage)
+// holds for it as for the core's own validation errors. Index is the
+// position of the offending message in the caller's messages slice (the
+// system prompt is never invalid), Reason says what is wrong with it.
+type MessageError = adapt.MessageError
+
+// codec is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways, the system prompt taken
+// separately.
+var codec = &adapt.Codec[[]anthropic.TextBlockParam, anthropic.MessageParam]{
+	Name: "anthropic", Noun: "message",
+	Convert: func(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, opts []history.Option) (*adapt.View[anthropic.MessageParam], error) {
+		hist, srcs, err := convert(system, msgs, true, opts)
+		if err != nil {
+			return nil, err
+		}
+		lead := len(hist) - len(srcs) // the system prompt, if any
+		notice := func(b history.Message, next *regroup.Group) anthropic.MessageParam {
+			if b.Role == history.RoleAssistant && next != nil && next.Native >= 0 && opensWithThinking(&msgs[next.Native]) {
+				// The API joins consecutive assistant messages: the
+				// notice's text would open the message before its
+				// thinking, which the API rejects when thinking is
+				// enabled.
+				b.Role = history.RoleUser
+			}
+			return fromBreadcrumb(b)
+		}
+		return adapt.Grouped(msgs, hist, lead, srcs, notice, rebuild), nil
+	},
 }
 
-func (e *MessageError) Error() string {
-	return "history/anthropic: invalid message at index " + strconv.Itoa(e.Index) + ": " + e.Reason
+// Trimmer is the stateful trimmer of a conversation's messages: a
+// history.Trimmer (maintenance points, cold resume, summaries, the plan
+// kept between requests so that the provider's prompt cache survives)
+// over the caller's whole transcript, its decisions mapped back onto the
+// caller's messages as [Trim] maps them. Its methods are
+// Trim(transcript, budget), TrimContext(ctx, transcript, budget),
+// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
+// (history.WithPin) index the transcript. See docs/adapters.md, "The
+// stateful trimmer".
+type Trimmer = adapt.Trimmer[[]anthropic.TextBlockParam, anthropic.MessageParam]
+
+// NewTrimmer returns a Trimmer for one conversation that trims with opts
+// (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
+// fixed for its life.
+func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trimmer {
+	return codec.NewTrimmer(system, opts)
 }
 
-// Unwrap returns history.ErrInvalidMessage.
-func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
+// Positions returns where msgs[i], for each index i, landed in the output
+// of the Trim or RecoverOverflow of msgs that returned res: the index to
+// pin it at (history.WithPin) when that output is trimmed again; -1 for a
+// message the output does not hold.
+func Positions(msgs []anthropic.MessageParam, res history.Result, i ...int) []int {
+	return codec.Positions(msgs, res, i...)
+}
+
+// invalid is the *MessageError for msgs[i].
+func invalid(i int, reason string) error {
+	return adapt.Invalid("anthropic", "message", nil, i, reason)
+}
 
 // ToHistory converts a Messages API request to the library's message model,
 // for counting and trimming (see the package documentation for the mapping).
@@ -102,14 +148,12 @@ func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.Message
 			m.Parts[i] = history.Part{Type: history.PartText, Text: system[i].Text}
 		}
 		hist = append(hist, m)
-		if wantSources {
-			srcs = append(srcs, regroup.Slot{Native: -1}) // the system prompt: no message of msgs
-		}
 	}
+	lead := len(hist) // the system prompt: no message of msgs
 	for i := range msgs {
 		role, blocks, err := readMessage(&msgs[i])
 		if err != nil {
-			return nil, nil, &MessageError{Index: i, Reason: err.Error()}
+			return nil, nil, invalid(i, err.Error())
 		}
 		start := len(hist)
 		switch role {
@@ -122,7 +166,7 @@ func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.Message
 		case anthropic.MessageParamRoleAssistant:
 			m, err := assistantMessage(blocks)
 			if err != nil {
-				return nil, nil, &MessageError{Index: i, Reason: err.Error()}
+				return nil, nil, invalid(i, err.Error())
 			}
 			hist = append(hist, m)
 			if wantSources {
@@ -144,12 +188,12 @@ func convertMessages(system []anthropic.TextBlockParam, msgs []anthropic.Message
 			var err error
 			hist, srcs, err = userMessages(hist, srcs, i, blocks, wantSources)
 			if err != nil {
-				return nil, nil, &MessageError{Index: i, Reason: err.Error()}
+				return nil, nil, invalid(i, err.Error())
 			}
 		default:
-			return nil, nil, &MessageError{Index: i, Reason: "unknown role " + strconv.Quote(string(role))}
+			return nil, nil, invalid(i, "unknown role "+strconv.Quote(string(role)))
 		}
-		if wantSources && len(srcs) < len(hist) {
+		if wantSources && len(srcs) < len(hist)-lead {
 			srcs = append(srcs, regroup.Slot{Native: i}) // every block
 		}
 	}
@@ -469,8 +513,9 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 // turns, and for dropped steps under history.WithStepTrim) rendered as
 // native messages. The system prompt counts toward the budget and is
 // always kept; Trim never changes it, so the caller sends the same system
-// slice. res is the core Result: its Messages and Kept describe the
-// converted history of [ToHistory] (system prompt first), not msgs.
+// slice. res is the core Result over the conversion of msgs: its Messages
+// and Kept describe ToHistory(nil, msgs) (the system prompt counts in its
+// token figures but is not in Messages).
 //
 // Kept messages are the caller's values themselves (shallow copies sharing
 // their content slices), so thinking signatures, cache_control markers,
@@ -521,46 +566,7 @@ func documentParts(parts []history.Part, d *anthropic.DocumentBlockParam) []hist
 // *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
 // does. On any other error the messages are nil.
 func Trim(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int, opts ...history.Option) ([]anthropic.MessageParam, history.Result, error) {
-	hist, srcs, opts, err := prepare(system, msgs, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := history.TrimToRecentTurns(hist, budget, opts...)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, res, err
-	}
-	return toNative(msgs, hist, srcs, res), res, err
-}
-
-// prepare converts a request for a trim with opts: the converted history,
-// where each message came from, and opts with the native pins
-// (history.WithPin) translated to the history's indices.
-func prepare(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, opts []history.Option) ([]history.Message, []regroup.Slot, []history.Option, error) {
-	hist, srcs, err := convert(system, msgs, true, opts)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if opts, err = translatePins(hist, srcs, len(msgs), opts); err != nil {
-		return nil, nil, nil, err
-	}
-	return hist, srcs, opts, nil
-}
-
-// toNative maps res, a decision on hist (converted from msgs, srcs saying
-// where each message came from), back onto msgs: the caller's messages the
-// trim kept, cut-down copies of those it changed, and the notices it
-// inserted rendered natively.
-func toNative(msgs []anthropic.MessageParam, hist []history.Message, srcs []regroup.Slot, res history.Result) []anthropic.MessageParam {
-	notice := func(b history.Message, next *regroup.Group) anthropic.MessageParam {
-		if b.Role == history.RoleAssistant && next != nil && next.Native >= 0 && opensWithThinking(&msgs[next.Native]) {
-			// The API joins consecutive assistant messages: the notice's
-			// text would open the message before its thinking, which the
-			// API rejects when thinking is enabled.
-			b.Role = history.RoleUser
-		}
-		return fromBreadcrumb(b)
-	}
-	return regroup.Apply(msgs, hist, srcs, res, notice, rebuild)
+	return codec.Trim(system, msgs, budget, opts)
 }
 
 // opensWithThinking reports whether m is an assistant message whose first

@@ -4,7 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -362,10 +365,10 @@ func TestBreadcrumbRecognised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The old breadcrumb (history message 1: the system prompt is 0) is
-	// replaced, not kept.
-	if slices.Index(res.Kept, -1) < 0 || slices.Contains(res.Kept, 1) || len(twice) != len(res.Kept)-1 {
-		t.Errorf("Kept = %v: want a new breadcrumb and the old one (history message 1) left out", res.Kept)
+	// The old breadcrumb (message 0: the Result describes the messages,
+	// not the system prompt) is replaced, not kept.
+	if slices.Index(res.Kept, -1) < 0 || slices.Contains(res.Kept, 0) || len(twice) != len(res.Kept) {
+		t.Errorf("Kept = %v: want a new breadcrumb and the old one (message 0) left out", res.Kept)
 	}
 	if res.DroppedMessages%2 != 0 {
 		t.Errorf("DroppedMessages %d; want an even count (whole user/assistant turns)", res.DroppedMessages)
@@ -380,5 +383,607 @@ func TestTrimErrors(t *testing.T) {
 	out, res, err := Trim(nil, msgs, 5)
 	if !errors.Is(err, history.ErrLatestTurnTooLarge) || len(out) != 1 || res.TokensAfter <= 5 {
 		t.Errorf("oversized latest turn: got %d messages, %v; want the turn and ErrLatestTurnTooLarge", len(out), err)
+	}
+}
+
+// The Messages API's own error messages for the rules ValidateRequest
+// checks, as public reports quote them (each names its source), and the
+// message the API would give for a violation ValidateRequest reports. The
+// thinking tests and the httptest server of the SDK tests answer with them.
+
+// apiMessage returns the "message" of the API's invalid_request_error for
+// err, a violation ValidateRequest reported for msgs, or "" when err is
+// nil.
+func apiMessage(err error) string {
+	var pe *PairingError
+	var te *ThinkingError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &pe) && strings.Contains(pe.Reason, "no tool_result"):
+		// anthropics/claude-code#5060, #2697, #7929; lbjlaq/Antigravity-Manager#654.
+		return fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", pe.Index, pe.ID)
+	case errors.As(err, &pe):
+		// anthropics/claude-code#13460 (the API names the block; the
+		// adapter's error names the message).
+		return fmt.Sprintf("messages.%d.content.0: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", pe.Index, pe.ID)
+	case errors.As(err, &te) && strings.Contains(te.Reason, "final assistant turn"):
+		// openai/openai-agents-python#1704 (found `tool_use`),
+		// pydantic/pydantic-ai#2075 (found `text`), anomalyco/opencode#3077
+		// and n8n-io/n8n#22550 (the docs.claude.com address).
+		found := te.Reason[strings.LastIndex(te.Reason, " ")+1:]
+		return fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking", te.Index, strings.Trim(found, `"`))
+	case errors.As(err, &te) && strings.Contains(te.Reason, "first block must be"):
+		// anthropics/claude-code#20705, lbjlaq/Antigravity-Manager#653
+		// (both "Found text.").
+		found := te.Reason[strings.LastIndex(te.Reason, " ")+1:]
+		return fmt.Sprintf("messages.%d.content.0: If an assistant message contains any thinking blocks, the first block must be thinking or redacted_thinking. Found %s.", te.Index, strings.Trim(found, `"`))
+	case errors.As(err, &te) && strings.Contains(te.Reason, "final block"):
+		// tailcallhq/forgecode#2107 ("messages.1: ..."), #3071.
+		return fmt.Sprintf("messages.%d: The final block in an assistant message cannot be `thinking`.", te.Index)
+	case errors.As(err, &te) && strings.Contains(te.Reason, "disabled"):
+		// tailcallhq/forgecode#1853, #1195, #1197.
+		return fmt.Sprintf("messages.%d.content.%d: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.", te.Index, te.Block)
+	}
+	return "invalid request: " + err.Error()
+}
+
+func TestOverhead(t *testing.T) {
+	weather := anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{
+		Properties: map[string]any{"city": map[string]any{"type": "string"}},
+		Required:   []string{"city"},
+	}, "get_weather")
+	empty := anthropic.ToolInputSchemaParam{Properties: map[string]any{}}
+	described := anthropic.ToolUnionParamOfTool(empty, "list_files")
+	described.OfTool.Description = anthropic.String("Lists the files of the repository, recursively.")
+	extra := anthropic.ToolUnionParamOfTool(empty, "deploy")
+	extra.OfTool.SetExtraFields(map[string]any{"x_internal": "a field the SDK does not model"})
+	override := param.Override[anthropic.ToolUnionParam](json.RawMessage(`{"name":"raw_tool","input_schema":{"type":"object"},"x":"y"}`))
+	format := anthropic.OutputConfigParam{Format: anthropic.JSONOutputFormatParam{Schema: map[string]any{
+		"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}}}
+	system := []anthropic.TextBlockParam{{Text: "A long system prompt that Trim counts, not Overhead."}}
+	msgs := []anthropic.MessageParam{user(text("hello"))}
+
+	tests := []struct {
+		name   string
+		params anthropic.MessageNewParams
+		want   string // the text counted as one system message; "" for none
+	}{
+		{"nothing besides the messages", anthropic.MessageNewParams{System: system, Messages: msgs, MaxTokens: 100}, ""},
+		{"tools", anthropic.MessageNewParams{Tools: []anthropic.ToolUnionParam{weather, described}},
+			`[{"input_schema":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"},"name":"get_weather"},` +
+				`{"input_schema":{"properties":{},"type":"object"},"name":"list_files","description":"Lists the files of the repository, recursively."}]`},
+		{"extra fields and overrides as sent", anthropic.MessageNewParams{Tools: []anthropic.ToolUnionParam{extra, override}},
+			`[{"input_schema":{"properties":{},"type":"object"},"name":"deploy","x_internal":"a field the SDK does not model"},` +
+				`{"name":"raw_tool","input_schema":{"type":"object"},"x":"y"}]`},
+		{"a response schema", anthropic.MessageNewParams{OutputConfig: format},
+			`{"schema":{"properties":{"answer":{"type":"string"}},"type":"object"},"type":"json_schema"}`},
+		{"tools and a schema, with messages and system", anthropic.MessageNewParams{System: system, Messages: msgs, Tools: []anthropic.ToolUnionParam{weather}, OutputConfig: format},
+			`[{"input_schema":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"},"name":"get_weather"}]` + "\n" +
+				`{"schema":{"properties":{"answer":{"type":"string"}},"type":"object"},"type":"json_schema"}`},
+		{"an effort without a schema", anthropic.MessageNewParams{OutputConfig: anthropic.OutputConfigParam{Effort: anthropic.OutputConfigEffortLow}}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []history.Message
+			spy := history.CounterFunc(func(m history.Message) int {
+				seen = append(seen, m)
+				return 7 * len(m.Content)
+			})
+			got := Overhead(tc.params, spy)
+			if tc.want == "" {
+				if got != 0 || len(seen) != 0 {
+					t.Fatalf("got %d from %d messages, want 0 and no count", got, len(seen))
+				}
+				return
+			}
+			if len(seen) != 1 || seen[0].Role != history.RoleSystem || seen[0].Content != tc.want || got != 7*len(tc.want) {
+				t.Fatalf("counted %+v (%d tokens), want one system message holding\n%s", seen, got, tc.want)
+			}
+			if h, want := Overhead(tc.params, nil), history.Heuristic().CountMessage(history.Message{Role: history.RoleSystem, Content: tc.want}); h != want {
+				t.Fatalf("nil counter: %d, want Heuristic's %d", h, want)
+			}
+		})
+	}
+}
+
+// TestOverheadReachesResult: passed with history.WithOverhead, the
+// overhead is part of the Result's TokensAfter, and the budget leaves room
+// for it.
+func TestOverheadReachesResult(t *testing.T) {
+	system, msgs := pinRequest()
+	params := anthropic.MessageNewParams{Tools: []anthropic.ToolUnionParam{anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{}, "read")}}
+	ovh := Overhead(params, nil)
+	_, plain, err := Trim(system, msgs, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, with, err := Trim(system, msgs, 1_000, history.WithOverhead(ovh))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ovh <= 0 || with.TokensAfter > 1_000 || with.TokensAfter-ovh > plain.TokensAfter || with.TokensAfter-ovh > 1_000-ovh {
+		t.Fatalf("overhead %d: TokensAfter %d with it, %d without; want the overhead counted and the messages in the rest", ovh, with.TokensAfter, plain.TokensAfter)
+	}
+}
+
+// pinRequest is a request whose native indices differ from the converted
+// history's: the system prompt comes first there, and message 2 holds two
+// tool results and a text block (three history messages).
+func pinRequest() ([]anthropic.TextBlockParam, []anthropic.MessageParam) {
+	big := strings.Repeat("lorem ipsum dolor sit amet ", 60)
+	system := []anthropic.TextBlockParam{{Text: "You are an agent."}, {Text: "Be brief."}}
+	return system, []anthropic.MessageParam{
+		user(text("task 1: " + big)),                                             // 0
+		assistant(toolUse("c1", "read"), toolUse("c2", "read")),                  // 1
+		user(result("c1", big), result("c2", big), text("continue")),             // 2
+		assistant(text("done 1: " + big)),                                        // 3
+		user(text("remember: the deploy key lives in vault/ci")),                 // 4
+		assistant(text("noted")),                                                 // 5
+		user(text("task 2: " + big)),                                             // 6
+		assistant(toolUse("c3", "grep")),                                         // 7
+		user(result("c3", big)),                                                  // 8
+		assistant(text("done 2: " + big)),                                        // 9
+		user(text("task 3: what now?")),                                          // 10
+		assistant(anthropic.NewThinkingBlock("sig", "hm"), toolUse("c4", "run")), // 11
+		user(result("c4", big)),                                                  // 12
+	}
+}
+
+// TestTrimPins: a pinned native message is sent, as the caller's own
+// value, at every budget and with every rung of the ladder, though its
+// index in the converted history differs from its index in msgs.
+func TestTrimPins(t *testing.T) {
+	system, msgs := pinRequest()
+	hist, err := ToHistory(system, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := history.Estimate(hist, nil)
+	tests := []struct {
+		name   string
+		system []anthropic.TextBlockParam
+		pins   []int
+	}{
+		{"a memory after a message of three results", system, []int{4}},
+		{"the first task", system, []int{0}},
+		{"an assistant's text and a memory", system, []int{3, 4}},
+		{"no system prompt", nil, []int{4, 9}},
+		{"the latest task", system, []int{10}},
+	}
+	sets := [][]history.Option{
+		nil,
+		{history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: -1}), history.WithStepTrim()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, set := range sets {
+				for _, budget := range adaptertest.Budgets(total, 30) {
+					opts := append([]history.Option{history.WithPin(tc.pins...)}, set...)
+					out, res, err := Trim(tc.system, msgs, budget, opts...)
+					if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+						t.Fatalf("budget %d: %v", budget, err)
+					}
+					if err := Validate(out); err != nil {
+						t.Fatalf("budget %d: %v", budget, err)
+					}
+					for _, p := range tc.pins {
+						if !adaptertest.Subsequence(msgs[p:p+1], out, adaptertest.SameJSON) {
+							t.Fatalf("budget %d (options %d): pinned message %d was not sent (%d of %d messages, %d turns dropped)",
+								budget, len(set), p, len(out), len(msgs), res.DroppedTurns)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTrimPinsDropped: at a small budget the turns of the pinned messages
+// go, and the pinned messages are lifted after the notice, in order, so
+// that the notice stays in the leading block.
+func TestTrimPinsDropped(t *testing.T) {
+	system, msgs := pinRequest()
+	out, res, err := Trim(system, msgs, 900, history.WithPin(0, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DroppedTurns == 0 {
+		t.Fatal("nothing dropped: the budget does not test lifting")
+	}
+	want := []anthropic.MessageParam{fromBreadcrumb(history.Breadcrumb()), msgs[0], msgs[4]}
+	for j, m := range want {
+		if adaptertest.JSON(t, out[j]) != adaptertest.JSON(t, m) {
+			t.Fatalf("message %d is %s, want %s", j, adaptertest.JSON(t, out[j]), adaptertest.JSON(t, m))
+		}
+	}
+}
+
+func TestTrimPinErrors(t *testing.T) {
+	system, msgs := pinRequest()
+	notice := append([]anthropic.MessageParam{fromBreadcrumb(history.Breadcrumb())}, msgs[10:]...)
+	tests := []struct {
+		name   string
+		msgs   []anthropic.MessageParam
+		pin    int
+		reason string // in the OptionError's reason
+	}{
+		{"tool results", msgs, 2, "message 2 is a tool result"},
+		{"tool calls", msgs, 1, "message 1 has tool calls"},
+		{"thinking and a tool call", msgs, 11, "message 11 has tool calls"},
+		{"a single tool result", msgs, 12, "message 12 is a tool result"},
+		{"outside", msgs, 13, "index 13 is outside the history of 13 messages"},
+		{"negative", msgs, -1, "index -1 is negative"},
+		{"a notice", notice, 0, "message 0 is a notice"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := map[string]func() ([]anthropic.MessageParam, error){
+				"Trim": func() ([]anthropic.MessageParam, error) {
+					out, _, err := Trim(system, tc.msgs, 1_000, history.WithPin(tc.pin))
+					return out, err
+				},
+				"RecoverOverflow": func() ([]anthropic.MessageParam, error) {
+					out, _, err := RecoverOverflow(system, tc.msgs, overflowErr(9_000, 8_000), 1, history.WithPin(tc.pin))
+					return out, err
+				},
+			}
+			for name, call := range calls {
+				out, err := call()
+				var oe *history.OptionError
+				if !errors.As(err, &oe) || !errors.Is(err, history.ErrInvalidOption) || oe.Option != "WithPin" || !strings.Contains(oe.Reason, tc.reason) {
+					t.Fatalf("%s: got %v, want an *history.OptionError for WithPin saying %q", name, err, tc.reason)
+				}
+				if out != nil {
+					t.Errorf("%s: got %d messages with the error, want none", name, len(out))
+				}
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		msgs         []anthropic.MessageParam
+		index        int // -1: valid
+		id           string
+	}{
+		{"empty", "nothing to pair", nil, -1, ""},
+		{"plain chat", "no tools", []anthropic.MessageParam{user(text("hi")), assistant(text("yo"))}, -1, ""},
+		{"parallel calls", "results in any order, text after them",
+			[]anthropic.MessageParam{user(text("go")), assistant(toolUse("a", "f"), toolUse("b", "g")), user(result("b", "B"), result("a", "A"), text("more"))}, -1, ""},
+		{"consecutive users", "the API joins consecutive user messages (breadcrumb + turn)",
+			[]anthropic.MessageParam{user(text(history.BreadcrumbText)), user(text("hi")), assistant(text("yo"))}, -1, ""},
+		{"id reused later", "ids only need to pair with the neighbouring message",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(result("a", "1")), assistant(toolUse("a", "f")), user(result("a", "2"))}, -1, ""},
+		{"unanswered at end", "a tool_use needs its tool_result in the next message",
+			[]anthropic.MessageParam{user(text("go")), assistant(toolUse("a", "f"))}, 1, "a"},
+		{"answer two messages later", "the result must be in the very next message",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(text("wait")), user(result("a", "A"))}, 0, "a"},
+		{"one of two answered", "every tool_use of the message needs a result",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f"), toolUse("b", "g")), user(result("a", "A"))}, 0, "b"},
+		{"orphan result", "a tool_result with no tool_use before it",
+			[]anthropic.MessageParam{user(text("hi")), assistant(text("yo")), user(result("a", "A"))}, 2, "a"},
+		{"result in first message", "no preceding assistant at all",
+			[]anthropic.MessageParam{user(result("a", "A"))}, 0, "a"},
+		{"answered twice", "one tool_use, one tool_result",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(result("a", "A"), result("a", "A"))}, 1, "a"},
+		{"text before result", "tool_result blocks must come first",
+			[]anthropic.MessageParam{assistant(toolUse("a", "f")), user(text("here:"), result("a", "A"))}, 1, "a"},
+	}
+	where := func(e *PairingError) (int, string) { return e.Index, e.ID }
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			adaptertest.Violation(t, Validate(tc.msgs), ErrUnpaired, where, tc.index, tc.id, tc.reason)
+		})
+	}
+}
+
+// genRequest builds a request from data: the fuzzer's bytes or a seed. It
+// deliberately produces broken pairs (unanswered tool_use, stray and
+// duplicate tool_result blocks, answers two messages late) as well as good
+// ones, always with tool_result blocks first in their message.
+func genRequest(data []byte) ([]anthropic.TextBlockParam, []anthropic.MessageParam) {
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
+	words := adaptertest.Words
+	var system []anthropic.TextBlockParam
+	if b := next(); b >= 0 && b%3 != 0 {
+		system = append(system, anthropic.TextBlockParam{Text: words(b)})
+	}
+	var msgs []anthropic.MessageParam
+	var pending []string
+	id := 0
+	for {
+		b := next()
+		if b < 0 {
+			return system, msgs
+		}
+		switch b % 8 {
+		case 0, 1:
+			msgs = append(msgs, user(text(words(b))))
+		case 2:
+			msgs = append(msgs, assistant(anthropic.NewThinkingBlock("sig"+strconv.Itoa(b), words(b)), text(words(b))))
+		case 3, 4:
+			var blocks []anthropic.ContentBlockParamUnion
+			if b%2 == 0 {
+				blocks = append(blocks, anthropic.NewThinkingBlock("sig", words(b)))
+			}
+			pending = pending[:0]
+			for range 1 + b%3 {
+				id++
+				tid := "toolu_" + strconv.Itoa(id)
+				blocks = append(blocks, toolUse(tid, "tool"))
+				pending = append(pending, tid)
+			}
+			msgs = append(msgs, assistant(blocks...))
+		case 5, 6:
+			// One user message answering some pending calls, in an order
+			// chosen by b, maybe with a stray result and trailing text.
+			var blocks []anthropic.ContentBlockParamUnion
+			for k := range pending {
+				if (b>>(k+3))&1 == 0 || b%7 == 0 {
+					blocks = append(blocks, result(pending[(k+b)%len(pending)], words(b)))
+				}
+			}
+			if b%5 == 0 {
+				blocks = append(blocks, result("stray_"+strconv.Itoa(b), "x"))
+			}
+			if b%3 == 0 || len(blocks) == 0 {
+				blocks = append(blocks, cached(text(words(b))))
+			}
+			msgs = append(msgs, user(blocks...))
+		case 7:
+			msgs = append(msgs, user(result("stray_"+strconv.Itoa(b), words(b))))
+		}
+	}
+}
+
+// checkTrim is the property every trim must have: the output passes
+// Validate, the input is untouched, every output message is an original or
+// a breadcrumb or holds only blocks of one original message in their
+// original order, and trimming the output again changes nothing (see below
+// for the one exception).
+func checkTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int) {
+	t.Helper()
+	r, res, err := adapter.Trimmed(t, request{system, msgs}, budget)
+	out := r.Messages
+	// Every output block comes from the input, in input order, except in
+	// the notices the core inserted, each a message of its own.
+	pos, notices := 0, 0
+	for j, m := range out {
+		p := pos
+		for p < len(msgs) && !adaptertest.Subsequence(m.Content, msgs[p].Content, adaptertest.SameJSON[anthropic.ContentBlockParamUnion]) {
+			p++
+		}
+		if p < len(msgs) {
+			pos = p + 1
+			continue
+		}
+		notices++
+		if len(m.Content) != 1 || m.Content[0].OfText == nil {
+			t.Fatalf("budget %d: output message %d is neither made of an input message's blocks nor a notice: %s", budget, j, adaptertest.JSON(t, m))
+		}
+	}
+	want := 0
+	for _, k := range res.Kept {
+		if k < 0 {
+			want++
+		}
+	}
+	if notices != want {
+		t.Fatalf("budget %d: %d messages not from the input, %d notices inserted: %s", budget, notices, want, adaptertest.JSON(t, out))
+	}
+	// Trimming the output again changes nothing, unless the latest turn
+	// was over budget and the input was broken: then the sweep may have
+	// turned a message with orphaned tool_results and text into a plain
+	// user message, which opens a turn the second trim can drop.
+	again, _, _ := Trim(system, out, budget)
+	if (err == nil || Validate(msgs) == nil) && adaptertest.JSON(t, again) != adaptertest.JSON(t, out) {
+		t.Fatalf("budget %d: trimming the output again changed it:\n once %s\ntwice %s", budget, adaptertest.JSON(t, out), adaptertest.JSON(t, again))
+	}
+}
+
+var fuzzSeeds = [][]byte{
+	{1, 0, 3, 5, 2, 0, 4, 6, 1, 8},
+	{2, 0, 11, 13, 0, 3, 7, 0, 2, 1, 12, 14, 9},
+	{0, 4, 0, 8, 7, 15, 3, 0, 3, 5, 23},
+	{1, 1, 9, 17, 25, 2, 3, 6, 0, 4, 4, 5, 5, 0},
+	{5, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 8},
+	{1, 0, 11, 0, 13, 21, 8, 3, 45, 0, 2},
+}
+
+// TestTrimProperty runs checkTrim over generated requests at budgets from 1
+// to just above their size.
+func TestTrimProperty(t *testing.T) {
+	for _, seed := range adaptertest.Seeds(fuzzSeeds, 40) {
+		system, msgs := genRequest(seed)
+		for _, budget := range adaptertest.Budgets(adapter.Tokens(t, request{system, msgs}), 40) {
+			checkTrim(t, system, msgs, budget)
+		}
+	}
+}
+
+func FuzzTrim(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, uint16(50))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, budget uint16) {
+		system, msgs := genRequest(data)
+		checkTrim(t, system, msgs, int(budget)+1)
+	})
+}
+
+// contractConversation is six turns of a task, a tool_use, its result and
+// an answer (the system prompt is contractSystem).
+func contractConversation() []anthropic.MessageParam {
+	var msgs []anthropic.MessageParam
+	for i := range 6 {
+		id := "toolu_" + strconv.Itoa(i)
+		msgs = append(msgs, user(text("task "+strconv.Itoa(i)+strings.Repeat(" words", 20))), assistant(toolUse(id, "read")),
+			user(result(id, strings.Repeat("output line\n", 40))), assistant(text("done "+strconv.Itoa(i))))
+	}
+	return msgs
+}
+
+var contractSystem = []anthropic.TextBlockParam{{Text: "be brief"}}
+
+// TestContract runs the adapter through the contract every adapter keeps,
+// with a system prompt: the Result describes msgs alone.
+func TestContract(t *testing.T) {
+	type msg = anthropic.MessageParam
+	c := &adaptertest.Contract[msg]{
+		Trim: func(msgs []msg, budget int, opts ...history.Option) ([]msg, history.Result, error) {
+			return Trim(contractSystem, msgs, budget, opts...)
+		},
+		RecoverOverflow: func(msgs []msg, err error, attempt int, opts ...history.Option) ([]msg, history.Result, error) {
+			return RecoverOverflow(contractSystem, msgs, err, attempt, opts...)
+		},
+		Positions: Positions, Validate: Validate,
+		ToHistory:    func(msgs []msg) ([]history.Message, error) { return ToHistory(nil, msgs) },
+		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[msg] { return NewTrimmer(contractSystem, opts...) },
+		ErrUnpaired:  ErrUnpaired,
+		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,
+		Invalid:    []msg{user(text("hi")), user(toolUse("toolu_x", "read"))},
+		Bad:        1,
+		Unpaired:   contractConversation()[:2],
+		UnpairedAt: 1, UnpairedID: "toolu_0",
+		Overflows:    []error{errors.New(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 2000 tokens > 1000 maximum"}}`)},
+		NotOverflows: []error{errors.New(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)},
+	}
+	c.Run(t)
+}
+
+// TestCoreRequirement: go.mod requires the core release these tests run
+// against, so that adapter and core are released and upgraded together.
+func TestCoreRequirement(t *testing.T) { adaptertest.CoreRequirement(t) }
+
+// apiError stands for the *anthropic.Error the client returns for an error
+// answer: the status in its text and StatusCode, the body in RawJSON (the
+// loop test drives the real client).
+type apiError struct {
+	status int
+	body   string
+}
+
+func (e *apiError) Error() string {
+	return `POST "https://api.anthropic.com/v1/messages": ` + strconv.Itoa(e.status) + " " + http.StatusText(e.status) + " " + e.body
+}
+func (e *apiError) StatusCode() int { return e.status }
+func (e *apiError) RawJSON() string { return e.body }
+
+// overflowErr is the Messages API's answer to a prompt of used tokens over
+// a window of limit.
+func overflowErr(used, limit int) error {
+	return &apiError{http.StatusBadRequest, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: ` +
+		strconv.Itoa(used) + ` tokens > ` + strconv.Itoa(limit) + ` maximum"},"request_id":"req_011CTest"}`}
+}
+
+func TestRecoverOverflow(t *testing.T) {
+	system, msgs := pinRequest()
+	hist, _ := ToHistory(system, msgs)
+	sent := history.Estimate(hist, nil) // what the core counts of the rejected request
+	latest := msgs[10:]
+	stray := append(append([]anthropic.MessageParam(nil), msgs[:10]...), user(result("stray", "x"), text("go on")), msgs[10], msgs[11], msgs[12])
+	elide := history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: -1})
+	rateLimit := &apiError{http.StatusTooManyRequests, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization of 30,000 input tokens per minute."}}`}
+	tests := []struct {
+		name     string
+		msgs     []anthropic.MessageParam
+		err      error
+		attempt  int
+		opts     []history.Option
+		want     error // nil: recovered
+		maxAfter int   // recovered: res.TokensAfter at most this
+	}{
+		{"prompt is too long", msgs, overflowErr(sent*13/10, sent), 1, nil, nil, sent * 10 / 13},
+		{"second attempt", msgs, overflowErr(sent*13/10, sent), 2, nil, nil, sent * 10 / 13 * 3 / 4},
+		{"input length and max_tokens", msgs, &apiError{http.StatusBadRequest, `{"type":"error","error":{"type":"invalid_request_error","message":"input length and ` + "`max_tokens`" + ` exceed context limit: 197000 + 16384 > 200000, decrease input length or ` + "`max_tokens`" + ` and try again"}}`}, 1, nil, nil, sent},
+		{"with elision and step trimming", msgs, overflowErr(sent*2, sent), 1, []history.Option{elide, history.WithStepTrim()}, nil, sent / 2},
+		{"orphans only", stray, overflowErr(sent+1, sent), 1, nil, nil, sent},
+		{"rate limit", msgs, rateLimit, 1, nil, history.ErrNotOverflow, 0},
+		{"nil error", msgs, nil, 1, nil, history.ErrNotOverflow, 0},
+		{"only the latest turn left", latest, overflowErr(sent, sent/2), 1, nil, history.ErrCannotRecover, 0},
+		{"invalid option", msgs, overflowErr(sent*2, sent), 1, []history.Option{history.WithLowWater(2)}, history.ErrInvalidOption, 0},
+		{"invalid message", []anthropic.MessageParam{user(toolUse("c9", "x"))}, overflowErr(sent*2, sent), 1, nil, history.ErrInvalidMessage, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := adaptertest.JSON(t, tc.msgs)
+			var events []history.Event
+			opts := append([]history.Option{history.WithOnTrim(func(ev history.Event) { events = append(events, ev) })}, tc.opts...)
+			out, res, err := RecoverOverflow(system, tc.msgs, tc.err, tc.attempt, opts...)
+			if adaptertest.JSON(t, tc.msgs) != before {
+				t.Fatal("RecoverOverflow modified its input")
+			}
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+			switch {
+			case tc.want == nil:
+				if !res.Trimmed && res.OrphansRemoved == 0 || res.TokensAfter > tc.maxAfter {
+					t.Fatalf("recovered to %d tokens (trimmed %v, orphans %d), want at most %d", res.TokensAfter, res.Trimmed, res.OrphansRemoved, tc.maxAfter)
+				}
+				if len(events) != 1 || events[0].Reason != history.ReasonOverflow || events[0].Attempt != tc.attempt {
+					t.Fatalf("events %+v, want one overflow event of attempt %d", events, tc.attempt)
+				}
+				if err := Validate(out); err != nil {
+					t.Fatal(err)
+				}
+				if !adaptertest.Subsequence(tc.msgs[len(tc.msgs)-3:], out, adaptertest.SameJSON) {
+					t.Fatal("the latest turn was not kept")
+				}
+				checkConvertsBack(t, request{system, tc.msgs}, request{system, out}, res)
+			case errors.Is(err, history.ErrNotOverflow):
+				if !adaptertest.SameArray(out, tc.msgs) || !adaptertest.Identity(res.Kept, len(hist)-1) || len(events) != 0 {
+					t.Fatalf("not an overflow: got %d messages, Kept %v, %d events; want msgs itself, untouched", len(out), res.Kept, len(events))
+				}
+			case errors.Is(err, history.ErrCannotRecover):
+				var re *history.RecoverError
+				if !errors.As(err, &re) || !errors.Is(err, tc.err) || re.Used != sent || re.Limit != sent/2 {
+					t.Fatalf("got %v, want a *history.RecoverError wrapping the provider error, with its sizes", err)
+				}
+				if adaptertest.JSON(t, out) != adaptertest.JSON(t, tc.msgs) {
+					t.Fatalf("got %s, want what is left: the latest turn", adaptertest.JSON(t, out))
+				}
+			default:
+				if out != nil {
+					t.Fatalf("got %d messages with %v, want none", len(out), err)
+				}
+			}
+		})
+	}
+}
+
+// TestRecoverOverflowLoop: recovering again from the output of a recovery
+// goes further each time, keeps the system prompt's pin and the latest
+// turn, and ends with ErrCannotRecover, as the core does.
+func TestRecoverOverflowLoop(t *testing.T) {
+	system, msgs := pinRequest()
+	prev := len(msgs) + 1
+	for attempt := 1; ; attempt++ {
+		hist, _ := ToHistory(system, msgs)
+		n := history.Estimate(hist, nil)
+		out, res, err := RecoverOverflow(system, msgs, overflowErr(n+100, n), attempt)
+		if errors.Is(err, history.ErrCannotRecover) {
+			if attempt < 3 {
+				t.Fatalf("gave up at attempt %d", attempt)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+		if len(out) >= prev || res.TokensAfter >= n {
+			t.Fatalf("attempt %d: %d messages, %d tokens, from %d and %d: no progress", attempt, len(out), res.TokensAfter, prev, n)
+		}
+		if err := Validate(out); err != nil {
+			t.Fatal(err)
+		}
+		prev, msgs = len(out), out
+		if attempt > len(out)+1 {
+			t.Fatal("no end")
+		}
 	}
 }

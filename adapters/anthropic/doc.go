@@ -228,6 +228,18 @@
 // checks a whole request: pairing, and the rules of extended thinking for
 // its thinking configuration.
 //
+// # The stateful trimmer and positions
+//
+// NewTrimmer returns a Trimmer: a history.Trimmer over the whole
+// transcript (maintenance points, cold resume, summaries; the prompt only
+// grows at its end between them, so the provider's prompt cache
+// survives), its decisions mapped back onto the caller's own values as
+// Trim maps them; its RecoverOverflow trims what it sent further, after
+// which its plans fit what the provider said. Positions says where input
+// messages landed in an output, to pin them again (history.WithPin) when
+// the output is trimmed later. Every adapter keeps the same contract
+// (docs/adapters.md, "The contract").
+//
 // # Module
 //
 // This adapter is its own Go module, so the core library keeps its small
@@ -235,8 +247,8 @@
 //
 //	go get github.com/histrim/history/adapters/anthropic
 //
-// which resolves a published version of github.com/histrim/history. The
-// replace directive in this module's go.mod only applies inside the
-// histrim repository, where the adapter is built against the core in the
-// same checkout; Go ignores replace directives of dependencies.
+// Its go.mod requires the core release it is tagged with, with no replace,
+// so the go command resolves both from the module proxy; inside the histrim
+// repository, go.work builds it against the core beside it
+// (docs/adapters.md, "Versioning").
 package anthropic

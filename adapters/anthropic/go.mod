@@ -4,7 +4,7 @@ go 1.24
 
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 )
 
 require (
@@ -27,4 +27,3 @@ require (
 	golang.org/x/sync v0.16.0 // indirect
 )
 
-replace github.com/histrim/history => ../..

@@ -33,6 +33,8 @@ type loopStats struct {
 	nextErr, budgetErr map[int]float64
 	scale, overhead    float64
 	provider           fakeprovider.Stats
+	// afterFirst counts the rejections after the first recovery.
+	afterFirst int
 }
 
 // TestAgentLoop runs 50 user turns of 1 to 6 tool steps each through the
@@ -49,7 +51,7 @@ func TestAgentLoop(t *testing.T) {
 			t.Parallel()
 			l := adaptertest.NewLoop("anthropic", adaptertest.Skew(f), loopLimit)
 			l.MinWords, l.MaxWords = 250, 1150 // the agentloop example's results
-			st := runLoop(t, l)
+			st := runLoop(t, l, "trim")
 			ls := l.Stats()
 			t.Logf("F=%.1f: %d requests, %d trimmed, %d overflows, mean provider prompt of trimmed requests %.1f%% of the limit",
 				f, ls.Requests, ls.Trimmed, ls.Overflows, 100*ls.Fill())
@@ -75,7 +77,7 @@ func TestAgentLoopRecovers(t *testing.T) {
 	t.Parallel()
 	l := adaptertest.NewLoop("anthropic", adaptertest.Mode{Name: "1.0-1.5", Text: 1, Tool: 1, Schema: 1, DriftTurn: 12, Drift: 1.5, MaxOverflows: 2}, loopLimit)
 	l.Turns, l.MinWords, l.MaxWords = 24, 250, 1150
-	st := runLoop(t, l)
+	st := runLoop(t, l, "trim")
 	ls := l.Stats()
 	t.Logf("F=1.0, then 1.5 from turn 12: %d requests, %d trimmed, %d overflows, %d retries, mean provider prompt of trimmed requests %.1f%% of the limit",
 		ls.Requests, ls.Trimmed, ls.Overflows, st.retries, 100*ls.Fill())
@@ -89,7 +91,10 @@ func TestAgentLoopRecovers(t *testing.T) {
 // that counts and checks every request through l, with l.Window as its
 // window and the budget) and returns its numbers. Errors that would reach
 // the caller are recorded in l, and the loop goes on with the next turn.
-func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
+// kind "trim" trims with Trim and the Calibration; "trimmer" with one
+// Trimmer (low-water mark 0.7, elision, step trimming, the tools as
+// overhead) and no Calibration, "trimmer+cal" with one.
+func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 	window := l.Window
 	prov := fakeprovider.New(1, window)
 	prov.Judge = l
@@ -110,6 +115,26 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 		history.WithOverhead(overhead),
 		history.WithElision(history.ElideOptions{}),
 		history.WithStepTrim(),
+	}
+	trim := func(transcript []anthropic.MessageParam) ([]anthropic.MessageParam, history.Result, error) {
+		return hanthropic.Trim(params.System, transcript, window, opts...)
+	}
+	recover := func(_, sent []anthropic.MessageParam, err error, attempt int) ([]anthropic.MessageParam, history.Result, error) {
+		return hanthropic.RecoverOverflow(params.System, sent, err, attempt, opts...)
+	}
+	if kind != "trim" {
+		topts := []history.Option{history.WithOverhead(overhead), history.WithLowWater(0.7),
+			history.WithElision(history.ElideOptions{}), history.WithStepTrim()}
+		if kind == "trimmer+cal" {
+			topts = append(topts, history.WithCalibration(&cal))
+		}
+		tr := hanthropic.NewTrimmer(params.System, topts...)
+		trim = func(transcript []anthropic.MessageParam) ([]anthropic.MessageParam, history.Result, error) {
+			return tr.Trim(transcript, window)
+		}
+		recover = func(transcript, _ []anthropic.MessageParam, err error, attempt int) ([]anthropic.MessageParam, history.Result, error) {
+			return tr.RecoverOverflow(transcript, err, attempt)
+		}
 	}
 	st := loopStats{nextErr: map[int]float64{1: -1, 3: -1, 10: -1}, budgetErr: map[int]float64{1: -1, 3: -1, 10: -1}}
 	observations := 0
@@ -141,7 +166,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 			if step > 6 {
 				t.Fatalf("turn %d: more steps than the script has", turn)
 			}
-			msgs, res, err := hanthropic.Trim(params.System, transcript, window, opts...)
+			msgs, res, err := trim(transcript)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				l.Error(fmt.Errorf("Trim: %w", err))
 				break
@@ -162,8 +187,11 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 				if ov, ok := history.ParseOverflow(err); ok && ov.Used > 0 {
 					observations++ // RecoverOverflow observes it
 				}
+				if st.retries > 0 {
+					st.afterFirst++
+				}
 				st.retries++
-				msgs, res, err = hanthropic.RecoverOverflow(params.System, msgs, err, attempt, opts...)
+				msgs, res, err = recover(transcript, msgs, err, attempt)
 				if err != nil {
 					l.Error(fmt.Errorf("RecoverOverflow: %w", err))
 					break steps
@@ -203,4 +231,15 @@ func runLoop(t *testing.T, l *adaptertest.Loop) loopStats {
 	st.scale, st.overhead, _, _ = cal.Model()
 	st.provider = ps
 	return st
+}
+
+// TestStatefulLoop runs the loop with the Trimmer against a provider
+// counting 1.3 times the library's estimate, with and without a
+// Calibration (issue 23: at most 1 rejection after the first recovery).
+func TestStatefulLoop(t *testing.T) {
+	for _, kind := range []string{"trimmer", "trimmer+cal"} {
+		l := adaptertest.NewLoop("anthropic", adaptertest.Skew(1.3), loopLimit)
+		st := runLoop(t, l, kind)
+		adaptertest.CheckStateful(t, l, kind, st.afterFirst)
+	}
 }

@@ -17,5 +17,5 @@ import (
 // is left out of the race detector's run for its cost; TestAgentLoop runs
 // the same loop there.
 func TestLoopMatrix(t *testing.T) {
-	adaptertest.RunMatrix(t, "anthropic", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l) })
+	adaptertest.RunMatrix(t, "anthropic", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, "trim") })
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // Overhead returns what params sends besides its messages and its system
@@ -54,11 +55,5 @@ func Overhead(params anthropic.MessageNewParams, c history.Counter) int {
 		}
 		text = append(text, field...)
 	}
-	if len(text) == 0 {
-		return 0
-	}
-	if c == nil {
-		c = history.Heuristic()
-	}
-	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(text)}), 0)
+	return adapt.Overhead(c, string(text))
 }

@@ -1,8 +1,6 @@
 package anthropic
 
 import (
-	"errors"
-
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/histrim/history"
 )
@@ -50,13 +48,5 @@ import (
 // msgs cannot be converted, and the core's errors for invalid options,
 // come with nil messages.
 func RecoverOverflow(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, providerErr error, attempt int, opts ...history.Option) ([]anthropic.MessageParam, history.Result, error) {
-	hist, srcs, opts, err := prepare(system, msgs, opts)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	res, err := history.RecoverOverflow(hist, providerErr, attempt, opts...)
-	if err != nil && !errors.Is(err, history.ErrNotOverflow) && !errors.Is(err, history.ErrCannotRecover) {
-		return nil, res, err // invalid options: the Result holds no decision
-	}
-	return toNative(msgs, hist, srcs, res), res, err
+	return codec.RecoverOverflow(system, msgs, providerErr, attempt, opts)
 }

@@ -97,7 +97,7 @@ func validateRequest(params anthropic.MessageNewParams, opens func(types []strin
 	for i := range msgs {
 		_, blocks, err := readMessage(&msgs[i])
 		if err != nil {
-			return &MessageError{Index: i, Reason: err.Error()} // Validate read it: does not happen
+			return invalid(i, err.Error()) // Validate read it: does not happen
 		}
 		types[i] = make([]string, len(blocks))
 		for j := range blocks {

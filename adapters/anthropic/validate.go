@@ -2,34 +2,21 @@ package anthropic
 
 import (
 	"errors"
-	"strconv"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // ErrUnpaired is wrapped by *PairingError: the messages break the Messages
 // API tool-pairing rule and the API would reject them with an HTTP 400.
 var ErrUnpaired = errors.New("history/anthropic: unpaired tool_use or tool_result")
 
-// PairingError reports where msgs break the pairing rule. It wraps
-// ErrUnpaired.
-type PairingError struct {
-	// Index is the position of the offending message in msgs: the assistant
-	// message whose tool_use is not answered, or the user message holding
-	// the tool_result that answers nothing or stands after other blocks.
-	Index int
-	// ID is the tool_use ID concerned.
-	ID string
-	// Reason says which part of the rule is broken.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/anthropic: message " + strconv.Itoa(e.Index) + ": " + e.Reason + " (tool_use id " + strconv.Quote(e.ID) + ")"
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// PairingError reports where msgs break the pairing rule: Index is the
+// position of the offending message in msgs (the assistant message whose
+// tool_use is not answered, or the user message holding the tool_result
+// that answers nothing or stands after other blocks), ID the tool_use ID
+// concerned, Reason which part of the rule is broken. It wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // Validate checks msgs against the tool-pairing rules of the Messages API:
 //
@@ -56,7 +43,7 @@ func Validate(msgs []anthropic.MessageParam) error {
 	for i := range msgs {
 		role, blocks, err := readMessage(&msgs[i])
 		if err != nil {
-			return &MessageError{Index: i, Reason: err.Error()}
+			return invalid(i, err.Error())
 		}
 		var calls, results []string
 		other := false // a non-tool_result block was seen in this message
@@ -68,13 +55,13 @@ func Validate(msgs []anthropic.MessageParam) error {
 			case b != nil && b.OfToolResult != nil:
 				id := b.OfToolResult.ToolUseID
 				if role != anthropic.MessageParamRoleUser || !contains(prevCalls, id) {
-					return &PairingError{Index: i, ID: id, Reason: "tool_result answers no tool_use of the immediately preceding assistant message"}
+					return unpaired(i, id, "tool_result answers no tool_use of the immediately preceding assistant message")
 				}
 				if contains(results, id) {
-					return &PairingError{Index: i, ID: id, Reason: "tool_use answered twice"}
+					return unpaired(i, id, "tool_use answered twice")
 				}
 				if other {
-					return &PairingError{Index: i, ID: id, Reason: "tool_result block after another block; tool_result blocks must come first"}
+					return unpaired(i, id, "tool_result block after another block; tool_result blocks must come first")
 				}
 				results = append(results, id)
 			default:
@@ -83,7 +70,7 @@ func Validate(msgs []anthropic.MessageParam) error {
 		}
 		for _, id := range prevCalls {
 			if !contains(results, id) {
-				return &PairingError{Index: i - 1, ID: id, Reason: "tool_use has no tool_result in the next message"}
+				return unpaired(i-1, id, "tool_use has no tool_result in the next message")
 			}
 		}
 		prevCalls = nil
@@ -92,7 +79,7 @@ func Validate(msgs []anthropic.MessageParam) error {
 		}
 	}
 	if len(prevCalls) > 0 {
-		return &PairingError{Index: len(msgs) - 1, ID: prevCalls[0], Reason: "tool_use has no tool_result in the next message"}
+		return unpaired(len(msgs)-1, prevCalls[0], "tool_use has no tool_result in the next message")
 	}
 	return nil
 }
@@ -104,4 +91,8 @@ func contains(ids []string, id string) bool {
 		}
 	}
 	return false
+}
+
+func unpaired(i int, id, reason string) error {
+	return adapt.Unpaired("anthropic", "message", ErrUnpaired, i, id, reason)
 }

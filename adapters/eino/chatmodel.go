@@ -11,6 +11,7 @@ import (
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/pins"
 )
 
@@ -58,6 +59,16 @@ type Config struct {
 	// hold history.WithPin, whose indices change from call to call: pin
 	// with TrimOptions on each call instead.
 	Options []history.Option
+	// Stateful makes the ChatModel trim with one Trimmer (see NewTrimmer)
+	// for the conversation it serves: the input of every call is the
+	// conversation's whole transcript, which only grows, and between
+	// maintenance points the prompt only grows at its end, so the
+	// provider's prompt cache survives (docs/prompt-caching.md); an
+	// overflow is recovered with the Trimmer's RecoverOverflow, after
+	// which its plans fit what the provider said. Use one ChatModel per
+	// conversation. history.WithPin may then be in Options, with indices
+	// into the transcript; TrimOptions is refused.
+	Stateful bool
 	// OnEvent, when not nil, receives an Event, synchronously, for every
 	// request sent to the inner chat model, every usage it reports,
 	// every overflow and every error Generate or Stream returns. It
@@ -131,14 +142,17 @@ type Event struct {
 // inner model sends them.
 //
 // A ChatModel holds no state of its own (the Calibration is the
-// caller's): it is safe for concurrent use when the inner model, the
-// Counter and the callbacks are. Make one with NewChatModel; the zero
+// caller's), but for the conversation's Trimmer under Config.Stateful: it
+// is safe for concurrent use when the inner model, the Counter and the
+// callbacks are. Make one with NewChatModel; the zero
 // value has no inner model.
 type ChatModel struct {
 	inner model.ToolCallingChatModel
 	cfg   Config
 	// tools is the Overhead of the tools bound with WithTools.
 	tools int
+	// state is the conversation's Trimmer under Config.Stateful.
+	state *adapt.Conversation[struct{}, *schema.Message]
 }
 
 var _ model.ToolCallingChatModel = (*ChatModel)(nil)
@@ -157,7 +171,7 @@ func NewChatModel(inner model.ToolCallingChatModel, cfg Config) (*ChatModel, err
 		return nil, fmt.Errorf("history/eino: NewChatModel: %w (got %d)", history.ErrInvalidBudget, cfg.Budget)
 	case cfg.Overhead < 0:
 		return nil, fmt.Errorf("history/eino: NewChatModel: negative Overhead %d", cfg.Overhead)
-	case pins.Read(cfg.Options) != nil:
+	case pins.Read(cfg.Options) != nil && !cfg.Stateful:
 		return nil, errors.New("history/eino: NewChatModel: Options hold history.WithPin; pin per call with TrimOptions")
 	}
 	cfg.Options = slices.Clip(slices.Clone(cfg.Options))
@@ -165,7 +179,11 @@ func NewChatModel(inner model.ToolCallingChatModel, cfg Config) (*ChatModel, err
 	if _, err := history.TrimToRecentTurns(nil, cfg.Budget, cfg.Options...); err != nil {
 		return nil, fmt.Errorf("history/eino: NewChatModel: %w", err)
 	}
-	return &ChatModel{inner: inner, cfg: cfg}, nil
+	m := &ChatModel{inner: inner, cfg: cfg}
+	if cfg.Stateful {
+		m.state = &adapt.Conversation[struct{}, *schema.Message]{}
+	}
+	return m, nil
 }
 
 // callOptions are the options TrimOptions passes to one call.
@@ -264,7 +282,11 @@ func (m *ChatModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatMo
 	if inner == nil {
 		return nil, errors.New("history/eino: WithTools: the inner chat model returned nil")
 	}
-	return &ChatModel{inner: inner, cfg: m.cfg, tools: Overhead(tools, m.cfg.Counter)}, nil
+	bound := &ChatModel{inner: inner, cfg: m.cfg, tools: Overhead(tools, m.cfg.Counter)}
+	if m.cfg.Stateful {
+		bound.state = &adapt.Conversation[struct{}, *schema.Message]{}
+	}
+	return bound, nil
 }
 
 // GetType returns the inner model's type (Eino names a component by it),
@@ -297,10 +319,26 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 	if m.cfg.Calibration != nil {
 		trimOpts = append(trimOpts, history.WithCalibration(m.cfg.Calibration))
 	}
-	trimOpts = append(trimOpts, model.GetImplSpecificOptions(&callOptions{}, opts...).trim...)
+	perCall := model.GetImplSpecificOptions(&callOptions{}, opts...).trim
+	trimOpts = append(trimOpts, perCall...)
 	pinned := pins.Read(trimOpts)
+	trim := func() ([]*schema.Message, history.Result, error) { return Trim(input, m.cfg.Budget, trimOpts...) }
+	recover := func(send []*schema.Message, ropts []history.Option, err error, attempt int) ([]*schema.Message, history.Result, error) {
+		return RecoverOverflow(send, err, attempt, ropts...)
+	}
+	if m.state != nil {
+		if len(perCall) > 0 {
+			return nil, history.Result{}, 0, m.fail(stream, 0, errors.New("history/eino: TrimOptions: a stateful ChatModel trims with its Config.Options"))
+		}
+		tr := m.state.Trimmer(codec, struct{}{}, m.cfg.Overhead+tools, trimOpts)
+		trim = func() ([]*schema.Message, history.Result, error) { return tr.Trim(input, m.cfg.Budget) }
+		recover = func(_ []*schema.Message, _ []history.Option, err error, attempt int) ([]*schema.Message, history.Result, error) {
+			return tr.RecoverOverflow(input, err, attempt)
+		}
+		pinned = nil // the Trimmer's pins index the transcript
+	}
 
-	send, res, terr := Trim(input, m.cfg.Budget, trimOpts...)
+	send, res, terr := trim()
 	if terr != nil && !errors.Is(terr, history.ErrLatestTurnTooLarge) {
 		return nil, res, 0, m.fail(stream, 0, fmt.Errorf("history/eino: trim: %w", terr))
 	}
@@ -326,9 +364,9 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		}
 		ropts := trimOpts
 		if pinned != nil {
-			ropts = append(slices.Clip(trimOpts), history.WithPin(translatePins(pinned, origin)...))
+			ropts = append(slices.Clip(trimOpts), history.WithPin(adapt.Follow(origin, pinned)...))
 		}
-		next, nres, rerr := RecoverOverflow(send, err, attempt+1, ropts...)
+		next, nres, rerr := recover(send, ropts, err, attempt+1)
 		if rerr != nil {
 			return nil, res, attempt, m.fail(stream, attempt, rerr)
 		}
@@ -341,18 +379,6 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		}
 		send, res, origin, terr = next, nres, moved, nil
 	}
-}
-
-// translatePins returns the positions j whose origin[j] is one of the
-// pinned input indices.
-func translatePins(pinned, origin []int) []int {
-	var out []int
-	for j, k := range origin {
-		if _, ok := slices.BinarySearch(pinned, k); ok && k >= 0 {
-			out = append(out, j)
-		}
-	}
-	return out
 }
 
 // observe feeds the provider's count p of the accepted request to the

@@ -154,14 +154,27 @@
 // smallest history it can send; on any other error it returns its input
 // untouched; either way it passes the error to its onError callback.
 //
+// # The stateful trimmer and positions
+//
+// NewTrimmer returns a Trimmer: a history.Trimmer over the whole
+// transcript (maintenance points, cold resume, summaries; the prompt only
+// grows at its end between them, so the provider's prompt cache
+// survives), its decisions mapped back onto the caller's own values as
+// Trim maps them; its RecoverOverflow trims what it sent further, after
+// which its plans fit what the provider said. Positions says where input
+// messages landed in an output, to pin them again (history.WithPin) when
+// the output is trimmed later. Every adapter keeps the same contract
+// (docs/adapters.md, "The contract").
+//
 // # Module
 //
-// This adapter is its own Go module, so that the core module does not depend
-// on Eino. Inside this repository its go.mod requires the core at a
-// placeholder version and replaces it with the working tree (../..), so the
-// adapter is always built and tested against the core beside it. A replace
-// directive only applies in the main module: users who require
-// github.com/histrim/history/adapters/eino get the published core version
-// that the adapter's tagged go.mod requires (the placeholder is set to the
-// core's release tag when the adapter is tagged), never the replacement.
+// This adapter is its own Go module, so the core library keeps its small
+// dependency set. Add it with
+//
+//	go get github.com/histrim/history/adapters/eino
+//
+// Its go.mod requires the core release it is tagged with, with no replace,
+// so the go command resolves both from the module proxy; inside the histrim
+// repository, go.work builds it against the core beside it
+// (docs/adapters.md, "Versioning").
 package eino

@@ -7,9 +7,9 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
-	"github.com/histrim/history/internal/regroup"
 )
 
 // KindKey is the key in schema.Message.Extra that carries a history.Kind:
@@ -29,6 +29,49 @@ var (
 	ErrUnpaired = errors.New("history/eino: tool calls and results are not paired")
 )
 
+// MessageError reports a message the adapter cannot convert: a nil message,
+// an unknown role, or an Extra[KindKey] that is not a string. It wraps
+// [history.ErrInvalidMessage] and ErrInvalidMessage. Index is the position
+// of the offending message, Reason says what is wrong with it.
+type MessageError = adapt.MessageError
+
+// codec is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways.
+var codec = &adapt.Codec[struct{}, *schema.Message]{
+	Name: "eino", Noun: "message",
+	Convert: func(_ struct{}, msgs []*schema.Message, opts []history.Option) (*adapt.View[*schema.Message], error) {
+		hist, err := toHistory(msgs, opts)
+		if err != nil {
+			return nil, err
+		}
+		return adapt.OneForOne(msgs, hist, breadcrumb, elide, calls), nil
+	},
+}
+
+// Trimmer is the stateful trimmer of a conversation's messages: a
+// history.Trimmer (maintenance points, cold resume, summaries, the plan
+// kept between requests so that the provider's prompt cache survives)
+// over the caller's whole transcript, its decisions mapped back onto the
+// caller's messages as [Trim] maps them. Its methods are
+// Trim(transcript, budget), TrimContext(ctx, transcript, budget),
+// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
+// (history.WithPin) index the transcript. See docs/adapters.md, "The
+// stateful trimmer".
+type Trimmer = adapt.Trimmer[struct{}, *schema.Message]
+
+// NewTrimmer returns a Trimmer for one conversation that trims with opts
+// (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
+// fixed for its life.
+func NewTrimmer(opts ...history.Option) *Trimmer { return codec.NewTrimmer(struct{}{}, opts) }
+
+// Positions returns where msgs[i], for each index i, landed in the output
+// of the Trim or RecoverOverflow of msgs that returned res: the index to
+// pin it at (history.WithPin) when that output is trimmed again; -1 for a
+// message the output does not hold.
+func Positions(msgs []*schema.Message, res history.Result, i ...int) []int {
+	return codec.Positions(msgs, res, i...)
+}
+
 // ToHistory converts msgs to the messages the core trimmer works on, one for
 // one. The result carries what the trimmer needs to count and pair, not the
 // payload (base64 data is reduced to its size and an image's dimensions), so
@@ -47,11 +90,11 @@ func toHistory(msgs []*schema.Message, opts []history.Option) ([]history.Message
 	out := make([]history.Message, len(msgs))
 	for i, m := range msgs {
 		if m == nil {
-			return nil, fmt.Errorf("%w: message %d is nil", ErrInvalidMessage, i)
+			return nil, adapt.Invalid("eino", "message", ErrInvalidMessage, i, "nil message")
 		}
 		var err error
 		if out[i], err = convert(m); err != nil {
-			return nil, fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, err)
+			return nil, adapt.Invalid("eino", "message", ErrInvalidMessage, i, err.Error())
 		}
 	}
 	// Notices carry Extra[KindKey]; one stored without it is recognised by
@@ -85,24 +128,15 @@ func readNotice(b history.Message) []history.Message {
 // messages, which convert back (ToHistory) to messages that count exactly
 // as Result.Messages, so they fit the budget whenever the Result does.
 //
-// Errors: a conversion error wraps ErrInvalidMessage and comes with an empty
+// Errors: a conversion error is a *MessageError (wrapping
+// history.ErrInvalidMessage and ErrInvalidMessage) and comes with an empty
 // Result; otherwise the error is the core's (history.ErrInvalidBudget,
 // *history.MessageError, or a *history.BudgetError wrapping
 // history.ErrLatestTurnTooLarge that comes with usable messages and Result).
 // When nothing needs trimming or sweeping, Trim returns msgs itself, clipped
 // to its length.
 func Trim(msgs []*schema.Message, budget int, opts ...history.Option) ([]*schema.Message, history.Result, error) {
-	conv, err := toHistory(msgs, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := history.TrimToRecentTurns(conv, budget, opts...)
-	if len(res.Messages) == 0 {
-		return nil, res, err
-	}
-	// The caller's originals; each notice rendered from its own entry of
-	// res.Messages; what the core changed in a kept message rebuilt.
-	return regroup.OneForOne(msgs, conv, res, breadcrumb, elide, calls), res, err
+	return codec.Trim(struct{}{}, msgs, budget, opts)
 }
 
 // elide returns a shallow copy of the tool message m whose Content is the

@@ -6,7 +6,7 @@ require (
 	github.com/cloudwego/eino v0.7.36
 	github.com/cloudwego/eino-ext/components/model/openai v0.1.7
 	github.com/eino-contrib/jsonschema v1.0.3
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 	github.com/meguminnnnnnnnn/go-openai v0.1.1
 	github.com/wk8/go-ordered-map/v2 v2.1.8
 )
@@ -41,4 +41,3 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/histrim/history => ../..

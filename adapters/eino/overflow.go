@@ -5,7 +5,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/regroup"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // RecoverOverflow trims msgs further after a chat model rejected them as
@@ -49,15 +49,7 @@ import (
 //	}
 //	cal.Observe(res.TokensAfter, reply.ResponseMeta.Usage.PromptTokens)
 func RecoverOverflow(msgs []*schema.Message, providerErr error, attempt int, opts ...history.Option) ([]*schema.Message, history.Result, error) {
-	conv, err := toHistory(msgs, opts)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	res, err := history.RecoverOverflow(conv, providerErr, attempt, opts...)
-	if len(res.Messages) == 0 {
-		return nil, res, err
-	}
-	return regroup.OneForOne(msgs, conv, res, breadcrumb, elide, calls), res, err
+	return codec.RecoverOverflow(struct{}{}, msgs, providerErr, attempt, opts)
 }
 
 // wireTool is one entry of the "tools" array of an OpenAI-style chat
@@ -112,8 +104,5 @@ func Overhead(tools []*schema.ToolInfo, c history.Counter) int {
 		}
 		b, _ = json.Marshal(wire)
 	}
-	if c == nil {
-		c = history.Heuristic()
-	}
-	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(b)}), 0)
+	return adapt.Overhead(c, string(b))
 }

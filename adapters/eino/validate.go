@@ -1,28 +1,15 @@
 package eino
 
 import (
-	"fmt"
-	"strconv"
-
 	"github.com/cloudwego/eino/schema"
-	"github.com/histrim/history/internal/pairing"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // PairingError reports the first place where messages break the pairing
-// rule Validate checks. It wraps ErrUnpaired.
-type PairingError struct {
-	// Index is the position in the messages of the offending message.
-	Index int
-	// Reason says which part of the rule it breaks.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/eino: message " + strconv.Itoa(e.Index) + ": " + e.Reason
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// rule Validate checks: Index is the position of the offending message, ID
+// the tool call ID concerned, Reason which part of the rule it breaks. It
+// wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // Validate checks msgs against the tool-calling rule of the OpenAI-style
 // chat APIs that Eino's chat models send to (OpenAI, Ark, DeepSeek, Qwen,
@@ -42,46 +29,24 @@ func (e *PairingError) Unwrap() error { return ErrUnpaired }
 // ErrUnpaired (a nil message is reported as one too). It
 // never modifies msgs.
 func Validate(msgs []*schema.Message) error {
-	var c pairing.Checker
-	for i, m := range msgs {
-		if m == nil {
-			return &PairingError{i, "nil message"}
-		}
-		var v *pairing.Violation
+	return adapt.CheckPairing("eino", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
+		m := msgs[i]
 		switch {
+		case m == nil:
+			return true, nil, unpaired(i, "", "nil message")
 		case m.Role == schema.Tool:
-			v = c.Answer(i, m.ToolCallID)
+			return true, []string{m.ToolCallID}, nil
 		case len(m.ToolCalls) > 0 && m.Role != schema.Assistant:
-			if v = c.Close(); v == nil {
-				return &PairingError{i, "tool calls on a " + string(m.Role) + " message"}
-			}
-		default:
-			ids := make([]string, len(m.ToolCalls))
-			for k := range m.ToolCalls {
-				ids[k] = m.ToolCalls[k].ID
-			}
-			v = c.Open(i, ids)
+			return false, nil, unpaired(i, m.ToolCalls[0].ID, "tool calls on a "+string(m.Role)+" message")
 		}
-		if v != nil {
-			return pairingError(v)
+		ids := make([]string, len(m.ToolCalls))
+		for k := range m.ToolCalls {
+			ids[k] = m.ToolCalls[k].ID
 		}
-	}
-	if v := c.Close(); v != nil {
-		return pairingError(v)
-	}
-	return nil
+		return false, ids, nil
+	})
 }
 
-// reasons says, for each fault, which part of the rule is broken; %q
-// stands for the tool call ID.
-var reasons = [...]string{
-	pairing.Unanswered: "tool call %q has no result before the next non-tool message",
-	pairing.Orphan:     "tool result %q does not follow an assistant message with tool calls",
-	pairing.Unknown:    "tool result %q answers no call of the preceding assistant message",
-	pairing.Twice:      "tool call %q answered twice",
-	pairing.BadID:      "tool call id %q is empty or used twice",
-}
-
-func pairingError(v *pairing.Violation) error {
-	return &PairingError{v.Index, fmt.Sprintf(reasons[v.Fault], v.ID)}
+func unpaired(i int, id, reason string) error {
+	return adapt.Unpaired("eino", "message", ErrUnpaired, i, id, reason)
 }

@@ -6,9 +6,9 @@ import "github.com/histrim/history/internal/version"
 // compatibility promise between core releases, so it is released together
 // with the core, at the same tag, and its go.mod requires that core. A
 // build against a core whose internal API differs stops here with
-// "undefined: version.V2". Upgrade both to one tag:
+// "undefined: version.V3". Upgrade both to one tag:
 //
 //	go get github.com/histrim/history@vX.Y.Z github.com/histrim/history/adapters/eino@vX.Y.Z
 //
 // (docs/adapters.md, "Versioning").
-var _ version.V2
+var _ version.V3

@@ -4,11 +4,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
@@ -16,22 +16,20 @@ import (
 	"google.golang.org/genai"
 )
 
-// Sentinel errors. Test with errors.Is; errors.As with *PairingError or
-// *SignatureError gives the position of a violation.
-var (
-	// ErrInvalidContent is wrapped by the errors ToHistory and Trim return
-	// for contents they cannot convert: a nil content or part, a role other
-	// than "user", "model" or "", function calls in a user content or
-	// function responses in a model content, or arguments that do not
-	// encode as JSON.
-	ErrInvalidContent = errors.New("history/gemini: invalid content")
-	// ErrUnpaired is wrapped by *PairingError, which Validate returns.
-	ErrUnpaired = errors.New("history/gemini: function calls and responses are not paired")
-	// ErrMissingSignature is wrapped by *SignatureError, which Validate
-	// returns for a function call Gemini 3 rejects for want of a thought
-	// signature.
-	ErrMissingSignature = errors.New("history/gemini: function call is missing a thought signature")
-)
+// ErrInvalidContent is wrapped by the errors ToHistory and Trim return
+// for contents they cannot convert: a nil content or part, a role other
+// than "user", "model" or "", function calls in a user content or
+// function responses in a model content, or arguments that do not
+// encode as JSON.
+var ErrInvalidContent = errors.New("history/gemini: invalid content")
+
+// ErrUnpaired is wrapped by *PairingError, which Validate returns.
+var ErrUnpaired = errors.New("history/gemini: function calls and responses are not paired")
+
+// ErrMissingSignature is wrapped by *SignatureError, which Validate
+// returns for a function call Gemini 3 rejects for want of a thought
+// signature.
+var ErrMissingSignature = errors.New("history/gemini: function call is missing a thought signature")
 
 // ToHistory converts contents to the messages the core trimmer works on, one
 // message per content except for user contents that hold function responses
@@ -102,66 +100,59 @@ func ToHistory(contents []*genai.Content) ([]history.Message, error) {
 // When nothing needs trimming or sweeping, Trim returns contents itself,
 // clipped to its length.
 func Trim(system *genai.Content, contents []*genai.Content, budget int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
-	return run(system, contents, opts, budget, func(all []history.Message, opts []history.Option) (history.Result, error) {
-		return history.TrimToRecentTurns(all, budget, opts...)
-	})
+	return codec.Trim(system, contents, budget, opts)
 }
 
-// run is Trim and RecoverOverflow around their call to the core: it
-// converts the request (see convertRequest), translates the caller's pins
-// from indices into contents to indices into the converted request (see
-// pinOptions), lets decide trim the converted request with those options,
-// and maps the decision back onto contents: the system message is removed
-// from the Result (see withoutSystem) and the Result applied to contents
-// (see apply). budget is the Result's Budget when no decision is made.
-func run(system *genai.Content, contents []*genai.Content, opts []history.Option, budget int,
-	decide func(all []history.Message, opts []history.Option) (history.Result, error)) ([]*genai.Content, history.Result, error) {
-	// Gemini binds a thought signature to its own part: steps go whole,
-	// and no step is kept for the reasoning that opened the tool loop.
-	opts = append(slices.Clip(opts), rules.LooseReasoning().(history.Option))
-	all, msgs, slots, err := convertRequest(system, contents, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	if opts, err = pinOptions(opts, msgs, slots, len(contents), len(all)-len(msgs)); err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := decide(all, opts)
-	if len(res.Messages) == 0 {
-		return nil, res, err
-	}
-	if system != nil {
-		res = withoutSystem(res)
-	}
-	return apply(contents, msgs, slots, res), res, err
+// MessageError reports a content the adapter cannot convert: a nil
+// content or part, a role other than "user", "model" or "", function
+// calls in a user content or function responses in a model content, or
+// arguments that do not encode as JSON. It wraps
+// [history.ErrInvalidMessage] and ErrInvalidContent. Index is the
+// position of the content (-1 for the system instruction), Reason says
+// what is wrong with it (and in which part).
+type MessageError = adapt.MessageError
+
+// codec is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways, the system instruction taken
+// separately, and Gemini's rule that a thought signature binds only its
+// own step (no step is kept for the reasoning that opened the tool loop).
+var codec = &adapt.Codec[*genai.Content, *genai.Content]{
+	Name: "gemini", Noun: "content",
+	Convert: func(system *genai.Content, contents []*genai.Content, opts []history.Option) (*adapt.View[*genai.Content], error) {
+		all, msgs, slots, err := convertRequest(system, contents, opts)
+		if err != nil {
+			return nil, err
+		}
+		notice := func(b history.Message, _ *regroup.Group) *genai.Content { return breadcrumb(b, genai.RoleUser) }
+		return adapt.Grouped(contents, all, len(all)-len(msgs), slots, notice, cutDown), nil
+	},
+	Rules: []history.Option{rules.LooseReasoning().(history.Option)},
 }
 
-// withoutSystem reports res, a Result over the system message followed by
-// the contents' messages, in terms of the contents: the system message
-// (pinned, so always first) is removed from Messages, and the indices of
-// Kept and Modified are shifted down by one.
-func withoutSystem(res history.Result) history.Result {
-	res.Messages = res.Messages[1:]
-	if res.Kept != nil {
-		kept := make([]int, len(res.Kept)-1)
-		for j, k := range res.Kept[1:] {
-			kept[j] = k
-			if k > 0 {
-				kept[j] = k - 1
-			}
-		}
-		res.Kept = kept
-	}
-	if res.Modified != nil {
-		mod := make([]int, 0, len(res.Modified))
-		for _, j := range res.Modified {
-			if j > 0 { // the system message is never modified
-				mod = append(mod, j-1)
-			}
-		}
-		res.Modified = mod
-	}
-	return res
+// Trimmer is the stateful trimmer of a conversation's messages: a
+// history.Trimmer (maintenance points, cold resume, summaries, the plan
+// kept between requests so that the provider's prompt cache survives)
+// over the caller's whole transcript, its decisions mapped back onto the
+// caller's messages as [Trim] maps them. Its methods are
+// Trim(transcript, budget), TrimContext(ctx, transcript, budget),
+// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
+// (history.WithPin) index the transcript. See docs/adapters.md, "The
+// stateful trimmer".
+type Trimmer = adapt.Trimmer[*genai.Content, *genai.Content]
+
+// NewTrimmer returns a Trimmer for one conversation that trims with opts
+// (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
+// fixed for its life.
+func NewTrimmer(system *genai.Content, opts ...history.Option) *Trimmer {
+	return codec.NewTrimmer(system, opts)
+}
+
+// Positions returns where msgs[i], for each index i, landed in the output
+// of the Trim or RecoverOverflow of msgs that returned res: the index to
+// pin it at (history.WithPin) when that output is trimmed again; -1 for a
+// message the output does not hold.
+func Positions(msgs []*genai.Content, res history.Result, i ...int) []int {
+	return codec.Positions(msgs, res, i...)
 }
 
 // convertRequest converts a request as Trim counts it: all is the system
@@ -179,14 +170,6 @@ func convertRequest(system *genai.Content, contents []*genai.Content, opts []his
 	}
 	all = make([]history.Message, 0, len(msgs)+1)
 	return append(append(all, sys), msgs...), msgs, slots, nil
-}
-
-// apply maps res back onto contents (see regroup.Apply): part by part
-// where the sweep cut a content down, the core elided function responses
-// or cleared the arguments of function calls.
-func apply(contents []*genai.Content, msgs []history.Message, slots []regroup.Slot, res history.Result) []*genai.Content {
-	notice := func(b history.Message, _ *regroup.Group) *genai.Content { return breadcrumb(b, genai.RoleUser) }
-	return regroup.Apply(contents, msgs, slots, res, notice, cutDown)
 }
 
 // cutDown returns a new content with the parts of c that g keeps, in their
@@ -381,73 +364,93 @@ func planContents(contents []*genai.Content) (contentPlan, error) {
 	pl := contentPlan{answers: make([][]int, n), drop: make([]bool, n), model: make([]history.Message, n)}
 	answered := make([][]bool, n) // for each model content, which of its parts are answered calls
 	for i, c := range contents {
-		if c == nil {
-			return pl, contentErr(i, -1, "nil content")
+		if err := pl.read(contents, i, answered); err != nil {
+			return pl, err
 		}
-		for p, part := range c.Parts {
-			if part == nil {
-				return pl, contentErr(i, p, "nil part")
-			}
-		}
-		switch c.Role {
-		case genai.RoleModel:
-			m, err := plain(c, history.RoleAssistant, i)
-			if err != nil {
-				return pl, err
-			}
-			pl.model[i] = m
+		if c.Role == genai.RoleModel && answered[i] == nil {
 			answered[i] = make([]bool, len(c.Parts))
-			continue
-		case genai.RoleUser, "":
-		default:
-			return pl, contentErr(i, -1, "unknown role "+strconv.Quote(c.Role))
-		}
-		responses := 0
-		for _, part := range c.Parts {
-			if part.FunctionCall != nil {
-				return pl, contentErr(i, -1, "function call in a user content")
-			}
-			if part.FunctionResponse != nil {
-				responses++
-			}
-		}
-		if responses == 0 {
-			continue
-		}
-		var prev []*genai.Part // the previous content's parts if it is a model content
-		if i > 0 && contents[i-1].Role == genai.RoleModel {
-			prev = contents[i-1].Parts
-		}
-		pl.answers[i] = make([]int, len(c.Parts))
-		used := make([]bool, len(prev))
-		for p, part := range c.Parts {
-			pl.answers[i][p] = -1
-			if fr := part.FunctionResponse; fr != nil {
-				if q := match(fr, prev, used); q >= 0 {
-					used[q] = true
-					pl.answers[i][p] = q
-				}
-			}
-		}
-		if prev != nil {
-			answered[i-1] = used
-		}
-	}
-	// unanswer drops model content i whole: the responses of the next
-	// content that answer its calls answer nothing.
-	unanswer := func(i int) {
-		pl.drop[i] = true
-		if i+1 < n && pl.answers[i+1] != nil {
-			for p := range pl.answers[i+1] {
-				pl.answers[i+1][p] = -1
-			}
 		}
 	}
 	for i, c := range contents {
 		if c.Role == genai.RoleModel && !sendable(c, answered[i]) {
-			unanswer(i)
+			pl.unanswer(i)
 		}
 	}
+	pl.order(contents, answered)
+	return pl, nil
+}
+
+// read checks content i for what ToHistory refuses and reads it: a model
+// content's message, or which call of the content before each function
+// response of a user content answers (answered, for each model content,
+// says which of its parts are answered calls).
+func (pl *contentPlan) read(contents []*genai.Content, i int, answered [][]bool) error {
+	c := contents[i]
+	if c == nil {
+		return contentErr(i, -1, "nil content")
+	}
+	for p, part := range c.Parts {
+		if part == nil {
+			return contentErr(i, p, "nil part")
+		}
+	}
+	switch c.Role {
+	case genai.RoleModel:
+		m, err := plain(c, history.RoleAssistant, i)
+		pl.model[i] = m
+		return err
+	case genai.RoleUser, "":
+	default:
+		return contentErr(i, -1, "unknown role "+strconv.Quote(c.Role))
+	}
+	responses := 0
+	for _, part := range c.Parts {
+		if part.FunctionCall != nil {
+			return contentErr(i, -1, "function call in a user content")
+		}
+		if part.FunctionResponse != nil {
+			responses++
+		}
+	}
+	if responses == 0 {
+		return nil
+	}
+	var prev []*genai.Part // the previous content's parts if it is a model content
+	if i > 0 && contents[i-1].Role == genai.RoleModel {
+		prev = contents[i-1].Parts
+	}
+	pl.answers[i] = make([]int, len(c.Parts))
+	used := make([]bool, len(prev))
+	for p, part := range c.Parts {
+		pl.answers[i][p] = -1
+		if fr := part.FunctionResponse; fr != nil {
+			if q := match(fr, prev, used); q >= 0 {
+				used[q] = true
+				pl.answers[i][p] = q
+			}
+		}
+	}
+	if prev != nil {
+		answered[i-1] = used
+	}
+	return nil
+}
+
+// unanswer drops model content i whole: the responses of the next content
+// that answer its calls answer nothing.
+func (pl *contentPlan) unanswer(i int) {
+	pl.drop[i] = true
+	if i+1 < len(pl.answers) && pl.answers[i+1] != nil {
+		for p := range pl.answers[i+1] {
+			pl.answers[i+1][p] = -1
+		}
+	}
+}
+
+// order drops the model contents that stand where Gemini's order rules
+// reject them (see planContents): before the first user content, and
+// between a function call turn and the user content before it.
+func (pl *contentPlan) order(contents []*genai.Content, answered [][]bool) {
 	var live []int // the contents before i that outlive the sweep
 	for i, c := range contents {
 		switch {
@@ -455,7 +458,7 @@ func planContents(contents []*genai.Content) (contentPlan, error) {
 			continue
 		case c.Role == genai.RoleModel:
 			if len(live) == 0 { // contents begin with a user turn
-				unanswer(i)
+				pl.unanswer(i)
 				continue
 			}
 			if !slices.Contains(answered[i], true) {
@@ -481,7 +484,6 @@ func planContents(contents []*genai.Content) (contentPlan, error) {
 			}
 		}
 	}
-	return pl, nil
 }
 
 // sendable reports whether the model content c can be sent with its
@@ -681,17 +683,19 @@ func jsonText(v any, i, p int) (string, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return "", fmt.Errorf("%w: content %d part %d: %v", ErrInvalidContent, i, p, err)
+		return "", contentErr(i, p, err.Error())
 	}
 	return string(b), nil
 }
 
+// contentErr is the *MessageError for part p of content i (p < 0: the
+// content; i < 0: the system instruction).
 func contentErr(i, p int, reason string) error {
 	if i < 0 {
-		return fmt.Errorf("%w: system instruction: %s", ErrInvalidContent, reason)
+		reason = "system instruction: " + reason
 	}
-	if p < 0 {
-		return fmt.Errorf("%w: content %d: %s", ErrInvalidContent, i, reason)
+	if p >= 0 {
+		reason = "part " + strconv.Itoa(p) + ": " + reason
 	}
-	return fmt.Errorf("%w: content %d part %d: %s", ErrInvalidContent, i, p, reason)
+	return adapt.Invalid("gemini", "content", ErrInvalidContent, i, reason)
 }

@@ -4,7 +4,7 @@ go 1.24
 
 require (
 	cloud.google.com/go/auth v0.9.3
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 	google.golang.org/genai v1.77.0
 )
 
@@ -26,4 +26,3 @@ require (
 	google.golang.org/protobuf v1.34.2 // indirect
 )
 
-replace github.com/histrim/history => ../..

@@ -296,14 +296,17 @@ type loopStats struct {
 	// estErr[n] is the calibration's relative error on the request sent
 	// after n observations: |predicted - reported| / reported.
 	estErr map[int]float64
+	// afterFirst counts the rejections after the first recovery.
+	afterFirst int
 }
 
 // runLoop runs the agent loop for l.Turns turns against a server that
 // counts and checks each request through l, with the budget at l.Window,
 // with a calibration or without. Errors that would reach the caller are
 // recorded in l, and the loop goes on with the next turn; what else the
-// server finds fails t.
-func runLoop(t *testing.T, l *adaptertest.Loop, calibrate bool) loopStats {
+// server finds fails t. With stateful, it trims with one Trimmer
+// (low-water mark 0.7 on top of the options) and recovers with it.
+func runLoop(t *testing.T, l *adaptertest.Loop, calibrate, stateful bool) loopStats {
 	t.Helper()
 	srv := &loopServer{loop: l}
 	ts := httptest.NewServer(srv)
@@ -329,7 +332,21 @@ func runLoop(t *testing.T, l *adaptertest.Loop, calibrate bool) loopStats {
 		used = cal
 	}
 	window := l.Window
+	trim := func(all []*genai.Content) ([]*genai.Content, history.Result, error) {
+		return Trim(config.SystemInstruction, all, window, opts...)
+	}
+	recover := func(_, sent []*genai.Content, err error, attempt int) ([]*genai.Content, history.Result, error) {
+		return RecoverOverflow(config.SystemInstruction, sent, err, attempt, opts...)
+	}
+	if stateful {
+		tr := NewTrimmer(config.SystemInstruction, append(opts, history.WithLowWater(0.7))...)
+		trim = func(all []*genai.Content) ([]*genai.Content, history.Result, error) { return tr.Trim(all, window) }
+		recover = func(all, _ []*genai.Content, err error, attempt int) ([]*genai.Content, history.Result, error) {
+			return tr.RecoverOverflow(all, err, attempt)
+		}
+	}
 	st := loopStats{estErr: map[int]float64{}}
+	recovered := false
 	observed := 0
 	var all []*genai.Content // the runtime's full transcript
 	for turn := range l.Turns {
@@ -338,7 +355,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, calibrate bool) loopStats {
 		all = append(all, genai.NewContentFromText(text, genai.RoleUser))
 	steps:
 		for {
-			out, res, err := Trim(config.SystemInstruction, all, window, opts...)
+			out, res, err := trim(all)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				l.Error(fmt.Errorf("Trim: %w", err))
 				break
@@ -352,8 +369,12 @@ func runLoop(t *testing.T, l *adaptertest.Loop, calibrate bool) loopStats {
 				if attempt == 2 {
 					st.retried2++
 				}
+				if recovered {
+					st.afterFirst++
+				}
+				recovered = true
 				var rerr error
-				if out, res, rerr = RecoverOverflow(config.SystemInstruction, out, err, attempt, opts...); rerr != nil {
+				if out, res, rerr = recover(all, out, err, attempt); rerr != nil {
 					l.Error(fmt.Errorf("RecoverOverflow attempt %d: %w", attempt, rerr))
 					break steps
 				}
@@ -405,7 +426,7 @@ func TestAgentLoop(t *testing.T) {
 			t.Parallel()
 			l := adaptertest.NewLoop("gemini", adaptertest.Skew(f), loopLimit)
 			l.MinWords, l.MaxWords = 250, 1150
-			st := runLoop(t, l, true)
+			st := runLoop(t, l, true, false)
 			ls := l.Stats()
 			t.Logf("F=%.1f: %d requests, %d trimmed, %d overflows, mean provider prompt of trimmed requests %.1f%% of the limit; "+
 				"estimate error after 1/3/10 observations: %.1f%% / %.1f%% / %.1f%%",
@@ -428,7 +449,7 @@ func TestAgentLoopRecovers(t *testing.T) {
 	t.Parallel()
 	l := adaptertest.NewLoop("gemini", adaptertest.Skew(1.3), loopLimit)
 	l.Turns, l.MinWords, l.MaxWords = 8, 250, 1150
-	st := runLoop(t, l, false)
+	st := runLoop(t, l, false, false)
 	ls := l.Stats()
 	if ls.Overflows < ls.Trimmed/2 {
 		t.Errorf("%d overflows for %d trimmed requests: the loop does not exercise the recovery", ls.Overflows, ls.Trimmed)
@@ -473,5 +494,16 @@ func TestLoopServerPairing(t *testing.T) {
 		if got := pairing(tc.contents); got != tc.want {
 			t.Errorf("pairing = %q, want %q (%s)", got, tc.want, tc.reason)
 		}
+	}
+}
+
+// TestStatefulLoop runs the loop with the Trimmer against a provider
+// counting 1.3 times the library's estimate, with and without a
+// Calibration (issue 23: at most 1 rejection after the first recovery).
+func TestStatefulLoop(t *testing.T) {
+	for _, calibrate := range []bool{false, true} {
+		l := adaptertest.NewLoop("gemini", adaptertest.Skew(1.3), loopLimit)
+		st := runLoop(t, l, calibrate, true)
+		adaptertest.CheckStateful(t, l, map[bool]string{false: "trimmer", true: "trimmer+cal"}[calibrate], st.afterFirst)
 	}
 }

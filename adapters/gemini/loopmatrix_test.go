@@ -16,5 +16,5 @@ import (
 // left out of the race detector's run for its cost; TestAgentLoop runs
 // the same loop there.
 func TestLoopMatrix(t *testing.T) {
-	adaptertest.RunMatrix(t, "gemini", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, true) })
+	adaptertest.RunMatrix(t, "gemini", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, true, false) })
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"google.golang.org/genai"
 )
 
@@ -53,8 +54,5 @@ func Overhead(config *genai.GenerateContentConfig, c history.Counter) int {
 	if err != nil { // every value is valid JSON already
 		return 0
 	}
-	if c == nil {
-		c = history.Heuristic()
-	}
-	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(b)}), 0)
+	return adapt.Overhead(c, string(b))
 }

@@ -55,7 +55,5 @@ import (
 //	}
 //	cal.Observe(res.TokensAfter, int(resp.UsageMetadata.PromptTokenCount))
 func RecoverOverflow(system *genai.Content, contents []*genai.Content, providerErr error, attempt int, opts ...history.Option) ([]*genai.Content, history.Result, error) {
-	return run(system, contents, opts, 0, func(all []history.Message, opts []history.Option) (history.Result, error) {
-		return history.RecoverOverflow(all, providerErr, attempt, opts...)
-	})
+	return codec.RecoverOverflow(system, contents, providerErr, attempt, opts)
 }

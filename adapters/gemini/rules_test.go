@@ -1,21 +1,29 @@
 package gemini
 
-// Gemini's rules on the order of contents and on thought signatures: what
-// Validate reports, what Trim repairs by dropping, and how thoughts and
-// signatures count. Each rule comes with the error Gemini answers a request
-// that breaks it (HTTP 400 INVALID_ARGUMENT), as reported publicly.
-
 import (
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"google.golang.org/genai"
 )
+
+// Gemini's rules on the order of contents and on thought signatures: what
+// Validate reports, what Trim repairs by dropping, and how thoughts and
+// signatures count. Each rule comes with the error Gemini answers a request
+// that breaks it (HTTP 400 INVALID_ARGUMENT), as reported publicly.
 
 // The bodies Gemini answers with, each with its source.
 const (
@@ -355,4 +363,540 @@ func TestStepTrimKeepsTheCurrentTurnSigned(t *testing.T) {
 	if err := Validate(out); err != nil {
 		t.Errorf("the trimmed contents are invalid for Gemini 3: %v", err)
 	}
+}
+
+// genNative builds a Gemini history from fuzz input, in every shape the
+// rules of this package are about: user prompts; model answers, some with
+// thoughts, some signing their last part; steps of one to three parallel
+// calls (with and without ids, repeated names), most signing their first
+// call as Gemini 3 does, some not (calls another model wrote), some
+// thinking; their responses in any order, with text beside them, and
+// defects: a response missing, one answering nothing, a wrong id, a step
+// with no response at all, two model contents in a row, a model content
+// first. Many calls carry arguments worth clearing
+// (history.ElideOptions.ClearArguments). Every signature is unique ("s"
+// and a number), responses are all signed (Gemini does not sign them, but
+// an elided response must keep whatever its part carries), so that a
+// signature can be traced to its part.
+func genNative(data []byte) []*genai.Content {
+	seed := adaptertest.Bytes(data)
+	n := 0
+	sig := func() []byte { n++; return []byte("s" + strconv.Itoa(n)) }
+	var out []*genai.Content
+	names := []string{"f", "g", "f", "h"}
+	// Each content takes two bytes: b chooses its kind and sizes, v its
+	// flags, bit by bit.
+	for step := 0; len(seed) > 0 && step < 60; step++ {
+		b, v := seed.Byte(), seed.Byte()
+		bit := func(i int) bool { return v>>i&1 == 1 }
+		switch k := b % 10; {
+		case k < 2:
+			out = append(out, text(genai.RoleUser, "prompt "+adaptertest.Words(b)))
+		case k < 3:
+			m := modelC(&genai.Part{Text: "answer " + adaptertest.Words(v)})
+			if bit(0) {
+				m.Parts = append([]*genai.Part{{Text: "ponder", Thought: true}}, m.Parts...)
+			}
+			if bit(1) {
+				m.Parts[len(m.Parts)-1].ThoughtSignature = sig()
+			}
+			out = append(out, m)
+		default:
+			m := modelC()
+			if bit(0) {
+				th := &genai.Part{Text: "plan " + adaptertest.Words(b), Thought: true}
+				if bit(1) {
+					th.ThoughtSignature = sig() // Gemini 2.5 signs the first part
+				}
+				m.Parts = append(m.Parts, th)
+			}
+			signFirst := v%5 != 0
+			var rs []*genai.Part
+			for c := range 1 + (v>>2)%3 {
+				id := ""
+				if (b>>c)&1 == 1 {
+					id = "id" + strconv.Itoa(step) + "." + strconv.Itoa(c)
+				}
+				name := names[(b/10+c*v)%len(names)]
+				args := map[string]any{"c": c}
+				if (b+c)%3 != 0 {
+					args["path"] = "src/" + adaptertest.Words(b+c) // worth clearing
+				}
+				p := call(id, name, args)
+				if c == 0 && signFirst {
+					p.ThoughtSignature = sig()
+				}
+				m.Parts = append(m.Parts, p)
+				r := resp(id, name, map[string]any{"output": adaptertest.OutputText(b, c)})
+				r.ThoughtSignature = sig()
+				rs = append(rs, r)
+			}
+			switch d := (b/10 + v/4) % 14; {
+			case d == 0 && len(rs) > 1:
+				rs = rs[1:] // the first call unanswered
+			case d == 1:
+				rs = rs[:len(rs)-1] // the last call unanswered
+			case d == 2:
+				rs = append(rs, resp("", "orphan", nil))
+			case d == 3:
+				rs[0] = resp("wrong", rs[0].FunctionResponse.Name, nil)
+				rs[0].ThoughtSignature = sig()
+			case d == 4:
+				rs = nil // no response at all
+			}
+			if len(rs) > 1 && bit(6) {
+				rs[0], rs[len(rs)-1] = rs[len(rs)-1], rs[0]
+			}
+			if bit(7) && bit(5) {
+				rs = append(rs, &genai.Part{Text: "note " + adaptertest.Words(v)})
+			}
+			out = append(out, m)
+			if len(rs) > 0 {
+				out = append(out, userC(rs...))
+			}
+		}
+	}
+	return out
+}
+
+// unsignedCurrentStep reports whether contents break Gemini 3's signature
+// rule in their current turn (see Validate), the one thing a trim cannot
+// repair without inventing a signature.
+func unsignedCurrentStep(contents []*genai.Content) bool {
+	for i := currentTurn(contents); i < len(contents); i++ {
+		if contents[i].Role != genai.RoleModel {
+			continue
+		}
+		for _, p := range contents[i].Parts {
+			if p.FunctionCall != nil {
+				if len(p.ThoughtSignature) == 0 {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return false
+}
+
+// checkNativeTrim trims in at budget with opts and checks the rules of
+// this package: when the input's current turn signs its steps (whatever
+// else is wrong with it), the output passes Validate, and it starts with a
+// user content when anything was dropped or swept; always, every part of
+// the output is the caller's, a notice, an elided copy of a function
+// response, or a cleared copy of an unsigned function call (clearedCall:
+// a signed call is never cleared, since genNative signs only first
+// calls, and a step with a signed first call holds reasoning), and every
+// signature is on the part it came on.
+func checkNativeTrim(t *testing.T, in []*genai.Content, budget int, opts []history.Option) {
+	t.Helper()
+	owner := map[string]*genai.Part{}
+	own := map[*genai.Part]string{}
+	for _, c := range in {
+		for _, p := range c.Parts {
+			if len(p.ThoughtSignature) > 0 {
+				owner[string(p.ThoughtSignature)] = p
+			}
+			own[p] = string(p.ThoughtSignature)
+		}
+	}
+	before := adaptertest.JSON(t, in)
+	out, res, err := Trim(nil, in, budget, opts...)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		t.Fatalf("budget %d: %v", budget, err)
+	}
+	if adaptertest.JSON(t, in) != before {
+		t.Fatal("Trim modified its input")
+	}
+	if !unsignedCurrentStep(in) {
+		if err := Validate(out); err != nil {
+			t.Fatalf("budget %d: output fails Validate: %v\nin  %s\nout %s", budget, err, adaptertest.JSON(t, in), adaptertest.JSON(t, out))
+		}
+	}
+	if (res.Trimmed || res.OrphansRemoved > 0) && len(out) > 0 && out[0].Role != genai.RoleUser {
+		t.Fatalf("budget %d: the trimmed contents start with a %s content", budget, out[0].Role)
+	}
+	turn, step, _ := history.Breadcrumbs(opts...)
+	for j, c := range out {
+		for _, p := range c.Parts {
+			if sig, ok := own[p]; ok {
+				if string(p.ThoughtSignature) != sig {
+					t.Fatalf("content %d: the caller's part now carries %q, not %q", j, p.ThoughtSignature, sig)
+				}
+				continue
+			}
+			if c.Role == genai.RoleUser && len(c.Parts) == 1 && (p.Text == turn.Content || p.Text == step.Content) {
+				continue // a notice
+			}
+			if p.FunctionCall != nil {
+				if msg := clearedCall(p, in); msg != "" {
+					t.Fatalf("content %d: %s", j, msg)
+				}
+				rulesCleared.Add(1)
+				continue
+			}
+			orig := owner[string(p.ThoughtSignature)]
+			if p.FunctionResponse == nil || orig == nil || orig.FunctionResponse == nil ||
+				orig.FunctionResponse.ID != p.FunctionResponse.ID || orig.FunctionResponse.Name != p.FunctionResponse.Name {
+				t.Fatalf("content %d: part %s is not the caller's, nor an elided response with its part's signature", j, adaptertest.JSON(t, p))
+			}
+		}
+	}
+}
+
+// rulesCleared counts the cleared calls checkNativeTrim saw.
+var rulesCleared atomic.Int64
+
+// nativeSeeds are fixed inputs of the rules sweep and fuzz target.
+var nativeSeeds = [][]byte{
+	{3, 0, 5, 1, 2, 7, 1, 3, 5, 8, 4, 6, 9, 0, 2, 5, 7, 3, 1, 0},
+	{0, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9},
+	{2, 5, 0, 0, 0, 1, 4, 3, 0, 5, 7, 0, 8, 1, 4, 4, 2, 0, 9, 9, 6, 3, 0, 1, 1, 4, 7},
+	{1, 8, 3, 2, 1, 0, 12, 0, 5, 3, 3, 3, 8, 2, 2, 4, 0, 7, 7, 1, 1, 0, 6, 5, 11, 10},
+}
+
+// TestGeminiRules runs checkNativeTrim over genNative's histories for the
+// fixed seeds and more derived from them, at budgets from 1 to above their
+// size, with no option and with each option set of the ladder (the last
+// clearing the arguments of old calls).
+func TestGeminiRules(t *testing.T) {
+	sets := append([][]history.Option{nil}, adapter.LadderOptions()...)
+	signed, unsigned := 0, 0
+	cleared := rulesCleared.Load()
+	for _, seed := range adaptertest.Seeds(nativeSeeds, 20) {
+		in := genNative(seed)
+		if unsignedCurrentStep(in) {
+			unsigned++
+		} else {
+			signed++
+		}
+		msgs, err := ToHistory(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adaptertest.Sweep(t, seed, history.Estimate(msgs, nil), sets, func(t *testing.T, budget int, opts []history.Option) {
+			checkNativeTrim(t, in, budget, opts)
+		})
+	}
+	cleared = rulesCleared.Load() - cleared
+	t.Logf("%d histories sign their current turn, %d do not; %d unsigned calls sent cleared", signed, unsigned, cleared)
+	if signed == 0 || unsigned == 0 {
+		t.Errorf("%d histories sign their current turn, %d do not: want some of each", signed, unsigned)
+	}
+	if cleared == 0 {
+		t.Error("no call cleared")
+	}
+}
+
+// FuzzGeminiRules: random histories (thoughts, signatures, parallel calls,
+// pairing and order defects), any budget, any option set of the ladder
+// (the last, 5, clears the arguments of old calls).
+func FuzzGeminiRules(f *testing.F) {
+	sets := append([][]history.Option{nil}, adapter.LadderOptions()...)
+	for _, s := range nativeSeeds {
+		f.Add(s, uint16(200), uint8(0))
+		f.Add(s, uint16(200), uint8(len(sets)-1))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, budget uint16, o uint8) {
+		checkNativeTrim(t, genNative(data), int(budget)+1, sets[int(o)%len(sets)])
+	})
+}
+
+// Trim's output sent through the real google.golang.org/genai client, on
+// both of its backends, to an httptest server that checks each request as a
+// Gemini 3 model does for the rules this package keeps (order, pairing
+// counts, thought signatures) and answers one that breaks them with Gemini's
+// own 400 body (see rules_test.go for the bodies and their sources). The
+// server reads the request as JSON, not through this package or the SDK's
+// types, so that it sees what went over the wire.
+
+const rulesModel = "gemini-3-pro-preview"
+
+// wirePart and wireContent are a request's contents as the server reads
+// them: only the fields the rules look at, by their JSON names.
+type wirePart struct {
+	Text             *string          `json:"text"`
+	ThoughtSignature string           `json:"thoughtSignature"`
+	FunctionCall     *json.RawMessage `json:"functionCall"`
+	FunctionResponse *json.RawMessage `json:"functionResponse"`
+}
+
+type wireContent struct {
+	Role  string     `json:"role"`
+	Parts []wirePart `json:"parts"`
+}
+
+// rulesServer answers generateContent as a Gemini 3 model does: Gemini's
+// 400 for the first rule a request breaks, otherwise a short reply.
+type rulesServer struct {
+	t *testing.T
+	b backend
+
+	mu       sync.Mutex
+	requests int
+	rejected []string // the messages of the 400s it answered
+	last     []wireContent
+	// cleared counts the function calls received whose args are, byte for
+	// byte, an object history.ElideOptions.ClearArguments leaves.
+	cleared int
+}
+
+// check returns the body of Gemini's answer to contents, or "" when it
+// accepts them. It applies, in content order:
+//   - a function call turn must come right after a user content (bodyOrder);
+//   - the content after it must hold as many function responses as it has
+//     calls, and function responses only follow a function call turn
+//     (bodyCount);
+//   - when any model content carries a signature, the first function call
+//     of each model content after the last user content that is not only
+//     function responses must carry one (msgSignature, or
+//     msgSignatureVertex on Vertex AI).
+func (s *rulesServer) check(contents []wireContent) string {
+	signed, current := false, 0
+	for i, c := range contents {
+		standard := len(c.Parts) == 0
+		for _, p := range c.Parts {
+			standard = standard || p.FunctionResponse == nil
+			signed = signed || (c.Role == "model" && p.ThoughtSignature != "")
+		}
+		if c.Role != "model" && standard {
+			current = i + 1
+		}
+	}
+	count := func(c wireContent, response bool) int {
+		n := 0
+		for _, p := range c.Parts {
+			if (response && p.FunctionResponse != nil) || (!response && p.FunctionCall != nil) {
+				n++
+			}
+		}
+		return n
+	}
+	for i, c := range contents {
+		calls, responses := count(c, false), count(c, true)
+		if responses > 0 && (i == 0 || count(contents[i-1], false) == 0) {
+			return bodyCount
+		}
+		if calls == 0 {
+			continue
+		}
+		if i == 0 || contents[i-1].Role == "model" {
+			return bodyOrder
+		}
+		if i+1 == len(contents) || count(contents[i+1], true) != calls {
+			return bodyCount
+		}
+		if !signed || i < current {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p.FunctionCall == nil {
+				continue
+			}
+			if p.ThoughtSignature == "" {
+				var fc struct{ Name string }
+				_ = json.Unmarshal(*p.FunctionCall, &fc)
+				msg := fmt.Sprintf(msgSignature, fc.Name, i+1)
+				if s.b.name == "VertexAI" {
+					msg = fmt.Sprintf(msgSignatureVertex, fc.Name, i+1)
+				}
+				body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": 400, "message": msg, "status": "INVALID_ARGUMENT"}})
+				return string(body)
+			}
+			break
+		}
+	}
+	return ""
+}
+
+func (s *rulesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != s.b.path(rulesModel) || !s.b.auth(r) {
+		s.t.Errorf("unexpected request %s %s", r.Method, r.URL)
+	}
+	var req struct {
+		Contents []wireContent `json:"contents"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		s.t.Errorf("undecodable request: %v", err)
+	}
+	body := s.check(req.Contents)
+	s.mu.Lock()
+	s.requests++
+	s.last = req.Contents
+	for _, c := range req.Contents {
+		for _, p := range c.Parts {
+			var fc struct{ Args json.RawMessage }
+			if p.FunctionCall != nil && json.Unmarshal(*p.FunctionCall, &fc) == nil &&
+				strings.HasPrefix(string(fc.Args), adaptertest.ClearedPrefix) && strings.HasSuffix(string(fc.Args), ` tokens]"}`) {
+				s.cleared++
+			}
+		}
+	}
+	if body != "" {
+		var e struct{ Error struct{ Message string } }
+		_ = json.Unmarshal([]byte(body), &e)
+		s.rejected = append(s.rejected, e.Error.Message)
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	if body != "" {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(body))
+		return
+	}
+	_, _ = w.Write([]byte(`{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":1,"totalTokenCount":11},"modelVersion":"` + rulesModel + `"}`))
+}
+
+// newRulesClient starts a rules server for b and returns it with a client
+// of the real SDK pointed at it.
+func newRulesClient(t *testing.T, b backend) (*rulesServer, *genai.Client) {
+	t.Helper()
+	s := &rulesServer{t: t, b: b}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	client, err := b.new(context.Background(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, client
+}
+
+// wireSignatures returns the signatures of a request's parts, content by
+// content, as the server received them.
+func wireSignatures(contents []wireContent) [][]string {
+	out := make([][]string, len(contents))
+	for i, c := range contents {
+		for _, p := range c.Parts {
+			out[i] = append(out[i], p.ThoughtSignature)
+		}
+	}
+	return out
+}
+
+// TestTrimAcceptedByGemini sends the trims of generated agent
+// conversations (thinking steps that sign their first call, parallel calls,
+// text beside responses, pairing defects for the sweep, with and without a
+// system instruction) and of the histories Gemini rejects as they are
+// (dropCases) at budgets from 1 to above their size, with no
+// option and with each option set of the ladder, through the genai client
+// to a server that enforces Gemini 3's rules: it rejects none, and it
+// receives every signature on the part Trim returned it on. The ladder's
+// last set clears the arguments of old calls: the server receives them as
+// the object the core counted, byte for byte.
+func TestTrimAcceptedByGemini(t *testing.T) {
+	var ins []request
+	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 2) {
+		for _, gen := range []func([]byte) request{adapter.Agent, adapter.More[0], adapter.More[1], adapter.More[2]} {
+			ins = append(ins, gen(seed))
+		}
+	}
+	for _, c := range dropCases { // the histories Gemini rejects as they are
+		ins = append(ins, request{Contents: c.in})
+	}
+	sets := append([][]history.Option{nil}, adapter.LadderOptions()...)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s, client := newRulesClient(t, b)
+			ctx := context.Background()
+			sent := 0
+			for k, in := range ins {
+				for _, budget := range adaptertest.Budgets(adapter.Tokens(t, in), 6) {
+					for o, opts := range sets {
+						out, _, err := Trim(in.System, in.Contents, budget, opts...)
+						if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+							t.Fatal(err)
+						}
+						_, err = client.Models.GenerateContent(ctx, rulesModel, out, &genai.GenerateContentConfig{SystemInstruction: in.System})
+						if err != nil {
+							t.Fatalf("history %d budget %d options %d: %v\n%s", k, budget, o, err, adaptertest.JSON(t, out))
+						}
+						sent++
+						got := wireSignatures(s.last)
+						for i, c := range out {
+							for p, part := range c.Parts {
+								if got[i][p] != b64(part.ThoughtSignature) {
+									t.Fatalf("content %d part %d arrived with signature %q, Trim returned %q", i, p, got[i][p], b64(part.ThoughtSignature))
+								}
+							}
+						}
+					}
+				}
+			}
+			if s.requests != sent || len(s.rejected) != 0 {
+				t.Fatalf("%d requests, %d rejected: %v", s.requests, len(s.rejected), s.rejected)
+			}
+			if s.cleared == 0 {
+				t.Fatal("no request carried cleared arguments")
+			}
+			t.Logf("%s: %d trimmed requests, 0 rejected; %d function calls received with their arguments cleared", b.name, sent, s.cleared)
+		})
+	}
+}
+
+// TestGeminiRejectsBrokenHistories shows that the server's checks can
+// fail, through the SDK: each history breaks one rule, the server answers
+// with Gemini's 400 for it, and the SDK returns it as a genai.APIError.
+// Each is then trimmed: the histories Trim repairs are accepted; a current
+// turn without its signatures is not Trim's to repair (it adds no
+// signature), and Validate reports it before it is sent.
+func TestGeminiRejectsBrokenHistories(t *testing.T) {
+	prompt := text("user", "go")
+	cases := []struct {
+		name    string
+		in      []*genai.Content
+		want    string // a phrase of Gemini's message
+		repairs bool   // Trim's output is accepted
+	}{
+		{"call turn first", []*genai.Content{
+			modelC(signed("a", "read", "s1")), userC(resp("a", "read", nil)), text("user", "next"),
+		}, "function call turn comes immediately after a user turn", true},
+		{"call turn after a model turn", []*genai.Content{
+			prompt, text("model", "hm"), modelC(signed("a", "read", "s1")), userC(resp("a", "read", nil)),
+		}, "function call turn comes immediately after a user turn", true},
+		{"a response missing", []*genai.Content{
+			prompt, modelC(signed("a", "read", "s1"), call("b", "grep", nil)), userC(resp("b", "grep", nil)),
+		}, "number of function response parts is equal to the number of function call parts", true},
+		{"signature lost", []*genai.Content{
+			prompt, modelC(signed("a", "read", "s1")), userC(resp("a", "read", nil)),
+			modelC(thought("next", "t2"), call("b", "grep", nil)), userC(resp("b", "grep", nil)),
+		}, "missing a", false},
+	}
+	for _, b := range backends {
+		for _, c := range cases {
+			t.Run(b.name+"/"+c.name, func(t *testing.T) {
+				s, client := newRulesClient(t, b)
+				ctx := context.Background()
+				_, err := client.Models.GenerateContent(ctx, rulesModel, c.in, nil)
+				var apiErr genai.APIError
+				if !errors.As(err, &apiErr) || apiErr.Code != http.StatusBadRequest || apiErr.Status != "INVALID_ARGUMENT" || !strings.Contains(apiErr.Message, c.want) {
+					t.Fatalf("err = %v, want Gemini's 400 saying %q", err, c.want)
+				}
+				if Validate(c.in) == nil {
+					t.Error("Validate accepts what Gemini rejects")
+				}
+				out, _, err := Trim(nil, c.in, 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = client.Models.GenerateContent(ctx, rulesModel, out, nil)
+				if c.repairs != (err == nil) {
+					t.Fatalf("trimmed: err = %v, want accepted %v", err, c.repairs)
+				}
+				if !c.repairs && !errors.Is(Validate(out), ErrMissingSignature) {
+					t.Errorf("Validate(out) = %v, want ErrMissingSignature", Validate(out))
+				}
+				if s.requests != 2 {
+					t.Errorf("%d requests", s.requests)
+				}
+			})
+		}
+	}
+}
+
+func b64(sig []byte) string {
+	if len(sig) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(sig) // as encoding/json writes []byte: standard base64
+	return strings.Trim(string(b), `"`)
 }

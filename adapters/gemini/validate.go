@@ -3,24 +3,16 @@ package gemini
 import (
 	"strconv"
 
+	"github.com/histrim/history/internal/adapt"
 	"google.golang.org/genai"
 )
 
 // PairingError reports the first place where contents break the pairing
-// rule Validate checks. It wraps ErrUnpaired.
-type PairingError struct {
-	// Index is the position in contents of the offending content.
-	Index int
-	// Reason says which part of the rule it breaks.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/gemini: content " + strconv.Itoa(e.Index) + ": " + e.Reason
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// rule Validate checks: Index is the position in contents of the offending
+// content, ID the id of the function call or response concerned ("" when
+// it has none, Gemini's ids being optional, or for a turn out of place),
+// Reason which part of the rule it breaks. It wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // SignatureError reports a function call that Gemini 3 rejects for want of
 // a thought signature (see Validate). It wraps ErrMissingSignature.
@@ -104,14 +96,14 @@ func Validate(contents []*genai.Content) error {
 		switch c.Role {
 		case genai.RoleModel:
 			if responses > 0 {
-				return &PairingError{i, "function response in a model content"}
+				return unpaired(i, "", "function response in a model content")
 			}
 		case genai.RoleUser, "":
 			if calls > 0 {
-				return &PairingError{i, "function call in a user content"}
+				return unpaired(i, "", "function call in a user content")
 			}
 			if responses > 0 && answered != i {
-				return &PairingError{i, "function responses that do not follow a function call turn"}
+				return unpaired(i, "", "function responses that do not follow a function call turn")
 			}
 			continue
 		default:
@@ -121,7 +113,7 @@ func Validate(contents []*genai.Content) error {
 			continue
 		}
 		if i == 0 || !isUser(contents[i-1]) {
-			return &PairingError{i, "function call turn does not come immediately after a user turn or a function response turn"}
+			return unpaired(i, "", "function call turn does not come immediately after a user turn or a function response turn")
 		}
 		if i >= current {
 			for p, part := range c.Parts {
@@ -134,7 +126,7 @@ func Validate(contents []*genai.Content) error {
 			}
 		}
 		if i+1 == len(contents) || contents[i+1] == nil || !isUser(contents[i+1]) {
-			return &PairingError{i, "function call turn is not followed by a function response turn"}
+			return unpaired(i, firstCallID(c), "function call turn is not followed by a function response turn")
 		}
 		next := contents[i+1]
 		used := make([]bool, len(c.Parts))
@@ -148,13 +140,13 @@ func Validate(contents []*genai.Content) error {
 			}
 			q := match(fr, c.Parts, used)
 			if q < 0 {
-				return &PairingError{i + 1, "function response " + strconv.Quote(fr.Name) + " answers no call of the preceding turn"}
+				return unpaired(i+1, "", "function response "+strconv.Quote(fr.Name)+" answers no call of the preceding turn")
 			}
 			used[q] = true
 		}
 		for q, part := range c.Parts {
 			if part.FunctionCall != nil && !used[q] {
-				return &PairingError{i, "function call " + strconv.Quote(part.FunctionCall.Name) + " has no response in the next turn"}
+				return unpaired(i, part.FunctionCall.ID, "function call "+strconv.Quote(part.FunctionCall.Name)+" has no response in the next turn")
 			}
 		}
 		answered = i + 1
@@ -194,4 +186,19 @@ func currentTurn(contents []*genai.Content) int {
 		return len(contents)
 	}
 	return start
+}
+
+func unpaired(i int, id, reason string) error {
+	return adapt.Unpaired("gemini", "content", ErrUnpaired, i, id, reason)
+}
+
+// firstCallID returns the id of the first function call of c ("" when it
+// has none).
+func firstCallID(c *genai.Content) string {
+	for _, part := range c.Parts {
+		if part.FunctionCall != nil {
+			return part.FunctionCall.ID
+		}
+	}
+	return ""
 }

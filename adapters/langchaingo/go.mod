@@ -3,7 +3,7 @@ module github.com/histrim/history/adapters/langchaingo
 go 1.24.4
 
 require (
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 	github.com/pkoukk/tiktoken-go v0.1.8
 	github.com/tmc/langchaingo v0.1.14
 )
@@ -13,4 +13,3 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 )
 
-replace github.com/histrim/history => ../..

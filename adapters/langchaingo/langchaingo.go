@@ -3,13 +3,12 @@ package langchaingo
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
-	"github.com/histrim/history/internal/pins"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -65,120 +64,54 @@ func ToHistory(msgs []llms.MessageContent) ([]history.Message, error) {
 // When nothing needs trimming or sweeping, Trim returns msgs itself, clipped
 // to its length.
 func Trim(msgs []llms.MessageContent, budget int, opts ...history.Option) ([]llms.MessageContent, history.Result, error) {
-	out, res, _, err := run(msgs, opts, budget, false, func(conv []history.Message, opts []history.Option) (history.Result, error) {
-		return history.TrimToRecentTurns(conv, budget, opts...)
-	})
-	return out, res, err
+	return codec.Trim(struct{}{}, msgs, budget, opts)
 }
 
-// origin says where a message of a trim's output came from: native is
-// the index of the caller's message it is or was cut down from, or -1 for
-// a notice; whole reports that it is the caller's message itself.
-type origin struct {
-	native int
-	whole  bool
-}
+// MessageError reports a message the adapter cannot convert: an unknown or
+// legacy function role, a nil part, tool calls outside AI messages, or
+// tool responses outside tool messages. It wraps
+// [history.ErrInvalidMessage] and ErrInvalidMessage. Index is the position
+// of the message, Reason says what is wrong with it (and in which part).
+type MessageError = adapt.MessageError
 
-// run converts msgs, translates the pins of opts (history.WithPin, indices
-// into msgs) to the converted messages, lets core decide on them with the
-// translated options, and maps the decision back onto msgs as Trim does.
-// When where is true it also returns, for each output message, its
-// origin. A conversion or pin error comes with an empty Result but for
-// its Budget, budget.
-func run(msgs []llms.MessageContent, opts []history.Option, budget int, where bool,
-	core func(conv []history.Message, opts []history.Option) (history.Result, error)) ([]llms.MessageContent, history.Result, []origin, error) {
-	conv, slots, err := convert(msgs, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, nil, err
-	}
-	if native := pins.Read(opts); native != nil {
-		translated, err := translatePins(msgs, conv, slots, native)
+// codec is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways, and the reader of the
+// errors LangChainGo's models return (see IsContextOverflow).
+var codec = &adapt.Codec[struct{}, llms.MessageContent]{
+	Name: "langchaingo", Noun: "message",
+	Convert: func(_ struct{}, msgs []llms.MessageContent, opts []history.Option) (*adapt.View[llms.MessageContent], error) {
+		conv, slots, err := convert(msgs, opts)
 		if err != nil {
-			return nil, history.Result{Budget: budget}, nil, err
+			return nil, err
 		}
-		opts = append(slices.Clip(opts), history.WithPin(translated...))
-	}
-	res, err := core(conv, opts)
-	if len(res.Messages) == 0 {
-		return nil, res, nil, err
-	}
-	out := apply(msgs, conv, slots, res)
-	if !where {
-		return out, res, nil, err
-	}
-	return out, res, origins(msgs, conv, slots, res), err
+		notice := func(b history.Message, _ *regroup.Group) llms.MessageContent { return breadcrumb(b) }
+		return adapt.Grouped(msgs, conv, 0, slots, notice, cutDown), nil
+	},
+	Overflow: forClassifier,
 }
 
-// translatePins returns the indices of the converted messages that stand
-// for the native messages pinned (indices into msgs): every message a
-// native message converts to. It reports, with native indices, a pin
-// outside msgs, on a tool message holding responses or an AI message
-// holding calls (which cannot be kept apart from their pairs), or on a
-// notice an earlier trim inserted, as the core would for its own messages.
-func translatePins(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, native []int) ([]int, error) {
-	first := make([]int, len(msgs)+1) // first converted message of each native one
-	k := 0
-	for i := range msgs {
-		for k < len(slots) && slots[k].Native < i {
-			k++
-		}
-		first[i] = k
-	}
-	first[len(msgs)] = len(slots)
-	var out []int
-	for _, i := range native {
-		if i >= len(msgs) {
-			return nil, pinErr("index " + strconv.Itoa(i) + " is outside the history of " + strconv.Itoa(len(msgs)) + " messages")
-		}
-		for k := first[i]; k < len(slots) && slots[k].Native == i; k++ {
-			m := &conv[k]
-			switch {
-			case m.Role == history.RoleTool:
-				return nil, pinErr("message " + strconv.Itoa(i) + " is a tool message with responses; they cannot be kept without their calls")
-			case len(m.ToolCalls) > 0:
-				return nil, pinErr("message " + strconv.Itoa(i) + " has tool calls; they cannot be kept without their responses")
-			case m.Kind == history.KindBreadcrumb:
-				return nil, pinErr("message " + strconv.Itoa(i) + " is a notice, which a trim replaces")
-			}
-			out = append(out, k)
-		}
-	}
-	return out, nil
-}
+// Trimmer is the stateful trimmer of a conversation's messages: a
+// history.Trimmer (maintenance points, cold resume, summaries, the plan
+// kept between requests so that the provider's prompt cache survives)
+// over the caller's whole transcript, its decisions mapped back onto the
+// caller's messages as [Trim] maps them. Its methods are
+// Trim(transcript, budget), TrimContext(ctx, transcript, budget),
+// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
+// (history.WithPin) index the transcript. See docs/adapters.md, "The
+// stateful trimmer".
+type Trimmer = adapt.Trimmer[struct{}, llms.MessageContent]
 
-func pinErr(reason string) error {
-	return &history.OptionError{Option: "WithPin", Reason: reason}
-}
+// NewTrimmer returns a Trimmer for one conversation that trims with opts
+// (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
+// fixed for its life.
+func NewTrimmer(opts ...history.Option) *Trimmer { return codec.NewTrimmer(struct{}{}, opts) }
 
-// origins returns the origin of each message apply returns for res.
-func origins(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, res history.Result) []origin {
-	if regroup.Unchanged(res, conv) {
-		out := make([]origin, len(msgs))
-		for i := range out {
-			out[i] = origin{i, true}
-		}
-		return out
-	}
-	var out []origin
-	for _, g := range regroup.Groups(res, conv, slots) {
-		switch {
-		case g.Native < 0:
-			out = append(out, origin{-1, false})
-		case g.Whole:
-			out = append(out, origin{g.Native, true})
-		case slices.Contains(g.Keep(len(msgs[g.Native].Parts)), true): // cutDown keeps it
-			out = append(out, origin{g.Native, false})
-		}
-	}
-	return out
-}
-
-// apply maps res back onto msgs (see regroup.Apply): part by part where
-// the sweep cut a message down, the core elided responses or cleared the
-// arguments of calls.
-func apply(msgs []llms.MessageContent, conv []history.Message, slots []regroup.Slot, res history.Result) []llms.MessageContent {
-	notice := func(b history.Message, _ *regroup.Group) llms.MessageContent { return breadcrumb(b) }
-	return regroup.Apply(msgs, conv, slots, res, notice, cutDown)
+// Positions returns where msgs[i], for each index i, landed in the output
+// of the Trim or RecoverOverflow of msgs that returned res: the index to
+// pin it at (history.WithPin) when that output is trimmed again; -1 for a
+// message the output does not hold.
+func Positions(msgs []llms.MessageContent, res history.Result, i ...int) []int {
+	return codec.Positions(msgs, res, i...)
 }
 
 // cutDown returns a new message with the parts of m that g keeps, in their
@@ -195,34 +128,41 @@ func cutDown(m llms.MessageContent, g *regroup.Group) (llms.MessageContent, bool
 // new FunctionCall (the caller's is not modified), its ID, Type, Name and
 // cache-control wrappers kept.
 func withArguments(part llms.ContentPart, args string) llms.ContentPart {
-	switch x := part.(type) {
-	case llms.CachedContent:
-		x.ContentPart = withArguments(x.ContentPart, args)
-		return x
-	case llms.ToolCall:
+	return inside(part, func(p llms.ContentPart) llms.ContentPart {
+		x, ok := p.(llms.ToolCall)
+		if !ok {
+			return p // not reached: only calls have arguments
+		}
 		fc := llms.FunctionCall{Arguments: args}
 		if x.FunctionCall != nil {
 			fc.Name = x.FunctionCall.Name
 		}
 		x.FunctionCall = &fc
 		return x
+	})
+}
+
+// inside returns part with the part it wraps in llms.CachedContent, or
+// part itself when it wraps none, replaced by f of it.
+func inside(part llms.ContentPart, f func(llms.ContentPart) llms.ContentPart) llms.ContentPart {
+	if c, ok := part.(llms.CachedContent); ok {
+		c.ContentPart = inside(c.ContentPart, f)
+		return c
 	}
-	return part // not reached: only calls have arguments
+	return f(part)
 }
 
 // elide returns part, an llms.ToolCallResponse possibly wrapped in
 // llms.CachedContent, with the response's Content replaced by text: its
 // ToolCallID, Name and cache-control wrappers are kept.
 func elide(part llms.ContentPart, text string) llms.ContentPart {
-	switch x := part.(type) {
-	case llms.CachedContent:
-		x.ContentPart = elide(x.ContentPart, text)
-		return x
-	case llms.ToolCallResponse:
-		x.Content = text
-		return x
-	}
-	return part // not reached: only responses are elided
+	return inside(part, func(p llms.ContentPart) llms.ContentPart {
+		if x, ok := p.(llms.ToolCallResponse); ok {
+			x.Content = text
+			return x
+		}
+		return p // not reached: only responses are elided
+	})
 }
 
 // breadcrumb renders a notice the trimmer inserted.
@@ -368,9 +308,11 @@ func addPart(m *history.Message, part llms.ContentPart, i, p int) error {
 	return nil
 }
 
+// msgErr is the *MessageError for part p of message i (p < 0: the
+// message).
 func msgErr(i, p int, reason string) error {
-	if p < 0 {
-		return fmt.Errorf("%w: message %d: %s", ErrInvalidMessage, i, reason)
+	if p >= 0 {
+		reason = "part " + strconv.Itoa(p) + ": " + reason
 	}
-	return fmt.Errorf("%w: message %d part %d: %s", ErrInvalidMessage, i, p, reason)
+	return adapt.Invalid("langchaingo", "message", ErrInvalidMessage, i, reason)
 }

@@ -16,5 +16,5 @@ import (
 // the race detector's run for its cost; TestModelLoop runs the same loop
 // there.
 func TestLoopMatrix(t *testing.T) {
-	adaptertest.RunMatrix(t, "langchaingo", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l) })
+	adaptertest.RunMatrix(t, "langchaingo", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, "trim") })
 }

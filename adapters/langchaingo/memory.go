@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/pins"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/memory"
@@ -141,30 +142,29 @@ func (m *Memory) trim(msgs []llms.ChatMessage) ([]llms.ChatMessage, bool, []int,
 	if m.pinned != nil {
 		opts = append(slices.Clip(opts), history.WithPin(m.pinned...))
 	}
-	out, _, where, err := run(native, opts, m.Budget, true, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+	out, _, from, err := codec.Decide(struct{}{}, native, m.Budget, opts, func(conv []history.Message, opts []history.Option) (history.Result, error) {
 		return history.TrimToRecentTurns(conv, m.Budget, opts...)
 	})
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, false, nil, err
 	}
-	changed := len(where) != len(msgs)
-	kept := make([]llms.ChatMessage, len(where))
-	var moved []int
-	for j, o := range where {
-		if o.native >= 0 && slices.Contains(m.pinned, o.native) {
-			moved = append(moved, j)
-		}
+	changed := len(from) != len(msgs)
+	kept := make([]llms.ChatMessage, len(from))
+	for j, k := range from {
+		// A message kept whole is the caller's value, its parts unshared
+		// with nothing new; a cut-down one holds a new slice of parts.
+		whole := k >= 0 && sameParts(out[j].Parts, native[k].Parts)
 		switch {
-		case o.whole:
-			kept[j] = msgs[o.native]
-		case o.native < 0:
+		case whole:
+			kept[j] = msgs[k]
+		case k < 0:
 			kept[j] = chatNotice(out[j])
 		default:
-			kept[j] = rebuild(msgs[o.native], out[j])
+			kept[j] = rebuild(msgs[k], out[j])
 		}
-		changed = changed || !o.whole || o.native != j
+		changed = changed || !whole || k != j
 	}
-	return kept, changed, moved, nil
+	return kept, changed, adapt.Follow(from, m.pinned), nil
 }
 
 // contentOf converts a stored message to the message Trim counts: its
@@ -238,4 +238,9 @@ func rebuild(orig llms.ChatMessage, m llms.MessageContent) llms.ChatMessage {
 		return x
 	}
 	return orig // not reached: only AI and tool messages are cut down
+}
+
+// sameParts reports whether a and b are the same slice of parts.
+func sameParts(a, b []llms.ContentPart) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

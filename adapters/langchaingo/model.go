@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/pins"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -17,6 +18,11 @@ import (
 // rejected for its length, each time after RecoverOverflow trimmed it
 // further.
 const MaxRetries = 2
+
+// ErrStillTooLong is wrapped, together with the provider's own error, by
+// the error a Model returns when the provider rejected a request as too
+// long MaxRetries+1 times.
+var ErrStillTooLong = errors.New("history/langchaingo: request still too long after retries")
 
 // Config configures a Model. Budget is required; the zero value of every
 // other field means "none".
@@ -30,9 +36,10 @@ type Config struct {
 	// Options are the trim's options: history.WithElision,
 	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim,
 	// history.WithLabels, history.WithPin (indices into the messages of
-	// each call), ... The Model adds history.WithCounter,
-	// history.WithOverhead and history.WithCalibration from the fields
-	// below, which replace any given here.
+	// each call), ... The Model adds history.WithOverhead from the fields
+	// below, and history.WithCounter and history.WithCalibration when
+	// those fields are set, which replace any given here (a nil field
+	// leaves one given here alone).
 	Options []history.Option
 	// Counter counts the messages and the tools; nil means
 	// history.Heuristic().
@@ -50,6 +57,15 @@ type Config struct {
 	// instruction the provider adds. It must not be negative (the trim
 	// would reject it with a *history.OptionError).
 	Overhead int
+	// Stateful makes the Model trim with one Trimmer (see NewTrimmer) for
+	// the conversation it serves: the messages of every call are the
+	// conversation's whole transcript, which only grows, and between
+	// maintenance points the prompt only grows at its end, so the
+	// provider's prompt cache survives (docs/prompt-caching.md); an
+	// overflow is recovered with the Trimmer's RecoverOverflow, after
+	// which its plans fit what the provider said. Use one Model per
+	// conversation; history.WithPin in Options indexes the transcript.
+	Stateful bool
 	// OnEvent, when set, receives one Event for every request sent to the
 	// wrapped model, synchronously, after the Calibration observed it.
 	OnEvent func(Event)
@@ -99,7 +115,7 @@ type Event struct {
 //     reports (PromptTokens) and the trim's Result.TokensAfter to the
 //     Calibration, and returns the response.
 //  4. When the provider rejects the request as a context overflow
-//     (history.IsContextOverflow), it trims the messages it sent with
+//     (IsContextOverflow), it trims the messages it sent with
 //     RecoverOverflow and sends them again, at most MaxRetries times.
 //
 // Every request is reported to Config.OnEvent. The caller's messages are
@@ -109,8 +125,9 @@ type Event struct {
 // Errors: an error of the trim other than history.ErrLatestTurnTooLarge
 // (invalid messages, budget or options) is returned before anything is
 // sent. A provider error that is not an overflow is returned as it is.
-// When the request is still rejected after MaxRetries retries, the last
-// provider error is returned wrapped (errors.Is and errors.As see it);
+// When the request is still rejected after MaxRetries retries, an error
+// wrapping ErrStillTooLong and the last provider error (errors.Is and
+// errors.As see both);
 // when RecoverOverflow finds nothing left to drop, its
 // *history.RecoverError, which wraps the provider error.
 //
@@ -119,6 +136,7 @@ type Event struct {
 type Model struct {
 	inner llms.Model
 	cfg   Config
+	state *adapt.Conversation[struct{}, llms.MessageContent] // the conversation's Trimmer under Config.Stateful
 }
 
 var (
@@ -130,7 +148,11 @@ var (
 // cfg.Options is copied.
 func NewModel(inner llms.Model, cfg Config) *Model {
 	cfg.Options = slices.Clone(cfg.Options)
-	return &Model{inner: inner, cfg: cfg}
+	m := &Model{inner: inner, cfg: cfg}
+	if cfg.Stateful {
+		m.state = &adapt.Conversation[struct{}, llms.MessageContent]{}
+	}
+	return m
 }
 
 // GenerateContent trims msgs, sends them to the wrapped model with
@@ -149,18 +171,25 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	} else if m.cfg.Overhead < 0 {
 		overhead = m.cfg.Overhead // the trim reports it
 	}
-	opts := append(slices.Clip(m.cfg.Options), history.WithCounter(m.cfg.Counter),
-		history.WithOverhead(overhead), history.WithCalibration(m.cfg.Calibration))
+	opts := append(slices.Clip(m.cfg.Options), history.WithOverhead(overhead))
+	// Only when set, so that a nil field leaves the Options' own alone, as
+	// in eino's ChatModel.
+	if m.cfg.Counter != nil {
+		opts = append(opts, history.WithCounter(m.cfg.Counter))
+	}
+	if m.cfg.Calibration != nil {
+		opts = append(opts, history.WithCalibration(m.cfg.Calibration))
+	}
 	pinned := pins.Read(opts)
-
-	send, res, where, err := run(msgs, opts, m.cfg.Budget, pinned != nil, func(conv []history.Message, opts []history.Option) (history.Result, error) {
-		return history.TrimToRecentTurns(conv, m.cfg.Budget, opts...)
-	})
+	var tr *Trimmer
+	if m.state != nil {
+		tr, pinned = m.state.Trimmer(codec, struct{}{}, overhead, opts), nil // its pins index the transcript
+	}
+	send, res, from, err := m.trim(tr, msgs, opts)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, err
 	}
 	trimErr := err
-	from := nativeOf(where, nil) // index in msgs of each message sent, when pinned
 	for attempt := 0; ; attempt++ {
 		resp, err := m.inner.GenerateContent(ctx, send, options...)
 		ev := Event{Attempt: attempt, Messages: len(send), Result: res, TrimErr: trimErr, Err: err}
@@ -172,28 +201,42 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			m.emit(ev)
 			return resp, nil
 		}
-		ev.Overflow = history.IsContextOverflow(err)
+		ev.Overflow = IsContextOverflow(err)
 		m.emit(ev)
 		if !ev.Overflow {
 			return nil, err
 		}
 		if attempt == MaxRetries {
-			return nil, fmt.Errorf("history/langchaingo: request still too long after %d retries: %w", MaxRetries, err)
+			return nil, fmt.Errorf("%w (%d): %w", ErrStillTooLong, MaxRetries, err)
 		}
 		ropts := opts
-		if pinned != nil {
-			ropts = append(slices.Clip(opts), history.WithPin(positions(from, pinned)...))
+		if pinned != nil { // the caller's pins, where they are in what was sent
+			ropts = append(slices.Clip(opts), history.WithPin(adapt.Follow(from, pinned)...))
 		}
-		providerErr := err
-		send, res, where, err = run(send, ropts, 0, pinned != nil, func(conv []history.Message, opts []history.Option) (history.Result, error) {
-			return history.RecoverOverflow(conv, providerErr, attempt+1, opts...)
-		})
+		var next []int
+		if tr != nil {
+			send, res, err = tr.RecoverOverflow(msgs, err, attempt+1)
+		} else {
+			send, res, next, err = codec.Recover(struct{}{}, send, err, attempt+1, ropts)
+		}
 		if err != nil {
 			return nil, err
 		}
-		trimErr = nil
-		from = nativeOf(where, from)
+		trimErr, from = nil, adapt.Compose(from, next)
 	}
+}
+
+// trim trims msgs for a request: with tr, the conversation's Trimmer,
+// when there is one, else with Trim and opts. from says where each
+// message sent comes from in msgs (nil with tr).
+func (m *Model) trim(tr *Trimmer, msgs []llms.MessageContent, opts []history.Option) ([]llms.MessageContent, history.Result, []int, error) {
+	if tr != nil {
+		send, res, err := tr.Trim(msgs, m.cfg.Budget)
+		return send, res, nil, err
+	}
+	return codec.Decide(struct{}{}, msgs, m.cfg.Budget, opts, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+		return history.TrimToRecentTurns(conv, m.cfg.Budget, opts...)
+	})
 }
 
 // Call sends prompt as a single human message through GenerateContent and
@@ -227,36 +270,6 @@ func callTools(call llms.CallOptions) []llms.Tool {
 		tools = append(tools, llms.Tool{Type: "function", Function: &call.Functions[i]})
 	}
 	return tools
-}
-
-// nativeOf returns, for each message of a trim's output, the index of the
-// caller's message it came from (-1 for a notice): where's index when
-// prev is nil, else prev's entry for it (the trim was of an output whose
-// origins prev holds). Nil when where is nil.
-func nativeOf(where []origin, prev []int) []int {
-	if where == nil {
-		return nil
-	}
-	out := make([]int, len(where))
-	for j, o := range where {
-		out[j] = o.native
-		if prev != nil && o.native >= 0 {
-			out[j] = prev[o.native]
-		}
-	}
-	return out
-}
-
-// positions returns the positions in a trim's output of the caller's
-// pinned messages, given the origin of each output message.
-func positions(from, pinned []int) []int {
-	var out []int
-	for j, i := range from {
-		if _, ok := slices.BinarySearch(pinned, i); ok && i >= 0 {
-			out = append(out, j)
-		}
-	}
-	return out
 }
 
 // PromptTokens returns the provider's count of a request's input tokens

@@ -4,14 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
+	"github.com/tmc/langchaingo/memory"
 )
 
 // fakeModel answers every request with decide's error, or else a text
@@ -86,7 +94,7 @@ func TestModel(t *testing.T) {
 		{"recovers once", ten, total, over(total * 3 / 4), 2, []int{0, 1}, []bool{true, false}, nil, "", false,
 			"a provider counting more than the budget says: one retry after RecoverOverflow"},
 		{"gives up after two retries", ten, total, alwaysNoSizes, 3, []int{0, 1, 2}, []bool{true, true, true},
-			[]error{noSizes}, "history/langchaingo: request still too long after 2 retries: ", false,
+			[]error{noSizes}, "history/langchaingo: request still too long after retries (2): ", false,
 			"at most MaxRetries retries, then the provider's error, wrapped"},
 		{"nothing left to drop", chat(1), 1000, always, 1, []int{0}, []bool{true},
 			[]error{history.ErrCannotRecover, tooLong}, "history: cannot recover", false,
@@ -329,5 +337,690 @@ func TestPromptTokens(t *testing.T) {
 		if got := PromptTokens(tc.resp); got != tc.want {
 			t.Errorf("%s: PromptTokens = %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// chatTokens is the Heuristic's count of stored messages, as the Memory
+// trims them.
+func chatTokens(t testing.TB, msgs []llms.ChatMessage) int {
+	t.Helper()
+	native := make([]llms.MessageContent, len(msgs))
+	for i, m := range msgs {
+		native[i] = contentOf(m)
+	}
+	return tokens(t, native)
+}
+
+func loadMessages(t *testing.T, m *Memory) []llms.ChatMessage {
+	t.Helper()
+	vars, err := m.LoadMemoryVariables(context.Background(), map[string]any{"input": "next"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, ok := vars[m.MemoryKey].([]llms.ChatMessage)
+	if !ok {
+		t.Fatalf("memory variables %v", vars)
+	}
+	return msgs
+}
+
+// TestMemoryKeepsLatestRequest is the failure LangChainGo's own token
+// buffer shows in a chat loop: an exchange larger than its limit empties
+// it, the latest request included. Through 60 exchanges of every size,
+// a third of them larger than the budget on their own, the Memory always
+// holds the latest exchange, whole and last, and otherwise fits the
+// budget.
+func TestMemoryKeepsLatestRequest(t *testing.T) {
+	const budget = 600
+	m := NewMemory(budget)
+	m.ReturnMessages = true
+	r := rng(7)
+	large := 0
+	for i := range 60 {
+		in := fmt.Sprintf("request %d: %s", i, words(&r, 5+r.intn(400)))
+		out := fmt.Sprintf("reply %d: %s", i, words(&r, 5+r.intn(400)))
+		if err := m.SaveContext(context.Background(), map[string]any{"input": in}, map[string]any{"output": out}); err != nil {
+			t.Fatal(err)
+		}
+		got := loadMessages(t, m)
+		n := len(got)
+		if n < 2 || got[n-2] != (llms.HumanChatMessage{Content: in}) || !reflect.DeepEqual(got[n-1], llms.AIChatMessage{Content: out}) {
+			t.Fatalf("exchange %d: the memory lost the latest request (%d messages, ending %v)", i, n, got[max(n-2, 0):])
+		}
+		latest := chatTokens(t, got[n-2:])
+		if latest > budget {
+			large++
+		}
+		if size := chatTokens(t, got); size > budget && size > latest+chatTokens(t, []llms.ChatMessage{llms.HumanChatMessage{Content: history.BreadcrumbText}}) {
+			t.Fatalf("exchange %d: %d tokens loaded, budget %d, latest exchange %d", i, size, budget, latest)
+		}
+		notices := 0
+		for _, msg := range got {
+			if msg.GetContent() == history.BreadcrumbText {
+				notices++
+			}
+		}
+		if notices > 1 {
+			t.Fatalf("exchange %d: %d notices stacked", i, notices)
+		}
+		stored, _ := m.ChatHistory.Messages(context.Background())
+		if len(stored) != n {
+			t.Fatalf("exchange %d: %d messages stored, %d loaded: the store was not trimmed at save", i, len(stored), n)
+		}
+	}
+	if large < 10 {
+		t.Fatalf("only %d exchanges exceed the budget alone", large)
+	}
+}
+
+// TestMemoryToolMessages: tool calls stored by an agent stay paired, and
+// an elided result comes back as a tool message holding the placeholder,
+// while the store keeps the caller's values where nothing changed.
+func TestMemoryToolMessages(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("a line of tool output\n", 120)
+	stored := []llms.ChatMessage{
+		llms.SystemChatMessage{Content: "You are an agent."},
+		llms.HumanChatMessage{Content: "read both files"},
+		llms.AIChatMessage{Content: "reading", ToolCalls: []llms.ToolCall{call("a", "read", `{"p":"a"}`), call("b", "read", `{"p":"b"}`)}, ReasoningContent: "why"},
+		llms.ToolChatMessage{ID: "a", Content: big},
+		llms.ToolChatMessage{ID: "b", Content: "short"},
+		llms.AIChatMessage{Content: "both read"},
+		llms.HumanChatMessage{Content: "and now?"},
+		llms.AIChatMessage{Content: "now we test", ToolCalls: []llms.ToolCall{call("c", "test", "{}"), call("d", "lint", "{}")}},
+		llms.ToolChatMessage{ID: "c", Content: "ok"}, // d is unanswered
+	}
+	h := memory.NewChatMessageHistory()
+	if err := h.SetMessages(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory(10_000, history.WithElision(history.ElideOptions{KeepRecent: -1, MinTokens: 100}))
+	m.ChatHistory, m.ReturnMessages = h, true
+	total := chatTokens(t, stored)
+	m.Budget = total - 100
+	got := loadMessages(t, m)
+	if len(got) != len(stored) {
+		t.Fatalf("%d messages loaded, %d stored: %v", len(got), len(stored), got)
+	}
+	if el, ok := got[3].(llms.ToolChatMessage); !ok || el.ID != "a" || !strings.HasPrefix(el.Content, "[elided tool result") {
+		t.Errorf("elided result = %#v", got[3])
+	}
+	if got[4] != stored[4] || got[1] != stored[1] {
+		t.Error("unchanged messages are not the stored values")
+	}
+	ai, ok := got[7].(llms.AIChatMessage)
+	if !ok || ai.Content != "now we test" || len(ai.ToolCalls) != 1 || ai.ToolCalls[0].ID != "c" {
+		t.Errorf("the unanswered call d was not stripped: %#v", got[7])
+	}
+	if first := got[2].(llms.AIChatMessage); first.ReasoningContent != "why" || len(first.ToolCalls) != 2 {
+		t.Errorf("kept AI message changed: %#v", first)
+	}
+	again, _ := h.Messages(ctx)
+	if len(again) != len(stored) || again[3] != stored[3] {
+		t.Error("LoadMemoryVariables modified the store")
+	}
+}
+
+func TestMemoryString(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory(60)
+	for i := range 5 {
+		if err := m.SaveContext(ctx, map[string]any{"q": fmt.Sprintf("question %d %s", i, strings.Repeat("word ", 20))}, map[string]any{"a": fmt.Sprintf("answer %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars, err := m.LoadMemoryVariables(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := vars["history"].(string)
+	want := "Human: " + history.BreadcrumbText + "\nHuman: question 4 " + strings.Repeat("word ", 20) + "\nAI: answer 4"
+	if s != want {
+		t.Errorf("history = %q\nwant %q", s, want)
+	}
+	if got := m.MemoryVariables(ctx); len(got) != 1 || got[0] != "history" || m.GetMemoryKey(ctx) != "history" {
+		t.Errorf("memory variables %v", got)
+	}
+	if err := m.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if vars, _ := m.LoadMemoryVariables(ctx, nil); vars["history"] != "" {
+		t.Errorf("after Clear: %v", vars)
+	}
+}
+
+func TestMemoryErrors(t *testing.T) {
+	ctx := context.Background()
+	withStored := func(budget int, msgs ...llms.ChatMessage) *Memory {
+		m := NewMemory(budget)
+		_ = m.ChatHistory.SetMessages(ctx, msgs)
+		return m
+	}
+	tests := []struct {
+		name string
+		m    *Memory
+		want error
+	}{
+		{"legacy function message", withStored(100, llms.HumanChatMessage{Content: "x"}, llms.FunctionChatMessage{Name: "f", Content: "y"}), ErrInvalidMessage},
+		{"nil message", withStored(100, nil), ErrInvalidMessage},
+		{"no budget", withStored(0, llms.HumanChatMessage{Content: "x"}), history.ErrInvalidBudget},
+	}
+	for _, tc := range tests {
+		if _, err := tc.m.LoadMemoryVariables(ctx, nil); !errors.Is(err, tc.want) {
+			t.Errorf("%s: LoadMemoryVariables: %v, want %v", tc.name, err, tc.want)
+		}
+		if err := tc.m.SaveContext(ctx, map[string]any{"in": "a"}, map[string]any{"out": "b"}); !errors.Is(err, tc.want) {
+			t.Errorf("%s: SaveContext: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	m := NewMemory(100)
+	if err := m.SaveContext(ctx, map[string]any{"a": "1", "b": "2"}, map[string]any{"out": "x"}); !errors.Is(err, memory.ErrInvalidInputValues) {
+		t.Errorf("ambiguous inputs: %v, want the buffer's ErrInvalidInputValues", err)
+	}
+}
+
+// genChat builds the messages a Memory stores from fuzz input: gen's
+// conversation (parallel calls answered in shuffled order, some missing, an
+// orphan or a wrong id) as llms.ChatMessage values, every AI message with
+// ReasoningContent as a reasoning model's reply holds it.
+func genChat(data []byte) []llms.ChatMessage {
+	var out []llms.ChatMessage
+	for i, m := range gen(data) {
+		switch m.Role {
+		case llms.ChatMessageTypeSystem:
+			out = append(out, llms.SystemChatMessage{Content: m.Parts[0].(llms.TextContent).Text})
+		case llms.ChatMessageTypeHuman:
+			out = append(out, llms.HumanChatMessage{Content: m.Parts[0].(llms.TextContent).Text})
+		case llms.ChatMessageTypeAI:
+			ai := llms.AIChatMessage{ReasoningContent: fmt.Sprintf("step %d: %s", i, strings.Repeat("think ", len(data)%7))}
+			for _, p := range m.Parts {
+				switch x := p.(type) {
+				case llms.TextContent:
+					ai.Content = x.Text
+				case llms.ToolCall:
+					ai.ToolCalls = append(ai.ToolCalls, x)
+				}
+			}
+			out = append(out, ai)
+		case llms.ChatMessageTypeTool:
+			for _, p := range m.Parts {
+				r := p.(llms.ToolCallResponse)
+				out = append(out, llms.ToolChatMessage{ID: r.ToolCallID, Content: r.Content})
+			}
+		}
+	}
+	return out
+}
+
+// FuzzMemory stores random histories of a reasoning model in a Memory and
+// loads them at any budget with any option set of the ladder: the loaded
+// messages pair their tool calls, hold the latest human request, and every
+// AI message in them is a stored one, or one with calls stripped or their
+// arguments cleared, with its ReasoningContent. With o&8 set, the calls
+// carry large arguments and the ladder clears them (the inputs of the other
+// sets keep their meaning).
+func FuzzMemory(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, uint16(200), uint8(0))
+	f.Add([]byte{0, 1, 2, 0, 1, 0, 2, 1, 0, 0, 5, 3, 2, 1, 0, 0, 9, 1, 2, 2, 2, 2}, uint16(60), uint8(3))
+	f.Add([]byte{7, 2, 1, 0, 3, 7, 2, 1, 0, 3, 7, 2, 1, 0, 3, 7, 2, 1, 0, 3}, uint16(500), uint8(2))
+	f.Add([]byte{0, 2, 1, 250, 3, 240, 1, 200, 2, 2, 220, 230, 1, 0, 2, 1, 210, 3, 0}, uint16(156), uint8(8))
+	clearing := []history.Option{history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: -1, ClearArguments: 8}), history.WithStepTrim()}
+	f.Fuzz(func(t *testing.T, data []byte, budget uint16, o uint8) {
+		chat := genChat(data)
+		sets := adaptertest.LadderSets(false)
+		set := sets[int(o)%len(sets)]
+		if o&8 != 0 {
+			set.Name, set.Opts = "clearing arguments", clearing
+			for i, cm := range chat {
+				if ai, ok := cm.(llms.AIChatMessage); ok && len(ai.ToolCalls) > 0 {
+					ai.ToolCalls = slices.Clone(ai.ToolCalls)
+					for j := range ai.ToolCalls {
+						fc := *ai.ToolCalls[j].FunctionCall
+						fc.Arguments = `{"q":"` + strings.Repeat("word ", 10+(i+j)%40) + `"}`
+						ai.ToolCalls[j].FunctionCall = &fc
+					}
+					chat[i] = ai
+				}
+			}
+		}
+		if msg := checkMemoryTrim(chat, int(budget)+1, set.Opts); msg != "" {
+			t.Fatalf("budget %d, %s: %s", int(budget)+1, set.Name, msg)
+		}
+	})
+}
+
+// TestMemoryPinsFollowTheirMessages: over a store that starts with a system
+// message, NewMemory(budget, history.WithPin(1)) pins the first request;
+// the Memory's own rewrites of the store move it (the breadcrumb takes
+// index 1), and the pin follows it: every later exchange is saved, and the
+// pinned request stays in the store.
+func TestMemoryPinsFollowTheirMessages(t *testing.T) {
+	const budget = 400
+	ctx := context.Background()
+	m := NewMemory(budget, history.WithPin(1))
+	m.ReturnMessages = true
+	if err := m.ChatHistory.AddMessage(ctx, llms.SystemChatMessage{Content: "You are terse."}); err != nil {
+		t.Fatal(err)
+	}
+	r := rng(11)
+	pinned := "request 0: remember the code word"
+	trims := 0
+	for i := range 30 {
+		in := fmt.Sprintf("request %d: %s", i, words(&r, 20+r.intn(60)))
+		out := fmt.Sprintf("reply %d: %s", i, words(&r, 20+r.intn(60)))
+		if i == 0 {
+			in = pinned
+		}
+		if err := m.SaveContext(ctx, map[string]any{"input": in}, map[string]any{"output": out}); err != nil {
+			t.Fatalf("exchange %d: %v", i, err)
+		}
+		stored, err := m.ChatHistory.Messages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stored) < 2*(i+1)+1 {
+			trims++
+		}
+		if !slices.ContainsFunc(stored, func(cm llms.ChatMessage) bool { return cm.GetContent() == pinned }) {
+			t.Fatalf("exchange %d: the pinned request is gone from the store", i)
+		}
+		if got := loadMessages(t, m); !slices.ContainsFunc(got, func(cm llms.ChatMessage) bool { return cm.GetContent() == pinned }) {
+			t.Fatalf("exchange %d: the pinned request is not loaded", i)
+		}
+	}
+	if trims == 0 {
+		t.Fatal("setup: the store was never trimmed")
+	}
+}
+
+// A 50-turn agent loop through Model around LangChainGo's real OpenAI
+// provider (llms/openai), against an httptest server that speaks OpenAI's
+// chat-completions wire format, counts each request as a provider whose
+// tokenizer differs from the Heuristic by a factor F, and rejects what
+// exceeds its window with OpenAI's own overflow status and body.
+
+// wireMessage is one message of a chat-completions request as it travels.
+// (LangChainGo's request types are internal to its openai package, so the
+// server decodes the wire format itself.)
+type wireMessage struct {
+	Role       string     `json:"role"`
+	Content    any        `json:"content"` // a string, or an array of parts
+	ToolCalls  []wireCall `json:"tool_calls"`
+	ToolCallID string     `json:"tool_call_id"`
+}
+
+type wireCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// text returns the message's content: a string, or the text of its parts.
+func (m wireMessage) text() (string, error) {
+	switch c := m.Content.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return c, nil
+	case []any:
+		var b strings.Builder
+		for _, p := range c {
+			part, ok := p.(map[string]any)
+			if !ok || part["type"] != "text" {
+				return "", fmt.Errorf("content part %v", p)
+			}
+			s, _ := part["text"].(string)
+			b.WriteString(s)
+		}
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("content %T", m.Content)
+}
+
+// native returns the request's messages as llms.MessageContent, as the
+// provider's tokenizer would see them.
+func native(msgs []wireMessage) ([]llms.MessageContent, error) {
+	out := make([]llms.MessageContent, 0, len(msgs))
+	for _, m := range msgs {
+		s, err := m.text()
+		if err != nil {
+			return nil, err
+		}
+		var mc llms.MessageContent
+		switch m.Role {
+		case "system":
+			mc = llms.TextParts(llms.ChatMessageTypeSystem, s)
+		case "user":
+			mc = llms.TextParts(llms.ChatMessageTypeHuman, s)
+		case "assistant":
+			mc.Role = llms.ChatMessageTypeAI
+			if s != "" {
+				mc.Parts = append(mc.Parts, llms.TextContent{Text: s})
+			}
+			for _, c := range m.ToolCalls {
+				mc.Parts = append(mc.Parts, llms.ToolCall{ID: c.ID, Type: c.Type,
+					FunctionCall: &llms.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
+			}
+		case "tool":
+			mc = llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: m.ToolCallID, Content: s}}}
+		default:
+			return nil, fmt.Errorf("role %q", m.Role)
+		}
+		out = append(out, mc)
+	}
+	return out, nil
+}
+
+// reply is what the server answers an accepted request with.
+type reply struct {
+	text  string
+	calls []wireCall
+}
+
+// loopServer is the provider: it checks each request's pairing on the
+// wire by OpenAI's rule (adaptertest.OpenAIPairing) and answers a broken
+// one with OpenAI's 400; it counts and checks the others through its
+// adaptertest.Loop (the messages as ToHistory converts them, the tools'
+// JSON as received), rejects what exceeds the window as OpenAI does, and
+// otherwise answers next with usage reporting its count.
+type loopServer struct {
+	loop *adaptertest.Loop
+
+	mu       sync.Mutex
+	next     reply
+	problems []string
+}
+
+func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string          `json:"model"`
+		Messages []wireMessage   `json:"messages"`
+		Tools    json.RawMessage `json:"tools"`
+	}
+	var wire struct {
+		Messages []adaptertest.OpenAIWireMessage `json:"messages"`
+	}
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = errors.Join(json.Unmarshal(body, &req), json.Unmarshal(body, &wire))
+	}
+	if err != nil || r.URL.Path != "/chat/completions" {
+		http.Error(w, fmt.Sprintf("bad request %s: %v", r.URL.Path, err), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if reject := adaptertest.OpenAIPairing(wire.Messages); reject != "" {
+		s.loop.Unpaired(reject)
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, reject)
+		return
+	}
+	problem := func(format string, args ...any) {
+		s.problems = append(s.problems, fmt.Sprintf(format, args...))
+	}
+	msgs, err := native(req.Messages)
+	if err != nil {
+		problem("decode: %v", err)
+	}
+	hist, err := ToHistory(msgs)
+	if err != nil {
+		problem("convert: %v", err)
+	}
+	holds := func(text string) bool {
+		for _, m := range req.Messages {
+			if t, _ := m.text(); m.Role == "user" && t == text {
+				return true
+			}
+		}
+		return false
+	}
+	count, fits := s.loop.Receive(hist, string(req.Tools), holds)
+	if !fits {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.loop.Window, count)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": s.next.text}
+	finish := "stop"
+	if len(s.next.calls) > 0 {
+		msg["tool_calls"], msg["content"], finish = s.next.calls, nil, "tool_calls"
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": count, "completion_tokens": 20, "total_tokens": count + 20},
+	})
+}
+
+// rng is a deterministic pseudo-random sequence (a 64-bit LCG).
+type rng uint64
+
+func (r *rng) intn(n int) int {
+	*r = *r*6364136223846793005 + 1442695040888963407
+	return int(uint64(*r>>33) % uint64(n))
+}
+
+var vocabulary = strings.Fields(`the function returns an error when the file is missing and the caller
+retries with a backoff of two seconds while the scheduler keeps the queue ordered by priority so that
+requests from the same tenant never overtake each other config value parse buffer index cache miss
+latency throughput handler middleware goroutine channel mutex deadline context cancel timeout retry
+json decode encode schema field struct pointer slice map key value table column row query plan`)
+
+// words returns n pseudo-random words from the vocabulary, in lines.
+func words(r *rng, n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(vocabulary[r.intn(len(vocabulary))])
+		if i%14 == 13 {
+			b.WriteByte('\n')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+// loopTools are the 20 tool schemas sent on every request.
+func loopTools() []llms.Tool {
+	tools := make([]llms.Tool, 20)
+	for i := range tools {
+		tools[i] = llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+			Name:        fmt.Sprintf("tool_%02d", i),
+			Description: fmt.Sprintf("Tool %d reads, searches or edits part of the repository and returns its output as plain text; use it when the task needs data it can provide.", i),
+			Parameters: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"path":  map[string]any{"type": "string", "description": "the file or directory to work on"},
+					"query": map[string]any{"type": "string", "description": "what to look for"},
+					"limit": map[string]any{"type": "integer", "description": "the largest number of results"},
+				},
+				"required": []string{"path"},
+			},
+		}}
+	}
+	return tools
+}
+
+// validating checks every request it forwards with Validate.
+type validating struct {
+	llms.Model
+	mu      sync.Mutex
+	invalid []error
+}
+
+func (v *validating) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	if err := Validate(msgs); err != nil {
+		v.mu.Lock()
+		v.invalid = append(v.invalid, err)
+		v.mu.Unlock()
+	}
+	return v.Model.GenerateContent(ctx, msgs, opts...)
+}
+
+// loopStats are the figures of one run of the loop besides what its
+// adaptertest.Loop counts.
+type loopStats struct {
+	requests, accepted, overflows int
+	estimateErr                   map[int]float64
+}
+
+// runLoop runs the agent loop through a Model (Budget = l.Window, with a
+// Calibration) against a provider that counts and checks every request
+// through l. Errors that reach the caller are recorded in l, and the loop
+// goes on with the next turn. kind "trim" is that Model; "trimmer" a
+// stateful one (its Trimmer with a low-water mark of 0.7) without the
+// Calibration, "trimmer+cal" with it.
+func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
+	t.Helper()
+	srv := &loopServer{loop: l}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	llm, err := openai.New(openai.WithBaseURL(hs.URL), openai.WithToken("x"), openai.WithModel("gpt-4o-mini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := &validating{Model: llm}
+	cal := &history.Calibration{}
+	st := loopStats{estimateErr: map[int]float64{}}
+	observed := 0
+	var scale, offset float64
+	fitted := false
+	cfg := Config{
+		Budget:      l.Window,
+		Options:     []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
+		Calibration: cal,
+		Stateful:    kind != "trim",
+	}
+	if cfg.Stateful {
+		cfg.Options = append(cfg.Options, history.WithLowWater(0.7))
+	}
+	if kind == "trimmer" {
+		cfg.Calibration = nil
+	}
+	cfg.OnEvent = func(ev Event) {
+		st.requests++
+		if ev.Overflow {
+			st.overflows++
+			l.Rejected(ev.Attempt, ev.Result, cal)
+		}
+		if ev.Err != nil {
+			return
+		}
+		st.accepted++
+		l.Accepted(ev.Result.Trimmed, ev.PromptTokens)
+		// The calibration's estimate of this request, by the model
+		// fitted to the observations before it.
+		estimate := float64(ev.Result.TokensAfter)
+		if fitted {
+			estimate = scale*float64(ev.Result.TokensAfter) + offset
+		}
+		if _, done := st.estimateErr[observed]; !done {
+			st.estimateErr[observed] = math.Abs(estimate-float64(ev.PromptTokens)) / float64(ev.PromptTokens)
+		}
+		observed++
+		scale, offset, _, fitted = cal.Model()
+	}
+	model := NewModel(check, cfg)
+
+	ctx := context.Background()
+	tools := loopTools()
+	r := rng(uint64(l.Mode.Text * 1000))
+	full := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "You are a coding agent. Use the tools to answer each task.")}
+	call := 0
+	for turn := range l.Turns {
+		task := fmt.Sprintf("Task %d: %s", turn, words(&r, 10+r.intn(30)))
+		full = append(full, llms.TextParts(llms.ChatMessageTypeHuman, task))
+		l.Turn(turn+1, task)
+		steps := 1 + r.intn(6)
+		for step := 0; step <= steps; step++ {
+			next := reply{text: fmt.Sprintf("Done with task %d: %s", turn, words(&r, 20+r.intn(40)))}
+			if step < steps {
+				next = reply{}
+				for range 1 + r.intn(4)/3 { // one call, sometimes two in parallel
+					call++
+					c := wireCall{ID: fmt.Sprintf("call_%d", call), Type: "function"}
+					c.Function.Name = fmt.Sprintf("tool_%02d", r.intn(20))
+					c.Function.Arguments = fmt.Sprintf(`{"path":"src/file_%d.go","query":"%s"}`, r.intn(100), words(&r, 2))
+					next.calls = append(next.calls, c)
+				}
+			}
+			srv.mu.Lock()
+			srv.next = next
+			srv.mu.Unlock()
+			resp, err := model.GenerateContent(ctx, full, llms.WithTools(tools))
+			if err != nil {
+				l.Error(fmt.Errorf("step %d: %w", step, err))
+				break
+			}
+			c := resp.Choices[0]
+			if len(c.ToolCalls) == 0 {
+				full = append(full, llms.TextParts(llms.ChatMessageTypeAI, c.Content))
+				break
+			}
+			ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+			for _, tc := range c.ToolCalls {
+				ai.Parts = append(ai.Parts, tc)
+			}
+			full = append(full, ai)
+			for _, tc := range c.ToolCalls {
+				n := l.MinWords + r.intn(l.MaxWords-l.MinWords+1)
+				full = append(full, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{
+					ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: words(&r, n)}}})
+			}
+		}
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, p := range srv.problems {
+		t.Errorf("%s server: %s", l.Mode.Name, p)
+	}
+	for _, err := range check.invalid {
+		t.Errorf("%s a request failed Validate: %v", l.Mode.Name, err)
+	}
+	if ls := l.Stats(); ls.Requests != st.requests+ls.Violations || ls.Overflows != st.overflows {
+		t.Errorf("%s server saw %d requests (%d rejected for length, %d for pairing), events say %d (%d overflows)",
+			l.Mode.Name, ls.Requests, ls.Overflows, ls.Violations, st.requests, st.overflows)
+	}
+	return st
+}
+
+// TestModelLoop runs the loop for a provider that counts 30% more than the
+// Heuristic and one that counts 20% less, with the budget at the window
+// as a runtime configures it: the Model must hide every overflow from
+// the caller, overflow at most once per loop, keep pairs and the latest
+// request, and use the window (trimmed requests at 85% of it or more).
+func TestModelLoop(t *testing.T) {
+	const limit = 12000
+	for _, f := range []float64{1.3, 0.8} {
+		t.Run(fmt.Sprintf("F=%.1f", f), func(t *testing.T) {
+			t.Parallel()
+			l := adaptertest.NewLoop("langchaingo", adaptertest.Skew(f), limit)
+			l.MinWords, l.MaxWords = 250, 1150
+			st := runLoop(t, l, "trim")
+			ls := l.Stats()
+			t.Logf("F=%.1f: %d requests, %d accepted, %d trimmed, %d overflows; mean provider prompt of trimmed requests %.1f%% of the limit; estimate error after 0/1/3/10 observations: %.1f%% / %.1f%% / %.1f%% / %.1f%%",
+				f, st.requests, st.accepted, ls.Trimmed, ls.Overflows, 100*ls.Fill(),
+				100*st.estimateErr[0], 100*st.estimateErr[1], 100*st.estimateErr[3], 100*st.estimateErr[10])
+			l.Check(t) // at most 1 overflow, no error, no violation, fill >= 85%
+			if st.estimateErr[10] > 0.05 {
+				t.Errorf("estimate error after 10 observations %.1f%%, want at most 5%%", 100*st.estimateErr[10])
+			}
+		})
+	}
+}
+
+// TestStatefulLoop runs the loop through a stateful Model against a
+// provider counting 1.3 times the library's estimate, with and without a
+// Calibration (issue 23: at most 1 rejection after the first recovery).
+func TestStatefulLoop(t *testing.T) {
+	for _, kind := range []string{"trimmer", "trimmer+cal"} {
+		l := adaptertest.NewLoop("langchaingo", adaptertest.Skew(1.3), 12_000)
+		st := runLoop(t, l, kind)
+		adaptertest.CheckStateful(t, l, kind, max(st.overflows-1, 0))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -27,14 +28,11 @@ func Overhead(tools []llms.Tool, c history.Counter) int {
 	if len(tools) == 0 {
 		return 0
 	}
-	if c == nil {
-		c = history.Heuristic()
-	}
 	text, err := json.Marshal(tools)
 	if err != nil {
 		text = printable(tools)
 	}
-	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(text)}), 0)
+	return adapt.Overhead(c, string(text))
 }
 
 // printable encodes tools with the parameters that do not encode to JSON

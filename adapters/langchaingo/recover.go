@@ -40,8 +40,5 @@ import (
 // cannot be honoured is a *history.OptionError, as with Trim.
 // RecoverOverflow never modifies msgs.
 func RecoverOverflow(msgs []llms.MessageContent, providerErr error, attempt int, opts ...history.Option) ([]llms.MessageContent, history.Result, error) {
-	out, res, _, err := run(msgs, opts, 0, false, func(conv []history.Message, opts []history.Option) (history.Result, error) {
-		return history.RecoverOverflow(conv, providerErr, attempt, opts...)
-	})
-	return out, res, err
+	return codec.RecoverOverflow(struct{}{}, msgs, providerErr, attempt, opts)
 }

@@ -1,28 +1,15 @@
 package langchaingo
 
 import (
-	"fmt"
-	"strconv"
-
-	"github.com/histrim/history/internal/pairing"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // PairingError reports the first place where messages break the pairing
-// rule Validate checks. It wraps ErrUnpaired.
-type PairingError struct {
-	// Index is the position in the messages of the offending message.
-	Index int
-	// Reason says which part of the rule it breaks.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/langchaingo: message " + strconv.Itoa(e.Index) + ": " + e.Reason
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// rule Validate checks: Index is the position of the offending message, ID
+// the tool call ID concerned, Reason which part of the rule it breaks. It
+// wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // Validate checks msgs against the tool-calling rule that the providers
 // LangChainGo sends to enforce (OpenAI-style APIs answer a request that
@@ -45,56 +32,28 @@ func (e *PairingError) Unwrap() error { return ErrUnpaired }
 // per message keeps it. Validate returns nil or the first violation, a
 // *PairingError wrapping ErrUnpaired. It never modifies msgs.
 func Validate(msgs []llms.MessageContent) error {
-	var c pairing.Checker
-	for i, mc := range msgs {
-		if mc.Role == llms.ChatMessageTypeTool {
-			for _, part := range mc.Parts {
-				switch x := unwrap(part).(type) {
-				case llms.ToolCall:
-					return &PairingError{i, "tool call in a tool message"}
-				case llms.ToolCallResponse:
-					if v := c.Answer(i, x.ToolCallID); v != nil {
-						return pairingError(v)
-					}
-				}
-			}
-			continue
-		}
-		if v := c.Close(); v != nil {
-			return pairingError(v)
-		}
+	return adapt.CheckPairing("langchaingo", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
+		mc := &msgs[i]
+		results := mc.Role == llms.ChatMessageTypeTool
 		var ids []string
 		for _, part := range mc.Parts {
 			switch x := unwrap(part).(type) {
-			case llms.ToolCallResponse:
-				return &PairingError{i, "tool response in a " + string(mc.Role) + " message"}
 			case llms.ToolCall:
 				if mc.Role != llms.ChatMessageTypeAI {
-					return &PairingError{i, "tool call in a " + string(mc.Role) + " message"}
+					return results, nil, unpaired(i, x.ID, "tool call in a "+string(mc.Role)+" message")
 				}
 				ids = append(ids, x.ID)
+			case llms.ToolCallResponse:
+				if !results {
+					return false, nil, unpaired(i, x.ToolCallID, "tool response in a "+string(mc.Role)+" message")
+				}
+				ids = append(ids, x.ToolCallID)
 			}
 		}
-		if v := c.Open(i, ids); v != nil {
-			return pairingError(v)
-		}
-	}
-	if v := c.Close(); v != nil {
-		return pairingError(v)
-	}
-	return nil
+		return results, ids, nil
+	})
 }
 
-// reasons says, for each fault, which part of the rule is broken; %q
-// stands for the tool call ID.
-var reasons = [...]string{
-	pairing.Unanswered: "tool call %q has no response before the next non-tool message",
-	pairing.Orphan:     "tool response %q does not follow an AI message with tool calls",
-	pairing.Unknown:    "tool response %q answers no call of the preceding AI message",
-	pairing.Twice:      "tool call %q answered twice",
-	pairing.BadID:      "tool call id %q is empty or used twice",
-}
-
-func pairingError(v *pairing.Violation) error {
-	return &PairingError{v.Index, fmt.Sprintf(reasons[v.Fault], v.ID)}
+func unpaired(i int, id, reason string) error {
+	return adapt.Unpaired("langchaingo", "message", ErrUnpaired, i, id, reason)
 }

@@ -169,6 +169,18 @@
 // an HTTP 400. Every slice [Trim] and [RecoverOverflow] return passes it
 // whenever their input converted without error.
 //
+// # The stateful trimmer and positions
+//
+// NewTrimmer returns a Trimmer: a history.Trimmer over the whole
+// transcript (maintenance points, cold resume, summaries; the prompt only
+// grows at its end between them, so the provider's prompt cache
+// survives), its decisions mapped back onto the caller's own values as
+// Trim maps them; its RecoverOverflow trims what it sent further, after
+// which its plans fit what the provider said. Positions says where input
+// messages landed in an output, to pin them again (history.WithPin) when
+// the output is trimmed later. Every adapter keeps the same contract
+// (docs/adapters.md, "The contract").
+//
 // # Module
 //
 // This adapter is its own Go module, so the core library keeps its small
@@ -176,10 +188,10 @@
 //
 //	go get github.com/histrim/history/adapters/openai
 //
-// which resolves a published version of github.com/histrim/history. The
-// replace directive in this module's go.mod only applies inside the
-// histrim repository, where the adapter is built against the core in the
-// same checkout; Go ignores replace directives of dependencies.
+// Its go.mod requires the core release it is tagged with, with no replace,
+// so the go command resolves both from the module proxy; inside the histrim
+// repository, go.work builds it against the core beside it
+// (docs/adapters.md, "Versioning").
 //
 // The module declares go 1.24 and requires openai-go v3.44.0, the newest v3
 // release that does not itself require Go 1.25 or later, so programs on Go

@@ -3,7 +3,7 @@ module github.com/histrim/history/adapters/openai
 go 1.24
 
 require (
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 	github.com/openai/openai-go/v3 v3.44.0
 )
 
@@ -14,4 +14,3 @@ require (
 	github.com/tidwall/sjson v1.2.5 // indirect
 )
 
-replace github.com/histrim/history => ../..

@@ -16,5 +16,5 @@ import (
 // out of the race detector's run for its cost; TestAgentLoop runs the same
 // loop there.
 func TestLoopMatrix(t *testing.T) {
-	adaptertest.RunMatrix(t, "openai", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l) })
+	adaptertest.RunMatrix(t, "openai", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, "trim") })
 }

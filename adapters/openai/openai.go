@@ -6,9 +6,9 @@ import (
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
-	"github.com/histrim/history/internal/regroup"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
@@ -22,20 +22,47 @@ const legacyCallID = "legacy_function_call"
 // with no variant set, a tool call without an ID, two tool calls with the same
 // ID in one message, a tool message without a tool_call_id. It wraps
 // [history.ErrInvalidMessage], so errors.Is(err, history.ErrInvalidMessage)
-// holds for it as for the core's own validation errors.
-type MessageError struct {
-	// Index is the position of the offending message in the caller's slice.
-	Index int
-	// Reason says what is wrong with it.
-	Reason string
+// holds for it as for the core's own validation errors. Index is the
+// position of the offending message in the caller's slice, Reason says what
+// is wrong with it.
+type MessageError = adapt.MessageError
+
+// codec is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways.
+var codec = &adapt.Codec[struct{}, openai.ChatCompletionMessageParamUnion]{
+	Name: "openai", Noun: "message",
+	Convert: func(_ struct{}, msgs []openai.ChatCompletionMessageParamUnion, opts []history.Option) (*adapt.View[openai.ChatCompletionMessageParamUnion], error) {
+		hist, err := convert(msgs, opts)
+		if err != nil {
+			return nil, err
+		}
+		return adapt.OneForOne(msgs, hist, fromBreadcrumb, elide, rebuildCalls), nil
+	},
 }
 
-func (e *MessageError) Error() string {
-	return "history/openai: invalid message at index " + strconv.Itoa(e.Index) + ": " + e.Reason
-}
+// Trimmer is the stateful trimmer of a conversation's messages: a
+// history.Trimmer (maintenance points, cold resume, summaries, the plan
+// kept between requests so that the provider's prompt cache survives)
+// over the caller's whole transcript, its decisions mapped back onto the
+// caller's messages as [Trim] maps them. Its methods are
+// Trim(transcript, budget), TrimContext(ctx, transcript, budget),
+// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
+// (history.WithPin) index the transcript. See docs/adapters.md, "The
+// stateful trimmer".
+type Trimmer = adapt.Trimmer[struct{}, openai.ChatCompletionMessageParamUnion]
 
-// Unwrap returns history.ErrInvalidMessage.
-func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
+// NewTrimmer returns a Trimmer for one conversation that trims with opts
+// (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
+// fixed for its life.
+func NewTrimmer(opts ...history.Option) *Trimmer { return codec.NewTrimmer(struct{}{}, opts) }
+
+// Positions returns where msgs[i], for each index i, landed in the output
+// of the Trim or RecoverOverflow of msgs that returned res: the index to
+// pin it at (history.WithPin) when that output is trimmed again; -1 for a
+// message the output does not hold.
+func Positions(msgs []openai.ChatCompletionMessageParamUnion, res history.Result, i ...int) []int {
+	return codec.Positions(msgs, res, i...)
+}
 
 // ToHistory converts msgs to the library's message model: one
 // history.Message for each element of msgs, in order (see the package
@@ -61,7 +88,7 @@ func convert(msgs []openai.ChatCompletionMessageParamUnion, opts []history.Optio
 	for i := range msgs {
 		m, err := toMessage(&msgs[i])
 		if err != nil {
-			return nil, &MessageError{Index: i, Reason: err.Error()}
+			return nil, invalid(i, err)
 		}
 		out[i] = m
 	}
@@ -110,17 +137,12 @@ func readNotice(b history.Message) []history.Message {
 // *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
 // does. On any other error the messages are nil.
 func Trim(msgs []openai.ChatCompletionMessageParamUnion, budget int, opts ...history.Option) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
-	hist, err := convert(msgs, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := history.TrimToRecentTurns(hist, budget, opts...)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, res, err
-	}
-	// The caller's originals; each notice rendered from its own entry of
-	// res.Messages; what the core changed in a kept message rebuilt.
-	return regroup.OneForOne(msgs, hist, res, fromBreadcrumb, elide, rebuildCalls), res, err
+	return codec.Trim(struct{}{}, msgs, budget, opts)
+}
+
+// invalid is the *MessageError for msgs[i].
+func invalid(i int, err error) error {
+	return adapt.Invalid("openai", "message", nil, i, err.Error())
 }
 
 // elide returns a copy of the tool (or legacy function) message u holding

@@ -1,9 +1,14 @@
 package openai
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +17,9 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 func functionCall(id, name, args string) openai.ChatCompletionMessageToolCallUnionParam {
@@ -434,3 +441,511 @@ func TestReasoningContent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+//lint:file-ignore SA1019 tests of the deprecated function_call, which the adapter must still handle.
+
+// legacyAssistant returns an assistant message using the deprecated
+// function_call.
+func legacyAssistant(content, name, args string) openai.ChatCompletionMessageParamUnion {
+	a := &openai.ChatCompletionAssistantMessageParam{
+		FunctionCall: openai.ChatCompletionAssistantMessageParamFunctionCall{Name: name, Arguments: args},
+	}
+	if content != "" {
+		a.Content.OfString = openai.String(content)
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: a}
+}
+
+// legacyResult returns a deprecated function-role message answering a
+// function_call.
+func legacyResult(name, content string) openai.ChatCompletionMessageParamUnion {
+	return openai.ChatCompletionMessageParamUnion{OfFunction: &openai.ChatCompletionFunctionMessageParam{Name: name, Content: openai.String(content)}}
+}
+
+func weatherTool() openai.ChatCompletionToolUnionParam {
+	return openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+		Name:        "get_weather",
+		Description: openai.String("Current weather in a city."),
+		Parameters:  shared.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
+	})
+}
+
+func schemaFormat() openai.ChatCompletionNewParamsResponseFormatUnion {
+	return openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Schema: map[string]any{"type": "object", "properties": map[string]any{"temp_c": map[string]any{"type": "number"}}}},
+	}}
+}
+
+// recorder is a Counter that records the text of each message it counts
+// and prices it at its length in bytes.
+type recorder struct{ texts []string }
+
+func (r *recorder) CountMessage(m history.Message) int {
+	if m.Role != history.RoleSystem || len(m.Parts) > 0 || m.Name != "" {
+		return -1 << 20 // not the message Overhead must build
+	}
+	r.texts = append(r.texts, m.Content)
+	return len(m.Content)
+}
+
+func TestOverhead(t *testing.T) {
+	const (
+		toolJSON   = `[{"function":{"name":"get_weather","description":"Current weather in a city.","parameters":{"properties":{"city":{"type":"string"}},"type":"object"}},"type":"function"}]`
+		formatJSON = `{"json_schema":{"name":"answer","schema":{"properties":{"temp_c":{"type":"number"}},"type":"object"}},"type":"json_schema"}`
+		overJSON   = `[{"type":"custom","custom":{"name":"shell","x_vendor":1}}]`
+		fnJSON     = `[{"name":"lookup","description":"Look a term up."}]`
+		extraJSON  = `[{"function":{"name":"get_weather","description":"Current weather in a city.","parameters":{"properties":{"city":{"type":"string"}},"type":"object"}},"type":"function","strict_mode":"vendor"}]`
+	)
+	withMessages := openai.ChatCompletionNewParams{
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("counted by Trim, not here")},
+		Tools:    []openai.ChatCompletionToolUnionParam{weatherTool()},
+	}
+	extra := weatherTool()
+	extra.OfFunction.SetExtraFields(map[string]any{"strict_mode": "vendor"})
+	legacy := openai.ChatCompletionNewParams{}
+	//lint:ignore SA1019 the deprecated functions are still sent, so they are counted.
+	legacy.Functions = []openai.ChatCompletionNewParamsFunction{{Name: "lookup", Description: openai.String("Look a term up.")}}
+	tests := []struct {
+		name   string
+		params openai.ChatCompletionNewParams
+		want   []string // the texts counted, in order
+	}{
+		{"nothing besides the messages", openai.ChatCompletionNewParams{Model: "gpt-test", Messages: withMessages.Messages}, nil},
+		{"tools, messages not read", withMessages, []string{toolJSON}},
+		{"tools and response format", openai.ChatCompletionNewParams{Tools: withMessages.Tools, ResponseFormat: schemaFormat()}, []string{toolJSON, formatJSON}},
+		{"json_object format", openai.ChatCompletionNewParams{ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}}, []string{`{"type":"json_object"}`}},
+		{"deprecated functions", legacy, []string{fnJSON}},
+		{"override tool as sent", openai.ChatCompletionNewParams{Tools: []openai.ChatCompletionToolUnionParam{param.Override[openai.ChatCompletionToolUnionParam](json.RawMessage(`{"type":"custom","custom":{"name":"shell","x_vendor":1}}`))}}, []string{overJSON}},
+		{"extra fields as sent", openai.ChatCompletionNewParams{Tools: []openai.ChatCompletionToolUnionParam{extra}}, []string{extraJSON}},
+		{"explicit nulls", openai.ChatCompletionNewParams{Tools: param.NullSlice[[]openai.ChatCompletionToolUnionParam](), ResponseFormat: param.NullStruct[openai.ChatCompletionNewParamsResponseFormatUnion]()}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var r recorder
+			got := Overhead(tc.params, &r)
+			if !slices.Equal(r.texts, tc.want) {
+				t.Fatalf("counted %q\nwant    %q", r.texts, tc.want)
+			}
+			want := 0
+			for _, s := range tc.want {
+				want += len(s)
+			}
+			if got != want {
+				t.Fatalf("Overhead = %d, want %d (the sum of the counts)", got, want)
+			}
+			// A nil Counter is Heuristic, counting the same messages.
+			h := 0
+			for _, s := range tc.want {
+				h += history.Heuristic().CountMessage(history.Message{Role: history.RoleSystem, Content: s})
+			}
+			if got := Overhead(tc.params, nil); got != h {
+				t.Fatalf("Overhead(nil counter) = %d, want Heuristic's %d", got, h)
+			}
+		})
+	}
+}
+
+// TestOverheadCounts: negative counts count 0, huge ones saturate.
+func TestOverheadCounts(t *testing.T) {
+	p := openai.ChatCompletionNewParams{Tools: []openai.ChatCompletionToolUnionParam{weatherTool()}, ResponseFormat: schemaFormat()}
+	tests := []struct {
+		count, want int
+	}{
+		{-5, 0},
+		{math.MaxInt, math.MaxInt},
+		{math.MaxInt/2 + 1, math.MaxInt},
+		{7, 14},
+	}
+	for _, tc := range tests {
+		c := history.CounterFunc(func(history.Message) int { return tc.count })
+		if got := Overhead(p, c); got != tc.want {
+			t.Errorf("count %d per part: Overhead = %d, want %d", tc.count, got, tc.want)
+		}
+	}
+}
+
+// TestOverheadAsSent: what Overhead counts is the tools and
+// response_format JSON the real client sends.
+func TestOverheadAsSent(t *testing.T) {
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
+	}))
+	defer srv.Close()
+	params := openai.ChatCompletionNewParams{
+		Model:          "gpt-test",
+		Messages:       []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+		Tools:          []openai.ChatCompletionToolUnionParam{weatherTool(), param.Override[openai.ChatCompletionToolUnionParam](json.RawMessage(`{"type":"custom","custom":{"name":"shell"}}`))},
+		ResponseFormat: schemaFormat(),
+	}
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+	if _, err := client.Chat.Completions.New(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	var r recorder
+	Overhead(params, &r)
+	want := []string{string(sent["tools"]), string(sent["response_format"])}
+	if !slices.Equal(r.texts, want) {
+		t.Fatalf("counted %q\nthe client sent %q", r.texts, want)
+	}
+}
+
+// TestValidate checks the two halves of the pairing rule, each of which
+// OpenAI enforces with an HTTP 400 (invalid_request_error):
+//
+//   - a call without its tool messages: "An assistant message with
+//     'tool_calls' must be followed by tool messages responding to each
+//     'tool_call_id'. The following tool_call_ids did not have response
+//     messages: call_RTlWVuE5MqEb3WZJgTIl7Rsb" (param "messages.[6].role";
+//     router-for-me/CLIProxyAPI#2798);
+//   - a tool message that answers no call of the preceding assistant
+//     message: "Invalid parameter: messages with role 'tool' must be a
+//     response to a preceeding message with 'tool_calls'." (OpenAI's
+//     spelling; param "messages.[4].role"; smarter-sh/smarter#264,
+//     miurla/morphic#136).
+//
+// internal/fakeprovider answers with the same bodies; replay_test.go sends
+// peers' broken trims to it with the real client.
+func TestValidate(t *testing.T) {
+	u, tool := openai.UserMessage[string], openai.ToolMessage[string]
+	cases := []struct {
+		name, reason string
+		msgs         []openai.ChatCompletionMessageParamUnion
+		index        int // -1: valid
+		id           string
+	}{
+		{"empty", "nothing to pair", nil, -1, ""},
+		{"plain chat", "no tools", []openai.ChatCompletionMessageParamUnion{u("hi"), openai.AssistantMessage("yo")}, -1, ""},
+		{"parallel calls any order", "results may come in any order",
+			[]openai.ChatCompletionMessageParamUnion{u("go"), assistantCalls("", functionCall("a", "f", ""), functionCall("b", "g", "")), tool("B", "b"), tool("A", "a"), openai.AssistantMessage("ok")}, -1, ""},
+		{"id reused later", "ids only need to be unique within an exchange",
+			[]openai.ChatCompletionMessageParamUnion{assistantCalls("", functionCall("a", "f", "")), tool("1", "a"), assistantCalls("", functionCall("a", "f", "")), tool("2", "a")}, -1, ""},
+		{"legacy pair", "function_call answered by a function message",
+			[]openai.ChatCompletionMessageParamUnion{legacyAssistant("", "f", "{}"), openai.ChatCompletionMessageParamOfFunction("r", "f")}, -1, ""},
+		{"unanswered at end", "a call must be answered before the request ends",
+			[]openai.ChatCompletionMessageParamUnion{u("go"), assistantCalls("", functionCall("a", "f", ""))}, 1, "a"},
+		{"answer after user", "the answer must come before the next non-tool message",
+			[]openai.ChatCompletionMessageParamUnion{assistantCalls("", functionCall("a", "f", "")), u("wait"), tool("A", "a")}, 0, "a"},
+		{"one of two answered", "every call of a parallel batch needs its answer",
+			[]openai.ChatCompletionMessageParamUnion{assistantCalls("", functionCall("a", "f", ""), functionCall("b", "f", "")), tool("A", "a"), u("next")}, 0, "b"},
+		{"orphan tool", "a tool message with no preceding call",
+			[]openai.ChatCompletionMessageParamUnion{u("hi"), tool("x", "a")}, 1, "a"},
+		{"wrong id", "the id must be one of the preceding assistant's calls",
+			[]openai.ChatCompletionMessageParamUnion{assistantCalls("", functionCall("a", "f", "")), tool("A", "a"), tool("Z", "z")}, 2, "z"},
+		{"answered twice", "one call, one answer",
+			[]openai.ChatCompletionMessageParamUnion{assistantCalls("", functionCall("a", "f", "")), tool("A", "a"), tool("A", "a")}, 2, "a"},
+		{"answer to an older assistant", "only the immediately preceding assistant counts",
+			[]openai.ChatCompletionMessageParamUnion{assistantCalls("", functionCall("a", "f", "")), tool("A", "a"), openai.AssistantMessage("done"), tool("A", "a")}, 3, "a"},
+	}
+	where := func(e *PairingError) (int, string) { return e.Index, e.ID }
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			adaptertest.Violation(t, Validate(tc.msgs), ErrUnpaired, where, tc.index, tc.id, tc.reason)
+		})
+	}
+}
+
+// genConversation builds a conversation from data: the fuzzer's bytes or a
+// seed. It deliberately produces broken pairs (unanswered calls, stray and
+// duplicate tool messages) as well as good ones.
+func genConversation(data []byte) []openai.ChatCompletionMessageParamUnion {
+	var msgs []openai.ChatCompletionMessageParamUnion
+	seed := adaptertest.Bytes(data)
+	next := seed.Next
+	text := adaptertest.Words
+	if b := next(); b >= 0 && b%3 != 0 {
+		msgs = append(msgs, openai.SystemMessage(text(b)))
+	}
+	var pending []string
+	id := 0
+	for {
+		b := next()
+		if b < 0 {
+			return msgs
+		}
+		switch b % 8 {
+		case 0, 1:
+			msgs = append(msgs, openai.UserMessage(text(b)))
+		case 2:
+			msgs = append(msgs, openai.AssistantMessage(text(b)))
+		case 3, 4:
+			var calls []openai.ChatCompletionMessageToolCallUnionParam
+			pending = pending[:0]
+			for range 1 + b%3 {
+				id++
+				cid := "call_" + strconv.Itoa(id)
+				calls = append(calls, functionCall(cid, "tool", `{"n":`+strconv.Itoa(b)+`}`))
+				pending = append(pending, cid)
+			}
+			content := ""
+			if b%2 == 0 {
+				content = text(b)
+			}
+			msgs = append(msgs, assistantCalls(content, calls...))
+		case 5, 6:
+			// Answer pending calls, in an order and number chosen by b.
+			for k := range pending {
+				if (b>>(k+3))&1 == 0 || b%7 == 0 {
+					msgs = append(msgs, openai.ToolMessage(text(b), pending[(k+b)%len(pending)]))
+				}
+			}
+		case 7:
+			if b%2 == 0 {
+				msgs = append(msgs, openai.ToolMessage(text(b), "stray_"+strconv.Itoa(b)))
+			} else {
+				msgs = append(msgs, openai.DeveloperMessage(text(b)))
+			}
+		}
+	}
+}
+
+// checkTrim is the property every trim must have: the output passes
+// Validate, the input is untouched, every kept message is the caller's
+// original (or, when calls were stripped, the original minus those calls),
+// and a second trim with the same budget changes nothing more.
+func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budget int) {
+	t.Helper()
+	out, res, _ := adapter.Trimmed(t, msgs, budget)
+	if res.Kept != nil {
+		if len(out) != len(res.Kept) {
+			t.Fatalf("budget %d: %d messages for %d Kept", budget, len(out), len(res.Kept))
+		}
+		for j, k := range res.Kept {
+			if k < 0 {
+				continue
+			}
+			got, orig := adaptertest.JSON(t, out[j]), adaptertest.JSON(t, msgs[k])
+			if got != orig && len(res.Messages[j].ToolCalls) == len(mustHistory(t, msgs[k:k+1])[0].ToolCalls) {
+				t.Fatalf("budget %d: kept message %d changed without stripping:\n got %s\nwant %s", budget, k, got, orig)
+			}
+			h := mustHistory(t, out[j:j+1])[0]
+			if adaptertest.JSON(t, h.ToolCalls) != adaptertest.JSON(t, res.Messages[j].ToolCalls) {
+				t.Fatalf("budget %d: native calls %v, core decided %v", budget, h.ToolCalls, res.Messages[j].ToolCalls)
+			}
+		}
+	}
+	again, _, _ := Trim(out, budget)
+	if adaptertest.JSON(t, again) != adaptertest.JSON(t, out) {
+		t.Fatalf("budget %d: trimming the output again changed it", budget)
+	}
+}
+
+func mustHistory(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion) []history.Message {
+	t.Helper()
+	h, err := ToHistory(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+var fuzzSeeds = [][]byte{
+	{1, 0, 3, 5, 2, 0, 4, 6, 1, 8},
+	{2, 0, 11, 13, 0, 3, 7, 0, 2, 1, 12, 14, 9},
+	{0, 4, 0, 8, 7, 15, 3, 0, 3, 5, 23},
+	{1, 1, 9, 17, 25, 2, 3, 6, 0, 4, 4, 5, 5, 0},
+	{5, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 8},
+}
+
+// TestTrimProperty runs checkTrim over generated conversations at every
+// budget from 1 to just above their size.
+func TestTrimProperty(t *testing.T) {
+	for _, seed := range adaptertest.Seeds(fuzzSeeds, 40) {
+		msgs := genConversation(seed)
+		for _, budget := range adaptertest.Budgets(adapter.Tokens(t, msgs), 40) {
+			checkTrim(t, msgs, budget)
+		}
+	}
+}
+
+func FuzzTrim(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, uint16(50))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, budget uint16) {
+		checkTrim(t, genConversation(data), int(budget)+1)
+	})
+}
+
+// pinnedAgent returns an agent conversation with a developer instruction
+// given mid-conversation after an assistant note, and the indices to pin:
+// the note, the instruction and the first task (when the seed makes one).
+func pinnedAgent(seed []byte) (conversation, []int) {
+	msgs := genAgent(seed)
+	mid := len(msgs) / 2
+	for mid < len(msgs) && msgs[mid].OfUser == nil {
+		mid++ // before a task, so that no tool exchange is split
+	}
+	msgs = slices.Insert(msgs, mid,
+		openai.AssistantMessage("Noted: staging is read-only, I will use the fixtures."),
+		openai.DeveloperMessage("Remember: the staging database is read-only."))
+	pins := []int{mid, mid + 1}
+	for i, m := range msgs {
+		if m.OfUser != nil {
+			pins = append(pins, i)
+			break
+		}
+	}
+	return msgs, pins
+}
+
+// TestPinSurvivesEveryBudget: native indices pin the caller's messages
+// (one history message per native message, so WithPin passes through):
+// each pinned message is in the output, as the caller's value, at every
+// budget and with every rung of the ladder, and the output is valid and
+// converts back to the Result.
+func TestPinSurvivesEveryBudget(t *testing.T) {
+	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 4) {
+		msgs, pins := pinnedAgent(seed)
+		sets := append(adapter.LadderOptions(), nil)
+		for o := range sets {
+			sets[o] = append(slices.Clip(sets[o]), history.WithPin(pins...))
+		}
+		adaptertest.Sweep(t, seed, adapter.Tokens(t, msgs), sets, func(t *testing.T, budget int, opts []history.Option) {
+			out, res, err := adapter.Trimmed(t, msgs, budget, opts...)
+			for _, p := range pins {
+				j := slices.Index(res.Kept, p)
+				if j < 0 {
+					t.Fatalf("budget %d (%v): pinned message %d dropped; kept %v", budget, err, p, res.Kept)
+				}
+				if adaptertest.JSON(t, out[j]) != adaptertest.JSON(t, msgs[p]) {
+					t.Fatalf("budget %d: pinned message %d is not the caller's: %s", budget, p, adaptertest.JSON(t, out[j]))
+				}
+			}
+			assertRebuilt(t, out, res, opts)
+		})
+	}
+}
+
+// TestPinErrors: the core refuses a pin that would separate a tool call
+// from its result, and the native index it names is the caller's.
+func TestPinErrors(t *testing.T) {
+	msgs := []openai.ChatCompletionMessageParamUnion{
+		openai.SystemMessage("sys"),
+		openai.UserMessage("task"),
+		assistantCalls("", functionCall("c1", "read", "{}")),
+		openai.ToolMessage("result", "c1"),
+		legacyAssistant("", "lookup", "{}"),
+		legacyResult("lookup", "legacy result"),
+		openai.AssistantMessage("done"),
+		openai.UserMessage(history.BreadcrumbText),
+		openai.UserMessage("next"),
+	}
+	tests := []struct {
+		pin  int
+		want string // in the reason
+	}{
+		{2, "message 2 has tool calls"},
+		{3, "message 3 is a tool result"},
+		{4, "message 4 has tool calls"},
+		{5, "message 5 is a tool result"},
+		{9, "index 9 is outside the history of 9 messages"},
+		{-1, "index -1 is negative"},
+	}
+	for _, tc := range tests {
+		for name, call := range map[string]func() ([]openai.ChatCompletionMessageParamUnion, error){
+			"Trim": func() ([]openai.ChatCompletionMessageParamUnion, error) {
+				out, _, err := Trim(msgs, 10, history.WithPin(tc.pin))
+				return out, err
+			},
+			"RecoverOverflow": func() ([]openai.ChatCompletionMessageParamUnion, error) {
+				out, _, err := RecoverOverflow(msgs, errors.New(overflowBody(100, 120)), 1, history.WithPin(tc.pin))
+				return out, err
+			},
+		} {
+			out, err := call()
+			var oe *history.OptionError
+			if !errors.As(err, &oe) || !errors.Is(err, history.ErrInvalidOption) || oe.Option != "WithPin" || !strings.Contains(oe.Reason, tc.want) {
+				t.Errorf("%s, pin %d: error %v, want a WithPin *history.OptionError saying %q", name, tc.pin, err, tc.want)
+			}
+			if out != nil {
+				t.Errorf("%s, pin %d: output on an option error", name, tc.pin)
+			}
+		}
+	}
+	// Pinnable: the system prompt, the task, the answer. The turn notice
+	// where trims put it is marked as a notice (the core replaces it); a
+	// user message with its text after a turn is a task like any other.
+	for _, p := range []int{0, 1, 6, 7} {
+		if _, _, err := Trim(msgs, 1000, history.WithPin(p)); err != nil {
+			t.Errorf("pin %d: %v", p, err)
+		}
+	}
+}
+
+// TestPinRepeatedTrim: a runtime that adopts each output and pins its
+// instruction again at its new position (found with Result.Kept) keeps it
+// through trims that drop more and more, and notices never stack.
+func TestPinRepeatedTrim(t *testing.T) {
+	msgs := agentTurns(8, 150)
+	msgs = slices.Insert(msgs, 5, openai.DeveloperMessage("Remember: answer in French."))
+	pin := 5
+	for budget := adapter.Tokens(t, msgs) - 50; budget > 300; budget -= 250 {
+		out, res, err := Trim(msgs, budget, history.WithPin(pin), history.WithElision(history.ElideOptions{}), history.WithStepTrim())
+		if err != nil {
+			t.Fatalf("budget %d: %v", budget, err)
+		}
+		j := slices.Index(res.Kept, pin)
+		if j < 0 {
+			t.Fatalf("budget %d: the pinned instruction was dropped", budget)
+		}
+		notices := 0
+		for _, m := range out {
+			if m.OfUser != nil && m.OfUser.Content.OfString.Value == history.BreadcrumbText {
+				notices++
+			}
+		}
+		if notices > 1 {
+			t.Fatalf("budget %d: %d turn notices", budget, notices)
+		}
+		msgs, pin = out, j
+	}
+	if pin != 1 {
+		t.Fatalf("the instruction ends at %d, want 1: lifted out of its dropped turn, after the system prompt", pin)
+	}
+}
+
+// contractConversation is a system prompt and six turns of a task, a call,
+// its result and an answer.
+func contractConversation() []openai.ChatCompletionMessageParamUnion {
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("be brief")}
+	for i := range 6 {
+		id := "call_" + strconv.Itoa(i)
+		a := openai.ChatCompletionAssistantMessageParam{ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: id, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "read", Arguments: `{}`}}}}}
+		msgs = append(msgs, openai.UserMessage("task "+strconv.Itoa(i)+strings.Repeat(" words", 20)),
+			openai.ChatCompletionMessageParamUnion{OfAssistant: &a},
+			openai.ToolMessage(strings.Repeat("output line\n", 40), id),
+			openai.AssistantMessage("done "+strconv.Itoa(i)))
+	}
+	return msgs
+}
+
+// TestContract runs the adapter through the contract every adapter keeps.
+func TestContract(t *testing.T) {
+	c := &adaptertest.Contract[openai.ChatCompletionMessageParamUnion]{
+		Trim: Trim, RecoverOverflow: RecoverOverflow, Positions: Positions, Validate: Validate, ToHistory: ToHistory,
+		NewTrimmer: func(opts ...history.Option) adaptertest.Trimmer[openai.ChatCompletionMessageParamUnion] {
+			return NewTrimmer(opts...)
+		},
+		ErrUnpaired:  ErrUnpaired,
+		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
+		Invalid:    []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi"), {}},
+		Bad:        1,
+		Unpaired:   contractConversation()[:3],
+		UnpairedAt: 2, UnpairedID: "call_0",
+		Overflows:    []error{adaptertest.OverflowText(1000, 2000)},
+		NotOverflows: []error{errors.New("Rate limit reached for gpt-4o: please try again in 20s")},
+	}
+	c.Run(t)
+}
+
+// TestCoreRequirement: go.mod requires the core release these tests run
+// against, so that adapter and core are released and upgraded together.
+func TestCoreRequirement(t *testing.T) { adaptertest.CoreRequirement(t) }

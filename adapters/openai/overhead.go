@@ -1,10 +1,8 @@
 package openai
 
 import (
-	"encoding/json"
-	"math"
-
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
@@ -30,30 +28,7 @@ import (
 // counts 0. Overhead
 // never modifies params.
 func Overhead(params openai.ChatCompletionNewParams, c history.Counter) int {
-	if c == nil {
-		c = history.Heuristic()
-	}
-	total := 0
-	add := func(v any) {
-		raw, err := json.Marshal(v)
-		if err != nil || string(raw) == "null" {
-			return
-		}
-		n := max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(raw)}), 0)
-		if n > math.MaxInt-total {
-			total = math.MaxInt
-			return
-		}
-		total += n
-	}
-	if len(params.Tools) > 0 {
-		add(params.Tools)
-	}
-	if fns := legacyFunctions(&params); len(fns) > 0 {
-		add(fns)
-	}
-	if !param.IsOmitted(params.ResponseFormat) {
-		add(params.ResponseFormat)
-	}
-	return total
+	fns := legacyFunctions(&params)
+	return adapt.Overhead(c, adapt.JSONIf(len(params.Tools) > 0, params.Tools), adapt.JSONIf(len(fns) > 0, fns),
+		adapt.JSONIf(!param.IsOmitted(params.ResponseFormat), params.ResponseFormat))
 }

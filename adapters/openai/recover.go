@@ -1,10 +1,7 @@
 package openai
 
 import (
-	"errors"
-
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/regroup"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -57,17 +54,5 @@ import (
 // RecoverOverflow never modifies msgs. The output converts back
 // ([ToHistory]) to res.Messages, as Trim's does.
 func RecoverOverflow(msgs []openai.ChatCompletionMessageParamUnion, providerErr error, attempt int, opts ...history.Option) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
-	hist, err := convert(msgs, opts)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	res, err := history.RecoverOverflow(hist, providerErr, attempt, opts...)
-	var cannot *history.RecoverError
-	switch {
-	case errors.Is(err, history.ErrNotOverflow):
-		return msgs[:len(msgs):len(msgs)], res, err
-	case err != nil && !errors.As(err, &cannot):
-		return nil, res, err
-	}
-	return regroup.OneForOne(msgs, hist, res, fromBreadcrumb, elide, rebuildCalls), res, err
+	return codec.RecoverOverflow(struct{}{}, msgs, providerErr, attempt, opts)
 }

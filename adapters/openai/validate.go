@@ -2,10 +2,9 @@ package openai
 
 import (
 	"errors"
-	"strconv"
 
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/pairing"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -14,25 +13,12 @@ import (
 // HTTP 400.
 var ErrUnpaired = errors.New("history/openai: unpaired tool call or tool message")
 
-// PairingError reports where msgs break the pairing rule. It wraps
-// ErrUnpaired.
-type PairingError struct {
-	// Index is the position of the offending message: the tool message
-	// that answers nothing, or the assistant message whose call is never
-	// answered.
-	Index int
-	// ID is the tool call ID concerned.
-	ID string
-	// Reason says which half of the rule is broken.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/openai: message " + strconv.Itoa(e.Index) + ": " + e.Reason + " (tool call id " + strconv.Quote(e.ID) + ")"
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// PairingError reports where msgs break the pairing rule: Index is the
+// position of the offending message (the tool message that answers
+// nothing, or the assistant message whose call is never answered), ID the
+// tool call ID concerned, Reason which half of the rule is broken. It
+// wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // Validate checks msgs against the tool-pairing rule of the Chat Completions
 // API:
@@ -52,41 +38,18 @@ func (e *PairingError) Unwrap() error { return ErrUnpaired }
 // violation as a *PairingError otherwise, or a *MessageError when a message
 // cannot be read. It never modifies msgs.
 func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
-	var c pairing.Checker
-	for i := range msgs {
+	return adapt.CheckPairing("openai", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
 		m, err := toMessage(&msgs[i])
 		if err != nil {
-			return &MessageError{Index: i, Reason: err.Error()}
+			return true, nil, invalid(i, err)
 		}
-		var v *pairing.Violation
 		if m.Role == history.RoleTool {
-			v = c.Answer(i, m.ToolCallID)
-		} else {
-			ids := make([]string, len(m.ToolCalls))
-			for k := range m.ToolCalls {
-				ids[k] = m.ToolCalls[k].ID
-			}
-			v = c.Open(i, ids)
+			return true, []string{m.ToolCallID}, nil
 		}
-		if v != nil {
-			return pairingError(v)
+		ids := make([]string, len(m.ToolCalls))
+		for k := range m.ToolCalls {
+			ids[k] = m.ToolCalls[k].ID
 		}
-	}
-	if v := c.Close(); v != nil {
-		return pairingError(v)
-	}
-	return nil
-}
-
-// reasons says, for each fault, which half of the rule is broken.
-var reasons = [...]string{
-	pairing.Unanswered: "tool call has no tool message before the next non-tool message",
-	pairing.Orphan:     "tool message answers no call of the preceding assistant message",
-	pairing.Unknown:    "tool message answers no call of the preceding assistant message",
-	pairing.Twice:      "tool call answered twice",
-	pairing.BadID:      "tool call id is empty or used twice in one message",
-}
-
-func pairingError(v *pairing.Violation) error {
-	return &PairingError{Index: v.Index, ID: v.ID, Reason: reasons[v.Fault]}
+		return false, ids, nil
+	})
 }

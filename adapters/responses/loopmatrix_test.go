@@ -16,5 +16,5 @@ import (
 // (adaptertest.Loop.Check). It is left out of the race detector's run for
 // its cost; TestAgentLoop runs the same loop there.
 func TestLoopMatrix(t *testing.T) {
-	adaptertest.RunMatrix(t, "responses", runLoop)
+	adaptertest.RunMatrix(t, "responses", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, "trim") })
 }

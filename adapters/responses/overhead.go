@@ -1,10 +1,8 @@
 package responses
 
 import (
-	"encoding/json"
-	"math"
-
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -25,33 +23,6 @@ import (
 // and saturates at math.MaxInt; a part that does not encode, or is null,
 // counts 0. Overhead never modifies params.
 func Overhead(params responses.ResponseNewParams, c history.Counter) int {
-	if c == nil {
-		c = history.Heuristic()
-	}
-	total := 0
-	add := func(text string) {
-		n := max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: text}), 0)
-		if n > math.MaxInt-total {
-			total = math.MaxInt
-			return
-		}
-		total += n
-	}
-	addJSON := func(v any) {
-		raw, err := json.Marshal(v)
-		if err != nil || string(raw) == "null" || string(raw) == "{}" {
-			return
-		}
-		add(string(raw))
-	}
-	if len(params.Tools) > 0 {
-		addJSON(params.Tools)
-	}
-	if params.Instructions.Valid() {
-		add(params.Instructions.Value)
-	}
-	if !param.IsOmitted(params.Text) {
-		addJSON(params.Text)
-	}
-	return total
+	return adapt.Overhead(c, adapt.JSONIf(len(params.Tools) > 0, params.Tools), params.Instructions.Value,
+		adapt.JSONIf(!param.IsOmitted(params.Text), params.Text))
 }

@@ -7,6 +7,7 @@ package responses
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/histrim/history"
@@ -87,15 +88,27 @@ func read(u *Item) (view, error) {
 
 // readTyped reads u from its typed fields.
 func readTyped(u *Item) (view, error) {
+	if v, ok, err := readModel(u); ok {
+		return v, err
+	}
+	if v, ok, err := readTool(u); ok {
+		return v, err
+	}
+	return readOther(u)
+}
+
+// readModel reads a message or a reasoning item; ok is false for any
+// other item.
+func readModel(u *Item) (v view, ok bool, err error) {
 	switch {
 	case u.OfMessage != nil:
 		m := u.OfMessage
 		if m.Content.OfString.Valid() {
-			return message(string(m.Role), m.Content.OfString.Value, nil, true)
+			return found(message(string(m.Role), m.Content.OfString.Value, nil, true))
 		}
-		return message(string(m.Role), "", inputParts(m.Content.OfInputItemContentList), false)
+		return found(message(string(m.Role), "", inputParts(m.Content.OfInputItemContentList), false))
 	case u.OfInputMessage != nil:
-		return message(u.OfInputMessage.Role, "", inputParts(u.OfInputMessage.Content), false)
+		return found(message(u.OfInputMessage.Role, "", inputParts(u.OfInputMessage.Content), false))
 	case u.OfOutputMessage != nil:
 		m := u.OfOutputMessage
 		v := view{cls: clsOutput, typ: "message", id: m.ID}
@@ -108,7 +121,7 @@ func readTyped(u *Item) (view, error) {
 				v.parts = append(v.parts, textPart(c.OfRefusal.Refusal))
 			}
 		}
-		return v, nil
+		return found(v, nil)
 	case u.OfReasoning != nil:
 		r := u.OfReasoning
 		v := view{cls: clsReasoning, typ: "reasoning", id: r.ID}
@@ -122,21 +135,29 @@ func readTyped(u *Item) (view, error) {
 			// Encrypted: its length is the only size there is.
 			v.parts = append(v.parts, history.Part{Type: history.PartReasoning, Text: r.EncryptedContent.Value})
 		}
-		return v, nil
+		return found(v, nil)
+	}
+	return view{}, false, nil
+}
+
+// readTool reads a tool call or its output; ok is false for any other
+// item.
+func readTool(u *Item) (v view, ok bool, err error) {
+	switch {
 	case u.OfFunctionCall != nil:
 		c := u.OfFunctionCall
 		v, err := call("function_call", c.ID.Value, c.CallID, c.Name, c.Arguments)
 		v.keepArgs = c.Caller.OfDirect == nil && !param.IsOmitted(c.Caller)
-		return v, err
+		return found(v, err)
 	case u.OfFunctionCallOutput != nil:
 		o := u.OfFunctionCallOutput
 		v := view{typ: "function_call_output", content: o.Output.OfString.Value, parts: outputParts(o.Output.OfResponseFunctionCallOutputItemArray)}
-		return result(v, o.CallID)
+		return found(result(v, o.CallID))
 	case u.OfCustomToolCall != nil:
 		c := u.OfCustomToolCall
 		v, err := call("custom_tool_call", c.ID.Value, c.CallID, c.Name, c.Input)
 		v.keepArgs = c.Caller.OfDirect == nil && !param.IsOmitted(c.Caller)
-		return v, err
+		return found(v, err)
 	case u.OfCustomToolCallOutput != nil:
 		o := u.OfCustomToolCallOutput
 		v := view{typ: "custom_tool_call_output", content: o.Output.OfString.Value}
@@ -144,60 +165,71 @@ func readTyped(u *Item) (view, error) {
 			p := &o.Output.OfOutputContentList[i]
 			v.parts = appendInput(v.parts, p.OfInputText, p.OfInputImage, p.OfInputFile)
 		}
-		return result(v, o.CallID)
+		return found(result(v, o.CallID))
 	case u.OfComputerCall != nil:
 		c := u.OfComputerCall
-		return call("computer_call", c.ID, c.CallID, "computer", jsonText(c))
+		return found(call("computer_call", c.ID, c.CallID, "computer", jsonText(c)))
 	case u.OfComputerCallOutput != nil:
 		o := u.OfComputerCallOutput
 		v := view{typ: "computer_call_output", fixed: true, parts: []history.Part{screenshot(o.Output.ImageURL.Value)}}
-		return result(v, o.CallID)
+		return found(result(v, o.CallID))
 	case u.OfLocalShellCall != nil:
 		c := u.OfLocalShellCall
-		return call("local_shell_call", c.ID, c.CallID, "local_shell", jsonText(c.Action))
+		return found(call("local_shell_call", c.ID, c.CallID, "local_shell", jsonText(c.Action)))
 	case u.OfLocalShellCallOutput != nil:
 		o := u.OfLocalShellCallOutput
-		return result(view{typ: "local_shell_call_output", content: o.Output}, o.ID)
+		return found(result(view{typ: "local_shell_call_output", content: o.Output}, o.ID))
 	case u.OfShellCall != nil:
 		c := u.OfShellCall
-		return call("shell_call", c.ID.Value, c.CallID, "shell", jsonText(c.Action))
+		return found(call("shell_call", c.ID.Value, c.CallID, "shell", jsonText(c.Action)))
 	case u.OfShellCallOutput != nil:
 		o := u.OfShellCallOutput
 		var out []string
 		for i := range o.Output {
 			out = append(out, o.Output[i].Stdout, o.Output[i].Stderr)
 		}
-		return result(view{typ: "shell_call_output", content: joinText(out)}, o.CallID)
+		return found(result(view{typ: "shell_call_output", content: joinText(out)}, o.CallID))
 	case u.OfApplyPatchCall != nil:
 		c := u.OfApplyPatchCall
-		return call("apply_patch_call", c.ID.Value, c.CallID, "apply_patch", jsonText(c.Operation))
+		return found(call("apply_patch_call", c.ID.Value, c.CallID, "apply_patch", jsonText(c.Operation)))
 	case u.OfApplyPatchCallOutput != nil:
 		o := u.OfApplyPatchCallOutput
-		return result(view{typ: "apply_patch_call_output", content: o.Output.Value}, o.CallID)
+		return found(result(view{typ: "apply_patch_call_output", content: o.Output.Value}, o.CallID))
 	case u.OfProgram != nil:
 		c := u.OfProgram
-		return call("program", c.ID, c.CallID, "program", c.Code)
+		return found(call("program", c.ID, c.CallID, "program", c.Code))
 	case u.OfProgramOutput != nil:
 		o := u.OfProgramOutput
-		return result(view{typ: "program_output", content: o.Result}, o.CallID)
+		return found(result(view{typ: "program_output", content: o.Result}, o.CallID))
 	case u.OfToolSearchCall != nil:
 		c := u.OfToolSearchCall
 		if c.CallID.Value == "" {
-			return hosted("tool_search_call", c.ID.Value, u), nil
+			return found(hosted("tool_search_call", c.ID.Value, u), nil)
 		}
-		return call("tool_search_call", c.ID.Value, c.CallID.Value, "tool_search", jsonText(c.Arguments))
+		return found(call("tool_search_call", c.ID.Value, c.CallID.Value, "tool_search", jsonText(c.Arguments)))
 	case u.OfToolSearchOutput != nil:
 		o := u.OfToolSearchOutput
 		if o.CallID.Value == "" {
-			return hosted("tool_search_output", o.ID.Value, u), nil
+			return found(hosted("tool_search_output", o.ID.Value, u), nil)
 		}
-		return result(view{typ: "tool_search_output", fixed: true, parts: []history.Part{textPart(jsonText(o.Tools))}}, o.CallID.Value)
+		return found(result(view{typ: "tool_search_output", fixed: true, parts: []history.Part{textPart(jsonText(o.Tools))}}, o.CallID.Value))
 	case u.OfMcpApprovalRequest != nil:
 		c := u.OfMcpApprovalRequest
-		return call("mcp_approval_request", c.ID, c.ID, c.Name, c.Arguments)
+		return found(call("mcp_approval_request", c.ID, c.ID, c.Name, c.Arguments))
 	case u.OfMcpApprovalResponse != nil:
 		o := u.OfMcpApprovalResponse
-		return result(view{typ: "mcp_approval_response", fixed: true, content: o.Reason.Value}, o.ApprovalRequestID)
+		return found(result(view{typ: "mcp_approval_response", fixed: true, content: o.Reason.Value}, o.ApprovalRequestID))
+	}
+	return view{}, false, nil
+}
+
+// found returns v and err of an item the reader knows.
+func found(v view, err error) (view, bool, error) { return v, true, err }
+
+// readOther reads hosted tool calls, additional tools, compaction items
+// and references, and items of a variant this adapter does not know.
+func readOther(u *Item) (view, error) {
+	switch {
 	case u.OfImageGenerationCall != nil:
 		g := u.OfImageGenerationCall
 		v := view{cls: clsOutput, typ: "image_generation_call", id: g.ID}
@@ -409,43 +441,36 @@ func needsJSON(u *Item) bool {
 	if overridden(u) {
 		return true
 	}
+	if v := variant(u); v != nil && overridden(v) {
+		return true
+	}
+	return partsOverridden(u)
+}
+
+// partsOverridden reports whether a part of u that readTyped reads field by
+// field, below its variant, was built with param.Override: the contents of
+// messages, reasoning items and tool outputs.
+func partsOverridden(u *Item) bool {
 	switch {
 	case u.OfMessage != nil:
 		m := u.OfMessage
-		return overridden(m) || overridden(m.Content) || inputOverridden(m.Content.OfInputItemContentList)
+		return overridden(m.Content) || inputOverridden(m.Content.OfInputItemContentList)
 	case u.OfInputMessage != nil:
-		return overridden(u.OfInputMessage) || inputOverridden(u.OfInputMessage.Content)
+		return inputOverridden(u.OfInputMessage.Content)
 	case u.OfOutputMessage != nil:
-		m := u.OfOutputMessage
-		if overridden(m) {
-			return true
-		}
-		for i := range m.Content {
-			c := &m.Content[i]
+		for i := range u.OfOutputMessage.Content {
+			c := &u.OfOutputMessage.Content[i]
 			if overridden(c) || (c.OfOutputText != nil && overridden(c.OfOutputText)) || (c.OfRefusal != nil && overridden(c.OfRefusal)) {
 				return true
 			}
 		}
 	case u.OfReasoning != nil:
 		r := u.OfReasoning
-		if overridden(r) {
-			return true
-		}
-		for i := range r.Summary {
-			if overridden(&r.Summary[i]) {
-				return true
-			}
-		}
-		for i := range r.Content {
-			if overridden(&r.Content[i]) {
-				return true
-			}
-		}
-	case u.OfFunctionCall != nil:
-		return overridden(u.OfFunctionCall)
+		return slices.ContainsFunc(r.Summary, func(p responses.ResponseReasoningItemSummaryParam) bool { return overridden(&p) }) ||
+			slices.ContainsFunc(r.Content, func(p responses.ResponseReasoningItemContentParam) bool { return overridden(&p) })
 	case u.OfFunctionCallOutput != nil:
 		o := u.OfFunctionCallOutput
-		if overridden(o) || overridden(o.Output) {
+		if overridden(o.Output) {
 			return true
 		}
 		for i := range o.Output.OfResponseFunctionCallOutputItemArray {
@@ -455,11 +480,9 @@ func needsJSON(u *Item) bool {
 				return true
 			}
 		}
-	case u.OfCustomToolCall != nil:
-		return overridden(u.OfCustomToolCall)
 	case u.OfCustomToolCallOutput != nil:
 		o := u.OfCustomToolCallOutput
-		if overridden(o) || overridden(o.Output) {
+		if overridden(o.Output) {
 			return true
 		}
 		for i := range o.Output.OfOutputContentList {
@@ -468,62 +491,11 @@ func needsJSON(u *Item) bool {
 				return true
 			}
 		}
-	case u.OfComputerCall != nil:
-		return overridden(u.OfComputerCall)
 	case u.OfComputerCallOutput != nil:
-		return overridden(u.OfComputerCallOutput) || overridden(&u.OfComputerCallOutput.Output)
-	case u.OfLocalShellCall != nil:
-		return overridden(u.OfLocalShellCall)
-	case u.OfLocalShellCallOutput != nil:
-		return overridden(u.OfLocalShellCallOutput)
-	case u.OfShellCall != nil:
-		return overridden(u.OfShellCall)
+		return overridden(&u.OfComputerCallOutput.Output)
 	case u.OfShellCallOutput != nil:
 		o := u.OfShellCallOutput
-		if overridden(o) {
-			return true
-		}
-		for i := range o.Output {
-			if overridden(&o.Output[i]) {
-				return true
-			}
-		}
-	case u.OfApplyPatchCall != nil:
-		return overridden(u.OfApplyPatchCall)
-	case u.OfApplyPatchCallOutput != nil:
-		return overridden(u.OfApplyPatchCallOutput)
-	case u.OfProgram != nil:
-		return overridden(u.OfProgram)
-	case u.OfProgramOutput != nil:
-		return overridden(u.OfProgramOutput)
-	case u.OfToolSearchCall != nil:
-		return overridden(u.OfToolSearchCall)
-	case u.OfToolSearchOutput != nil:
-		return overridden(u.OfToolSearchOutput)
-	case u.OfMcpApprovalRequest != nil:
-		return overridden(u.OfMcpApprovalRequest)
-	case u.OfMcpApprovalResponse != nil:
-		return overridden(u.OfMcpApprovalResponse)
-	case u.OfImageGenerationCall != nil:
-		return overridden(u.OfImageGenerationCall)
-	case u.OfFileSearchCall != nil:
-		return overridden(u.OfFileSearchCall)
-	case u.OfWebSearchCall != nil:
-		return overridden(u.OfWebSearchCall)
-	case u.OfCodeInterpreterCall != nil:
-		return overridden(u.OfCodeInterpreterCall)
-	case u.OfMcpCall != nil:
-		return overridden(u.OfMcpCall)
-	case u.OfMcpListTools != nil:
-		return overridden(u.OfMcpListTools)
-	case u.OfAdditionalTools != nil:
-		return overridden(u.OfAdditionalTools)
-	case u.OfCompaction != nil:
-		return overridden(u.OfCompaction)
-	case u.OfCompactionTrigger != nil:
-		return overridden(u.OfCompactionTrigger)
-	case u.OfItemReference != nil:
-		return overridden(u.OfItemReference)
+		return slices.ContainsFunc(o.Output, func(c responses.ResponseFunctionShellCallOutputContentParam) bool { return overridden(&c) })
 	}
 	return false
 }

@@ -2,14 +2,13 @@ package responses
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"sort"
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/notice"
-	"github.com/histrim/history/internal/pins"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/histrim/history/internal/rules"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -21,20 +20,56 @@ import (
 // without its call id, an item_reference without an id, an item built
 // with param.Override that does not encode to a JSON object. It wraps
 // [history.ErrInvalidMessage], so errors.Is(err, history.ErrInvalidMessage)
-// holds for it as for the core's own validation errors.
-type MessageError struct {
-	// Index is the position of the offending item in the caller's slice.
-	Index int
-	// Reason says what is wrong with it.
-	Reason string
+// holds for it as for the core's own validation errors. Index is the
+// position of the offending item in the caller's slice, Reason says what
+// is wrong with it.
+type MessageError = adapt.MessageError
+
+// codec is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways, and the API's rule that a
+// reasoning item binds only the item after it, in its own step (no step is
+// kept for the reasoning that opened the tool loop).
+var codec = &adapt.Codec[struct{}, Item]{
+	Name: "responses", Noun: "item",
+	Convert: func(_ struct{}, items []Item, opts []history.Option) (*adapt.View[Item], error) {
+		c, err := convert(items, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &adapt.View[Item]{Hist: c.hist, N: len(items), Of: c.of,
+			Back: func(res history.Result) ([]Item, []int) { return c.apply(items, res) }}, nil
+	},
+	Rules: []history.Option{rules.LooseReasoning().(history.Option)},
 }
 
-func (e *MessageError) Error() string {
-	return "history/responses: invalid item at index " + strconv.Itoa(e.Index) + ": " + e.Reason
+// Trimmer is the stateful trimmer of a conversation's messages: a
+// history.Trimmer (maintenance points, cold resume, summaries, the plan
+// kept between requests so that the provider's prompt cache survives)
+// over the caller's whole transcript, its decisions mapped back onto the
+// caller's messages as [Trim] maps them. Its methods are
+// Trim(transcript, budget), TrimContext(ctx, transcript, budget),
+// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
+// (history.WithPin) index the transcript. See docs/adapters.md, "The
+// stateful trimmer".
+type Trimmer = adapt.Trimmer[struct{}, Item]
+
+// NewTrimmer returns a Trimmer for one conversation that trims with opts
+// (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
+// fixed for its life.
+func NewTrimmer(opts ...history.Option) *Trimmer { return codec.NewTrimmer(struct{}{}, opts) }
+
+// Positions returns where msgs[i], for each index i, landed in the output
+// of the Trim or RecoverOverflow of msgs that returned res: the index to
+// pin it at (history.WithPin) when that output is trimmed again; -1 for a
+// message the output does not hold.
+func Positions(msgs []Item, res history.Result, i ...int) []int {
+	return codec.Positions(msgs, res, i...)
 }
 
-// Unwrap returns history.ErrInvalidMessage.
-func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
+// invalid is the *MessageError for items[i].
+func invalid(i int, err error) error {
+	return adapt.Invalid("responses", "item", nil, i, err.Error())
+}
 
 // unboundPrefix starts the tool-call id of the tool message that stands for
 // a reasoning item with no item it can precede (see convert): no call
@@ -114,57 +149,22 @@ func ToHistory(items []Item) ([]history.Message, error) {
 // *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
 // does. On any other error the items are nil.
 func Trim(items []Item, budget int, opts ...history.Option) ([]Item, history.Result, error) {
-	c, err := convert(items, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	if opts, err = c.pins(opts); err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	// A reasoning item binds only to the item after it, in its own step:
-	// no step is kept for the reasoning that opened the tool loop.
-	opts = append(opts, rules.LooseReasoning().(history.Option))
-	res, err := history.TrimToRecentTurns(c.hist, budget, opts...)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, res, err
-	}
-	return c.apply(items, res), res, err
+	return codec.Trim(struct{}{}, items, budget, opts)
 }
 
-// pins translates the history.WithPin indices of opts, which name items,
-// into the indices of the history messages those items converted to: a
-// pinned item pins the whole message its exchange became. An item whose
-// message holds tool calls or results cannot be pinned (the core would
-// separate it from its pairs), nor an index beyond the items: both give a
-// *history.OptionError naming the item.
-func (c *conversion) pins(opts []history.Option) ([]history.Option, error) {
-	native := pins.Read(opts)
-	if len(native) == 0 {
-		return opts, nil
-	}
+// of returns the indices of the history messages item i converted to: the
+// message of its exchange that holds it (none for an item the conversion
+// leaves out, such as a reasoning item that precedes nothing).
+func (c *conversion) of(i int) []int {
+	g := sort.Search(len(c.starts), func(g int) bool { return c.starts[g] > i }) - 1
+	p := i - c.starts[g]
 	var out []int
-	for _, i := range native {
-		if i >= len(c.items) {
-			return nil, &history.OptionError{Option: "WithPin", Reason: "index " + strconv.Itoa(i) + " is outside the " + strconv.Itoa(len(c.items)) + " items"}
-		}
-		g := sort.Search(len(c.starts), func(g int) bool { return c.starts[g] > i }) - 1
-		p := i - c.starts[g]
-		found := false
-		for h, sl := range c.slots {
-			if sl.Native != g || (sl.Parts != nil && !slices.Contains(sl.Parts, p)) {
-				continue
-			}
-			if m := c.hist[h]; m.Role == history.RoleTool || len(m.ToolCalls) > 0 {
-				return nil, &history.OptionError{Option: "WithPin", Reason: "item " + strconv.Itoa(i) + " belongs to a tool call or its output; it cannot be kept without its pair"}
-			}
+	for h, sl := range c.slots {
+		if sl.Native == g && (sl.Parts == nil || slices.Contains(sl.Parts, p)) {
 			out = append(out, h)
-			found = true
-		}
-		if !found {
-			return nil, &history.OptionError{Option: "WithPin", Reason: "item " + strconv.Itoa(i) + " is not sent (a notice or an item the conversion leaves out)"}
 		}
 	}
-	return append(slices.Clip(opts), history.WithPin(out...)), nil
+	return out
 }
 
 // RecoverOverflow is [history.RecoverOverflow] for input items: items is
@@ -184,22 +184,7 @@ func (c *conversion) pins(opts []history.Option) ([]history.Option, error) {
 // which the caller must surface instead of retrying. Invalid items: a
 // *MessageError and nil items.
 func RecoverOverflow(items []Item, providerErr error, attempt int, opts ...history.Option) ([]Item, history.Result, error) {
-	c, err := convert(items, opts)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	if opts, err = c.pins(opts); err != nil {
-		return nil, history.Result{}, err
-	}
-	// A reasoning item binds only to the item after it, in its own step:
-	// no step is kept for the reasoning that opened the tool loop.
-	opts = append(opts, rules.LooseReasoning().(history.Option))
-	res, err := history.RecoverOverflow(c.hist, providerErr, attempt, opts...)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) &&
-		!errors.Is(err, history.ErrCannotRecover) && !errors.Is(err, history.ErrNotOverflow) {
-		return nil, res, err
-	}
-	return c.apply(items, res), res, err
+	return codec.RecoverOverflow(struct{}{}, items, providerErr, attempt, opts)
 }
 
 // conversion is the converted history of a slice of items and where each
@@ -261,7 +246,7 @@ func convertItems(items []Item, notices []string) (*conversion, error) {
 	for i := range items {
 		v, err := read(&items[i])
 		if err != nil {
-			return nil, &MessageError{Index: i, Reason: err.Error()}
+			return nil, invalid(i, err)
 		}
 		c.views[i] = v
 	}
@@ -613,56 +598,71 @@ func shellCallID(vs []view, id string) string {
 	return id
 }
 
-// apply maps res, a decision on c.hist, back onto items (see Trim).
-func (c *conversion) apply(items []Item, res history.Result) []Item {
+// apply maps res, a decision on c.hist, back onto items (see Trim), and
+// says where each item of the output came from (its index in items, -1 for
+// a notice).
+func (c *conversion) apply(items []Item, res history.Result) ([]Item, []int) {
 	if regroup.Unchanged(res, c.hist) {
-		return items[:len(items):len(items)]
+		from := make([]int, len(items))
+		for i := range from {
+			from[i] = i
+		}
+		return items[:len(items):len(items)], from
 	}
-	groups := regroup.Apply(c.groups, c.hist, c.slots, res,
-		func(b history.Message, _ *regroup.Group) []Item { return []Item{fromBreadcrumb(b)} },
-		c.cut)
-	n := 0
-	for _, g := range groups {
-		n += len(g)
+	var out []Item
+	var from []int
+	for _, g := range regroup.Groups(res, c.hist, c.slots) {
+		if g.Native < 0 {
+			out, from = append(out, fromBreadcrumb(g.Notice)), append(from, -1)
+			continue
+		}
+		orig, start := c.groups[g.Native], c.starts[g.Native]
+		for p, ok := range c.keep(&g, orig) {
+			if ok {
+				out, from = append(out, c.item(&g, orig, p)), append(from, start+p)
+			}
+		}
 	}
-	out := make([]Item, 0, n)
-	for _, g := range groups {
-		out = append(out, g...)
-	}
-	return out
+	return out, from
 }
 
-// cut returns what the trim kept of the group orig, in order: the items
-// its kept messages stand for, without the calls the orphan sweep
-// stripped, each output the core elided replaced by its elided copy, each
-// call whose arguments the core cleared by a copy holding them. A
-// reasoning item whose following item is not kept is left out too, so
-// that the output never holds one the API rejects.
-//
-// The core clears only calls of exchanges that bindsCalls leaves
-// unmarked, whose calls are all function and custom tool calls the model
-// made: withArguments rewrites each of them.
-func (c *conversion) cut(orig []Item, g *regroup.Group) ([]Item, bool) {
+// keep says which items of the group orig the trim keeps: those its kept
+// messages stand for, without the calls the orphan sweep stripped, and
+// without a reasoning item whose following item is not kept, so that the
+// output never holds one the API rejects. A group kept whole keeps all.
+func (c *conversion) keep(g *regroup.Group, orig []Item) []bool {
+	if g.Whole {
+		keep := make([]bool, len(orig))
+		for p := range keep {
+			keep[p] = true
+		}
+		return keep
+	}
 	vs := c.views[c.starts[g.Native]:]
-	orig = regroup.WithArgs(g, orig, withArguments)
 	keep := g.Keep(len(orig))
 	for p := len(orig) - 1; p >= 0; p-- {
 		if keep[p] && vs[p].cls == clsReasoning && (p+1 == len(orig) || !keep[p+1]) {
 			keep[p] = false
 		}
 	}
-	var out []Item
-	for p, ok := range keep {
-		if !ok {
-			continue
-		}
-		if text, ok := g.Elided[p]; ok && vs[p].cls == clsResult && !vs[p].fixed {
-			out = append(out, elide(orig[p], text))
-			continue
-		}
-		out = append(out, orig[p])
+	return keep
+}
+
+// item returns item p of the group orig as the trim sends it: the
+// caller's, an output the core elided as its elided copy, a call whose
+// arguments the core cleared as a copy holding them. The core clears only
+// calls of exchanges that bindsCalls leaves unmarked, whose calls are all
+// function and custom tool calls the model made: withArguments rewrites
+// each of them.
+func (c *conversion) item(g *regroup.Group, orig []Item, p int) Item {
+	v := &c.views[c.starts[g.Native]+p]
+	if text, ok := g.Elided[p]; ok && v.cls == clsResult && !v.fixed {
+		return elide(orig[p], text)
 	}
-	return out, len(out) > 0
+	if args, ok := g.Args[p]; ok {
+		return withArguments(orig[p], args)
+	}
+	return orig[p]
 }
 
 // withArguments returns a copy of the call item u holding args, the

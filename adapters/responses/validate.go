@@ -3,6 +3,8 @@ package responses
 import (
 	"errors"
 	"strconv"
+
+	"github.com/histrim/history/internal/adapt"
 )
 
 // ErrUnpaired is wrapped by *PairingError: the items hold a tool call that
@@ -18,24 +20,11 @@ var ErrUnpaired = errors.New("history/responses: unpaired tool call or tool outp
 // 'reasoning' was provided without its required following item.").
 var ErrUnboundReasoning = errors.New("history/responses: reasoning item without its following item")
 
-// PairingError reports where items break the pairing rule. It wraps
-// ErrUnpaired.
-type PairingError struct {
-	// Index is the position of the offending item: the call that no
-	// output answers, or the output that answers no call.
-	Index int
-	// ID is the call id concerned.
-	ID string
-	// Reason says which half of the rule is broken.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/responses: item " + strconv.Itoa(e.Index) + ": " + e.Reason + " (call id " + strconv.Quote(e.ID) + ")"
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// PairingError reports where items break the pairing rule: Index is the
+// position of the offending item (the call that no output answers, or the
+// output that answers no call), ID the call id concerned, Reason which half
+// of the rule is broken. It wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // ReasoningError reports a reasoning item that no item it can precede
 // follows. It wraps ErrUnboundReasoning.
@@ -91,7 +80,7 @@ func Validate(items []Item) error {
 	for i := range items {
 		v, err := read(&items[i])
 		if err != nil {
-			return &MessageError{Index: i, Reason: err.Error()}
+			return invalid(i, err)
 		}
 		views[i] = v
 	}
@@ -140,7 +129,7 @@ func Validate(items []Item) error {
 				answered = lastOutput[v.id] > i
 			}
 			if !answered {
-				return &PairingError{Index: i, ID: v.callID, Reason: "tool call has no output after it"}
+				return adapt.Unpaired("responses", "item", ErrUnpaired, i, v.callID, "tool call has no output after it")
 			}
 		case clsResult:
 			if approval(v) {
@@ -151,7 +140,7 @@ func Validate(items []Item) error {
 				at, ok = firstCall[shellIDs[v.callID]]
 			}
 			if (!ok || at > i) && !ref {
-				return &PairingError{Index: i, ID: v.callID, Reason: "output answers no call before it"}
+				return adapt.Unpaired("responses", "item", ErrUnpaired, i, v.callID, "output answers no call before it")
 			}
 		}
 	}

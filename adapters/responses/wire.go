@@ -114,84 +114,13 @@ func (w *wire) view(raw []byte) (view, error) {
 	if w.Type == "" && w.Role == "" && w.ID != "" {
 		w.Type = "item_reference" // its type is optional
 	}
+	if v, ok, err := w.viewModel(raw); ok {
+		return v, err
+	}
+	if v, ok, err := w.viewOutput(raw); ok {
+		return v, err
+	}
 	switch w.Type {
-	case "", "message":
-		var text string
-		if json.Unmarshal(w.Content, &text) == nil {
-			v, err := message(w.Role, text, nil, true)
-			v.id = w.ID
-			return v, err
-		}
-		v, err := message(w.Role, "", contentParts(w.Content), false)
-		v.id = w.ID
-		return v, err
-	case "reasoning":
-		v := view{cls: clsReasoning, typ: w.Type, id: w.ID}
-		var content []wireText
-		_ = json.Unmarshal(w.Content, &content) // absent or not a list: no content
-		for _, t := range append(w.Summary, content...) {
-			v.parts = append(v.parts, history.Part{Type: history.PartReasoning, Text: t.Text})
-		}
-		if w.EncryptedContent != "" {
-			v.parts = append(v.parts, history.Part{Type: history.PartReasoning, Text: w.EncryptedContent})
-		}
-		return v, nil
-	case "function_call":
-		v, err := call(w.Type, w.ID, w.CallID, w.Name, rawText(w.Arguments))
-		v.keepArgs = w.programCaller()
-		return v, err
-	case "custom_tool_call":
-		v, err := call(w.Type, w.ID, w.CallID, w.Name, w.Input)
-		v.keepArgs = w.programCaller()
-		return v, err
-	case "computer_call":
-		return call(w.Type, w.ID, w.CallID, "computer", string(raw))
-	case "local_shell_call":
-		return call(w.Type, w.ID, w.CallID, "local_shell", string(w.Action))
-	case "shell_call":
-		return call(w.Type, w.ID, w.CallID, "shell", string(w.Action))
-	case "apply_patch_call":
-		return call(w.Type, w.ID, w.CallID, "apply_patch", string(w.Operation))
-	case "program":
-		return call(w.Type, w.ID, w.CallID, "program", rawText(w.Code))
-	case "mcp_approval_request":
-		return call(w.Type, w.ID, w.ID, w.Name, rawText(w.Arguments))
-	case "tool_search_call":
-		if w.CallID == "" {
-			return opaqueOutput(w, raw), nil
-		}
-		return call(w.Type, w.ID, w.CallID, "tool_search", string(w.Arguments))
-	case "function_call_output", "custom_tool_call_output":
-		var text string
-		if json.Unmarshal(w.Output, &text) == nil {
-			return result(view{typ: w.Type, content: text}, w.CallID)
-		}
-		return result(view{typ: w.Type, parts: contentParts(w.Output)}, w.CallID)
-	case "local_shell_call_output":
-		return result(view{typ: w.Type, content: rawText(w.Output)}, w.ID)
-	case "shell_call_output":
-		var chunks []wirePart
-		_ = json.Unmarshal(w.Output, &chunks) // not a list: no output
-		var out []string
-		for _, c := range chunks {
-			out = append(out, c.Stdout, c.Stderr)
-		}
-		return result(view{typ: w.Type, content: joinText(out)}, w.CallID)
-	case "apply_patch_call_output":
-		return result(view{typ: w.Type, content: rawText(w.Output)}, w.CallID)
-	case "program_output":
-		return result(view{typ: w.Type, content: rawText(w.Result)}, w.CallID)
-	case "computer_call_output":
-		var shot wirePart
-		_ = json.Unmarshal(w.Output, &shot) // not an object: a screenshot of unknown size
-		return result(view{typ: w.Type, fixed: true, parts: []history.Part{screenshot(shot.ImageURL)}}, w.CallID)
-	case "tool_search_output":
-		if w.CallID == "" {
-			return opaqueOutput(w, raw), nil
-		}
-		return result(view{typ: w.Type, fixed: true, parts: []history.Part{textPart(string(w.Tools))}}, w.CallID)
-	case "mcp_approval_response":
-		return result(view{typ: w.Type, fixed: true, content: w.Reason}, w.ApprovalRequestID)
 	case "image_generation_call":
 		v := view{cls: clsOutput, typ: w.Type, id: w.ID}
 		if b64 := rawText(w.Result); b64 != "" {
@@ -284,4 +213,97 @@ func contentParts(raw json.RawMessage) []history.Part {
 		}
 	}
 	return parts
+}
+
+// viewModel reads messages, reasoning and tool calls; ok is false for any
+// other type.
+func (w *wire) viewModel(raw []byte) (v view, ok bool, err error) {
+	switch w.Type {
+	case "", "message":
+		var text string
+		if json.Unmarshal(w.Content, &text) == nil {
+			v, err := message(w.Role, text, nil, true)
+			v.id = w.ID
+			return found(v, err)
+		}
+		v, err := message(w.Role, "", contentParts(w.Content), false)
+		v.id = w.ID
+		return found(v, err)
+	case "reasoning":
+		v := view{cls: clsReasoning, typ: w.Type, id: w.ID}
+		var content []wireText
+		_ = json.Unmarshal(w.Content, &content) // absent or not a list: no content
+		for _, t := range append(w.Summary, content...) {
+			v.parts = append(v.parts, history.Part{Type: history.PartReasoning, Text: t.Text})
+		}
+		if w.EncryptedContent != "" {
+			v.parts = append(v.parts, history.Part{Type: history.PartReasoning, Text: w.EncryptedContent})
+		}
+		return found(v, nil)
+	case "function_call":
+		v, err := call(w.Type, w.ID, w.CallID, w.Name, rawText(w.Arguments))
+		v.keepArgs = w.programCaller()
+		return found(v, err)
+	case "custom_tool_call":
+		v, err := call(w.Type, w.ID, w.CallID, w.Name, w.Input)
+		v.keepArgs = w.programCaller()
+		return found(v, err)
+	case "computer_call":
+		return found(call(w.Type, w.ID, w.CallID, "computer", string(raw)))
+	case "local_shell_call":
+		return found(call(w.Type, w.ID, w.CallID, "local_shell", string(w.Action)))
+	case "shell_call":
+		return found(call(w.Type, w.ID, w.CallID, "shell", string(w.Action)))
+	case "apply_patch_call":
+		return found(call(w.Type, w.ID, w.CallID, "apply_patch", string(w.Operation)))
+	case "program":
+		return found(call(w.Type, w.ID, w.CallID, "program", rawText(w.Code)))
+	case "mcp_approval_request":
+		return found(call(w.Type, w.ID, w.ID, w.Name, rawText(w.Arguments)))
+	case "tool_search_call":
+		if w.CallID == "" {
+			return found(opaqueOutput(w, raw), nil)
+		}
+		return found(call(w.Type, w.ID, w.CallID, "tool_search", string(w.Arguments)))
+	}
+	return view{}, false, nil
+}
+
+// viewOutput reads the outputs of tool calls; ok is false for any other
+// type.
+func (w *wire) viewOutput(raw []byte) (v view, ok bool, err error) {
+	switch w.Type {
+	case "function_call_output", "custom_tool_call_output":
+		var text string
+		if json.Unmarshal(w.Output, &text) == nil {
+			return found(result(view{typ: w.Type, content: text}, w.CallID))
+		}
+		return found(result(view{typ: w.Type, parts: contentParts(w.Output)}, w.CallID))
+	case "local_shell_call_output":
+		return found(result(view{typ: w.Type, content: rawText(w.Output)}, w.ID))
+	case "shell_call_output":
+		var chunks []wirePart
+		_ = json.Unmarshal(w.Output, &chunks) // not a list: no output
+		var out []string
+		for _, c := range chunks {
+			out = append(out, c.Stdout, c.Stderr)
+		}
+		return found(result(view{typ: w.Type, content: joinText(out)}, w.CallID))
+	case "apply_patch_call_output":
+		return found(result(view{typ: w.Type, content: rawText(w.Output)}, w.CallID))
+	case "program_output":
+		return found(result(view{typ: w.Type, content: rawText(w.Result)}, w.CallID))
+	case "computer_call_output":
+		var shot wirePart
+		_ = json.Unmarshal(w.Output, &shot) // not an object: a screenshot of unknown size
+		return found(result(view{typ: w.Type, fixed: true, parts: []history.Part{screenshot(shot.ImageURL)}}, w.CallID))
+	case "tool_search_output":
+		if w.CallID == "" {
+			return found(opaqueOutput(w, raw), nil)
+		}
+		return found(result(view{typ: w.Type, fixed: true, parts: []history.Part{textPart(string(w.Tools))}}, w.CallID))
+	case "mcp_approval_response":
+		return found(result(view{typ: w.Type, fixed: true, content: w.Reason}, w.ApprovalRequestID))
+	}
+	return view{}, false, nil
 }

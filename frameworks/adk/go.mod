@@ -3,8 +3,8 @@ module github.com/histrim/history/frameworks/adk
 go 1.25.0
 
 require (
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
-	github.com/histrim/history/adapters/gemini v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
+	github.com/histrim/history/adapters/gemini v0.1.0
 	google.golang.org/adk v1.6.0
 	google.golang.org/genai v1.77.0
 )

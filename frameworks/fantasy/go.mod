@@ -4,7 +4,7 @@ go 1.26.6
 
 require (
 	charm.land/fantasy v0.41.2
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 )
 
 require (

@@ -4,7 +4,7 @@ go 1.24.1
 
 require (
 	github.com/firebase/genkit/go v1.4.0
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 )
 
 require (

@@ -3,7 +3,7 @@ module github.com/histrim/history/frameworks/trpc
 go 1.24
 
 require (
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 	trpc.group/trpc-go/trpc-agent-go v1.11.2
 )
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/histrim/history"
@@ -83,6 +85,10 @@ type Adapter[C any] struct {
 	RepeatSets [][]history.Option
 }
 
+// ClearedPrefix begins the arguments of a call the core cleared
+// (history.ElideOptions.ClearArguments).
+const ClearedPrefix = `{"elided":"[arguments elided: `
+
 // LadderSeeds are the fixed seeds of the ladder sweep and the fuzz target.
 var LadderSeeds = [][]byte{
 	{0, 2, 3, 4, 5, 6, 2, 3, 4, 5, 6, 2, 3},
@@ -128,15 +134,26 @@ func (a *Adapter[C]) placeholder(m history.Message, _ int) string {
 
 // Ladder trims the conversations a.Agent and a.More build from
 // Seeds(LadderSeeds, 12) with each of a.LadderOptions at budgets from 1 to
-// above their size, and checks each trim with CheckLadder.
+// above their size, and checks each trim with CheckLadder; with
+// a.ClearArguments, some output must send calls with their arguments
+// cleared.
 func (a *Adapter[C]) Ladder(t *testing.T) {
 	t.Helper()
+	var cleared atomic.Int64 // calls sent with their arguments cleared
+	defer func() {
+		if n := cleared.Load(); a.ClearArguments {
+			t.Logf("%d calls sent with their arguments cleared", n)
+			if n == 0 {
+				t.Error("no trim of the ladder cleared arguments")
+			}
+		}
+	}()
 	gens := append([]func([]byte) C{a.Agent}, a.More...)
 	for _, seed := range Seeds(LadderSeeds, 12) {
 		for _, gen := range gens {
 			in := gen(seed)
 			Sweep(t, seed, a.Tokens(t, in), a.LadderOptions(), func(t *testing.T, budget int, opts []history.Option) {
-				a.CheckLadder(t, in, budget, opts...)
+				a.checkLadder(t, in, budget, &cleared, opts...)
 			})
 		}
 	}
@@ -202,6 +219,13 @@ func (a *Adapter[C]) Tokens(t *testing.T, c C) int {
 // a.Check, if set.
 func (a *Adapter[C]) CheckLadder(t *testing.T, in C, budget int, opts ...history.Option) {
 	t.Helper()
+	a.checkLadder(t, in, budget, nil, opts...)
+}
+
+// checkLadder is CheckLadder counting in cleared, when not nil, the calls
+// the output sends with their arguments cleared.
+func (a *Adapter[C]) checkLadder(t *testing.T, in C, budget int, cleared *atomic.Int64, opts ...history.Option) {
+	t.Helper()
 	out, res, err := a.Trimmed(t, in, budget, opts...)
 	back, err2 := a.ToHistory(out)
 	if err2 != nil {
@@ -222,6 +246,13 @@ func (a *Adapter[C]) CheckLadder(t *testing.T, in C, budget int, opts ...history
 	if a.ClearArguments {
 		if msg := a.compareCalls(back, res); msg != "" {
 			t.Fatalf("budget %d: %s", budget, msg)
+		}
+		for _, m := range back {
+			for _, c := range m.ToolCalls {
+				if cleared != nil && strings.HasPrefix(c.Arguments, ClearedPrefix) {
+					cleared.Add(1)
+				}
+			}
 		}
 	}
 	if err == nil {

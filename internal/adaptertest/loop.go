@@ -409,3 +409,18 @@ func RunMatrix(t *testing.T, adapter string, run func(t *testing.T, l *Loop)) {
 	})
 	t.Logf("loop matrix of %s (issue 21):\n%s", adapter, m.Table())
 }
+
+// CheckStateful logs the figures of a loop run with an adapter's Trimmer
+// (kind names it) and fails t unless at most one request was rejected
+// after the first recovery (afterFirst) and no error, pairing violation or
+// missing task reached the provider or the caller (issue 23).
+func CheckStateful(t testing.TB, l *Loop, kind string, afterFirst int) {
+	t.Helper()
+	s := l.Stats()
+	t.Logf("%s, %s, %s: %d requests, %d rejected (%.1f per 100), %d after the first recovery; trimmed requests fill %.1f%%",
+		s.Adapter, kind, s.Mode.Name, s.Requests, s.Overflows, 100*float64(s.Overflows)/float64(max(s.Requests, 1)), afterFirst, 100*s.Fill())
+	if afterFirst > 1 || s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
+		t.Errorf("%s: %d rejections after the first recovery (want at most 1), %d errors, %d violations, %d requests without the task\n%s",
+			kind, afterFirst, s.Errors, s.Violations, s.Missing, strings.Join(l.Notes(), "\n"))
+	}
+}

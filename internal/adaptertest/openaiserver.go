@@ -96,3 +96,18 @@ func OpenAIPairingServer(t testing.TB) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// Answer writes a provider's answer to w: status, body, and headers (pairs
+// of name and value), with contentType as its Content-Type, or def when
+// contentType is empty.
+func Answer(w http.ResponseWriter, status int, contentType, def, body string, headers ...string) {
+	if contentType == "" {
+		contentType = def
+	}
+	w.Header().Set("Content-Type", contentType)
+	for i := 0; i+1 < len(headers); i += 2 {
+		w.Header().Set(headers[i], headers[i+1])
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+}

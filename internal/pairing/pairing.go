@@ -97,3 +97,51 @@ func (c *Checker) Close() *Violation {
 	}
 	return nil
 }
+
+// Reasons says, for each fault, which part of the rule is broken, in the
+// words of every adapter's *PairingError.
+var Reasons = [...]string{
+	Unanswered: "tool call has no result before the next message that is not a result",
+	Orphan:     "tool result does not follow a message with tool calls",
+	Unknown:    "tool result answers no call of the message before its results",
+	Twice:      "tool call answered twice",
+	BadID:      "tool call id is empty or used twice in one message",
+}
+
+// Read is what Check needs of message i: whether it holds results, the
+// call ids they answer or, for another message, the ids of the calls it
+// makes, or an error. The error of a message of results (or of one that
+// cannot be read) is returned at once; that of another message once the
+// open exchange is closed, so that an unanswered call before it is
+// reported first.
+type Read func(i int) (results bool, ids []string, err error)
+
+// Check walks n messages, read says what each holds, and returns the first
+// violation of the rule, or the first error read returns.
+func Check(n int, read Read) (*Violation, error) {
+	var c Checker
+	for i := range n {
+		results, ids, err := read(i)
+		if results {
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				if v := c.Answer(i, id); v != nil {
+					return v, nil
+				}
+			}
+			continue
+		}
+		if v := c.Close(); v != nil {
+			return v, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if v := c.Open(i, ids); v != nil {
+			return v, nil
+		}
+	}
+	return c.Close(), nil
+}

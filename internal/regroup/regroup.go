@@ -203,15 +203,17 @@ func Unchanged(res history.Result, conv []history.Message) bool {
 // notice b the core inserted (next is the group that follows it, nil at
 // the end), the caller's message for a whole one, and cut(orig, g) for one
 // the trim cut down or elided in, left out when cut reports false (no part
-// left). Apply never modifies its arguments; notice and cut must not
-// modify theirs either.
+// left). from gives, for each message of the output, the index in native
+// of the message it is or was cut from, -1 for a notice. Apply never
+// modifies its arguments; notice and cut must not modify theirs either.
 func Apply[N any](native []N, conv []history.Message, slots []Slot, res history.Result,
-	notice func(b history.Message, next *Group) N, cut func(orig N, g *Group) (N, bool)) []N {
+	notice func(b history.Message, next *Group) N, cut func(orig N, g *Group) (N, bool)) (out []N, from []int) {
 	if Unchanged(res, conv) {
-		return native[:len(native):len(native)]
+		return native[:len(native):len(native)], identity(len(native))
 	}
 	groups := Groups(res, conv, slots)
-	out := make([]N, 0, len(groups))
+	out = make([]N, 0, len(groups))
+	from = make([]int, 0, len(groups))
 	for j := range groups {
 		g := &groups[j]
 		switch {
@@ -224,10 +226,22 @@ func Apply[N any](native []N, conv []history.Message, slots []Slot, res history.
 		case g.Whole:
 			out = append(out, native[g.Native])
 		default:
-			if m, ok := cut(native[g.Native], g); ok {
-				out = append(out, m)
+			m, ok := cut(native[g.Native], g)
+			if !ok {
+				continue
 			}
+			out = append(out, m)
 		}
+		from = append(from, g.Native)
+	}
+	return out, from
+}
+
+// identity returns 0, 1, ..., n-1.
+func identity(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
 	}
 	return out
 }
@@ -277,14 +291,15 @@ func WithArgs[P any](g *Group, parts []P, args func(part P, arguments string) P)
 // whose tool calls the core changed (m holds those left by the orphan
 // sweep, by ID, each with the arguments to send: the caller's, or those
 // history.ElideOptions.ClearArguments cleared), and the caller's message
-// otherwise. OneForOne never modifies its arguments; notice, elide and
-// calls must not modify theirs either.
+// otherwise. from is as for Apply: res.Kept itself. OneForOne never
+// modifies its arguments; notice, elide and calls must not modify theirs
+// either.
 func OneForOne[N any](native []N, conv []history.Message, res history.Result,
-	notice func(b history.Message) N, elide, calls func(orig N, m *history.Message) N) []N {
+	notice func(b history.Message) N, elide, calls func(orig N, m *history.Message) N) (out []N, from []int) {
 	if Unchanged(res, conv) {
-		return native[:len(native):len(native)]
+		return native[:len(native):len(native)], identity(len(native))
 	}
-	out := make([]N, len(res.Kept))
+	out = make([]N, len(res.Kept))
 	for j, k := range res.Kept {
 		m := &res.Messages[j]
 		switch {
@@ -298,5 +313,5 @@ func OneForOne[N any](native []N, conv []history.Message, res history.Result,
 			out[j] = native[k]
 		}
 	}
-	return out
+	return out, res.Kept
 }

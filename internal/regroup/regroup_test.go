@@ -289,7 +289,7 @@ func TestApply(t *testing.T) {
 		}), [][]string{native[0], native[1], {"result a", "nudge", "[elided]"}, native[3]}, "an elided result replaced in place"},
 	}
 	for _, tc := range tests {
-		got := Apply(native, conv, slots, tc.res, notice, cut)
+		got, _ := Apply(native, conv, slots, tc.res, notice, cut)
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: Apply = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
 		}
@@ -298,10 +298,10 @@ func TestApply(t *testing.T) {
 	stripped := result([]int{0, 1, 2, 3, 5, 6}, map[int]history.Message{
 		2: {Role: history.RoleAssistant, Content: "t", ToolCalls: []history.ToolCall{{ID: "a"}}},
 	})
-	if got := Apply(native, conv, slots, stripped, notice, none); !reflect.DeepEqual(got, [][]string{native[0], native[3]}) {
+	if got, _ := Apply(native, conv, slots, stripped, notice, none); !reflect.DeepEqual(got, [][]string{native[0], native[3]}) {
 		t.Errorf("Apply = %q: a message cut reports empty must be left out", got)
 	}
-	if got := Apply(native, conv, slots, history.Result{Messages: conv}, notice, cut); &got[0] != &native[0] || cap(got) != len(native) {
+	if got, _ := Apply(native, conv, slots, history.Result{Messages: conv}, notice, cut); &got[0] != &native[0] || cap(got) != len(native) {
 		t.Error("unchanged: want native itself, clipped")
 	}
 }
@@ -365,11 +365,11 @@ func TestOneForOne(t *testing.T) {
 			[]string{"q", "calls a b -> 2 calls", "result a -> [gone]", "elided z"}, "a message whose arguments were cleared goes to calls too"},
 	}
 	for _, tc := range tests {
-		if got := OneForOne(native, conv, tc.res, notice, elide, strip); !slices.Equal(got, tc.want) {
+		if got, _ := OneForOne(native, conv, tc.res, notice, elide, strip); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: OneForOne = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
 		}
 	}
-	if got := OneForOne(native, conv, history.Result{}, notice, elide, strip); &got[0] != &native[0] || cap(got) != len(native) {
+	if got, _ := OneForOne(native, conv, history.Result{}, notice, elide, strip); &got[0] != &native[0] || cap(got) != len(native) {
 		t.Error("nil Kept: want native itself, clipped")
 	}
 }

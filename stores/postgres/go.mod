@@ -3,7 +3,7 @@ module github.com/histrim/history/stores/postgres
 go 1.25.0
 
 require (
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 )
 

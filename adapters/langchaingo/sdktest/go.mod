@@ -4,8 +4,8 @@ go 1.24.4
 
 require (
 	github.com/googleapis/gax-go/v2 v2.14.1
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
-	github.com/histrim/history/adapters/langchaingo v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
+	github.com/histrim/history/adapters/langchaingo v0.1.0
 	github.com/tmc/langchaingo v0.1.14
 	google.golang.org/api v0.218.0
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/googleapis/gax-go/v2/apierror"
 	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/langchaingo"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/googleai"
 	"google.golang.org/api/googleapi"
@@ -97,14 +98,7 @@ func TestOverflowFromLangChainGoGoogleAI(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				ct := tc.contentType
-				if ct == "" {
-					ct = "application/json; charset=UTF-8"
-				}
-				w.Header().Set("Content-Type", ct)
-				w.Header().Set("Vary", "Origin, X-Origin, Referer")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.body))
+				adaptertest.Answer(w, tc.status, tc.contentType, "application/json; charset=UTF-8", tc.body, "Vary", "Origin, X-Origin, Referer")
 			}))
 			defer srv.Close()
 			ctx := context.Background()

@@ -3,8 +3,8 @@ module github.com/histrim/history/adapters/openai/sdklatest
 go 1.26.0
 
 require (
-	github.com/histrim/history v0.0.0-00010101000000-000000000000
-	github.com/histrim/history/adapters/openai v0.0.0-00010101000000-000000000000
+	github.com/histrim/history v0.1.0
+	github.com/histrim/history/adapters/openai v0.1.0
 	github.com/openai/openai-go/v3 v3.96.0
 )
 

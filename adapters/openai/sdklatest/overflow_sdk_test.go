@@ -21,6 +21,7 @@ import (
 
 	"github.com/histrim/history"
 	adapter "github.com/histrim/history/adapters/openai"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -52,17 +53,11 @@ type sdkCase struct {
 func serve(t *testing.T, tc sdkCase) *openai.Client {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ct := tc.contentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		w.Header().Set("Content-Type", ct)
-		w.Header().Set("X-Request-Id", "req_8f3c1e2a")
+		headers := []string{"X-Request-Id", "req_8f3c1e2a"}
 		if tc.status == http.StatusTooManyRequests {
-			w.Header().Set("Retry-After", "5")
+			headers = append(headers, "Retry-After", "5")
 		}
-		w.WriteHeader(tc.status)
-		_, _ = w.Write([]byte(tc.body))
+		adaptertest.Answer(w, tc.status, tc.contentType, "application/json", tc.body, headers...)
 	}))
 	t.Cleanup(srv.Close)
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
