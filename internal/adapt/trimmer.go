@@ -2,7 +2,6 @@ package adapt
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 
@@ -28,15 +27,6 @@ type Trimmer[R, N any] struct {
 	mu    sync.Mutex
 	inner *history.Trimmer
 	pins  []int // the pins inner was made with, in the converted history
-	// The last request, for RecoverOverflow while the core's Trimmer
-	// cannot recover itself: what was sent and Kept into the transcript's
-	// conversion.
-	sent []history.Message
-	kept []int
-	// ceiling, when positive, is the budget the provider allowed by the
-	// count of the last recovery (see RecoverOverflow): Trim aims at no
-	// more until Reset.
-	ceiling int
 }
 
 // NewTrimmer returns the Trimmer of c for requests with r (a system prompt
@@ -62,14 +52,7 @@ func (t *Trimmer[R, N]) TrimContext(ctx context.Context, transcript []N, budget 
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
-	inner := t.trimmer(p.opts)
-	t.mu.Lock()
-	if t.ceiling > 0 {
-		budget = min(budget, t.ceiling)
-	}
-	t.mu.Unlock()
-	res, err := inner.TrimContext(ctx, p.v.Hist, budget)
-	t.remember(res)
+	res, err := t.trimmer(p.opts).TrimContext(ctx, p.v.Hist, budget)
 	out, res, _, err := p.finish(res, err)
 	return out, res, err
 }
@@ -88,18 +71,6 @@ func (t *Trimmer[R, N]) trimmer(opts []history.Option) *history.Trimmer {
 	return t.inner
 }
 
-func (t *Trimmer[R, N]) remember(res history.Result) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sent, t.kept = res.Messages, res.Kept
-}
-
-// recoverer is the core Trimmer's own recovery, where the core has it:
-// after it, the Trimmer's next plan fits what the provider said.
-type recoverer interface {
-	RecoverOverflow(msgs []history.Message, providerErr error, attempt int) (history.Result, error)
-}
-
 // RecoverOverflow trims what the last Trim sent for transcript further
 // after the provider rejected it for its length (history.RecoverOverflow,
 // providerErr read as the adapter reads it), and maps the decision back
@@ -108,11 +79,8 @@ type recoverer interface {
 // history.ErrNotOverflow with nil messages (send what Trim returned, or
 // give up), a *history.RecoverError with what is left.
 //
-// After a recovery the Trimmer's next plan fits what the provider said.
-// Where the core's Trimmer can recover itself, it does; otherwise the
-// recovery is the stateless one applied to what was sent, and until Reset
-// every Trim aims at no more than the budget it derived (the provider's
-// limit in the Counter's tokens, less a margin), planning afresh once.
+// After a recovery the Trimmer's next plans fit what the provider said
+// (history.Trimmer.RecoverOverflow).
 func (t *Trimmer[R, N]) RecoverOverflow(transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
 	p, err := t.c.prepare(t.r, transcript, t.opts)
 	if err != nil {
@@ -122,44 +90,9 @@ func (t *Trimmer[R, N]) RecoverOverflow(transcript []N, providerErr error, attem
 	if !history.IsContextOverflow(read) {
 		return nil, history.Result{}, history.ErrNotOverflow
 	}
-	inner := t.trimmer(p.opts)
-	var res history.Result
-	if rec, ok := any(inner).(recoverer); ok {
-		res, err = rec.RecoverOverflow(p.v.Hist, read, attempt)
-	} else {
-		res, err = t.recoverSent(read, attempt, p.opts)
-		inner.Reset()
-		if res.Budget > 0 {
-			t.mu.Lock()
-			t.ceiling = res.Budget
-			t.mu.Unlock()
-		}
-	}
-	if err == nil || errors.As(err, new(*history.RecoverError)) {
-		t.remember(res)
-	}
+	res, err := t.trimmer(p.opts).RecoverOverflow(p.v.Hist, read, attempt)
 	out, res, _, err := p.finish(res, err)
 	return out, res, t.c.restore(err, providerErr)
-}
-
-// recoverSent is the stateless recovery of what the last Trim sent, its
-// Result composed with that Trim's so that it describes the transcript.
-func (t *Trimmer[R, N]) recoverSent(providerErr error, attempt int, opts []history.Option) (history.Result, error) {
-	t.mu.Lock()
-	sent, kept := t.sent, t.kept
-	t.mu.Unlock()
-	if sent == nil {
-		return history.Result{}, errors.New("history: Trimmer.RecoverOverflow before Trim")
-	}
-	// The pins of opts index the transcript; carry them to what was sent.
-	if pinned := pins.Read(opts); pinned != nil {
-		opts = append(slices.Clip(opts), history.WithPin(Follow(kept, pinned)...))
-	}
-	res, err := history.RecoverOverflow(sent, providerErr, attempt, opts...)
-	if res.Kept != nil {
-		res.Kept = Compose(kept, res.Kept)
-	}
-	return res, err
 }
 
 // Reset forgets the plan: the next Trim plans afresh (see
@@ -170,7 +103,6 @@ func (t *Trimmer[R, N]) Reset() {
 	if t.inner != nil {
 		t.inner.Reset()
 	}
-	t.sent, t.kept, t.ceiling = nil, nil, 0
 }
 
 // Conversation holds the Trimmer a wrapper model (eino's ChatModel,
