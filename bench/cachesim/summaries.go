@@ -206,10 +206,11 @@ func (s *SummaryStats) Percentile(q float64) time.Duration {
 // Time is virtual. In synchronous mode each call advances the clock while
 // the request waits. In background mode the summariser blocks until the
 // replay releases it, once the clock has passed the call's start plus the
-// latency; the replay advances the clock only between requests, so a
-// request is answered with the summary still being written, and before
-// each request the replay lets the summary run up to the request's time
-// and, when every call is released, waits for it to finish
+// latency. The replay advances the clock only between requests, so a Trim
+// that waited for a background summary would never return (the replay
+// reports it as an error after a minute of real time). Before each
+// request the replay lets the summary run up to the request's time and,
+// once every call is released, waits for it to finish
 // (history.Trimmer.SummaryDone), so that every run gives the same result.
 func ReplaySummaries(session []history.Message, cfg SummaryConfig) (SummaryStats, error) {
 	r, err := newSumReplay(cfg)
