@@ -53,6 +53,32 @@ func (t *Trimmer) Close() error {
 	return nil
 }
 
+// SummaryDone returns a channel that is closed when the background summary
+// the Trimmer is writing ([SummaryOptions.Background]) has finished:
+// written (the next [Trimmer.Trim] swaps it in), failed, timed out or
+// stopped by [Trimmer.Close]. When none is being written, or the last one
+// has finished, the channel is already closed. A summary starts within a
+// Trim call, so the channel read after Trim returns tells whether that
+// call (or an earlier one) left one in flight: a runtime can wait for it
+// before it persists the Trimmer's summary, and a simulation can tell
+// deterministically when the next Trim will find it ready.
+func (t *Trimmer) SummaryDone() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.bg.job == nil {
+		return closedDone
+	}
+	return t.bg.job.done
+}
+
+// closedDone is the channel SummaryDone returns when no summary is in
+// flight: closed once, never written to.
+var closedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
 // takeReady returns the background summary that is ready to be swapped in
 // for the prompt whose summary is sum: done, written, and folded from sum
 // itself. A job that is done but unusable is dropped; one still running

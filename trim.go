@@ -191,7 +191,7 @@ func plan(sc *scratch, msgs, view []Message, index []int, orphans, budget int, o
 		p = newPlanner(sc, msgs, view, index, o, &sc.call, lazy)
 	}
 	p.swept = swept
-	if c.memo == nil && c.record == nil && c.budgetFor == nil && !c.prune {
+	if c.memo == nil && c.record == nil && c.budgetFor == nil && !c.prune && c.minCut <= 0 {
 		// The common case first: one tight pass, newest first, that
 		// either shows the history fits or hands its counts on.
 		if total, ok := p.fitsFast(o.limit(budget)); ok {
@@ -319,7 +319,10 @@ func (p *planner) measure(budget int) (complete, fits bool) {
 	p.cmpBudget = budget
 	p.target = p.aim(budget)
 	prune := c.prune && o.elide != nil && p.turns > 0
-	fits = complete && !prune && (p.total <= p.ceiling(budget) || p.turns == 0 || (p.turns == 1 && !ladder))
+	// A background summary being swapped in (call.minCut) drops the turns
+	// it covers even when the history fits: the swap is a maintenance point.
+	swap := p.minTurn() > 0
+	fits = complete && !prune && !swap && (p.total <= p.ceiling(budget) || p.turns == 0 || (p.turns == 1 && !ladder))
 	if !fits && c.pruneOver {
 		c.prune = true // over budget: a maintenance point
 	}

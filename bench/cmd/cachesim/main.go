@@ -4,11 +4,12 @@
 // the prompt-cache price model of package cachesim. With -ladder it adds
 // the Trimmer with elision and step trimming, the compact trigger policy,
 // and that policy with tool-call arguments cleared (ClearArguments 64, 128
-// and 256, and 64 with a lower mark).
+// and 256, and 64 with a lower mark). With -summaries it prints only the
+// summary tables of issue 27 (see summaries.go).
 //
 // Usage (from the bench module):
 //
-//	go run ./cmd/cachesim [-corpus DIR] [-turns 400]
+//	go run ./cmd/cachesim [-corpus DIR] [-turns 400] [-ladder] [-cold] [-summaries]
 package main
 
 import (
@@ -33,6 +34,7 @@ func main() {
 	turns := flag.Int("turns", 400, "minimum user turns per session")
 	flag.Bool("ladder", false, "also run the Trimmer with elision and step trimming (the maintenance-point policy), and with a compact trigger")
 	cold := flag.Bool("cold", false, "print the cold-resume A/B: idle gaps past the cache retention, with and without pruning")
+	sums := flag.Bool("summaries", false, "print only issue 27's summary tables: the trigger policy alone and with a simulated summariser (2 s, 1,000 tokens), synchronous or in the background")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -59,6 +61,10 @@ func main() {
 		}
 		fmt.Printf("\n### Session: %s\n\n%d messages, %d user turns, %d tokens (history.Heuristic: %d), budget %d tokens\n",
 			sp.name, len(s), users, history.Estimate(s, cachesim.Counter), history.Estimate(s, history.Heuristic()), sp.budget)
+		if *sums {
+			summaries(sp.name, s, sp.budget)
+			continue
+		}
 		for _, p := range patterns {
 			fmt.Printf("\nPattern %s\n\n", p)
 			fmt.Println("| low-water | requests | at limit | prefix rewrites | read tok | write tok | uncached tok | billed (tok-equiv) | vs exact | vs no cache | mean prompt at limit (x budget) | min prompt at limit | messages / turns / placeholders / cleared calls per request at limit |")
