@@ -348,6 +348,8 @@ type planner struct {
 	openEnd  int      // end of the latest turn's opening block
 	steps    []int    // first view index of each step of the latest turn
 	replaced []int    // view indices of breadcrumbs replaced by new ones
+
+	cuts []cutCand // the results the last rung cuts (ElideOptions.Cut)
 }
 
 // droppedInstructions counts the system messages after the prefix that the
