@@ -286,7 +286,7 @@ type elideCand struct {
 	// by the budget's Counter; digest is the size of the digest it keeps
 	// (0: none), built into text by finish (built).
 	count, bare, digest int
-	built               bool
+	built, cut          bool   // cut: cutTo made it a cut result
 	head                string // the placeholder, before a digest
 	// from is the index of the assistant message whose call (the
 	// fromCall-th of its ToolCalls) the result answers, -1 when unknown;
@@ -440,9 +440,41 @@ func (cand *elideCand) finish(msgs []Message, c Counter) {
 	cand.saved = cand.count - clampCount(c.CountMessage(elided(*m, cand.text))) + cand.argSaved
 }
 
+// cutTo turns cand, elided in a plan at tokens, into a cut result whose
+// head and tail digest takes room more tokens than its elided form, and
+// returns the plan's tokens (at most tokens+room). It leaves cand as it
+// is when the cut would not show more.
+func (cand *elideCand) cutTo(msgs []Message, c Counter, room, tokens int, store bool) int {
+	if cand.argsOnly {
+		return tokens
+	}
+	m := &msgs[cand.idx]
+	cost := cand.count + cand.argSaved - cand.saved // of the elided form, as counted
+	head := cutMarker(*m, cand.name, cand.count, store)
+	bare := clampCount(c.CountMessage(elided(*m, head)))
+	size := cost + room - bare
+	if size <= 0 {
+		return tokens
+	}
+	target := ""
+	if cand.from >= 0 {
+		target = callTarget(msgs[cand.from].ToolCalls[cand.fromCall].Arguments)
+	}
+	measure := func(d string) int { return clampCount(c.CountMessage(elided(*m, head+"\n"+d))) - bare }
+	d := digest(resultText(m), target, size, cutHeadTail, measure)
+	if d == "" {
+		return tokens
+	}
+	text := head + "\n" + d
+	saved := cand.count - clampCount(c.CountMessage(elided(*m, text))) + cand.argSaved
+	tokens += cand.saved - saved
+	cand.text, cand.saved, cand.cut = text, saved, true
+	return tokens
+}
+
 // strip removes the digest finish built, and returns what that saves.
 func (cand *elideCand) strip() int {
-	if !cand.built || cand.text == cand.head {
+	if !cand.built || cand.cut || cand.text == cand.head {
 		return 0
 	}
 	cand.text = cand.head

@@ -34,7 +34,7 @@ type digestItem struct {
 	line       int // line number, from 0
 	piece      bool
 	score      int
-	cost       int // EstimateText of the item, its newline and a gap marker
+	cost       int // EstimateText of the item, its newline and a gap marker; 0 until needed (see itemCost)
 }
 
 // digest returns the digest of text, the content of a tool result whose
@@ -47,6 +47,7 @@ func digest(text, target string, size, share int, measure func(string) int) stri
 	if size <= 0 || (text == "" && target == "") {
 		return ""
 	}
+	text = strings.TrimRight(text, "\n")
 	items := digestItems(text)
 	head := ""
 	if target != "" {
@@ -103,7 +104,6 @@ func digestItems(text string) []digestItem {
 				e--
 			}
 			it := digestItem{start: s, end: e, line: line, piece: piece}
-			it.cost = EstimateText(text[s:e]) + 1 + gapCost
 			it.score = lineScore + newTokens(text[s:e], seen)
 			items = append(items, it)
 			if e == s {
@@ -117,6 +117,15 @@ func digestItems(text string) []digestItem {
 }
 
 func runeStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// itemCost returns the cost of it, an item of text, computed on first
+// use: only the items a digest may show are measured.
+func itemCost(text string, it *digestItem) int {
+	if it.cost == 0 {
+		it.cost = EstimateText(text[it.start:it.end]) + 1 + gapCost
+	}
+	return it.cost
+}
 
 // lineKind scores a line for what it is: an error or warning report, or
 // a definition (an item a reader refers to by name).
@@ -136,8 +145,11 @@ func lineKind(l string) int {
 			}
 		}
 	}
-	for _, k := range defWords {
-		if strings.HasPrefix(t, k) && len(t) > len(k) && (t[len(k)] == ' ' || t[len(k)] == '(') {
+	if t == "" {
+		return score
+	}
+	for _, k := range defWords[t[0]] {
+		if len(t) > len(k) && t[:len(k)] == k && (t[len(k)] == ' ' || t[len(k)] == '(') {
 			return score + 3
 		}
 	}
@@ -148,19 +160,37 @@ func lineKind(l string) int {
 // ignoring case).
 var errorWords = [...]string{"error", "exception", "traceback", "panic", "fail", "fatal", "denied", "not found", "undefined", "cannot", "invalid", "warning"}
 
-// defWords start a definition or a declaration in common languages.
-var defWords = []string{
-	"func", "def", "class", "type", "struct", "interface", "enum", "trait", "impl", "fn", "pub",
-	"module", "defmodule", "defp", "defmacro", "package", "const", "var", "let", "export",
-	"public", "private", "protected", "static", "async", "import", "from", "use", "alias",
-	"require", "#include", "#define", "CREATE", "@spec", "@callback",
-}
+// defWords start a definition or a declaration in common languages, by
+// their first byte.
+var defWords = func() (byFirst [256][]string) {
+	for _, w := range [...]string{
+		"func", "def", "class", "type", "struct", "interface", "enum", "trait", "impl", "fn", "pub",
+		"module", "defmodule", "defp", "defmacro", "package", "const", "var", "let", "export",
+		"public", "private", "protected", "static", "async", "import", "from", "use", "alias",
+		"require", "#include", "#define", "CREATE", "@spec", "@callback",
+	} {
+		byFirst[w[0]] = append(byFirst[w[0]], w)
+	}
+	return byFirst
+}()
 
-// containsFold reports whether s contains one of words (lower case),
-// ignoring the case of ASCII letters in s.
+// containsFold reports whether s contains one of words (lower case, each
+// starting with two letters), ignoring the case of ASCII letters in s. It
+// looks at a byte only when it and the next one may start a word.
 func containsFold(s string, words []string) bool {
-	for i := 0; i < len(s); i++ {
+	var second [26]uint32 // for each first letter, the second letters that follow it in words
+	for _, w := range words {
+		second[w[0]-'a'] |= 1 << (w[1] - 'a')
+	}
+	for i := 0; i+1 < len(s); i++ {
 		c := s[i] | 0x20
+		if c < 'a' || c > 'z' || second[c-'a'] == 0 {
+			continue
+		}
+		d := s[i+1] | 0x20
+		if d < 'a' || d > 'z' || second[c-'a']&(1<<(d-'a')) == 0 {
+			continue
+		}
 		for _, w := range words {
 			if c == w[0] && len(s)-i >= len(w) && equalFoldASCII(s[i:i+len(w)], w) {
 				return true
@@ -198,7 +228,14 @@ func newTokens(s string, seen map[string]bool) int {
 		for j < len(s) && wordChar(s[j]) {
 			j++
 		}
-		w := strings.Trim(s[i:j], ".-/")
+		a, b := i, j
+		for a < b && (s[a] == '.' || s[a] == '-' || s[a] == '/') {
+			a++
+		}
+		for b > a && (s[b-1] == '.' || s[b-1] == '-' || s[b-1] == '/') {
+			b--
+		}
+		w := s[a:b]
 		i = j
 		if len(w) < 4 || !salientWord(w) || seen[w] {
 			continue
@@ -246,7 +283,7 @@ func chooseItems(text string, items []digestItem, room, headTail int) []int {
 	used := 0
 	taken := make([]bool, len(items))
 	take := func(i int) bool {
-		if taken[i] || used+items[i].cost > room {
+		if taken[i] || used+itemCost(text, &items[i]) > room {
 			return false
 		}
 		taken[i], used = true, used+items[i].cost
@@ -283,6 +320,9 @@ func chooseItems(text string, items []digestItem, room, headTail int) []int {
 	}
 	// Best value first: score per token of cost (cross-multiplied, so
 	// that equal ratios keep text order).
+	for _, i := range ranked {
+		itemCost(text, &items[i])
+	}
 	slices.SortStableFunc(ranked, func(a, b int) int {
 		return items[b].score*items[a].cost - items[a].score*items[b].cost
 	})

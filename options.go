@@ -365,6 +365,9 @@ func WithPin(indices ...int) Option {
 // elided results when [ElideOptions.Digest] is 0.
 const DefaultDigest = 200
 
+// taskClearArguments is WithTask's ClearArguments when the caller's is 0.
+const taskClearArguments = 32
+
 // WithTask is the recommended policy for an agent working on a long task,
 // in one option: what it keeps is what the agent goes on to use, and
 // every request fits when the prefix and the user's request do. goal is
@@ -376,12 +379,15 @@ const DefaultDigest = 200
 //     user role (system reminders, task notifications, interrupt markers,
 //     tool-output echoes) do not open turns, so the latest turn is the
 //     user's request, not a notification;
-//   - [WithElision](elide), with a digest of [DefaultDigest] tokens when
-//     elide.Digest is 0 (a negative Digest keeps the bare placeholders)
-//     and [ElideOptions.Cut] on: old results are elided first, superseded
-//     reads of a file before anything else, each keeping a digest of what
-//     is most likely to be used again, and as a last rung the largest
-//     results still sent are cut to a head and tail digest;
+//   - [WithElision](elide), with [ElideOptions.Cut] on, a digest of
+//     [DefaultDigest] tokens when elide.Digest is 0 (negative: the bare
+//     placeholders), and the arguments of calls from 32 tokens cleared
+//     when elide.ClearArguments is 0 (negative: none): superseded results
+//     are elided first, then the oldest, each keeping a digest of what is
+//     most likely to be used again (old call arguments, a file the agent
+//     wrote, go with them), the last one elided is cut to fill the room
+//     left, and as a last rung the largest results still sent are cut to
+//     a head and tail digest;
 //   - [WithStepTrim]: the oldest steps of a long task go before the trim
 //     gives up;
 //   - the goal pinned, in addition to [WithPin]'s pins: users complain
@@ -398,6 +404,12 @@ const DefaultDigest = 200
 func WithTask(goal int, elide ElideOptions) Option {
 	if elide.Digest == 0 {
 		elide.Digest = DefaultDigest
+	}
+	switch {
+	case elide.ClearArguments == 0:
+		elide.ClearArguments = taskClearArguments
+	case elide.ClearArguments < 0:
+		elide.ClearArguments = 0
 	}
 	elide.Cut = true
 	el := WithElision(elide)

@@ -52,7 +52,7 @@ func (sc *scratch) put() {
 	sc.plan = planner{}
 	sc.call = call{}
 	clear(sc.cands)
-	clear(sc.clear)
+	clear(sc.clear[:cap(sc.clear)]) // the cut rung may have appended past its length
 	sc.clear = sc.clear[:0]
 	scratchPool.Put(sc)
 }

@@ -6,6 +6,7 @@
 package history
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,8 +19,8 @@ type cutCand struct {
 	saved   int
 }
 
-// chooseCuts cuts, when the plan of items (with the results at positions
-// at elided) is over limit at tokens, the tool results of items that are
+// chooseCuts cuts, when the plan of items (with the candidates elide
+// chosen, at positions at) is over limit at tokens, the tool results of items that are
 // still sent whole: each by what it has above a common level, the
 // highest level that brings the plan within limit (0 when none does:
 // every result is cut to its marker). limit is the size above which a
@@ -27,14 +28,21 @@ type cutCand struct {
 // low-water mark: a cut loses what the agent is working on, so it is
 // made to fit, never for hysteresis. It returns the tokens of the plan
 // with the cuts, which it records in p.cuts.
-func (p *planner) chooseCuts(items, at []int, tokens, limit int) int {
+func (p *planner) chooseCuts(items, elide, at []int, tokens, limit int) (after int) {
 	excess := tokens - limit
 	if excess <= 0 {
 		return tokens
 	}
-	gone := make(map[int]bool, len(at))
-	for _, j := range at {
-		gone[j] = true
+	defer func() {
+		if after > limit {
+			after = p.clearCalls(items, after, limit)
+		}
+	}()
+	gone := make(map[int]bool, len(at)) // positions of the results elided
+	for e, j := range at {
+		if !p.cands[elide[e]].argsOnly {
+			gone[j] = true
+		}
 	}
 	type cand struct {
 		idx, at, count, bare, room int
@@ -133,4 +141,72 @@ func cutCount(texts map[int]string) int {
 		}
 	}
 	return n
+}
+
+// clearCalls clears, when cutting every result is not enough to bring the
+// plan of items within limit, the arguments of the calls the plan still
+// sends whole (the newest step's too), largest first, until it fits:
+// each call's Arguments become the object ClearArguments leaves
+// ({"elided":"[arguments elided: N tokens]"}), its ID and Name kept, so
+// pairing is untouched. An assistant message that holds reasoning is
+// never changed. It returns the plan's tokens; the copies join p.cleared.
+func (p *planner) clearCalls(items []int, tokens, limit int) int {
+	type call struct{ at, it, k, saved int }
+	var calls []call
+	c := p.o.counter
+	var ac argCounter
+	for j, it := range items {
+		if it < 0 || p.view[it].Role != RoleAssistant || len(p.view[it].ToolCalls) == 0 || hasReasoning(p.view[it]) {
+			continue
+		}
+		m := &p.view[it]
+		for k := range m.ToolCalls {
+			args := m.ToolCalls[k].Arguments
+			if isClearedArguments(args) || p.clearedAlready(it, k) {
+				continue
+			}
+			cost := ac.text(c, args, &ac.empty, &ac.set)
+			if saved := cost - ac.text(c, clearedArguments(cost), &ac.empty, &ac.set); saved > 0 {
+				calls = append(calls, call{at: j, it: it, k: k, saved: saved})
+			}
+		}
+	}
+	slices.SortStableFunc(calls, func(a, b call) int { return b.saved - a.saved })
+	for _, cl := range calls {
+		if tokens <= limit {
+			break
+		}
+		g := p.clearedCopy(cl.it, cl.at)
+		tc := &g.msg.ToolCalls[cl.k]
+		tc.Arguments = clearedArguments(ac.text(c, tc.Arguments, &ac.empty, &ac.set))
+		n := p.count(g.msg)
+		tokens -= g.count - n
+		g.count = n
+	}
+	return tokens
+}
+
+// clearedAlready reports whether the plan cleared the k-th call of the
+// assistant message at view index it (ClearArguments).
+func (p *planner) clearedAlready(it, k int) bool {
+	for _, g := range p.cleared {
+		if g.idx == it {
+			return isClearedArguments(g.msg.ToolCalls[k].Arguments)
+		}
+	}
+	return false
+}
+
+// clearedCopy returns the plan's changed copy of the assistant message at
+// view index it (position at in items), made on first use.
+func (p *planner) clearedCopy(it, at int) *clearedOwner {
+	for i := range p.cleared {
+		if p.cleared[i].idx == it {
+			return &p.cleared[i]
+		}
+	}
+	m := p.view[it]
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	p.cleared = append(p.cleared, clearedOwner{idx: it, msg: m, pos: at, count: p.cnt(it)})
+	return &p.cleared[len(p.cleared)-1]
 }

@@ -61,6 +61,11 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 		at = append(at, hits[k].j)
 		tokens -= c.saved
 	}
+	if e := p.o.elide; e.Cut && !p.c.prune && k > 0 && tokens < p.target {
+		// The result whose elision brought the plan within the target is
+		// cut instead, to a digest that fills the room left.
+		tokens = p.cands[hits[k-1].ci].cutTo(p.view, p.o.counter, p.target-tokens, tokens, e.Store != nil)
+	}
 	sortPairs(elide, at)
 	if p.o.elide.ClearArguments <= 0 {
 		return p.stripDigests(elide, tokens), elide, at

@@ -185,6 +185,11 @@ func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
 	res.DroppedSteps = p.d
 	res.ElidedResults = elidedResults + len(p.cuts)
 	res.CutResults = len(p.cuts)
+	for _, ci := range elide {
+		if p.cands[ci].cut {
+			res.CutResults++
+		}
+	}
 	res.DroppedInstructions = p.droppedInstructions()
 	res.TokensAfter = tokens
 	res.Trimmed = p.k > 0 || p.d > 0 || len(elide) > 0 || len(p.cuts) > 0
