@@ -85,8 +85,8 @@ func digest(text, target string, size, share int, measure func(string) int) stri
 // most maxItem bytes (cut on rune boundaries), with their costs and
 // scores.
 func digestItems(text string) []digestItem {
-	var items []digestItem
-	seen := map[string]bool{}
+	items := make([]digestItem, 0, strings.Count(text, "\n")+1+len(text)/(4*maxItem))
+	seen := make(map[string]bool, len(text)/128)
 	line := 0
 	for start := 0; start <= len(text); line++ {
 		end := strings.IndexByte(text[start:], '\n')
@@ -283,10 +283,14 @@ func chooseItems(text string, items []digestItem, room, headTail int) []int {
 	used := 0
 	taken := make([]bool, len(items))
 	take := func(i int) bool {
-		if taken[i] || used+itemCost(text, &items[i]) > room {
+		c := itemCost(text, &items[i])
+		if (i > 0 && taken[i-1]) || (i+1 < len(items) && taken[i+1]) {
+			c -= gapCost // next to a line shown: no gap marker of its own
+		}
+		if taken[i] || used+c > room {
 			return false
 		}
-		taken[i], used = true, used+items[i].cost
+		taken[i], used = true, used+c
 		order = append(order, i)
 		return true
 	}

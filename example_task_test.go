@@ -48,7 +48,8 @@ func ExampleElideToolResults_digest() {
 	// [elided tool result: read_file, 607 tokens; re-run the tool if needed]
 	// excerpt of config.go:
 	// 	// nothing to see here, a line of comment
-	// [... 28 lines]
+	// 	// nothing to see here, a line of comment
+	// [... 27 lines]
 	// func LoadConfig(path string) (*Config, error) {
 	// [... 14 lines]
 	// 	return nil, ErrNoConfig

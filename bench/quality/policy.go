@@ -22,13 +22,13 @@ func (b Budget) For(s *Session) int {
 func Policies() []Policy {
 	return []Policy{
 		{Name: "whole turns", Options: func(*Session) []history.Option { return nil }},
-		{Name: "README before issue 26: elision + step trim", Options: func(*Session) []history.Option {
+		{Name: "WithElision(ElideOptions{}) + WithStepTrim()", Options: func(*Session) []history.Option {
 			return []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()}
 		}},
-		{Name: "+ cut", Options: func(*Session) []history.Option {
+		{Name: "+ Cut", Options: func(*Session) []history.Option {
 			return []history.Option{history.WithElision(history.ElideOptions{Cut: true}), history.WithStepTrim()}
 		}},
-		{Name: "+ cut, digests", Options: func(*Session) []history.Option {
+		{Name: "+ Cut, Digest: 200", Options: func(*Session) []history.Option {
 			return []history.Option{history.WithElision(history.ElideOptions{Cut: true, Digest: history.DefaultDigest}), history.WithStepTrim()}
 		}},
 		{Name: "WithTask(goal, ElideOptions{})", TurnStart: history.UserWritten, Goal: true, Options: func(s *Session) []history.Option {

@@ -20,6 +20,8 @@ package quality
 
 import (
 	"errors"
+	"slices"
+	"strconv"
 
 	history "github.com/histrim/history"
 )
@@ -83,8 +85,12 @@ type Stats struct {
 	Sent, Budget int
 	// Floor counts the requests over budget whose prefix, pinned
 	// messages and opening request (the latest turn's opening block, as
-	// the policy's turn rule reads it) alone exceed it.
-	Floor int
+	// the policy's turn rule reads it) alone exceed it; StepFloor those
+	// whose floor together with what the cut rung cannot shrink in the
+	// newest step (its assistant text and user-role messages, its calls'
+	// arguments cleared, its results at their cut markers) and the
+	// breadcrumbs exceeds it.
+	Floor, StepFloor int
 }
 
 // Add adds o to s.
@@ -100,6 +106,7 @@ func (s *Stats) Add(o Stats) {
 	s.Sent += o.Sent
 	s.Budget += o.Budget
 	s.Floor += o.Floor
+	s.StepFloor += o.StepFloor
 }
 
 // Recall returns Kept/Refs.
@@ -157,8 +164,12 @@ func Replay(s *Session, budget int, opts []history.Option, turnStart func(histor
 		st.Budget += budget
 		if over {
 			st.Over++
-			if floor(hist, turnStart, pins) > budget {
+			f, step := floor(hist, turnStart, pins)
+			if f > budget {
 				st.Floor++
+			}
+			if step > budget {
+				st.StepFloor++
 			}
 		}
 		at := make(map[int]int, len(res.Kept))
@@ -212,8 +223,10 @@ func shown(sent, orig *history.Message, toks []string) int {
 // can leave out of hist: the prefix, the pinned messages (pins, indices
 // into hist) and the latest turn's opening block (the user's request and
 // the messages the runtime sent with it, up to the agent's first step),
-// under turnStart (nil: the default rule).
-func floor(hist []history.Message, turnStart func(history.Message) bool, pins []int) int {
+// under turnStart (nil: the default rule); and step, that floor with
+// what the cut rung cannot shrink (see Stats.StepFloor).
+func floor(hist []history.Message, turnStart func(history.Message) bool, pins []int) (n, step int) {
+	c := history.Heuristic()
 	var opts []history.Option
 	if turnStart != nil {
 		opts = append(opts, history.WithTurnStart(turnStart))
@@ -223,21 +236,71 @@ func floor(hist []history.Message, turnStart func(history.Message) bool, pins []
 	if len(turns) > 0 {
 		lead = turns[0].Start
 	}
-	n := history.Estimate(hist[:lead], nil)
-	open := lead
-	if len(turns) > 0 {
-		last := turns[len(turns)-1]
-		for open = last.Start; open < last.End && hist[open].Role != history.RoleAssistant; open++ {
-			n += history.Heuristic().CountMessage(hist[open])
-		}
-		lead = last.Start
+	n = history.Estimate(hist[:lead], nil)
+	if len(turns) == 0 {
+		return n, n
+	}
+	last := turns[len(turns)-1]
+	open := last.Start
+	for ; open < last.End && hist[open].Role != history.RoleAssistant; open++ {
+		n += c.CountMessage(hist[open])
 	}
 	for _, i := range pins {
-		if i >= 0 && i < lead {
-			n += history.Heuristic().CountMessage(hist[i])
+		if i >= 0 && i < last.Start {
+			n += c.CountMessage(hist[i])
 		}
 	}
-	return n
+	step = n
+	if len(turns) > 1 {
+		step += c.CountMessage(history.Breadcrumb())
+	}
+	newest, steps := -1, 0
+	for i := open; i < last.End; i++ {
+		if hist[i].Role == history.RoleAssistant {
+			newest, steps = i, steps+1
+		}
+	}
+	if steps > 1 {
+		step += c.CountMessage(history.Message{Role: history.RoleUser, Content: history.StepBreadcrumbText, Kind: history.KindBreadcrumb})
+	}
+	for i := max(newest, 0); newest >= 0 && i < last.End; i++ {
+		m := hist[i]
+		switch m.Role {
+		case history.RoleTool:
+			marker := m
+			marker.Content, marker.Parts = "[cut tool result: "+callName(hist, i)+", "+strconv.Itoa(c.CountMessage(m))+
+				" tokens cut to fit the context window; head, tail and key lines below; re-run the tool for the rest]", nil
+			step += min(c.CountMessage(m), c.CountMessage(marker))
+		case history.RoleAssistant:
+			m.ToolCalls = slices.Clone(m.ToolCalls)
+			for k := range m.ToolCalls {
+				cost := c.CountMessage(history.Message{Role: history.RoleAssistant, Content: m.ToolCalls[k].Arguments}) - c.CountMessage(history.Message{Role: history.RoleAssistant})
+				cleared := `{"elided":"[arguments elided: ` + strconv.Itoa(cost) + ` tokens]"}`
+				if history.EstimateText(cleared) < cost {
+					m.ToolCalls[k].Arguments = cleared
+				}
+			}
+			step += c.CountMessage(m)
+		default:
+			step += c.CountMessage(m)
+		}
+	}
+	return n, step
+}
+
+// callName returns the name of the call tool result msgs[r] answers.
+func callName(msgs []history.Message, r int) string {
+	for i := r - 1; i >= 0; i-- {
+		if msgs[i].Role == history.RoleAssistant {
+			for _, c := range msgs[i].ToolCalls {
+				if c.ID == msgs[r].ToolCallID {
+					return c.Name
+				}
+			}
+			break
+		}
+	}
+	return "tool"
 }
 
 // Pins returns the messages of s that p pins.

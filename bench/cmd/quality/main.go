@@ -70,7 +70,7 @@ func main() {
 		fmt.Printf("judged precision: %d of %d sampled references are real uses (%.2f); %d of the sample no longer drawn\n\n",
 			real, n, float64(real)/float64(max(n, 1)), len(j)-n)
 	}
-	fmt.Println("| budget | policy | requests | over budget (floor) | recall | lenient | by tokens | mean tokens sent (x budget) |")
+	fmt.Println("| budget | policy | requests | over budget (floor / step floor) | recall | lenient | by tokens | mean tokens sent (x budget) |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, b := range budgets {
 		for _, p := range quality.Policies() {
@@ -82,7 +82,7 @@ func main() {
 				}
 				st.Add(s)
 			}
-			fmt.Printf("| %s | %s | %d | %d (%d) | %.3f | %.3f | %.3f | %.0f (%.2f) |\n", b.Name, p.Name, st.Requests, st.Over, st.Floor,
+			fmt.Printf("| %s | %s | %d | %d (%d / %d) | %.3f | %.3f | %.3f | %.0f (%.2f) |\n", b.Name, p.Name, st.Requests, st.Over, st.Floor, st.StepFloor,
 				st.Recall(), st.RecallLenient(), st.RecallTokens(), st.MeanSent(), float64(st.Sent)/float64(max(st.Budget, 1)))
 		}
 	}
