@@ -250,6 +250,7 @@ func WithoutOrphanSweep() Option {
 // ClearArguments makes the call return an *[OptionError].
 func WithElision(opts ElideOptions) Option {
 	opts.ExcludeTools = slices.Clone(opts.ExcludeTools)
+	opts.Tools = slices.Clone(opts.Tools)
 	err := opts.check("WithElision")
 	return func(o *options) {
 		if err != nil {
