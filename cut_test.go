@@ -182,3 +182,25 @@ func TestCutApplyFunc(t *testing.T) {
 	var be *BudgetError
 	assert.False(t, errors.As(err, &be))
 }
+
+func TestCutNotForHysteresis(t *testing.T) {
+	// The newest step lies between the trigger and the budget: it is sent
+	// as it is, uncut (a cut is made to fit, not to reach a mark).
+	msgs := oneHugeStep()
+	size := Estimate(msgs, nil)
+	budget := size * 10 / 8
+	opts := []Option{WithTrigger(0.6), WithElision(ElideOptions{Cut: true}), WithStepTrim()}
+	res, err := TrimToRecentTurns(msgs, budget, opts...)
+	require.NoError(t, err)
+	assert.Zero(t, res.CutResults)
+	assert.Equal(t, msgs[5], res.Messages[len(res.Messages)-1], "the newest result is sent whole")
+	tr := NewTrimmer(opts...)
+	res, err = tr.Trim(msgs, budget)
+	require.NoError(t, err)
+	assert.Zero(t, res.CutResults)
+	// Over the budget itself, it is cut to the budget, not to the mark.
+	res, err = TrimToRecentTurns(msgs, size*8/10, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.CutResults)
+	assert.Greater(t, res.TokensAfter, size*8/10*6/10, "cut to fit the budget, not the trigger")
+}

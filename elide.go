@@ -118,23 +118,28 @@ type ElideOptions struct {
 	// copies it.
 	Tools []ToolPolicy
 	// Cut adds a last rung to a trim under [WithElision], below step
-	// trimming: when the history still does not fit once every eligible
+	// trimming: when the history still does not fit the budget (the
+	// budget itself: not a trigger or low-water mark) once every eligible
 	// result is elided, and every turn and step that may go is gone, the
 	// largest tool results still sent (the newest step's too, and those
 	// KeepRecent, MinTokens, ExcludeTools, KeepErrors or a [ToolPolicy]
 	// keep from elision) are cut, down to a common size, to a head and
-	// tail digest (see Digest) that fits. The text that replaces a cut
+	// tail digest (see Digest) that fits; and when cutting every result
+	// to its marker is not enough, the arguments of the calls still sent
+	// are cleared, largest first, as ClearArguments clears them (never in
+	// a message that holds reasoning). The text that replaces a cut
 	// result starts with "[cut tool result", names the tool and the
 	// tokens it had, and says how to get the rest (with a Store, the
 	// recall tool and the handle); the original goes to Archive and
 	// Store first, as an elided result's does, and the copy carries
-	// [KindElided], so no later trim cuts or elides it again. A cut never
-	// touches anything but a tool result: not the user's request, a
-	// pinned message, a summary, reasoning or thinking. So a request
-	// fails with [ErrLatestTurnTooLarge] only when the prefix, the pins,
-	// the latest turn's opening messages, the newest step's assistant
-	// message and the markers alone exceed the budget.
-	// [ElideToolResults] ignores it.
+	// [KindElided], so no later trim cuts or elides it again. Nothing but
+	// tool results and calls' arguments is cut: not the user's request, a
+	// pinned message, a summary, an assistant's text, reasoning or
+	// thinking. So a request fails with [ErrLatestTurnTooLarge] only when
+	// those, with the notices and markers, exceed the budget. With Cut,
+	// the last result a trim elides to reach its target is cut instead,
+	// to a digest that fills the room left. [ElideToolResults] ignores
+	// Cut.
 	Cut bool
 }
 

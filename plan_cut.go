@@ -23,11 +23,11 @@ type cutCand struct {
 // chosen, at positions at) is over limit at tokens, the tool results of items that are
 // still sent whole: each by what it has above a common level, the
 // highest level that brings the plan within limit (0 when none does:
-// every result is cut to its marker). limit is the size above which a
-// history is trimmed (the budget, or the trigger's share of it), not the
-// low-water mark: a cut loses what the agent is working on, so it is
-// made to fit, never for hysteresis. It returns the tokens of the plan
-// with the cuts, which it records in p.cuts.
+// every result is cut to its marker). limit is the budget itself, not the
+// low-water mark or the trigger: a cut loses what the agent is working
+// on, so it is made to fit, never for hysteresis (a latest turn between
+// the trigger and the budget is sent as it is). It returns the tokens of
+// the plan with the cuts, which it records in p.cuts.
 func (p *planner) chooseCuts(items, elide, at []int, tokens, limit int) (after int) {
 	excess := tokens - limit
 	if excess <= 0 {

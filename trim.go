@@ -317,7 +317,7 @@ func (p *planner) decide() (items, elide, at []int, tokens int) {
 	items = p.items()
 	tokens, elide, at = p.chooseElisions(items)
 	if e := p.o.elide; e != nil && e.Cut {
-		tokens = p.chooseCuts(items, elide, at, tokens, p.ceiling(p.cmpBudget))
+		tokens = p.chooseCuts(items, elide, at, tokens, p.cmpBudget)
 	}
 	return items, elide, at, tokens
 }
