@@ -82,3 +82,34 @@ func ExampleWithTask() {
 	// [cut tool result: bash, 3792 tokens cut to fit the context window; head, tail and key lines below; re-run the tool for the rest]
 	// true
 }
+
+// Per-tool rules: the todo list is never elided, the listing goes first.
+func ExampleToolPolicy() {
+	long := strings.Repeat("a line of tool output that takes some room\n", 40)
+	call := func(id, name string) history.Message {
+		return history.Message{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: id, Name: name, Arguments: `{"path":"` + id + `"}`}}}
+	}
+	msgs := []history.Message{
+		{Role: history.RoleUser, Content: "Ship the release."},
+		call("t", "todo_write"), {Role: history.RoleTool, ToolCallID: "t", Content: long},
+		call("r", "read_file"), {Role: history.RoleTool, ToolCallID: "r", Content: long},
+		call("l", "list_files"), {Role: history.RoleTool, ToolCallID: "l", Content: long},
+		call("n", "read_file"), {Role: history.RoleTool, ToolCallID: "n", Content: long},
+	}
+	opts := history.ElideOptions{KeepRecent: 1, Tools: []history.ToolPolicy{
+		{Name: "todo_write", Keep: true},
+		{Name: "list_files", First: true},
+	}}
+	budget := history.Estimate(msgs, nil) - 300 // one result must go
+	res, _ := history.TrimToRecentTurns(msgs, budget, history.WithElision(opts))
+	for _, m := range res.Messages {
+		if m.Role == history.RoleTool {
+			fmt.Println(m.ToolCallID, m.Kind == history.KindElided)
+		}
+	}
+	// Output:
+	// t false
+	// r false
+	// l true
+	// n false
+}
