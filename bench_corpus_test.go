@@ -115,3 +115,29 @@ func BenchmarkTrimmerReplay(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCorpusTask trims the largest corpus session to a quarter of its
+// size (Heuristic) with the README's policy before WithTask and with
+// WithTask, whose trim also builds a digest for every result it elides:
+// the cost of digests, which a trim pays only where it elides.
+func BenchmarkCorpusTask(b *testing.B) {
+	msgs := largestSession(b)
+	msgs, _ = history.SweepOrphans(msgs)
+	budget := history.Estimate(msgs, nil) / 4
+	for _, p := range []struct {
+		name string
+		opts []history.Option
+	}{
+		{"elision+steps", []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()}},
+		{"WithTask", []history.Option{history.WithTask(0, history.ElideOptions{})}},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := history.TrimToRecentTurns(msgs, budget, p.opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -23,8 +23,11 @@
 // not fit, the [Result] holds them and the error wraps
 // [ErrLatestTurnTooLarge], so the caller never receives an empty or broken
 // history. [WithElision] and [WithStepTrim] add rungs to this ladder: old
-// tool results become placeholders before turns go, and the oldest steps of
-// the latest turn go before the trim gives up.
+// tool results become placeholders (with digests, [ElideOptions.Digest])
+// before turns go, the oldest steps of the latest turn go next, and with
+// [ElideOptions.Cut] the largest results still sent are cut to a head and
+// tail digest before the trim gives up. [WithTask] is all of it in one
+// option, for an agent working on a task.
 //
 // A runtime that keeps its full transcript and trims a view of it before
 // every request uses a [Trimmer], which holds its plan across requests so

@@ -92,8 +92,93 @@ type ElideOptions struct {
 	// and the counts in the default placeholders); nil means the counter
 	// of the call: [Heuristic] for [ElideToolResults], the trim's
 	// [Counter] under [WithElision]. The budget itself is always measured
-	// with the trim's Counter.
+	// with the trim's Counter, and so are digests (they are paid from
+	// it).
 	Counter Counter
+	// Digest, when positive, makes each elided result keep a digest after
+	// its placeholder, so that what the agent is most likely to use again
+	// stays in view: the target of its call (the path it read, the
+	// command it ran), its first and last lines, and the lines that
+	// report errors, define things or carry identifiers, paths and ids
+	// not seen earlier in the result, in their order, with the gaps
+	// marked ("[… 12 lines …]"; a line longer than 160 bytes is shown in
+	// pieces). The digest costs at most Digest tokens, and at most half
+	// of what eliding the result saves, as the budget's Counter counts
+	// the elided result (the trim's, or Counter for [ElideToolResults]).
+	// It is a pure function of the result, its call and these options, so
+	// the same result always gets the same digest (the prompt cache
+	// survives), and it counts against the budget. A custom Placeholder
+	// is followed by the digest too, after a newline. A trim builds
+	// digests only for the results it elides. 0 or less: no digest, the
+	// placeholder alone.
+	Digest int
+	// Tools sets rules per tool, by name (the result's [Message.Name], or
+	// the [ToolCall.Name] of the call it answers; the first rule naming a
+	// tool applies). The slice is read, never modified; [WithElision]
+	// copies it.
+	Tools []ToolPolicy
+	// Cut adds a last rung to a trim under [WithElision], below step
+	// trimming: when the history still does not fit the budget (the
+	// budget itself: not a trigger or low-water mark) once every eligible
+	// result is elided, and every turn and step that may go is gone, the
+	// largest tool results still sent (the newest step's too, and those
+	// KeepRecent, MinTokens, ExcludeTools, KeepErrors or a [ToolPolicy]
+	// keep from elision) are cut, down to a common size, to a head and
+	// tail digest (see Digest) that fits; and when cutting every result
+	// to its marker is not enough, the arguments of the calls still sent
+	// are cleared, largest first, as ClearArguments clears them (never in
+	// a message that holds reasoning). The text that replaces a cut
+	// result starts with "[cut tool result", names the tool and the
+	// tokens it had, and says how to get the rest (with a Store, the
+	// recall tool and the handle); the original goes to Archive and
+	// Store first, as an elided result's does, and the copy carries
+	// [KindElided], so no later trim cuts or elides it again. Nothing but
+	// tool results and calls' arguments is cut: not the user's request, a
+	// pinned message, a summary, an assistant's text, reasoning or
+	// thinking. So a request fails with [ErrLatestTurnTooLarge] only when
+	// those, with the notices and markers, exceed the budget. With Cut,
+	// the last result a trim elides to reach its target is cut instead,
+	// to a digest that fills the room left. [ElideToolResults] ignores
+	// Cut.
+	Cut bool
+}
+
+// ToolPolicy is how elision treats the results of one tool (see
+// [ElideOptions.Tools]). The zero value, with a Name, changes nothing.
+type ToolPolicy struct {
+	// Name is the tool's name.
+	Name string
+	// Keep: its results are never elided, as if ExcludeTools named the
+	// tool (a todo list, a plan the agent keeps current). The cut rung
+	// ([ElideOptions.Cut]) may still cut one that alone does not fit.
+	Keep bool
+	// First: its results are elided before the others (but after the
+	// superseded reads of a file), oldest first: results that are cheap
+	// to get again and rarely used twice, such as a search or a listing.
+	First bool
+	// Digest replaces [ElideOptions.Digest] for its results: 0 keeps
+	// ElideOptions.Digest, a negative value means no digest.
+	Digest int
+}
+
+// tool returns the policy of the tool named name (zero when none).
+func (opts *ElideOptions) tool(name string) ToolPolicy {
+	for _, t := range opts.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return ToolPolicy{}
+}
+
+// digestSize returns the digest size for the results of a tool under
+// policy tp: 0 for none.
+func (opts *ElideOptions) digestSize(tp ToolPolicy) int {
+	d := opts.Digest
+	if tp.Digest != 0 {
+		d = tp.Digest
+	}
+	return max(d, 0)
 }
 
 // ElideResult is the outcome of [ElideToolResults].
@@ -154,6 +239,9 @@ func ElideToolResults(msgs []Message, opts ElideOptions) (ElideResult, error) {
 	if len(cands) == 0 {
 		return ElideResult{Messages: msgs[:len(msgs):len(msgs)]}, nil
 	}
+	for i := range cands {
+		cands[i].finish(msgs, c)
+	}
 	if err := archive(msgs, cands, &opts); err != nil {
 		return ElideResult{Messages: msgs[:len(msgs):len(msgs)]}, err
 	}
@@ -197,8 +285,19 @@ func (opts *ElideOptions) check(option string) error {
 // ClearArguments, also the call whose arguments eliding it clears.
 type elideCand struct {
 	idx   int
-	saved int // the result's saving, plus argSaved
+	saved int // the result's saving, plus argSaved (a lower bound until the digest is built)
 	text  string
+	// count is the result's count and bare that of its placeholder alone,
+	// by the budget's Counter; digest is the size of the digest it keeps
+	// (0: none), built into text by finish (built).
+	count, bare, digest int
+	built, cut          bool   // cut: cutTo made it a cut result
+	head                string // the placeholder, before a digest
+	// from is the index of the assistant message whose call (the
+	// fromCall-th of its ToolCalls) the result answers, -1 when unknown;
+	// name is the tool's name.
+	from, fromCall int
+	name           string
 	// owner is the index of the assistant message whose call (the call-th
 	// of its ToolCalls) the result answers and whose arguments eliding it
 	// clears to args; -1 when none is cleared. argSaved estimates what
@@ -226,24 +325,25 @@ func elisionCandidates(msgs []Message, counts []int, opts *ElideOptions, c Count
 	var cands []elideCand
 	var calls callIndex // calls of the nearest preceding assistant message
 	owner := -1         // that message, while results may answer it, and when its calls may be cleared
+	from := -1          // that message, while results may answer it
 	var ac argCounter
 	for i := 0; i < protect; i++ {
 		m := &msgs[i]
 		switch {
 		case m.Role == RoleAssistant:
 			calls.reset(m.ToolCalls)
-			owner = -1
+			owner, from = -1, i
 			if opts.ClearArguments > 0 && len(m.ToolCalls) > 0 && !hasReasoning(*m) {
 				owner = i
 			}
 			continue
 		case m.Role != RoleTool && m.Kind != KindNudge:
-			owner = -1 // a result after this answers no call (see SweepOrphans)
+			owner, from = -1, -1 // a result after this answers no call (see SweepOrphans)
 			continue
 		case m.Role != RoleTool || m.Kind == KindElided:
 			continue
 		}
-		if cand, ok := evalCandidate(m, i, counts[i], &calls, opts, c); ok {
+		if cand, ok := evalCandidate(m, i, counts[i], from, &calls, opts, c); ok {
 			if owner >= 0 {
 				ac.clearing(&cand, msgs, owner, &calls, m.ToolCallID, opts, c, math.MaxInt)
 			}
@@ -278,7 +378,7 @@ func protectStart(msgs []Message, opts *ElideOptions) int {
 // it, calls the calls of the assistant message it answers. It returns the
 // candidate, or false when the options keep m or the placeholder saves
 // nothing.
-func evalCandidate(m *Message, i, count int, calls *callIndex, opts *ElideOptions, c Counter) (elideCand, bool) {
+func evalCandidate(m *Message, i, count, from int, calls *callIndex, opts *ElideOptions, c Counter) (elideCand, bool) {
 	minTok := opts.MinTokens
 	if minTok == 0 {
 		minTok = DefaultMinTokens
@@ -291,7 +391,8 @@ func evalCandidate(m *Message, i, count int, calls *callIndex, opts *ElideOption
 		return elideCand{}, false
 	}
 	name := toolName(m, calls)
-	if slices.Contains(opts.ExcludeTools, name) || (opts.KeepErrors && looksLikeError(m.Content)) {
+	tp := opts.tool(name)
+	if tp.Keep || slices.Contains(opts.ExcludeTools, name) || (opts.KeepErrors && looksLikeError(m.Content)) {
 		return elideCand{}, false
 	}
 	var text string
@@ -303,11 +404,88 @@ func evalCandidate(m *Message, i, count int, calls *callIndex, opts *ElideOption
 	default:
 		text = defaultPlaceholder(name, size)
 	}
-	saved := count - clampCount(c.CountMessage(elided(*m, text)))
+	bare := clampCount(c.CountMessage(elided(*m, text)))
+	saved := count - bare
 	if saved <= 0 {
 		return elideCand{}, false
 	}
-	return elideCand{idx: i, saved: saved, text: text, owner: -1}, true
+	cand := elideCand{idx: i, text: text, head: text, owner: -1, count: count, bare: bare, from: -1, fromCall: -1, name: name}
+	if from >= 0 {
+		if j := calls.find(m.ToolCallID); j >= 0 {
+			cand.from, cand.fromCall = from, j
+		}
+	}
+	// A digest costs at most half of what the placeholder saves. Until it
+	// is built (only for the results a trim elides), the saving counted
+	// is what remains with the digest at its largest.
+	cand.digest = min(opts.digestSize(tp), saved/2)
+	cand.saved = saved - cand.digest
+	cand.built = cand.digest == 0
+	return cand, true
+}
+
+// finish builds the digest of cand, a candidate of msgs (the view it was
+// found in) with the budget's Counter c, when it keeps one, and sets its
+// exact saving.
+func (cand *elideCand) finish(msgs []Message, c Counter) {
+	if cand.built || cand.argsOnly {
+		return
+	}
+	cand.built = true
+	m := &msgs[cand.idx]
+	target := ""
+	if cand.from >= 0 {
+		target = callTarget(msgs[cand.from].ToolCalls[cand.fromCall].Arguments)
+	}
+	head := cand.head
+	measure := func(d string) int { return clampCount(c.CountMessage(elided(*m, head+"\n"+d))) - cand.bare }
+	if d := digest(resultText(m), target, cand.digest, digestHeadTail, measure); d != "" {
+		cand.text = head + "\n" + d
+	}
+	cand.saved = cand.count - clampCount(c.CountMessage(elided(*m, cand.text))) + cand.argSaved
+}
+
+// cutTo turns cand, elided in a plan at tokens, into a cut result whose
+// head and tail digest takes room more tokens than its elided form, and
+// returns the plan's tokens (at most tokens+room). It leaves cand as it
+// is when the cut would not show more.
+func (cand *elideCand) cutTo(msgs []Message, c Counter, room, tokens int, store bool) int {
+	if cand.argsOnly {
+		return tokens
+	}
+	m := &msgs[cand.idx]
+	cost := cand.count + cand.argSaved - cand.saved // of the elided form, as counted
+	head := cutMarker(*m, cand.name, cand.count, store)
+	bare := clampCount(c.CountMessage(elided(*m, head)))
+	size := cost + room - bare
+	if size <= 0 {
+		return tokens
+	}
+	target := ""
+	if cand.from >= 0 {
+		target = callTarget(msgs[cand.from].ToolCalls[cand.fromCall].Arguments)
+	}
+	measure := func(d string) int { return clampCount(c.CountMessage(elided(*m, head+"\n"+d))) - bare }
+	d := digest(resultText(m), target, size, cutHeadTail, measure)
+	if d == "" {
+		return tokens
+	}
+	text := head + "\n" + d
+	saved := cand.count - clampCount(c.CountMessage(elided(*m, text))) + cand.argSaved
+	tokens += cand.saved - saved
+	cand.text, cand.saved, cand.cut = text, saved, true
+	return tokens
+}
+
+// strip removes the digest finish built, and returns what that saves.
+func (cand *elideCand) strip() int {
+	if !cand.built || cand.cut || cand.text == cand.head {
+		return 0
+	}
+	cand.text = cand.head
+	was := cand.saved
+	cand.saved = cand.count - cand.bare + cand.argSaved
+	return cand.saved - was
 }
 
 // Cleared arguments ([ElideOptions.ClearArguments]) read

@@ -79,7 +79,7 @@ func (a *argCounter) argsOnly(m *Message, i int, msgs []Message, owner int, call
 	if owner < 0 || opts.ClearArguments <= 0 || slices.Contains(opts.ExcludeTools, toolName(m, calls)) {
 		return elideCand{}, false
 	}
-	cand := elideCand{idx: i, owner: -1, argsOnly: true}
+	cand := elideCand{idx: i, owner: -1, argsOnly: true, from: -1, fromCall: -1}
 	a.clearing(&cand, msgs, owner, calls, m.ToolCallID, opts, c, maxSaved)
 	return cand, cand.owner >= 0
 }

@@ -51,6 +51,10 @@ type Event struct {
 	KeptTurns       int `json:"kept_turns"`
 	DroppedSteps    int `json:"dropped_steps"`
 	ElidedResults   int `json:"elided_results"`
+	// CutResults is the Result's: of ElidedResults, the results cut to a
+	// head and tail digest ([ElideOptions.Cut]); omitted from the JSON
+	// and the log group when 0.
+	CutResults int `json:"cut_results,omitempty"`
 	// OrphansRemoved and DroppedInstructions are the same-named figures of
 	// the Result: tool results and calls the orphan sweep removed (an
 	// event fires for them alone too), and system messages given
@@ -107,6 +111,9 @@ func (e Event) LogValue() slog.Value {
 		slog.Int("budget", e.Budget),
 		slog.Int("attempt", e.Attempt),
 	)
+	if e.CutResults != 0 {
+		attrs = append(attrs, slog.Int("cut_results", e.CutResults))
+	}
 	if e.Summary != "" {
 		attrs = append(attrs, slog.String("summary", e.Summary))
 	}
@@ -152,6 +159,7 @@ func newEvent(res *Result, reason string, attempt int, labels map[string]string)
 		KeptTurns:           res.KeptTurns,
 		DroppedSteps:        res.DroppedSteps,
 		ElidedResults:       res.ElidedResults,
+		CutResults:          res.CutResults,
 		OrphansRemoved:      res.OrphansRemoved,
 		DroppedInstructions: res.DroppedInstructions,
 		TokensBefore:        res.TokensBefore,

@@ -191,7 +191,8 @@ func FuzzTrimToRecentTurns(f *testing.F) {
 		}
 		// The ladder too, over budget as well: its plan is the smallest
 		// its rules allow, so trimming it again changes nothing.
-		for _, lopts := range [][]Option{{WithStepTrim()}, {WithStepTrim(), WithElision(ElideOptions{KeepRecent: 1, MinTokens: -1})}} {
+		for _, lopts := range [][]Option{{WithStepTrim()}, {WithStepTrim(), WithElision(ElideOptions{KeepRecent: 1, MinTokens: -1})},
+			{WithTask(-1, ElideOptions{KeepRecent: 1, MinTokens: -1, Digest: 4})}} {
 			lr, lerr := TrimToRecentTurns(msgs, budget, lopts...)
 			if lerr != nil && !isTooLarge(lerr) {
 				t.Fatalf("ladder: unexpected error %v", lerr)
@@ -243,6 +244,7 @@ func FuzzTrimmerLadder(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 250, 9, 10, 1, 90, 3, 1, 1, 5, 3, 1}, uint16(100), uint8(1))
 	f.Add([]byte{0, 9, 1, 200, 4, 4, 11, 200, 4, 2, 11, 7, 1, 1, 5, 6, 11, 30, 4, 8, 11, 3, 1, 2}, uint16(300), uint8(128+2))
 	f.Add([]byte{1, 2, 4, 10, 11, 200, 4, 20, 11, 100, 4, 30, 11, 9, 4, 40, 11, 3, 4, 50, 11, 2}, uint16(250), uint8(128+4+1))
+	f.Add([]byte{0, 9, 1, 200, 4, 4, 11, 200, 4, 2, 11, 7, 1, 1, 5, 6, 11, 230, 4, 8, 11, 3, 1, 2}, uint16(60), uint8(64+2))
 	f.Fuzz(func(t *testing.T, data []byte, budget16 uint16, keep uint8) {
 		clearArgs := keep >= 128
 		msgs := genHistoryArgs(data, clearArgs)
@@ -253,6 +255,9 @@ func FuzzTrimmerLadder(f *testing.F) {
 		eo := ElideOptions{KeepRecent: int(keep%4) - 1, MinTokens: -1}
 		if clearArgs {
 			eo.ClearArguments = 16
+		}
+		if keep&64 != 0 { // digests and the cut rung
+			eo.Digest, eo.Cut = 5, true
 		}
 		opts := []Option{
 			WithLowWater(0.8), WithStepTrim(), WithElision(eo),

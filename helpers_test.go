@@ -143,7 +143,7 @@ func ofKind(msgs []Message, kind Kind) []int {
 // library's newEvent, so that the two check each other.
 func eventOf(r Result, reason string, attempt int) Event {
 	return Event{Type: EventType, Reason: reason, DroppedMessages: r.DroppedMessages, DroppedTurns: r.DroppedTurns,
-		KeptTurns: r.KeptTurns, DroppedSteps: r.DroppedSteps, ElidedResults: r.ElidedResults,
+		KeptTurns: r.KeptTurns, DroppedSteps: r.DroppedSteps, ElidedResults: r.ElidedResults, CutResults: r.CutResults,
 		OrphansRemoved: r.OrphansRemoved, DroppedInstructions: r.DroppedInstructions,
 		TokensBefore: r.TokensBefore, TokensAfter: r.TokensAfter, Budget: r.Budget, Attempt: attempt}
 }
@@ -370,7 +370,7 @@ func TestEventOf(t *testing.T) {
 			assert.Equal(t, f.Int(), got.Field(i).Int(), "Event.%s", name)
 		}
 	}
-	assert.Equal(t, 10, mirrored, "Event mirrors ten Result figures")
+	assert.Equal(t, 11, mirrored, "Event mirrors eleven Result figures")
 	e := eventOf(r, "why", 7)
 	assert.Equal(t, []any{EventType, "why", 7}, []any{e.Type, e.Reason, e.Attempt})
 	e.Labels = map[string]string{"k": "v"}

@@ -477,11 +477,16 @@ func FuzzRenderTranscript(f *testing.F) {
 // returned only when the opening and the newest step alone do not fit.
 // With keep&8 set, calls carry large arguments and ClearArguments clears
 // them: only arguments change, never in a message holding reasoning, the
-// saving is exact, and a second pass clears nothing.
+// saving is exact, and a second pass clears nothing. With keep&64 set,
+// elided results keep digests and the cut rung is on: a result that does
+// not fit is cut (never a user message, a pin or reasoning), and a
+// too-large error means nothing more can be cut or cleared.
 func FuzzLadder(f *testing.F) {
 	f.Add([]byte{0, 9, 1, 3, 4, 2, 11, 0, 4, 5, 11, 7, 4, 1, 11, 3}, uint16(60), uint8(2))
 	f.Add([]byte{0, 0, 1, 1, 4, 3, 6, 1, 6, 2, 4, 3, 11, 3, 4, 0, 11, 0}, uint16(25), uint8(0))
 	f.Add([]byte{0, 9, 1, 3, 4, 2, 11, 0, 4, 4, 11, 7, 4, 1, 11, 3, 4, 8, 6, 2, 6, 4}, uint16(120), uint8(8+1))
+	f.Add([]byte{0, 9, 1, 3, 4, 2, 11, 200, 4, 5, 11, 7, 4, 1, 11, 230, 4, 8, 6, 2, 6, 4}, uint16(40), uint8(64+8+2))
+	f.Add([]byte{1, 3, 4, 4, 11, 250, 4, 6, 11, 250, 4, 9, 6, 240}, uint16(30), uint8(64+1))
 	f.Fuzz(func(t *testing.T, data []byte, budget16 uint16, keep uint8) {
 		clearArgs := keep&8 != 0
 		msgs := genHistoryArgs(data, clearArgs)
@@ -489,6 +494,10 @@ func FuzzLadder(f *testing.F) {
 		eo := ElideOptions{KeepRecent: int(keep%4) - 1, MinTokens: -1}
 		if clearArgs {
 			eo.ClearArguments = int(keep/16%4)*10 + 1
+		}
+		cut := keep&64 != 0
+		if cut {
+			eo.Digest, eo.Cut = int(keep/16%4)*3+2, true
 		}
 
 		el, err := ElideToolResults(msgs, eo)
@@ -543,7 +552,66 @@ func FuzzLadder(f *testing.F) {
 				t.Fatalf("steps dropped and with them the reasoning that opened the tool loop: %v", render(res.Messages))
 			}
 		}
+		if cut {
+			checkCut(t, msgs, res, err, budget, eo)
+		}
 	})
+}
+
+// checkCut checks a trim of in with the cut rung (eo.Cut): only tool
+// results and the arguments of calls change, never a message holding
+// reasoning; the output trimmed again comes back unchanged; and a
+// too-large error leaves nothing to cut: every result sent whole would
+// cost no less as a cut marker, and every call that may be cleared is.
+func checkCut(t *testing.T, in []Message, res Result, err error, budget int, eo ElideOptions) {
+	t.Helper()
+	swept, _ := SweepOrphans(in)
+	_ = swept
+	for j, k := range res.Kept {
+		if k < 0 {
+			continue
+		}
+		a, b := in[k], res.Messages[j]
+		switch {
+		case a.Role == RoleTool:
+		case hasReasoning(a) || a.Role != RoleAssistant:
+			if len(b.ToolCalls) == len(a.ToolCalls) && !reflect.DeepEqual(a, b) {
+				t.Fatalf("message %d changed: %+v -> %+v", k, a, b)
+			}
+		default:
+			if a.Content != b.Content || !slices.Equal(a.Parts, b.Parts) {
+				t.Fatalf("assistant message %d changed beyond its calls' arguments", k)
+			}
+		}
+	}
+	opts := []Option{WithElision(eo), WithStepTrim()}
+	re, rerr := TrimToRecentTurns(res.Messages, budget, opts...)
+	if (err == nil) != (rerr == nil) || !reflect.DeepEqual(render(re.Messages), render(res.Messages)) || re.TokensAfter != res.TokensAfter {
+		t.Fatalf("cut: trimming the result again changed it (%v, %v):\n%v\n%v", err, rerr, render(res.Messages), render(re.Messages))
+	}
+	if err == nil {
+		return
+	}
+	var ac argCounter
+	c := Heuristic()
+	for j, m := range res.Messages {
+		switch {
+		case m.Role == RoleTool && m.Kind != KindElided:
+			bare := c.CountMessage(elided(m, cutMarker(m, "fn", c.CountMessage(m), eo.Store != nil)))
+			if bare < c.CountMessage(m) && res.Kept[j] >= 0 {
+				// The marker names the tool by its call; "fn" is every
+				// generated call's name, so the count is the planner's.
+				t.Fatalf("too large with result %d still whole (%d tokens, its marker %d)", res.Kept[j], c.CountMessage(m), bare)
+			}
+		case m.Role == RoleAssistant && !hasReasoning(m):
+			for _, tc := range m.ToolCalls {
+				cost := ac.text(c, tc.Arguments, &ac.empty, &ac.set)
+				if !isClearedArguments(tc.Arguments) && cost > ac.text(c, clearedArguments(cost), &ac.empty, &ac.set) {
+					t.Fatalf("too large with the arguments of call %s still there", tc.ID)
+				}
+			}
+		}
+	}
 }
 
 // openingReasoning returns the first step's assistant message of the latest

@@ -52,7 +52,7 @@ func (sc *scratch) put() {
 	sc.plan = planner{}
 	sc.call = call{}
 	clear(sc.cands)
-	clear(sc.clear)
+	clear(sc.clear[:cap(sc.clear)]) // the cut rung may have appended past its length
 	sc.clear = sc.clear[:0]
 	scratchPool.Put(sc)
 }
@@ -357,6 +357,8 @@ type planner struct {
 	openEnd  int      // end of the latest turn's opening block
 	steps    []int    // first view index of each step of the latest turn
 	replaced []int    // view indices of breadcrumbs replaced by new ones
+
+	cuts []cutCand // the results the last rung cuts (ElideOptions.Cut)
 }
 
 // droppedInstructions counts the system messages after the prefix that the

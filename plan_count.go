@@ -158,7 +158,7 @@ func (p *planner) countSuffix(budget int, all bool) bool {
 			e := c
 			if o.elide != nil && i < p.protect && p.view[i].Role == RoleTool && p.view[i].Kind != KindElided {
 				calls := p.owner(i)
-				if cand, ok := evalCandidate(&p.view[i], i, c, calls, o.elide, o.counter); ok {
+				if cand, ok := evalCandidate(&p.view[i], i, c, p.ownLo, calls, o.elide, o.counter); ok {
 					if w := p.clearOwner(i); w >= 0 {
 						p.ac.clearing(&cand, p.view, w, calls, p.view[i].ToolCallID, o.elide, o.counter, p.capPer)
 					}

@@ -38,17 +38,37 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 		}
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return a.ci - b.ci })
+	if !p.c.prune {
+		// When a subset will do, superseded results go first, then the
+		// tools that go first, each oldest first (see ranks).
+		all := 0
+		for _, h := range hits {
+			all += p.cands[h.ci].saved
+		}
+		if tokens-all < p.target {
+			ranks := p.ranks(items)
+			slices.SortStableFunc(hits, func(a, b hit) int { return ranks[a.ci] - ranks[b.ci] })
+		}
+	}
 	k := 0
 	for ; k < len(hits); k++ {
 		if tokens <= p.target && !p.c.prune {
 			break
 		}
+		c := &p.cands[hits[k].ci]
+		c.finish(p.view, p.o.counter)
 		elide = append(elide, hits[k].ci)
 		at = append(at, hits[k].j)
-		tokens -= p.cands[hits[k].ci].saved
+		tokens -= c.saved
 	}
+	if e := p.o.elide; e.Cut && !p.c.prune && k > 0 && tokens < p.target {
+		// The result whose elision brought the plan within the target is
+		// cut instead, to a digest that fills the room left.
+		tokens = p.cands[hits[k-1].ci].cutTo(p.view, p.o.counter, p.target-tokens, tokens, e.Store != nil)
+	}
+	sortPairs(elide, at)
 	if p.o.elide.ClearArguments <= 0 {
-		return tokens, elide, at
+		return p.stripDigests(elide, tokens), elide, at
 	}
 	// Cleared arguments: the estimates give way to a count of each
 	// changed assistant message, once.
@@ -72,10 +92,11 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	for ; k < len(hits) && tokens > p.target && !p.c.prune; k++ {
 		h := hits[k]
 		c := &p.cands[h.ci]
+		c.finish(p.view, p.o.counter)
 		elide = append(elide, h.ci)
 		at = append(at, h.j)
 		tokens -= c.saved - c.argSaved
-		if c.owner < 0 || (len(owners) > 0 && owners[len(owners)-1].idx == c.owner) {
+		if c.owner < 0 || slices.ContainsFunc(owners, func(g clearedOwner) bool { return g.idx == c.owner }) {
 			continue
 		}
 		owners, _ = clearCall(owners, p.view, c)
@@ -85,7 +106,111 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 		tokens -= p.cnt(g.idx) - g.count
 	}
 	p.sc.clear, p.cleared = owners, owners
-	return tokens, elide, at
+	sortPairs(elide, at)
+	return p.stripDigests(elide, tokens), elide, at
+}
+
+// stripDigests removes the digests of the results of elide, oldest first,
+// while the plan at tokens is over the target, and returns the plan's
+// tokens. The plan counted each digest at its largest (see evalCandidate),
+// so this happens only where eliding every result is not enough: then
+// digests give way before anything else.
+func (p *planner) stripDigests(elide []int, tokens int) int {
+	for _, ci := range elide {
+		if tokens <= p.target {
+			break
+		}
+		tokens -= p.cands[ci].strip()
+	}
+	return tokens
+}
+
+// sortPairs sorts elide ascending (the candidates' order, oldest first)
+// and at with it.
+func sortPairs(elide, at []int) {
+	if slices.IsSorted(elide) {
+		return
+	}
+	idx := make([]int, len(elide))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return elide[a] - elide[b] })
+	e, a := slices.Clone(elide), slices.Clone(at)
+	for i, j := range idx {
+		elide[i], at[i] = e[j], a[j]
+	}
+}
+
+// Ranks of elision candidates: lower goes first.
+const (
+	rankSuperseded = iota // shown again later, or outdated
+	rankFirst             // a tool whose ToolPolicy says First
+	rankOther
+)
+
+// ranks returns the rank of every candidate of p.cands, given the planned
+// output items. A result is superseded when a later call in items makes
+// the same call again (its result is the current one), when it is the
+// result of a write or an edit (it shows, or acknowledges, what the model
+// wrote in the call's arguments), or when it is a read of a file that a
+// later call in items reads again whole (or with the same arguments) or
+// writes whole. An edit of part of a file leaves the rest of an earlier
+// read current: it supersedes nothing. Then come the tools whose
+// ToolPolicy says First.
+func (p *planner) ranks(items []int) []int {
+	ranks := make([]int, len(p.cands))
+	type touch struct {
+		at      int    // view index of a later call that rereads or rewrites the path
+		args    string // a read's name and arguments, when it reads part of the file
+		partial bool
+	}
+	paths := map[string][]touch{}
+	again := map[string]int{} // name and arguments -> view index of the last call in items that makes that call
+	for _, it := range items {
+		if it < 0 || p.view[it].Role != RoleAssistant {
+			continue
+		}
+		for _, tc := range p.view[it].ToolCalls {
+			again[tc.Name+"\x00"+tc.Arguments] = it
+			path := callPath(tc.Arguments)
+			if path == "" {
+				continue
+			}
+			switch {
+			case rewritesFile(tc.Name, tc.Arguments):
+				paths[path] = append(paths[path], touch{at: it})
+			case readsFile(tc.Name, tc.Arguments):
+				paths[path] = append(paths[path], touch{at: it, args: tc.Name + "\x00" + tc.Arguments, partial: readsPart(tc.Arguments)})
+			}
+		}
+	}
+	for ci := range p.cands {
+		c := &p.cands[ci]
+		ranks[ci] = rankOther
+		if p.o.elide.tool(c.name).First {
+			ranks[ci] = rankFirst
+		}
+		if c.from < 0 || c.argsOnly {
+			continue
+		}
+		tc := &p.view[c.from].ToolCalls[c.fromCall]
+		self := tc.Name + "\x00" + tc.Arguments
+		if again[self] > c.from || writesFile(tc.Name, tc.Arguments) {
+			ranks[ci] = rankSuperseded
+			continue
+		}
+		if !readsFile(tc.Name, tc.Arguments) {
+			continue
+		}
+		for _, t := range paths[callPath(tc.Arguments)] {
+			if t.at > c.from && (!t.partial || t.args == self) {
+				ranks[ci] = rankSuperseded
+				break
+			}
+		}
+	}
+	return ranks
 }
 
 // itemPos returns the position of view index i in items, expected at

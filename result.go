@@ -83,9 +83,13 @@ type Result struct {
 	// DroppedSteps counts steps dropped inside the latest turn ([WithStepTrim]);
 	// their messages are included in DroppedMessages.
 	DroppedSteps int
-	// ElidedResults counts tool results whose content was replaced by a
-	// placeholder ([WithElision]). They stay in Messages, with [KindElided].
+	// ElidedResults counts tool results whose content was replaced
+	// ([WithElision]): by a placeholder (and its digest), or by a cut
+	// ([ElideOptions.Cut]). They stay in Messages, with [KindElided].
 	ElidedResults int
+	// CutResults counts, of those, the results cut to a head and tail
+	// digest by the last rung of the ladder ([ElideOptions.Cut]).
+	CutResults int
 	// DroppedInstructions counts the system messages after the prefix
 	// (instructions given mid-conversation, such as "answer in French")
 	// dropped with their turns or steps: the model no longer sees them.
@@ -147,13 +151,17 @@ func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
 		out[at[e]] = elided(view[cand.idx], cand.text)
 		elidedResults++
 	}
-	if elidedResults < len(elide) { // results sent as they are are not changed
-		changed = make([]int, 0, len(at))
+	if elidedResults < len(elide) || len(p.cuts) > 0 { // results sent as they are are not changed
+		changed = make([]int, 0, len(at)+len(p.cuts))
 		for e, ci := range elide {
 			if !p.cands[ci].argsOnly {
 				changed = append(changed, at[e])
 			}
 		}
+	}
+	for _, k := range p.cuts {
+		out[k.at] = elided(view[k.idx], k.text)
+		changed = append(changed, k.at)
 	}
 	if len(p.cleared) > 0 {
 		changed = slices.Clip(changed)
@@ -175,10 +183,16 @@ func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
 	res.DroppedTurns = p.k - p.kp
 	res.KeptTurns = p.turns - res.DroppedTurns
 	res.DroppedSteps = p.d
-	res.ElidedResults = elidedResults
+	res.ElidedResults = elidedResults + len(p.cuts)
+	res.CutResults = len(p.cuts)
+	for _, ci := range elide {
+		if p.cands[ci].cut {
+			res.CutResults++
+		}
+	}
 	res.DroppedInstructions = p.droppedInstructions()
 	res.TokensAfter = tokens
-	res.Trimmed = p.k > 0 || p.d > 0 || len(elide) > 0
+	res.Trimmed = p.k > 0 || p.d > 0 || len(elide) > 0 || len(p.cuts) > 0
 	if c.cut != nil {
 		*c.cut = cutInfo{start: -1, hoist: -1, replaced: replaced, survived: p.swept}
 		if p.k > 0 {
@@ -209,6 +223,9 @@ func (p *planner) itemCounts(items, elide, at []int) []int {
 	}
 	for _, g := range p.cleared {
 		counts[g.pos] = g.count
+	}
+	for _, k := range p.cuts {
+		counts[k.at] -= k.saved
 	}
 	return counts
 }

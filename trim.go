@@ -360,18 +360,28 @@ func (p *planner) decide() (items, elide, at []int, tokens int) {
 	}
 	items = p.items()
 	tokens, elide, at = p.chooseElisions(items)
+	if e := p.o.elide; e != nil && e.Cut {
+		tokens = p.chooseCuts(items, elide, at, tokens, p.cmpBudget)
+	}
 	return items, elide, at, tokens
 }
 
 // archive hands the originals of the results the plan elides to
 // ElideOptions.Archive and Store, unless the call archives nothing.
 func (p *planner) archive(elide []int) error {
-	if p.o.elide == nil || len(elide) == 0 || p.c.noArchive {
+	if p.o.elide == nil || len(elide)+len(p.cuts) == 0 || p.c.noArchive {
 		return nil
 	}
-	chosen := make([]elideCand, len(elide))
+	chosen := make([]elideCand, len(elide), len(elide)+len(p.cuts))
 	for i, c := range elide {
 		chosen[i] = p.cands[c]
+	}
+	if len(p.cuts) > 0 {
+		// Cut results go with the elided ones, oldest first.
+		for _, k := range p.cuts {
+			chosen = append(chosen, elideCand{idx: k.idx, owner: -1})
+		}
+		slices.SortFunc(chosen, func(a, b elideCand) int { return a.idx - b.idx })
 	}
 	return archive(p.view, chosen, p.o.elide)
 }

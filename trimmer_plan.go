@@ -170,6 +170,7 @@ func (v *planView) result(msgs []Message, st *trimState, r Result) Result {
 		OrphansRemoved:  r.OrphansRemoved,
 		DroppedSteps:    st.droppedSteps,
 		ElidedResults:   len(st.elided),
+		CutResults:      cutCount(st.elided),
 		Modified:        modified,
 	}
 }

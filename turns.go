@@ -116,3 +116,84 @@ func NormalizeSystem(msgs []Message) []Message {
 	}
 	return out
 }
+
+// UserWritten is a turn rule for [WithTurnStart]: it reports whether m is
+// a user message its user wrote, so that the messages agent runtimes
+// inject in the user role do not open turns. Without it, each injected
+// message starts a new turn: the latest turn becomes a notification, and
+// the request the agent is working on can be dropped with an older turn.
+// It returns false for any message that is not a [RoleUser] message of no
+// [Kind], and for these forms (leading white space ignored):
+//
+//   - system reminders: the message is nothing but <system-reminder>
+//     blocks (a reminder prepended to the user's own text leaves the
+//     message a turn start);
+//   - task notifications: <task-notification> (a background task ended);
+//   - interrupt markers: "[Request interrupted by user" (Claude Code's
+//     "[Request interrupted by user]" and "... for tool use]");
+//   - tool-output echoes: <local-command-stdout>, <local-command-stderr>,
+//     <local-command-caveat>, <bash-stdout>, <bash-stderr>,
+//     "[Tool results]" or "[Tool result", <tool_result>,
+//     <function_results>, and SWE-agent's text-protocol observations,
+//     whose last lines are "(Current directory: …)" and the "bash-$"
+//     prompt.
+//
+// A message it rejects belongs to the turn it interrupts, like a
+// [KindNudge] message; the first message after the prefix still opens the
+// first turn. The forms are matched on the message's Content, then on its
+// first text part when Content is empty. It reads only the start and end
+// of the text, so it costs the same for a message of any size.
+func UserWritten(m Message) bool {
+	if m.Role != RoleUser || m.Kind != "" {
+		return false
+	}
+	s := m.Content
+	if s == "" {
+		for _, p := range m.Parts {
+			if p.Type == PartText {
+				s = p.Text
+				break
+			}
+		}
+	}
+	s = strings.TrimLeft(s, " \t\r\n")
+	for strings.HasPrefix(s, "<system-reminder>") {
+		end := strings.Index(s, "</system-reminder>")
+		if end < 0 {
+			return false // an unclosed reminder: all of it is the reminder
+		}
+		s = strings.TrimLeft(s[end+len("</system-reminder>"):], " \t\r\n")
+		if s == "" {
+			return false
+		}
+	}
+	for _, p := range injectedPrefixes {
+		if strings.HasPrefix(s, p) {
+			return false
+		}
+	}
+	return !sweAgentObservation(s)
+}
+
+// injectedPrefixes start the user-role messages runtimes inject (see
+// UserWritten).
+var injectedPrefixes = [...]string{
+	"<task-notification>",
+	"[Request interrupted by user",
+	"<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+	"<bash-stdout>", "<bash-stderr>",
+	"[Tool results]", "[Tool result", "<tool_result", "<function_results>",
+}
+
+// sweAgentObservation reports whether s ends as SWE-agent's text-protocol
+// observations do: a "(Current directory: …)" line, then the "bash-$"
+// prompt.
+func sweAgentObservation(s string) bool {
+	s = strings.TrimRight(s, " \t\r\n")
+	if !strings.HasSuffix(s, "\nbash-$") {
+		return false
+	}
+	s = s[:len(s)-len("\nbash-$")]
+	line := s[strings.LastIndexByte(s, '\n')+1:]
+	return strings.HasPrefix(line, "(Current directory: ") && strings.HasSuffix(line, ")")
+}

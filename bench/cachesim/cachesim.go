@@ -148,6 +148,10 @@ type Config struct {
 	Ladder bool
 	// Elide are the elision options of the ladder (zero: the defaults).
 	Elide history.ElideOptions
+	// Task replaces the ladder's options by history.WithTask(goal,
+	// Elide), goal the session's first user message: the goal-keeping
+	// preset (digests, the cut rung, the injected-message turn rule).
+	Task bool
 	// Trigger is the history.WithTrigger fraction; 0 means none (a trim
 	// starts past the budget).
 	Trigger float64
@@ -267,7 +271,11 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 	if cfg.LowWater > 0 {
 		opts = append(opts, history.WithLowWater(cfg.LowWater))
 	}
-	if cfg.Ladder {
+	switch {
+	case cfg.Task:
+		goal := slices.IndexFunc(session, func(m history.Message) bool { return m.Role == history.RoleUser })
+		opts = append(opts, history.WithTask(goal, cfg.Elide))
+	case cfg.Ladder:
 		opts = append(opts, history.WithElision(cfg.Elide), history.WithStepTrim())
 	}
 	if cfg.Trigger > 0 {

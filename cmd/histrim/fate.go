@@ -1,6 +1,10 @@
 package main
 
-import "github.com/histrim/history"
+import (
+	"strings"
+
+	"github.com/histrim/history"
+)
 
 // A fate is what a trim did to one message: one row of the fates table.
 // The HTML report draws every message with its fate's colour and mark,
@@ -51,12 +55,13 @@ var fates = []fate{
 		match: func(f *msgFacts) bool { return f.sent != nil && f.sent.Kind == history.KindBreadcrumb }},
 	{Name: "summary", Help: "a summary, written for what was dropped or held by the transcript", Color: "#56B4E9", Mark: "grid", Ink: "#ffffff",
 		match: func(f *msgFacts) bool { return f.sent != nil && f.sent.Kind == history.KindSummary }},
-	{Name: "elided", Help: "a tool result replaced by a placeholder (the transcript keeps its original)", Color: "#E69F00", Mark: "dots", Ink: "#5a3d00",
-		match: func(f *msgFacts) bool { return f.sent != nil && elided(f) }},
-	// cut: a result shortened to its head and tail. The core has no rung
-	// that cuts results yet; when it adds one, with a Kind of its own,
-	// this row's match tests that Kind.
-	{Name: "cut", Help: "a tool result shortened to its head and tail (no rung of this version cuts)", Color: "#D55E00", Mark: "cross", Ink: "#ffffff"},
+	{Name: "elided", Help: "a tool result replaced by a placeholder, with its digest (the transcript keeps its original)", Color: "#E69F00", Mark: "dots", Ink: "#5a3d00",
+		match: func(f *msgFacts) bool { return f.sent != nil && elided(f) && !cut(f) }},
+	// cut: a result shortened to a head and tail digest (ElideOptions.Cut).
+	// The core marks it KindElided, so that adapters rebuild it as they
+	// rebuild an elided result; its text starts with the cut marker.
+	{Name: "cut", Help: "a tool result cut to a head and tail digest to fit (the transcript keeps its original)", Color: "#D55E00", Mark: "cross", Ink: "#ffffff",
+		match: func(f *msgFacts) bool { return f.sent != nil && elided(f) && cut(f) }},
 	{Name: "cleared", Help: "an assistant message whose calls' large arguments were cleared", Color: "#F0E442", Mark: "bdiag", Ink: "#6b6400",
 		match: func(f *msgFacts) bool { return f.sent != nil && f.in != nil && argumentsCleared(f.in, f.sent) }},
 	{Name: "swept", Help: "removed by the orphan sweep: a tool call or result without its pair", Color: "#000000", Mark: "checker", Ink: "#ffffff",
@@ -86,6 +91,12 @@ func isNotice(f *msgFacts) bool {
 // elided reports a result the trim replaced by a placeholder.
 func elided(f *msgFacts) bool {
 	return f.in != nil && f.sent.Kind == history.KindElided && f.in.Kind != history.KindElided
+}
+
+// cut reports an elided result that the cut rung shortened: its text
+// starts with the marker the core documents (ElideOptions.Cut).
+func cut(f *msgFacts) bool {
+	return strings.HasPrefix(f.sent.Content, "[cut tool result")
 }
 
 // changed reports a message sent with other content than the input's: a

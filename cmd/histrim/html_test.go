@@ -567,6 +567,8 @@ func TestFatesExclusive(t *testing.T) {
 	crumb := history.Breadcrumb()
 	elidedOut := tool
 	elidedOut.Kind, elidedOut.Content = history.KindElided, "[elided tool result]"
+	cutOut := tool
+	cutOut.Kind, cutOut.Content = history.KindElided, "[cut tool result: f, 900 tokens cut to fit the context window; ...]\nexcerpt:\nresult"
 	cleared := call.Clone()
 	cleared.ToolCalls[0].Arguments = `{"elided":"[arguments elided: 9 tokens]"}`
 	stripped := call.Clone()
@@ -576,7 +578,7 @@ func TestFatesExclusive(t *testing.T) {
 		want     string // the fate when neither in the prefix nor lifted; "" when it depends
 	}{
 		{&user, nil, "dropped"}, {&user, &user, "kept"},
-		{&tool, nil, "dropped"}, {&tool, &tool, "kept"}, {&tool, &elidedOut, "elided"},
+		{&tool, nil, "dropped"}, {&tool, &tool, "kept"}, {&tool, &elidedOut, "elided"}, {&tool, &cutOut, "cut"},
 		{&elidedIn, &elidedIn, "kept"},
 		{&call, &call, "kept"}, {&call, &cleared, "cleared"}, {&call, &stripped, "kept"},
 		{&summary, &summary, "summary"}, {&crumb, &crumb, "breadcrumb"},

@@ -4,7 +4,7 @@
 // Usage:
 //
 //	histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic]
-//		[-elide [-clear N]] [-steptrim] [-trigger F] [-lowwater F]
+//		[-elide [-clear N]] [-steptrim] [-task] [-userturns=false] [-trigger F] [-lowwater F]
 //		[-json] [-html FILE] [-replay [-prices PRESET]] [FILE]
 //
 // It reads a transcript from FILE (or standard input when FILE is absent or
@@ -15,9 +15,11 @@
 // token count of every turn and the messages that would be sent. -model
 // counts exactly with the tiktoken encoding of an OpenAI model; without it
 // the library's heuristic counter is used. -elide, -clear, -steptrim,
-// -trigger and -lowwater set the options of the trim (the degradation
-// ladder and the compact trigger). -json prints one JSON object instead
-// (see docs/cli.md for its fields).
+// -task, -trigger and -lowwater set the options of the trim (the
+// degradation ladder, the goal-keeping preset and the compact trigger).
+// Turns start only at the messages the user wrote (history.UserWritten),
+// unless -userturns=false. -json prints one JSON object instead (see
+// docs/cli.md for its fields).
 //
 // -replay also replays the transcript request by request, one request
 // before every reply of the model, with one history.Trimmer and the same
@@ -40,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,7 +59,7 @@ const (
 )
 
 // usageLine is the first line of the usage message.
-const usageLine = "usage: histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic] [-elide [-clear N]] [-steptrim] [-trigger F] [-lowwater F] [-json] [-html FILE] [-replay [-prices PRESET]] [FILE]"
+const usageLine = "usage: histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic] [-elide [-clear N]] [-steptrim] [-task] [-userturns=false] [-trigger F] [-lowwater F] [-json] [-html FILE] [-replay [-prices PRESET]] [FILE]"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -70,6 +73,7 @@ type config struct {
 	html              string
 	replay            bool
 	elide, stepTrim   bool
+	task, userTurns   bool
 	clear             int
 	trigger, lowWater float64 // 0 when not given
 	prices            pricePreset
@@ -97,6 +101,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, code int, ok bool)
 	fs.BoolVar(&cfg.elide, "elide", false, "elide old tool results before dropping turns (history.WithElision)")
 	fs.IntVar(&cfg.clear, "clear", 0, "with -elide, also clear the arguments of their calls from `N` tokens (ElideOptions.ClearArguments)")
 	fs.BoolVar(&cfg.stepTrim, "steptrim", false, "drop the oldest steps of a latest turn that does not fit (history.WithStepTrim)")
+	fs.BoolVar(&cfg.task, "task", false, "the goal-keeping preset: history.WithTask, its goal the first message the user wrote (elision with digests, the cut rung, step trimming)")
+	fs.BoolVar(&cfg.userTurns, "userturns", true, "turns start only at messages the user wrote, not at the ones the runtime injected (history.UserWritten); -userturns=false starts one at every user message")
 	fs.Float64Var(&cfg.trigger, "trigger", 0, "trim only past `fraction` of the budget, in (0, 1] (history.WithTrigger)")
 	fs.Float64Var(&cfg.lowWater, "lowwater", 0, "trim down to `fraction` of the budget, in (0, 1) (history.WithLowWater)")
 	prices := fs.String("prices", pricePresets[0].Name, "prompt-cache `preset` that bills the replay: "+presetNames())
@@ -128,8 +134,11 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, code int, ok bool)
 	default:
 		return fail("unknown -format %q (want auto, jsonl, openai or anthropic)", cfg.format)
 	}
-	if set["clear"] && !cfg.elide {
-		return fail("-clear needs -elide: arguments are cleared with the results they produced")
+	if set["clear"] && !cfg.elide && !cfg.task {
+		return fail("-clear needs -elide or -task: arguments are cleared with the results they produced")
+	}
+	if cfg.task && (cfg.elide || cfg.stepTrim) {
+		return fail("-task sets elision and step trimming itself: drop -elide and -steptrim")
 	}
 	if set["prices"] && !cfg.replay {
 		return fail("-prices needs -replay: only the replay is billed")
@@ -154,7 +163,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, code int, ok bool)
 	}
 	// The core validates the options' values: a trim of nothing reports
 	// them, and only them.
-	if _, err := history.TrimToRecentTurns(nil, 1, cfg.ladder()...); err != nil {
+	if _, err := history.TrimToRecentTurns(nil, 1, cfg.ladder(nil)...); err != nil {
 		var oe *history.OptionError
 		if errors.As(err, &oe) {
 			name := optionFlags[oe.Option]
@@ -168,10 +177,19 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, code int, ok bool)
 	return cfg, exitOK, true
 }
 
-// ladder returns the options the flags set, other than the counter: the
-// ones the trim and the replay share.
-func (c *config) ladder() []history.Option {
+// ladder returns the options the flags set for the transcript msgs, other
+// than the counter: the ones the trim and the replay share.
+func (c *config) ladder(msgs []history.Message) []history.Option {
 	var opts []history.Option
+	if c.userTurns {
+		opts = append(opts, history.WithTurnStart(history.UserWritten))
+	}
+	if c.task {
+		opts = append(opts, history.WithTask(slices.IndexFunc(msgs, history.UserWritten), history.ElideOptions{ClearArguments: c.clear}))
+		if !c.userTurns {
+			opts = append(opts, history.WithTurnStart(nil)) // after the preset's rule
+		}
+	}
 	if c.elide {
 		opts = append(opts, history.WithElision(history.ElideOptions{ClearArguments: c.clear}))
 	}
@@ -190,6 +208,9 @@ func (c *config) ladder() []history.Option {
 // ladderName describes the ladder's flags for the HTML report.
 func (c *config) ladderName() string {
 	var parts []string
+	if c.task {
+		parts = append(parts, "WithTask (digests, the cut rung, step trim)")
+	}
 	if c.elide {
 		s := "elision"
 		if c.clear > 0 {
@@ -253,7 +274,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	var event *history.Event
-	res, err := history.TrimToRecentTurns(msgs, cfg.budget, append(cfg.ladder(),
+	res, err := history.TrimToRecentTurns(msgs, cfg.budget, append(cfg.ladder(msgs),
 		history.WithCounter(counter),
 		history.WithFullCount(), // the report shows the tokens before trimming
 		history.WithOnTrim(func(e history.Event) { event = &e }))...)
@@ -266,10 +287,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	overErr := err
 
-	r := newReport(msgs, res, event, counts, counter)
+	r := newReport(msgs, res, event, counts, counter, cfg.ladder(msgs)...)
 	r.Format, r.Counter, r.OverBudget = used, counterName, code == exitOverBudget
 	if cfg.replay {
-		rv, err := replay(msgs, counts, counter, cfg.budget, append(cfg.ladder(), history.WithCounter(counter)), cfg.prices)
+		rv, err := replay(msgs, counts, counter, cfg.budget, append(cfg.ladder(msgs), history.WithCounter(counter)), cfg.prices)
 		if err != nil {
 			return fail(exitInput, "%s: replay: %v", name, err)
 		}
@@ -287,7 +308,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.html != "" {
 		o := htmlOptions{name: name, format: used, counter: counterName, budget: cfg.budget,
 			trigger: cfg.trigger, lowWater: cfg.lowWater, ladder: cfg.ladderName()}
-		if err := writeHTMLFile(cfg.html, o, r, newTrimView(msgs, res, counts, counter)); err != nil {
+		if err := writeHTMLFile(cfg.html, o, r, newTrimView(msgs, res, counts, counter, cfg.ladder(msgs)...)); err != nil {
 			return fail(exitInput, "%v", err)
 		}
 	}
@@ -364,7 +385,7 @@ type messageReport struct {
 
 // newReport builds the report of the trim of msgs into res; counts are
 // c's counts of msgs.
-func newReport(msgs []history.Message, res history.Result, event *history.Event, counts []int, c history.Counter) *report {
+func newReport(msgs []history.Message, res history.Result, event *history.Event, counts []int, c history.Counter, opts ...history.Option) *report {
 	r := &report{
 		Budget: res.Budget, Messages: len(msgs), Trimmed: res.Trimmed,
 		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter,
@@ -378,7 +399,7 @@ func newReport(msgs []history.Message, res history.Result, event *history.Event,
 			kept[k] = true
 		}
 	}
-	turns := history.Turns(msgs)
+	turns := history.Turns(msgs, opts...) // the turns of the trim's rule
 	prefixEnd := len(msgs)
 	if len(turns) > 0 {
 		prefixEnd = turns[0].Start

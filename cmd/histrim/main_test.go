@@ -51,6 +51,9 @@ func TestGolden(t *testing.T) {
 		{"clear-without-elide", []string{"-budget", "10", "-clear", "32", "testdata/chat.jsonl"}, "", 2, "arguments are cleared only with the results they produced"},
 		{"prices-without-replay", []string{"-budget", "10", "-prices", "openai", "testdata/chat.jsonl"}, "", 2, "only the replay is billed"},
 		{"unknown-prices", []string{"-budget", "10", "-replay", "-prices", "azure", "testdata/chat.jsonl"}, "", 2, "a preset the core does not have"},
+		{"task", []string{"-budget", "1500", "-task", "testdata/task.jsonl"}, "", 0, "the goal-keeping preset: the task notification stays in the task's turn, the oldest step goes, the newest result is cut to a head and tail digest"},
+		{"task-all-user-turns", []string{"-budget", "1500", "-task", "-userturns=false", "testdata/task.jsonl"}, "", 0, "every user message a turn: the notification is the latest turn, the task's work is dropped, only its pinned request stays"},
+		{"task-with-elide", []string{"-budget", "1500", "-task", "-elide", "testdata/task.jsonl"}, "", 2, "-task sets the ladder itself"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -65,12 +65,13 @@ type barView struct {
 const previewChars = 200
 
 // newTrimView classifies every message of the trim of msgs into res;
-// counts are the Counter's counts of msgs, c the Counter.
-func newTrimView(msgs []history.Message, res history.Result, counts []int, c history.Counter) *trimView {
+// counts are the Counter's counts of msgs, c the Counter, opts the trim's
+// options (for its turn rule).
+func newTrimView(msgs []history.Message, res history.Result, counts []int, c history.Counter, opts ...history.Option) *trimView {
 	v := &trimView{Msgs: make([]msgView, len(msgs), len(msgs)+2), Fates: make([]int, len(fates))}
 	sentAt := sentPositions(len(msgs), res)
 	swept := sweptMessages(msgs)
-	turns := history.Turns(msgs)
+	turns := history.Turns(msgs, opts...) // the turns of the trim's rule
 	prefixEnd := len(msgs)
 	if len(turns) > 0 {
 		prefixEnd = turns[0].Start

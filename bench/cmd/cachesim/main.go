@@ -88,6 +88,11 @@ func main() {
 				cfg := triggerPolicy(sp.budget)
 				cfg.Elide.ClearArguments, cfg.LowWater = 64, 0.33
 				runs = append(runs, cfg)
+				// The goal-keeping preset (digests, the cut rung, cleared
+				// arguments) at the same trigger and mark.
+				cfg = triggerPolicy(sp.budget)
+				cfg.Task = true
+				runs = append(runs, cfg)
 			}
 			for _, cfg := range runs {
 				lw := cfg.LowWater
@@ -112,6 +117,9 @@ func main() {
 				}
 				if cfg.Elide.ClearArguments > 0 {
 					name += fmt.Sprintf(", arguments cleared from %d", cfg.Elide.ClearArguments)
+				}
+				if cfg.Task {
+					name = fmt.Sprintf("trigger %.1f, %.2f + WithTask(goal, ElideOptions{KeepRecent: %d, MinTokens: %d})", cfg.Trigger, lw, cfg.Elide.KeepRecent, cfg.Elide.MinTokens)
 				}
 				per := func(n int) float64 { return float64(n) / float64(max(st.AtLimit, 1)) }
 				fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.0f | %+.1f%% | %+.1f%% | %.2f | %d | %.0f / %.1f / %.1f / %.1f |\n",
