@@ -2,7 +2,6 @@ package openai_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/histrim/history"
@@ -20,7 +19,7 @@ func TestSummarizer(t *testing.T) {
 		Path:   "/chat/completions",
 		List:   "messages",
 		Caps:   []string{"max_completion_tokens"},
-		Reply:  chatReply,
+		Reply:  adaptertest.ChatReply,
 		Errors: adaptertest.OpenAIErrors,
 		New: func(url string, cfg summarize.Config) adaptertest.Summarizer {
 			return hopenai.NewSummarizer(summaryClient(url), cfg)
@@ -72,17 +71,4 @@ func summaryOpening() []openai.ChatCompletionMessageParamUnion {
 		openai.ToolMessage(adaptertest.SummaryFile, "call_1"),
 		openai.AssistantMessage("main.go is an empty program."),
 	}
-}
-
-// chatReply is a chat completion whose reply is text; cut: it stopped at
-// max_completion_tokens.
-func chatReply(text string, cut bool) string {
-	finish := "stop"
-	if cut {
-		finish = "length"
-	}
-	content, _ := json.Marshal(text)
-	return `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4.1",` +
-		`"choices":[{"index":0,"message":{"role":"assistant","content":` + string(content) + `,"refusal":null},"finish_reason":"` + finish + `"}],` +
-		`"usage":{"prompt_tokens":900,"completion_tokens":40,"total_tokens":940,"prompt_tokens_details":{"cached_tokens":768}}}`
 }

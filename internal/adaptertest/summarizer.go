@@ -125,6 +125,20 @@ const (
 	SummaryFile = "package main\n\nfunc main() {}\n"
 )
 
+// ChatReply is a chat completion whose reply is text, as OpenAI answers
+// it; cut: it stopped at its cap (finish_reason "length"). Every
+// Summarizer that speaks the chat-completions format is answered with it.
+func ChatReply(text string, cut bool) string {
+	finish := "stop"
+	if cut {
+		finish = "length"
+	}
+	content, _ := json.Marshal(text)
+	return `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4.1",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":` + string(content) + `,"refusal":null},"finish_reason":"` + finish + `"}],` +
+		`"usage":{"prompt_tokens":900,"completion_tokens":40,"total_tokens":940,"prompt_tokens_details":{"cached_tokens":768}}}`
+}
+
 // Markers of the summary requests and their replies.
 const (
 	// summaryMark is in every summary request (Prompt's) and in no other.
