@@ -219,6 +219,8 @@ type conversation[N any] struct {
 	tr         SummaryTrimmer[N]
 	transcript []N
 
+	slowest time.Duration // the longest trim
+
 	mu     sync.Mutex
 	events []history.Event
 }
@@ -257,9 +259,11 @@ func (cv *conversation[N]) turn(t *testing.T, i int, wait time.Duration) ([]N, h
 	if err != nil {
 		t.Fatalf("turn %d: trim: %v", i, err)
 	}
-	if d := time.Since(start); d > wait {
+	d := time.Since(start)
+	if d > wait {
 		t.Fatalf("turn %d: the trim took %v (at most %v)", i, d, wait)
 	}
+	cv.slowest = max(cv.slowest, d)
 	reply, err := cv.c.Send(context.Background(), cv.sum, cv.srv.url, out)
 	if err != nil {
 		t.Fatalf("turn %d: send: %v", i, err)
@@ -446,6 +450,7 @@ func (c *Summary[N]) background(t *testing.T) {
 	for i := range 3 {
 		cv.turn(t, 100+i, 5*time.Second)
 	}
+	t.Logf("background: the longest trim so far took %v, the one that started the summary and three while the server held it included", cv.slowest)
 	close(release)
 	<-cv.tr.SummaryDone()
 	out, _ := cv.until(t, history.SummaryWritten, 5, 5*time.Second)
