@@ -46,8 +46,8 @@ import (
 // an opaque, encrypted compaction item that replaces the whole input (the
 // user's messages, then the item), readable by OpenAI alone, where a
 // Summarizer returns text that stands for the dropped turns only, which
-// the Trimmer places, counts, and a runtime can show or persist
-// (Trimmer.Summary); docs/summaries.md says more.
+// the Trimmer places, counts, and a runtime can show or persist;
+// docs/summaries.md says more.
 type Summarizer = summarize.Summarizer[responses.ResponseNewParams]
 
 // SummarizerConfig configures a [Summarizer]: the plain form's model, the
