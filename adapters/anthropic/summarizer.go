@@ -12,12 +12,9 @@ import (
 	"github.com/histrim/history/internal/summarize"
 )
 
-// Summarizer is a ready-made [history.Summarizer] that writes the summary
-// of the turns a Trimmer drops with a Messages request (a model call; see
-// docs/summaries.md). Its methods are Summarize (the Summarizer),
-// Sent(params), which records the request the conversation sent last, and
-// Option, which returns history.WithSummarizer with the Summarizer's
-// options:
+// Summarizer is a ready-made [history.Summarizer] on the Messages API, a
+// model call (docs/summaries.md): Summarize, Sent(params), which records
+// each request the conversation sends, and Option, for the Trimmer:
 //
 //	sum := hanthropic.NewSummarizer(client, hanthropic.SummarizerConfig{})
 //	tr := hanthropic.NewTrimmer(params.System, sum.Option(), history.WithLowWater(0.7))
@@ -26,28 +23,21 @@ import (
 //	sum.Sent(params)
 //	msg, err := client.Messages.New(ctx, params)
 //
-// A summary request is, when it can be, the last request sent (the same
-// model, system prompt, tools, thinking, tool choice and messages, their
-// cache_control breakpoints included) with one user message appended
-// that asks for the summary, so that the API reads the conversation from
-// its prompt cache: the cache-safe form (the API joins the new user
-// message to a last one of the same role, as it joins any). Its
-// max_tokens is the reply's cap, plus the thinking budget when thinking
-// is enabled (budget_tokens must stay below max_tokens). The plain form,
-// a request of its own (Config.Model, or the last request's) holding the
-// dropped messages as a transcript, is sent when nothing was recorded,
-// when the last request does not hold what is to be summarised, when it
-// would exceed SummaryOptions.InputTokens, or when it forces a tool call
-// (tool_choice any or tool) or a JSON reply (output_config.format). Any
-// error of the API or of its reply (no text block, or stop_reason
-// "max_tokens") makes the Trimmer fall back to its breadcrumb. It is safe
-// for concurrent use; use one per conversation.
+// Its summary request is the last request recorded (system prompt, tools,
+// thinking, tool choice, cache_control breakpoints and messages as they
+// were), the instruction appended as a user message (the API joins it to
+// a last user message, as it joins any), and max_tokens the reply's cap
+// plus the thinking budget when thinking is enabled (budget_tokens must
+// stay below max_tokens), so that the API reads the conversation from its
+// prompt cache. It sends a request of its own instead when that request
+// forces a tool call (tool_choice any or tool) or a JSON reply
+// (output_config.format), and in the other cases docs/summaries.md lists.
+// A reply with stop_reason "max_tokens" is an error. It is safe for
+// concurrent use; use one per conversation.
 type Summarizer = summarize.Summarizer[anthropic.MessageNewParams]
 
-// SummarizerConfig configures a [Summarizer]: the plain form's model, the
-// SummaryOptions it is used with, the reply's cap, the prompt, the
-// Counter. The zero value works when the runtime records its requests
-// with Sent. Every adapter's Summarizer takes the same configuration.
+// SummarizerConfig configures a [Summarizer]; every adapter's is this
+// one type (docs/summaries.md lists its fields).
 type SummarizerConfig = summarize.Config
 
 // NewSummarizer returns a [Summarizer] that sends its requests with client

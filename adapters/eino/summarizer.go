@@ -11,11 +11,9 @@ import (
 	"github.com/histrim/history/internal/summarize"
 )
 
-// SummarizerConfig configures a [Summarizer]: the plain form's model
-// (passed with model.WithModel; "" leaves the chat model's own), the
-// SummaryOptions it is used with, the reply's cap, the prompt, the
-// Counter. The zero value works. Every adapter's Summarizer takes the same
-// configuration.
+// SummarizerConfig configures a [Summarizer]; every adapter's is this
+// one type (docs/summaries.md lists its fields). Its Model is passed with
+// model.WithModel to the plain form's requests ("": the chat model's own).
 type SummarizerConfig = summarize.Config
 
 // Summarizer is a ready-made [history.Summarizer] that writes the summary

@@ -18,12 +18,9 @@ type Request struct {
 	Config   *genai.GenerateContentConfig
 }
 
-// Summarizer is a ready-made [history.Summarizer] that writes the summary
-// of the turns a Trimmer drops with a GenerateContent call
-// (docs/summaries.md). Its methods are Summarize (the Summarizer),
-// Sent(Request), which records the call the conversation made last, and
-// Option, which returns history.WithSummarizer with the Summarizer's
-// options:
+// Summarizer is a ready-made [history.Summarizer] on GenerateContent
+// (docs/summaries.md): Summarize, Sent(Request), which records each call
+// the conversation makes, and Option, for the Trimmer:
 //
 //	sum := hgemini.NewSummarizer(client, hgemini.SummarizerConfig{})
 //	tr := hgemini.NewTrimmer(config.SystemInstruction, sum.Option(), history.WithLowWater(0.7))
@@ -32,25 +29,19 @@ type Request struct {
 //	sum.Sent(hgemini.Request{Model: model, Contents: contents, Config: config})
 //	resp, err := client.Models.GenerateContent(ctx, model, contents, config)
 //
-// A summary call is, when it can be, the last call (the same model, system
-// instruction, tools, cached content and contents) with one user content
-// appended that asks for the summary and maxOutputTokens set, so that the
-// model reads the conversation from its implicit (or explicit) cache: the
-// cache-safe form. The plain form, a call of its own (Config.Model, or the
-// last call's) holding the dropped contents as a transcript, is made when
-// nothing was recorded, when the last call does not hold what is to be
-// summarised, when it would exceed SummaryOptions.InputTokens, or when it
-// forces a function call (function calling mode ANY) or a reply that is
-// not text (a JSON MIME type or schema, modalities other than text). Any
-// error of the API or of its reply (no text, or finish reason
-// MAX_TOKENS) makes the Trimmer fall back to its breadcrumb. It is safe for
-// concurrent use; use one per conversation.
+// Its summary call is the last call recorded (system instruction, tools,
+// cached content and contents as they were), the instruction appended as a
+// user content and maxOutputTokens set, so that the model reads the
+// conversation from its implicit (or explicit) cache. It makes a call of
+// its own instead when that call forces a function call (mode ANY) or a
+// reply that is not text (a JSON MIME type or schema, modalities other
+// than text), and in the other cases docs/summaries.md lists. A reply
+// that stopped at MAX_TOKENS is an error. It is safe for concurrent use;
+// use one per conversation.
 type Summarizer = summarize.Summarizer[Request]
 
-// SummarizerConfig configures a [Summarizer]: the plain form's model, the
-// SummaryOptions it is used with, the reply's cap, the prompt, the
-// Counter. The zero value works when the runtime records its calls with
-// Sent. Every adapter's Summarizer takes the same configuration.
+// SummarizerConfig configures a [Summarizer]; every adapter's is this
+// one type (docs/summaries.md lists its fields).
 type SummarizerConfig = summarize.Config
 
 // NewSummarizer returns a [Summarizer] that calls client.Models.GenerateContent.

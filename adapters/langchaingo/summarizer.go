@@ -9,11 +9,9 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// SummarizerConfig configures a [Summarizer]: the plain form's model
-// (passed with llms.WithModel; "" leaves the model's own), the
-// SummaryOptions it is used with, the reply's cap, the prompt, the
-// Counter. The zero value works. Every adapter's Summarizer takes the same
-// configuration.
+// SummarizerConfig configures a [Summarizer]; every adapter's is this
+// one type (docs/summaries.md lists its fields). Its Model is passed with
+// llms.WithModel to the plain form's requests ("": the model's own).
 type SummarizerConfig = summarize.Config
 
 // Summarizer is a ready-made [history.Summarizer] that writes the summary

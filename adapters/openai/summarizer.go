@@ -11,12 +11,9 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 )
 
-// Summarizer is a ready-made [history.Summarizer] that writes the summary
-// of the turns a Trimmer drops with a Chat Completions request
-// (docs/summaries.md). Its methods are Summarize (the Summarizer),
-// Sent(params), which records the request the conversation sent last, and
-// Option, which returns history.WithSummarizer with the Summarizer's
-// options:
+// Summarizer is a ready-made [history.Summarizer] on Chat Completions
+// (docs/summaries.md): Summarize, Sent(params), which records each request
+// the conversation sends, and Option, for the Trimmer:
 //
 //	sum := hopenai.NewSummarizer(client, hopenai.SummarizerConfig{Summary: history.SummaryOptions{Background: true}})
 //	tr := hopenai.NewTrimmer(sum.Option(), history.WithLowWater(0.7))
@@ -25,24 +22,18 @@ import (
 //	sum.Sent(params)
 //	completion, err := client.Chat.Completions.New(ctx, params)
 //
-// A summary request is, when it can be, the last request sent (the same
-// model, system prompt, tools and messages) with one user message
-// appended that asks for the summary, so that the provider reads the
-// conversation from its prompt cache: the cache-safe form. The plain form,
-// a request of its own (Config.Model, or the last request's) holding the
-// dropped messages as a transcript, is sent when nothing was recorded,
-// when the last request does not hold what is to be summarised, when it
-// would exceed SummaryOptions.InputTokens, or when it forces a tool call
-// (ToolChoice, FunctionCall) or a structured reply (ResponseFormat), or
-// asks for audio. Any error of the provider or of its reply (no text, or
-// finish_reason "length") makes the Trimmer fall back to its breadcrumb.
-// It is safe for concurrent use; use one per conversation.
+// Its summary request is the last request recorded, the instruction
+// appended as a user message and max_completion_tokens set (max_tokens
+// when the request capped with it), so that the provider reads the
+// conversation from its prompt cache. It sends a request of its own
+// instead when that request forces a tool call (ToolChoice, FunctionCall),
+// a JSON reply (ResponseFormat) or audio, and in the other cases
+// docs/summaries.md lists. A reply cut at its cap (finish_reason "length")
+// is an error. It is safe for concurrent use; use one per conversation.
 type Summarizer = summarize.Summarizer[openai.ChatCompletionNewParams]
 
-// SummarizerConfig configures a [Summarizer]: the plain form's model, the
-// SummaryOptions it is used with, the reply's cap, the prompt, the
-// Counter. The zero value works when the runtime records its requests
-// with Sent. Every adapter's Summarizer takes the same configuration.
+// SummarizerConfig configures a [Summarizer]; every adapter's is this
+// one type (docs/summaries.md lists its fields).
 type SummarizerConfig = summarize.Config
 
 // NewSummarizer returns a [Summarizer] that sends its requests with client

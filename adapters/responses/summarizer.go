@@ -12,12 +12,9 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 )
 
-// Summarizer is a ready-made [history.Summarizer] that writes the summary
-// of the turns a Trimmer drops with a Responses request (client.Responses.New),
-// a model call (docs/summaries.md). Its methods are Summarize (the
-// Summarizer), Sent(params), which records the request the conversation
-// sent last, and Option, which returns history.WithSummarizer with the
-// Summarizer's options:
+// Summarizer is a ready-made [history.Summarizer] on the Responses API, a
+// model call (docs/summaries.md): Summarize, Sent(params), which records
+// each request the conversation sends, and Option, for the Trimmer:
 //
 //	sum := hresponses.NewSummarizer(client, hresponses.SummarizerConfig{})
 //	tr := hresponses.NewTrimmer(sum.Option(), history.WithLowWater(0.7))
@@ -27,33 +24,26 @@ import (
 //	sum.Sent(params)
 //	resp, err := client.Responses.New(ctx, params)
 //
-// A summary request is, when it can be, the last request sent (the same
-// model, instructions, tools and input items) with one user message
-// appended that asks for the summary, its max_output_tokens set, so that
-// the provider reads the conversation from its prompt cache: the
-// cache-safe form. The plain form, a request of its own (Config.Model, or
-// the last request's; store false) holding the dropped items as a
-// transcript, is sent when nothing was recorded, when the last request
-// does not hold what is to be summarised (under previous_response_id the
-// server holds it), when it would exceed SummaryOptions.InputTokens, when
-// it adds to a conversation the server keeps (Conversation: the summary
-// would join it), forces a tool call or a JSON reply, or runs in the
-// background. Any error of the provider or of its reply (no output text,
-// or incomplete at max_output_tokens) makes the Trimmer fall back to its
-// breadcrumb. It is safe for concurrent use; use one per conversation.
+// Its summary request is the last request recorded, the instruction
+// appended as a user message and max_output_tokens set, so that the
+// provider reads the conversation from its prompt cache. It sends a
+// request of its own (store false) instead when that request adds to a
+// conversation the server keeps (Conversation: the summary would join
+// it), forces a tool call or a JSON reply, or runs in the background,
+// and in the other cases docs/summaries.md lists (under
+// previous_response_id the server holds the history, which the request
+// then does not). A reply incomplete at max_output_tokens is an error. It
+// is safe for concurrent use; use one per conversation.
 //
 // It does not call POST /responses/compact: that endpoint answers with
 // an opaque, encrypted compaction item that replaces the whole input (the
 // user's messages, then the item), readable by OpenAI alone, where a
 // Summarizer returns text that stands for the dropped turns only, which
-// the Trimmer places, counts, and a runtime can show or persist;
-// docs/summaries.md says more.
+// the Trimmer places, counts, and a runtime can show or persist.
 type Summarizer = summarize.Summarizer[responses.ResponseNewParams]
 
-// SummarizerConfig configures a [Summarizer]: the plain form's model, the
-// SummaryOptions it is used with, the reply's cap, the prompt, the
-// Counter. The zero value works when the runtime records its requests
-// with Sent. Every adapter's Summarizer takes the same configuration.
+// SummarizerConfig configures a [Summarizer]; every adapter's is this
+// one type (docs/summaries.md lists its fields).
 type SummarizerConfig = summarize.Config
 
 // NewSummarizer returns a [Summarizer] that sends its requests with client
