@@ -7,17 +7,17 @@
 // The cache-safe form is the conversation's last request, as the runtime
 // sent it and told the Summarizer (Sent), or the one before it, with one
 // user message appended: the instruction, which names the part to
-// summarise. The system prompt,
-// the tools and the messages are the same, so the provider reads them from
-// its prompt cache instead of billing them again (docs/summaries.md). It
-// is used when the last request holds what is to be summarised (the
-// dropped messages, and the previous summary when there is one), can carry
-// a summary (no forced tool call, no structured reply) and fits
-// history.SummaryOptions.InputTokens with the instruction. Otherwise the
-// plain form is sent: a request of its own, the prompt as its system
-// prompt and the dropped messages as a transcript, which the core has
-// already bounded by InputTokens. A cache-safe request the provider
-// refuses as too long is sent again in the plain form.
+// summarise. The system prompt, the tools and the messages are the same,
+// so the provider reads them from its prompt cache instead of billing
+// them again (docs/summaries.md). It is used when that request holds what
+// is to be summarised (the dropped messages, and the previous summary
+// when there is one), can carry a summary (no forced tool call, no
+// structured reply) and fits history.SummaryOptions.InputTokens with the
+// instruction. Otherwise the plain form is sent: a request of its own,
+// the prompt as its system prompt and the dropped messages as a
+// transcript, which the core has already bounded by InputTokens. A
+// cache-safe request the provider refuses as too long is sent again in
+// the plain form.
 package summarize
 
 import (
