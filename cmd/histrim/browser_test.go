@@ -67,8 +67,9 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	msgs := readSession(t, session)
-	bars := len(history.Turns(msgs))
-	if ts := history.Turns(msgs); len(ts) == 0 || ts[0].Start > 0 {
+	turns := history.Turns(msgs, history.WithTurnStart(history.UserWritten)) // the command's default rule (-userturns)
+	bars := len(turns)
+	if len(turns) == 0 || turns[0].Start > 0 {
 		bars++ // the prefix
 	}
 
