@@ -2,6 +2,7 @@ package langchaingo
 
 import (
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/pairing"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -32,7 +33,21 @@ type PairingError = adapt.PairingError
 // per message keeps it. Validate returns nil or the first violation, a
 // *PairingError wrapping ErrUnpaired. It never modifies msgs.
 func Validate(msgs []llms.MessageContent) error {
-	return adapt.CheckPairing("langchaingo", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
+	return adapt.Validate(providerRules, msgs)
+}
+
+// providerRules is the provider's rules table that Validate walks
+// (docs/providers.md).
+var providerRules = []adapt.Rule[llms.MessageContent]{{
+	Rule:   "tool calls only in AI messages and responses only in tool messages; the tool messages right after an AI message with calls answer them one for one, and a tool message anywhere else is an orphan",
+	Answer: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. / `tool_use` ids were found without `tool_result` blocks immediately after",
+	Source: "router-for-me/CLIProxyAPI#2798, anthropics/claude-code#5060 (the providers LangChainGo sends to)",
+	Check:  adapt.Pairing("langchaingo", "message", ErrUnpaired, read),
+}}
+
+// read says what each of msgs calls or answers (see pairing.Read).
+func read(msgs []llms.MessageContent) pairing.Read {
+	return func(i int) (bool, []string, error) {
 		mc := &msgs[i]
 		results := mc.Role == llms.ChatMessageTypeTool
 		var ids []string
@@ -51,7 +66,7 @@ func Validate(msgs []llms.MessageContent) error {
 			}
 		}
 		return results, ids, nil
-	})
+	}
 }
 
 func unpaired(i int, id, reason string) error {
