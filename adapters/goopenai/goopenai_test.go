@@ -223,8 +223,8 @@ func TestValidate(t *testing.T) {
 		reason string
 	}{
 		{[]openai.ChatCompletionMessage{u, a, r("b"), r("a"), u}, -1, "calls answered in any order"},
-		{[]openai.ChatCompletionMessage{u, a, r("a"), u}, 3, "a call left unanswered before the next message"},
-		{[]openai.ChatCompletionMessage{u, a, r("a")}, 3, "a call left unanswered at the end"},
+		{[]openai.ChatCompletionMessage{u, a, r("a"), u}, 1, "a call left unanswered before the next message: the calling message"},
+		{[]openai.ChatCompletionMessage{u, a, r("a")}, 1, "a call left unanswered at the end: the calling message"},
 		{[]openai.ChatCompletionMessage{u, r("a")}, 1, "a result with no call"},
 		{[]openai.ChatCompletionMessage{u, a, r("a"), r("b"), r("a")}, 4, "a call answered twice"},
 		{[]openai.ChatCompletionMessage{u, {Role: "assistant", FunctionCall: &openai.FunctionCall{Name: "f"}}, {Role: "function", Name: "f"}}, -1, "legacy pair"},
