@@ -7,7 +7,6 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/media"
-	"github.com/histrim/history/internal/notice"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -23,18 +22,14 @@ const legacyCallID = "legacy_function_call"
 // message in the caller's slice, Reason says what is wrong with it.
 type MessageError = adapt.MessageError
 
-// codec is the adapter's part of the shape every adapter shares
-// (internal/adapt): the conversion both ways.
-var codec = &adapt.Codec[struct{}, openai.ChatCompletionMessage]{
+// each is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways, one message for one.
+var each = &adapt.Each[openai.ChatCompletionMessage]{
 	Name: "goopenai", Noun: "message",
-	Convert: func(_ struct{}, msgs []openai.ChatCompletionMessage, opts []history.Option) (*adapt.View[openai.ChatCompletionMessage], error) {
-		hist, err := convert(msgs, opts)
-		if err != nil {
-			return nil, err
-		}
-		return adapt.OneForOne(msgs, hist, fromNotice, elide, rebuildCalls), nil
-	},
+	To: toMessage, Notice: fromNotice, Elide: elide, Calls: rebuildCalls,
 }
+
+var codec = each.Codec()
 
 // Trimmer is the stateful trimmer of a conversation's messages: a
 // history.Trimmer over the caller's whole transcript, its decisions
@@ -65,35 +60,7 @@ func Positions(msgs []openai.ChatCompletionMessage, res history.Result, i ...int
 // ToHistory never modifies msgs; a message it cannot convert gives a nil
 // slice and a *MessageError.
 func ToHistory(msgs []openai.ChatCompletionMessage) ([]history.Message, error) {
-	return convert(msgs, nil)
-}
-
-// convert is ToHistory, recognising the notices a trim with opts inserts
-// (see notice.Mark).
-func convert(msgs []openai.ChatCompletionMessage, opts []history.Option) ([]history.Message, error) {
-	out := make([]history.Message, len(msgs))
-	for i := range msgs {
-		m, err := toMessage(&msgs[i])
-		if err != nil {
-			return nil, invalid(i, err)
-		}
-		out[i] = m
-	}
-	notice.Mark(out, opts, readNotice, nil)
-	return out, nil
-}
-
-// invalid is the *MessageError for msgs[i].
-func invalid(i int, err error) error {
-	return adapt.Invalid("goopenai", "message", nil, i, err.Error())
-}
-
-// readNotice returns the notice b as ToHistory reads it once Trim has
-// rendered it: a plain message of its role, with its name.
-func readNotice(b history.Message) []history.Message {
-	u := fromNotice(b)
-	m, _ := toMessage(&u) // a rendered notice always converts
-	return []history.Message{m}
+	return each.Convert(msgs, nil)
 }
 
 // toMessage converts one message.
@@ -164,13 +131,7 @@ func imageSize(url string) (w, h int) {
 
 // fromNotice renders the notice b as a plain message of its role.
 func fromNotice(b history.Message) openai.ChatCompletionMessage {
-	role := openai.ChatMessageRoleUser
-	switch b.Role {
-	case history.RoleSystem:
-		role = openai.ChatMessageRoleSystem
-	case history.RoleAssistant:
-		role = openai.ChatMessageRoleAssistant
-	}
+	role := adapt.ByRole(b.Role, openai.ChatMessageRoleSystem, openai.ChatMessageRoleUser, openai.ChatMessageRoleAssistant)
 	return openai.ChatCompletionMessage{Role: role, Content: b.Content, Name: b.Name}
 }
 

@@ -36,5 +36,5 @@ func Validate(msgs []openai.ChatCompletionMessage) error {
 // providerRules is the provider's rules table that Validate walks
 // (docs/providers.md).
 var providerRules = []adapt.Rule[openai.ChatCompletionMessage]{
-	adapt.ChatPairing("goopenai", "message", ErrUnpaired, toMessage, invalid),
+	each.Pairing(ErrUnpaired),
 }

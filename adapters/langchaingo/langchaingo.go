@@ -167,13 +167,7 @@ func elide(part llms.ContentPart, text string) llms.ContentPart {
 
 // breadcrumb renders a notice the trimmer inserted.
 func breadcrumb(m history.Message) llms.MessageContent {
-	role := llms.ChatMessageTypeHuman
-	switch m.Role {
-	case history.RoleAssistant:
-		role = llms.ChatMessageTypeAI
-	case history.RoleSystem:
-		role = llms.ChatMessageTypeSystem
-	}
+	role := adapt.ByRole(m.Role, llms.ChatMessageTypeSystem, llms.ChatMessageTypeHuman, llms.ChatMessageTypeAI)
 	return llms.MessageContent{Role: role, Parts: []llms.ContentPart{llms.TextContent{Text: m.Content}}}
 }
 

@@ -43,5 +43,5 @@ func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
 // providerRules is the provider's rules table that Validate walks
 // (docs/providers.md).
 var providerRules = []adapt.Rule[openai.ChatCompletionMessageParamUnion]{
-	adapt.ChatPairing("openai", "message", ErrUnpaired, toMessage, invalid),
+	each.Pairing(ErrUnpaired),
 }

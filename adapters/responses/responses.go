@@ -807,13 +807,7 @@ func elideJSON(u Item, text string) Item {
 // Content and the text of its text parts, a line each. Responses messages
 // have no author name: b.Name is not rendered.
 func fromBreadcrumb(b history.Message) Item {
-	role := responses.EasyInputMessageRoleUser
-	switch b.Role {
-	case history.RoleSystem:
-		role = responses.EasyInputMessageRoleDeveloper
-	case history.RoleAssistant:
-		role = responses.EasyInputMessageRoleAssistant
-	}
+	role := adapt.ByRole(b.Role, responses.EasyInputMessageRoleDeveloper, responses.EasyInputMessageRoleUser, responses.EasyInputMessageRoleAssistant)
 	return Item{OfMessage: &responses.EasyInputMessageParam{
 		Role:    role,
 		Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(noticeText(b))},

@@ -1,0 +1,84 @@
+package adapt
+
+import (
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/notice"
+)
+
+// Each is the conversion of an adapter whose native messages convert one
+// for one (openai, goopenai): from it come the conversion with the
+// notices recognised, its Codec, and the pairing row of its rules table.
+// Each field is set.
+type Each[N any] struct {
+	// Name and Noun are the Codec's.
+	Name, Noun string
+	// To converts one native message, or says why it does not convert.
+	To func(u *N) (history.Message, error)
+	// Notice renders a notice the core inserted as a native message.
+	Notice func(b history.Message) N
+	// Elide and Calls rebuild a message the core changed (see
+	// regroup.OneForOne).
+	Elide, Calls func(orig N, m *history.Message) N
+}
+
+// Convert converts msgs, one history.Message each, marking as
+// history.KindBreadcrumb the notices a trim with opts inserted (see
+// notice.Mark). A message that does not convert is a *MessageError.
+func (e *Each[N]) Convert(msgs []N, opts []history.Option) ([]history.Message, error) {
+	out := make([]history.Message, len(msgs))
+	for i := range msgs {
+		m, err := e.To(&msgs[i])
+		if err != nil {
+			return nil, e.Invalid(i, err)
+		}
+		out[i] = m
+	}
+	notice.Mark(out, opts, e.read, nil)
+	return out, nil
+}
+
+// read returns the notice b as Convert reads it once rendered natively.
+func (e *Each[N]) read(b history.Message) []history.Message {
+	u := e.Notice(b)
+	m, _ := e.To(&u) // a rendered notice always converts
+	return []history.Message{m}
+}
+
+// Invalid is the *MessageError for native message i, which does not
+// convert for the reason err gives.
+func (e *Each[N]) Invalid(i int, err error) error {
+	return Invalid(e.Name, e.Noun, nil, i, err.Error())
+}
+
+// Codec returns the Codec of the adapter: Convert, mapped back with
+// OneForOne.
+func (e *Each[N]) Codec() *Codec[struct{}, N] {
+	return &Codec[struct{}, N]{Name: e.Name, Noun: e.Noun,
+		Convert: func(_ struct{}, msgs []N, opts []history.Option) (*View[N], error) {
+			hist, err := e.Convert(msgs, opts)
+			if err != nil {
+				return nil, err
+			}
+			return OneForOne(msgs, hist, e.Notice, e.Elide, e.Calls), nil
+		}}
+}
+
+// Pairing is the row of the Chat Completions pairing rule in the
+// adapter's rules table, its violations wrapping sentinel (see
+// ChatPairing).
+func (e *Each[N]) Pairing(sentinel error) Rule[N] {
+	return ChatPairing(e.Name, e.Noun, sentinel, e.To, e.Invalid)
+}
+
+// ByRole returns the native role of a notice of role r: system for
+// history.RoleSystem, assistant for history.RoleAssistant, user for any
+// other.
+func ByRole[T any](r history.Role, system, user, assistant T) T {
+	switch r {
+	case history.RoleSystem:
+		return system
+	case history.RoleAssistant:
+		return assistant
+	}
+	return user
+}
