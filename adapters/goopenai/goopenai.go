@@ -172,21 +172,12 @@ func elide(u openai.ChatCompletionMessage, e *history.Message) openai.ChatComple
 // the caller's only where history.ElideOptions.ClearArguments cleared
 // them. u is not modified.
 func rebuildCalls(u openai.ChatCompletionMessage, m *history.Message) openai.ChatCompletionMessage {
+	u.ToolCalls = adapt.KeepCalls(u.ToolCalls, m, func(c *openai.ToolCall) string { return c.ID },
+		func(c *openai.ToolCall, args string) { c.Function.Arguments = args })
 	args := make(map[string]string, len(m.ToolCalls))
 	for _, c := range m.ToolCalls {
 		args[c.ID] = c.Arguments
 	}
-	calls := make([]openai.ToolCall, 0, len(m.ToolCalls))
-	for _, c := range u.ToolCalls {
-		if a, ok := args[c.ID]; ok {
-			c.Function.Arguments = a // c is a copy: the caller's call is untouched
-			calls = append(calls, c)
-		}
-	}
-	if len(calls) == 0 {
-		calls = nil
-	}
-	u.ToolCalls = calls
 	if u.FunctionCall != nil {
 		if a, ok := args[legacyCallID]; ok {
 			f := *u.FunctionCall

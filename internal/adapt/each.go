@@ -82,3 +82,25 @@ func ByRole[T any](r history.Role, system, user, assistant T) T {
 	}
 	return user
 }
+
+// KeepCalls returns the tool calls of a native message that the core kept
+// as m: those whose id (id of the call) m still holds, in their order,
+// each given m's arguments by args (which sets them on the copy it gets,
+// and may leave arguments that are already equal as they are); nil when
+// none is left. calls is not written to.
+func KeepCalls[C any](calls []C, m *history.Message, id func(c *C) string, args func(c *C, arguments string)) []C {
+	out := make([]C, 0, len(m.ToolCalls))
+	for _, c := range calls {
+		for k := range m.ToolCalls {
+			if m.ToolCalls[k].ID == id(&c) {
+				args(&c, m.ToolCalls[k].Arguments) // c is a copy: the caller's call is untouched
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
