@@ -1,19 +1,14 @@
 package fantasy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"image"
-	_ "image/gif" // image headers: the dimensions of image parts
-	_ "image/jpeg"
-	_ "image/png"
 	"strconv"
-	"strings"
 
 	"charm.land/fantasy"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 )
@@ -213,14 +208,7 @@ func toPart(p fantasy.MessagePart) history.Part {
 // file converts a file's bytes: an image by the dimensions its header
 // states, anything else by its size.
 func file(mediaType string, data []byte) history.Part {
-	if strings.HasPrefix(mediaType, "image/") {
-		p := history.Part{Type: history.PartImage, MIMEType: mediaType}
-		if cfg, _, err := image.DecodeConfig(bytes.NewReader(data)); err == nil {
-			p.Width, p.Height = cfg.Width, cfg.Height
-		}
-		return p
-	}
-	return history.Part{Type: history.PartFile, MIMEType: mediaType, Size: int64(len(data))}
+	return mediapart.Blob(mediaType, data)
 }
 
 // media converts a tool result's base64 media.

@@ -1,20 +1,14 @@
 package genkit
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"image"
-	_ "image/gif" // image headers: the dimensions of inline images
-	_ "image/jpeg"
-	_ "image/png"
 	"strconv"
-	"strings"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 )
@@ -244,23 +238,7 @@ func toPart(p *ai.Part) history.Part {
 // media converts a media part: an image of the size its inline data
 // states, or priced at its largest; other media by its size.
 func media(contentType, url string) history.Part {
-	var data []byte
-	if rest, ok := strings.CutPrefix(url, "data:"); ok {
-		if meta, b64, ok := strings.Cut(rest, ","); ok && strings.HasSuffix(meta, ";base64") {
-			data, _ = base64.StdEncoding.DecodeString(b64)
-			if contentType == "" {
-				contentType = strings.TrimSuffix(meta, ";base64")
-			}
-		}
-	}
-	if strings.HasPrefix(contentType, "image/") {
-		p := history.Part{Type: history.PartImage, MIMEType: contentType}
-		if cfg, _, err := image.DecodeConfig(bytes.NewReader(data)); err == nil {
-			p.Width, p.Height = cfg.Width, cfg.Height
-		}
-		return p
-	}
-	return history.Part{Type: history.PartFile, MIMEType: contentType, Size: int64(len(data))}
+	return mediapart.URL(url, contentType, "", false)
 }
 
 // fromNotice renders the notice b as a message of its role (a user

@@ -1,17 +1,13 @@
 package trpc
 
 import (
-	"bytes"
 	"errors"
-	"image"
-	_ "image/gif" // image headers: the dimensions of inline images
-	_ "image/jpeg"
-	_ "image/png"
 	"strconv"
 	"strings"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/media"
 	"github.com/histrim/history/internal/notice"
 	"trpc.group/trpc-go/trpc-agent-go/model"
 )
@@ -184,9 +180,7 @@ func toPart(p *model.ContentPart) history.Part {
 	case p.Image != nil:
 		part := history.Part{Type: history.PartImage, Detail: p.Image.Detail}
 		if len(p.Image.Data) > 0 {
-			if cfg, _, err := image.DecodeConfig(bytes.NewReader(p.Image.Data)); err == nil {
-				part.Width, part.Height = cfg.Width, cfg.Height
-			}
+			part.Width, part.Height = media.ImageSize(p.Image.Data)
 		}
 		return part
 	case p.File != nil:
