@@ -17,11 +17,11 @@ import (
 )
 
 // apiPackages are the internal packages adapters import outside tests.
-var apiPackages = []string{"adapt", "media", "mediapart", "notice", "optset", "pairing", "pins", "regroup", "rules"}
+var apiPackages = []string{"adapt", "errtree", "media", "mediapart", "notice", "optset", "pairing", "pins", "regroup", "rules"}
 
 // apiDigest is the digest of the exported declarations of apiPackages
 // (Digest) for API 3.
-const apiDigest = "d07fa07f6dcee93b"
+const apiDigest = "a1ce9f0b0b946190"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
