@@ -171,12 +171,6 @@ func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error","param":null,"code":null}}`)
 		return
 	}
-	if body := openAIPairing(req.Messages); body != "" {
-		s.count(func(st *Stats) { st.PairingErrors++ })
-		s.Judge.Unpaired(body)
-		writeJSON(w, http.StatusBadRequest, body)
-		return
-	}
 	msgs := openAIHistory(req.Messages)
 	holds := func(text string) bool {
 		for _, m := range msgs {
@@ -186,18 +180,11 @@ func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return false
 	}
-	tools := string(req.Tools)
-	if tools == "null" {
-		tools = ""
-	}
-	prompt, fits := s.Judge.Receive(msgs, tools, holds)
-	if !fits {
-		s.count(func(st *Stats) { st.Overflows++ })
-		writeJSON(w, http.StatusBadRequest, fmt.Sprintf(OpenAIOverflowBody, s.Window, prompt))
+	prompt, id, ok := s.judge(w, s.Judge, openAIPairing(req.Messages), msgs, req.Tools, holds,
+		func(prompt int) string { return fmt.Sprintf(OpenAIOverflowBody, s.Window, prompt) })
+	if !ok {
 		return
 	}
-	var id int
-	s.count(func(st *Stats) { st.Accepted++; id = st.Accepted })
 	reply := Play(msgs)
 	if req.Stream {
 		s.stream(w, req, reply, id, prompt)
