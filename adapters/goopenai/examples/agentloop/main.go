@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"net/http/httptest"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/goopenai"
@@ -21,13 +20,12 @@ import (
 )
 
 const (
-	window = 16_000
-	turns  = 30
+	window = loopserver.ExampleWindow
+	turns  = loopserver.ExampleTurns
 )
 
 func main() {
-	srv := &loopserver.OpenAI{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
 	cfg := openai.DefaultConfig("sk-local")
 	cfg.BaseURL = ts.URL + "/v1"
@@ -47,7 +45,7 @@ func main() {
 		history.WithStepTrim(),
 	}
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: loopserver.SystemPrompt}}
-	trimmed, retries := 0, 0
+	trimmed := 0
 	for turn := 1; turn <= turns; turn++ {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: loopserver.Task(turn)})
 		for {
@@ -62,7 +60,6 @@ func main() {
 				if req.Messages, res, rerr = goopenai.RecoverOverflow(req.Messages, err, attempt, opts...); rerr != nil {
 					break // not an overflow, or nothing left to drop: err stands
 				}
-				retries++
 				resp, err = client.CreateChatCompletion(ctx, req)
 			}
 			if err != nil {
@@ -83,12 +80,7 @@ func main() {
 			}
 		}
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("%d turns: %d requests, %d trimmed, %d rejected for length (%d retries), %d pairing errors\n",
-		turns, st.Requests, trimmed, st.Overflows, retries, st.PairingErrors)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if st.PairingErrors > 0 || st.BadRequests > 0 {
-		log.Fatal("the provider rejected requests")
+	if err := loopserver.Report(srv.Stats(), fmt.Sprintf("%d messages kept whole", len(msgs)), trimmed, 0, &cal); err != nil {
+		log.Fatal(err)
 	}
 }

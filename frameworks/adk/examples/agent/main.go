@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http/httptest"
 
 	"github.com/histrim/history"
 	hadk "github.com/histrim/history/frameworks/adk"
@@ -28,8 +27,8 @@ import (
 )
 
 const (
-	window = 16_000
-	turns  = 30
+	window = loopserver.ExampleWindow
+	turns  = loopserver.ExampleTurns
 )
 
 type output struct {
@@ -37,8 +36,7 @@ type output struct {
 }
 
 func main() {
-	srv := &loopserver.Gemini{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleGemini()
 	defer ts.Close()
 	ctx := context.Background()
 
@@ -91,12 +89,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cb.Calibration().Model()
-	fmt.Printf("%d turns, %d events kept whole in the session: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors\n",
-		turns, got.Session.Events().Len(), st.Requests, trims, st.Overflows, st.PairingErrors)
-	fmt.Printf("calibration learnt Gemini's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if st.PairingErrors > 0 {
-		log.Fatal("Gemini rejected requests")
+	if err := loopserver.Report(srv.Stats(), fmt.Sprintf("%d events kept whole in the session", got.Session.Events().Len()), trims, 0, cb.Calibration()); err != nil {
+		log.Fatal(err)
 	}
 }

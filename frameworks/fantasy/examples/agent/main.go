@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http/httptest"
 
 	"charm.land/fantasy"
 	"charm.land/fantasy/providers/openaicompat"
@@ -21,13 +20,12 @@ import (
 )
 
 const (
-	window = 16_000
-	turns  = 30
+	window = loopserver.ExampleWindow
+	turns  = loopserver.ExampleTurns
 )
 
 func main() {
-	srv := &loopserver.OpenAI{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
 	ctx := context.Background()
 
@@ -66,12 +64,7 @@ func main() {
 			msgs = append(msgs, s.Messages...)
 		}
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("%d turns, %d messages kept whole by the agent: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors\n",
-		turns, len(msgs), st.Requests, trims, st.Overflows, st.PairingErrors)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if st.PairingErrors > 0 {
-		log.Fatal("the provider rejected requests")
+	if err := loopserver.Report(srv.Stats(), fmt.Sprintf("%d messages kept whole by the agent", len(msgs)), trims, 0, &cal); err != nil {
+		log.Fatal(err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http/httptest"
 	"os"
 
 	"github.com/firebase/genkit/go/ai"
@@ -24,13 +23,12 @@ import (
 )
 
 const (
-	window = 16_000
-	turns  = 30
+	window = loopserver.ExampleWindow
+	turns  = loopserver.ExampleTurns
 )
 
 func main() {
-	srv := &loopserver.Gemini{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleGemini()
 	defer ts.Close()
 	if err := os.Setenv("GOOGLE_GEMINI_BASE_URL", ts.URL); err != nil {
 		log.Fatal(err)
@@ -60,12 +58,7 @@ func main() {
 		}
 		msgs = resp.History()
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("%d turns, %d messages kept whole in the history: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors\n",
-		turns, len(msgs), st.Requests, trims, st.Overflows, st.PairingErrors)
-	fmt.Printf("calibration learnt Gemini's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if st.PairingErrors > 0 {
-		log.Fatal("Gemini rejected requests")
+	if err := loopserver.Report(srv.Stats(), fmt.Sprintf("%d messages kept whole in the history", len(msgs)), trims, 0, &cal); err != nil {
+		log.Fatal(err)
 	}
 }

@@ -8,9 +8,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log"
-	"net/http/httptest"
 
 	"github.com/histrim/history"
 	htrpc "github.com/histrim/history/frameworks/trpc"
@@ -24,13 +22,12 @@ import (
 )
 
 const (
-	window = 16_000
-	turns  = 30
+	window = loopserver.ExampleWindow
+	turns  = loopserver.ExampleTurns
 )
 
 func main() {
-	srv := &loopserver.OpenAI{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
 
 	var cal history.Calibration
@@ -73,12 +70,7 @@ func main() {
 			}
 		}
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("%d turns: %d requests, %d trims, %d rejected for length (recovered by Wrap), %d pairing errors, %d failed turns\n",
-		turns, st.Requests, trims, st.Overflows, st.PairingErrors, failed)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if failed > 0 || st.PairingErrors > 0 {
-		log.Fatal("errors reached the user")
+	if err := loopserver.Report(srv.Stats(), "the runner's session kept whole", trims, failed, &cal); err != nil {
+		log.Fatal(err)
 	}
 }
