@@ -19,11 +19,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-const (
-	window = loopserver.ExampleWindow
-	turns  = loopserver.ExampleTurns
-)
-
 func main() {
 	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
@@ -46,10 +41,10 @@ func main() {
 	}
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: loopserver.SystemPrompt}}
 	trimmed := 0
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: loopserver.Task(turn)})
 		for {
-			sent, res, err := goopenai.Trim(msgs, window, opts...)
+			sent, res, err := goopenai.Trim(msgs, loopserver.ExampleWindow, opts...)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				log.Fatal(err)
 			}

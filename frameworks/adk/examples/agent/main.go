@@ -26,11 +26,6 @@ import (
 	"google.golang.org/genai"
 )
 
-const (
-	window = loopserver.ExampleWindow
-	turns  = loopserver.ExampleTurns
-)
-
 type output struct {
 	Output string `json:"output"`
 }
@@ -46,7 +41,7 @@ func main() {
 		log.Fatal(err)
 	}
 	trims := 0
-	cb, err := hadk.New(hadk.Config{Budget: window, Model: m,
+	cb, err := hadk.New(hadk.Config{Budget: loopserver.ExampleWindow, Model: m,
 		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
 			history.WithOnTrim(func(history.Event) { trims++ })}})
 	if err != nil {
@@ -78,7 +73,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		for _, err := range r.Run(ctx, "user", "session", genai.NewContentFromText(loopserver.Task(turn), genai.RoleUser), agent.RunConfig{}) {
 			if err != nil {
 				log.Fatalf("turn %d: %v", turn, err)

@@ -19,11 +19,6 @@ import (
 	"github.com/histrim/history/internal/loopserver"
 )
 
-const (
-	window = loopserver.ExampleWindow
-	turns  = loopserver.ExampleTurns
-)
-
 func main() {
 	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
@@ -39,7 +34,7 @@ func main() {
 	}
 	var cal history.Calibration
 	trims := 0
-	model := hfantasy.NewModel(lm, hfantasy.Config{Budget: window, Calibration: &cal,
+	model := hfantasy.NewModel(lm, hfantasy.Config{Budget: loopserver.ExampleWindow, Calibration: &cal,
 		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
 			history.WithOnTrim(func(history.Event) { trims++ })}})
 
@@ -53,7 +48,7 @@ func main() {
 	agent := fantasy.NewAgent(model, fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools...))
 
 	var msgs []fantasy.Message
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		task := loopserver.Task(turn)
 		res, err := agent.Generate(ctx, fantasy.AgentCall{Prompt: task, Messages: msgs})
 		if err != nil {

@@ -22,11 +22,6 @@ import (
 	"github.com/histrim/history/internal/loopserver"
 )
 
-const (
-	window = loopserver.ExampleWindow
-	turns  = loopserver.ExampleTurns
-)
-
 func main() {
 	srv, ts := loopserver.ExampleGemini()
 	defer ts.Close()
@@ -45,12 +40,12 @@ func main() {
 
 	var cal history.Calibration
 	trims := 0
-	mw := hgenkit.Middleware(hgenkit.Config{Budget: window, Calibration: &cal,
+	mw := hgenkit.Middleware(hgenkit.Config{Budget: loopserver.ExampleWindow, Calibration: &cal,
 		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
 			history.WithOnTrim(func(history.Event) { trims++ })}})
 
 	msgs := []*ai.Message{ai.NewSystemTextMessage(loopserver.SystemPrompt)}
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		resp, err := genkit.Generate(ctx, g, ai.WithModelName("googleai/gemini-2.5-flash"), ai.WithTools(tools...),
 			ai.WithMaxTurns(10), ai.WithMessages(append(msgs, ai.NewUserTextMessage(loopserver.Task(turn)))...), ai.WithMiddleware(mw))
 		if err != nil {

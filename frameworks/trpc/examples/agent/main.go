@@ -21,11 +21,6 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/tool/function"
 )
 
-const (
-	window = loopserver.ExampleWindow
-	turns  = loopserver.ExampleTurns
-)
-
 func main() {
 	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
@@ -40,7 +35,7 @@ func main() {
 	})
 	m := htrpc.Wrap(openai.New("local-16k",
 		openai.WithBaseURL(ts.URL+"/v1"), openai.WithAPIKey("sk-local"),
-		openai.WithEnableTokenTailoring(true), openai.WithContextWindow(window),
+		openai.WithEnableTokenTailoring(true), openai.WithContextWindow(loopserver.ExampleWindow),
 		openai.WithTailoringStrategy(s), openai.WithTokenCounter(s.Counter()),
 		// The calibration learns the provider's count: no 10% margin.
 		openai.WithTokenTailoringConfig(&model.TokenTailoringConfig{ProtocolOverheadTokens: 1, ReserveOutputTokens: 1, SafetyMarginRatio: 1e-4}),
@@ -58,7 +53,7 @@ func main() {
 	defer r.Close()
 
 	failed := 0
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		events, err := r.Run(context.Background(), "user", "session", model.NewUserMessage(loopserver.Task(turn)))
 		if err != nil {
 			log.Fatal(err)
