@@ -3,7 +3,6 @@ package eino
 import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history/internal/adapt"
-	"github.com/histrim/history/internal/pairing"
 )
 
 // PairingError reports the first place where messages break the pairing
@@ -35,31 +34,26 @@ func Validate(msgs []*schema.Message) error {
 
 // providerRules is the provider's rules table that Validate walks
 // (docs/providers.md).
-var providerRules = []adapt.Rule[*schema.Message]{{
-	Rule:   "only assistant messages carry tool calls; the tool messages right after one answer its calls one for one, and a tool message anywhere else is an orphan",
-	Answer: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. / messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
-	Source: "router-for-me/CLIProxyAPI#2798, smarter-sh/smarter#264 (the OpenAI-compatible endpoints Eino's models send to)",
-	Check:  adapt.Pairing("eino", "message", ErrUnpaired, read),
-}}
+var providerRules = []adapt.Rule[*schema.Message]{
+	adapt.PairingRule("eino", "message", ErrUnpaired, read),
+}
 
-// read says what each of msgs calls or answers (see pairing.Read).
-func read(msgs []*schema.Message) pairing.Read {
-	return func(i int) (bool, []string, error) {
-		m := msgs[i]
-		switch {
-		case m == nil:
-			return true, nil, unpaired(i, "", "nil message")
-		case m.Role == schema.Tool:
-			return true, []string{m.ToolCallID}, nil
-		case len(m.ToolCalls) > 0 && m.Role != schema.Assistant:
-			return false, nil, unpaired(i, m.ToolCalls[0].ID, "tool calls on a "+string(m.Role)+" message")
-		}
-		ids := make([]string, len(m.ToolCalls))
-		for k := range m.ToolCalls {
-			ids[k] = m.ToolCalls[k].ID
-		}
-		return false, ids, nil
+// read says what msgs[i] calls or answers (see pairing.Read).
+func read(msgs []*schema.Message, i int) (bool, []string, error) {
+	m := msgs[i]
+	switch {
+	case m == nil:
+		return true, nil, unpaired(i, "", "nil message")
+	case m.Role == schema.Tool:
+		return true, []string{m.ToolCallID}, nil
+	case len(m.ToolCalls) > 0 && m.Role != schema.Assistant:
+		return false, nil, unpaired(i, m.ToolCalls[0].ID, "tool calls on a "+string(m.Role)+" message")
 	}
+	ids := make([]string, len(m.ToolCalls))
+	for k := range m.ToolCalls {
+		ids[k] = m.ToolCalls[k].ID
+	}
+	return false, ids, nil
 }
 
 func unpaired(i int, id, reason string) error {

@@ -2,7 +2,6 @@ package langchaingo
 
 import (
 	"github.com/histrim/history/internal/adapt"
-	"github.com/histrim/history/internal/pairing"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -38,35 +37,30 @@ func Validate(msgs []llms.MessageContent) error {
 
 // providerRules is the provider's rules table that Validate walks
 // (docs/providers.md).
-var providerRules = []adapt.Rule[llms.MessageContent]{{
-	Rule:   "tool calls only in AI messages and responses only in tool messages; the tool messages right after an AI message with calls answer them one for one, and a tool message anywhere else is an orphan",
-	Answer: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. / `tool_use` ids were found without `tool_result` blocks immediately after",
-	Source: "router-for-me/CLIProxyAPI#2798, anthropics/claude-code#5060 (the providers LangChainGo sends to)",
-	Check:  adapt.Pairing("langchaingo", "message", ErrUnpaired, read),
-}}
+var providerRules = []adapt.Rule[llms.MessageContent]{
+	adapt.PairingRule("langchaingo", "message", ErrUnpaired, read),
+}
 
-// read says what each of msgs calls or answers (see pairing.Read).
-func read(msgs []llms.MessageContent) pairing.Read {
-	return func(i int) (bool, []string, error) {
-		mc := &msgs[i]
-		results := mc.Role == llms.ChatMessageTypeTool
-		var ids []string
-		for _, part := range mc.Parts {
-			switch x := unwrap(part).(type) {
-			case llms.ToolCall:
-				if mc.Role != llms.ChatMessageTypeAI {
-					return results, nil, unpaired(i, x.ID, "tool call in a "+string(mc.Role)+" message")
-				}
-				ids = append(ids, x.ID)
-			case llms.ToolCallResponse:
-				if !results {
-					return false, nil, unpaired(i, x.ToolCallID, "tool response in a "+string(mc.Role)+" message")
-				}
-				ids = append(ids, x.ToolCallID)
+// read says what msgs[i] calls or answers (see pairing.Read).
+func read(msgs []llms.MessageContent, i int) (bool, []string, error) {
+	mc := &msgs[i]
+	results := mc.Role == llms.ChatMessageTypeTool
+	var ids []string
+	for _, part := range mc.Parts {
+		switch x := unwrap(part).(type) {
+		case llms.ToolCall:
+			if mc.Role != llms.ChatMessageTypeAI {
+				return results, nil, unpaired(i, x.ID, "tool call in a "+string(mc.Role)+" message")
 			}
+			ids = append(ids, x.ID)
+		case llms.ToolCallResponse:
+			if !results {
+				return false, nil, unpaired(i, x.ToolCallID, "tool response in a "+string(mc.Role)+" message")
+			}
+			ids = append(ids, x.ToolCallID)
 		}
-		return results, ids, nil
 	}
+	return results, ids, nil
 }
 
 func unpaired(i int, id, reason string) error {

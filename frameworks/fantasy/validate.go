@@ -6,7 +6,6 @@ import (
 	"charm.land/fantasy"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
-	"github.com/histrim/history/internal/pairing"
 )
 
 // ErrUnpaired is wrapped by *PairingError: the messages break the tool
@@ -33,29 +32,24 @@ func Validate(msgs []fantasy.Message) error {
 
 // providerRules is the providers' rules table that Validate walks
 // (docs/providers.md).
-var providerRules = []adapt.Rule[fantasy.Message]{{
-	Rule:   "every tool call is answered in the tool messages right after it; every tool result answers a call of the assistant message before its run",
-	Answer: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. / `tool_use` ids were found without `tool_result` blocks immediately after",
-	Source: "router-for-me/CLIProxyAPI#2798, anthropics/claude-code#5060 (the providers fantasy sends to)",
-	Check:  adapt.Pairing("fantasy", "message", ErrUnpaired, read),
-}}
+var providerRules = []adapt.Rule[fantasy.Message]{
+	adapt.PairingRule("fantasy", "message", ErrUnpaired, read),
+}
 
-// read says what each of msgs calls or answers (see pairing.Read).
-func read(msgs []fantasy.Message) pairing.Read {
-	return func(i int) (bool, []string, error) {
-		hs, _, err := toMessages(&msgs[i], i)
-		if err != nil {
-			return true, nil, invalid(i, err)
-		}
-		var ids []string
-		for _, h := range hs {
-			if h.Role == history.RoleTool {
-				ids = append(ids, h.ToolCallID)
-			}
-			for _, c := range h.ToolCalls {
-				ids = append(ids, c.ID)
-			}
-		}
-		return msgs[i].Role == fantasy.MessageRoleTool, ids, nil
+// read says what msgs[i] calls or answers (see pairing.Read).
+func read(msgs []fantasy.Message, i int) (bool, []string, error) {
+	hs, _, err := toMessages(&msgs[i], i)
+	if err != nil {
+		return true, nil, invalid(i, err)
 	}
+	var ids []string
+	for _, h := range hs {
+		if h.Role == history.RoleTool {
+			ids = append(ids, h.ToolCallID)
+		}
+		for _, c := range h.ToolCalls {
+			ids = append(ids, c.ID)
+		}
+	}
+	return msgs[i].Role == fantasy.MessageRoleTool, ids, nil
 }

@@ -63,11 +63,17 @@ func (e *Each[N]) Codec() *Codec[struct{}, N] {
 		}}
 }
 
-// Pairing is the row of the Chat Completions pairing rule in the
-// adapter's rules table, its violations wrapping sentinel (see
-// ChatPairing).
+// Pairing is the row of the pairing rule in the adapter's rules table,
+// its violations wrapping sentinel (see PairingRule).
 func (e *Each[N]) Pairing(sentinel error) Rule[N] {
-	return ChatPairing(e.Name, e.Noun, sentinel, e.To, e.Invalid)
+	return PairingRule(e.Name, e.Noun, sentinel, func(msgs []N, i int) (bool, []string, error) {
+		m, err := e.To(&msgs[i])
+		if err != nil {
+			return true, nil, e.Invalid(i, err)
+		}
+		results, ids := Calls(&m)
+		return results, ids, nil
+	})
 }
 
 // ByRole returns the native role of a notice of role r: system for

@@ -40,18 +40,17 @@ func Validate[N any](rules []Rule[N], msgs []N) error {
 	return first
 }
 
-// Pairing returns the Check of the OpenAI-style pairing rule (see
+// pairingCheck returns the Check of the OpenAI-style pairing rule (see
 // internal/pairing) for the adapter name, its native messages named noun
-// and its sentinel ErrUnpaired: read(msgs) says what each message holds.
-// A violation is a *PairingError; an error read returns is returned as it
-// is, at the index of the message read.
-func Pairing[N any](name, noun string, sentinel error, read func(msgs []N) pairing.Read) func(msgs []N) (int, error) {
+// and its sentinel ErrUnpaired: read(msgs, i) says what message i holds
+// (see pairing.Read). A violation is a *PairingError; an error read
+// returns is returned as it is, at the index of the message read.
+func pairingCheck[N any](name, noun string, sentinel error, read func(msgs []N, i int) (results bool, ids []string, err error)) func(msgs []N) (int, error) {
 	return func(msgs []N) (int, error) {
 		at := -1
-		r := read(msgs)
 		v, err := pairing.Check(len(msgs), func(i int) (bool, []string, error) {
 			at = i
-			return r(i)
+			return read(msgs, i)
 		})
 		switch {
 		case v != nil:
@@ -63,45 +62,28 @@ func Pairing[N any](name, noun string, sentinel error, read func(msgs []N) pairi
 	}
 }
 
-// Converted returns the pairing.Read of native messages that convert one
-// for one: conv(i) is the conversion of message i, or the error of one
-// that does not convert. A tool message answers its ToolCallID; any other
-// message makes its ToolCalls.
-func Converted(conv func(i int) (history.Message, error)) pairing.Read {
-	return func(i int) (bool, []string, error) {
-		m, err := conv(i)
-		if err != nil {
-			return true, nil, err
-		}
-		if m.Role == history.RoleTool {
-			return true, []string{m.ToolCallID}, nil
-		}
-		ids := make([]string, len(m.ToolCalls))
-		for k := range m.ToolCalls {
-			ids[k] = m.ToolCalls[k].ID
-		}
-		return false, ids, nil
+// PairingRule is the row of the OpenAI-style pairing rule, which the
+// Chat Completions API and the many endpoints that copy it enforce, in
+// the rules table of the adapter name (its native messages named noun,
+// its sentinel ErrUnpaired); read is as for pairingCheck.
+func PairingRule[N any](name, noun string, sentinel error, read func(msgs []N, i int) (results bool, ids []string, err error)) Rule[N] {
+	return Rule[N]{
+		Rule:   "every tool call is answered by a result right after its message, before the next message that holds none, and every result answers a call of the message before its run of results",
+		Answer: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. / Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+		Source: "router-for-me/CLIProxyAPI#2798, BerriAI/litellm#6505, smarter-sh/smarter#264, langchain-ai/langchain#33245",
+		Check:  pairingCheck(name, noun, sentinel, read),
 	}
 }
 
-// ChatPairing is the row of the Chat Completions tool-pairing rule that
-// the OpenAI-compatible adapters share, its Check over messages that
-// convert one for one with conv (the adapter name's, its native messages
-// named noun, its sentinel ErrUnpaired). invalid wraps the error of a
-// message that does not convert.
-func ChatPairing[N any](name, noun string, sentinel error, conv func(*N) (history.Message, error), invalid func(i int, err error) error) Rule[N] {
-	return Rule[N]{
-		Rule:   "every tool call of an assistant message is answered by a tool message before the next message that is not one, and every tool message answers a call of the assistant message before its run",
-		Answer: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. / Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
-		Source: "router-for-me/CLIProxyAPI#2798, BerriAI/litellm#6505, smarter-sh/smarter#264, langchain-ai/langchain#33245",
-		Check: Pairing(name, noun, sentinel, func(msgs []N) pairing.Read {
-			return Converted(func(i int) (history.Message, error) {
-				m, err := conv(&msgs[i])
-				if err != nil {
-					return m, invalid(i, err)
-				}
-				return m, nil
-			})
-		}),
+// Calls says what a converted message holds for the pairing rule: a tool
+// message answers its ToolCallID; any other message makes its ToolCalls.
+func Calls(m *history.Message) (results bool, ids []string) {
+	if m.Role == history.RoleTool {
+		return true, []string{m.ToolCallID}
 	}
+	ids = make([]string, len(m.ToolCalls))
+	for k := range m.ToolCalls {
+		ids[k] = m.ToolCalls[k].ID
+	}
+	return false, ids
 }
