@@ -156,30 +156,6 @@ func TestTrim(t *testing.T) {
 	}
 }
 
-// TestTrimAgain: trimming an output again replaces its notice.
-func TestTrimAgain(t *testing.T) {
-	for _, opts := range [][]history.Option{nil, {history.WithBreadcrumb(history.Message{Role: history.RoleSystem, Content: "[cut]"})}} {
-		out, _, err := Trim(conversation(8, 150), 2000, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, conversation(2, 150)[1:]...)
-		again, res, err := Trim(out, 1500, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		notices := 0
-		for _, m := range again {
-			if m.Content == history.BreadcrumbText || m.Content == "[cut]" {
-				notices++
-			}
-		}
-		if notices != 1 || res.DroppedTurns == 0 {
-			t.Errorf("options %v: %d notices after a second trim (%d turns dropped)", opts, notices, res.DroppedTurns)
-		}
-	}
-}
-
 // TestElisionAndSweep: an elided result is a copy holding the
 // placeholder; a call nothing answers is stripped from a copy of its
 // message; the caller's messages are untouched.
