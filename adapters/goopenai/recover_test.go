@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,20 +17,13 @@ import (
 // answer of status and body.
 func clientError(t *testing.T, status int, body string) error {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}))
-	defer srv.Close()
-	cfg := openai.DefaultConfig("sk-test")
-	cfg.BaseURL = srv.URL + "/v1"
-	_, err := openai.NewClientWithConfig(cfg).CreateChatCompletion(context.Background(),
-		openai.ChatCompletionRequest{Model: "gpt-test", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	return err
+	return adaptertest.Refusal(t, status, body, func(base string) error {
+		cfg := openai.DefaultConfig("sk-test")
+		cfg.BaseURL = base + "/v1"
+		_, err := openai.NewClientWithConfig(cfg).CreateChatCompletion(context.Background(),
+			openai.ChatCompletionRequest{Model: "gpt-test", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
+		return err
+	})
 }
 
 // contractConversation is ten turns of a task, a call, its result and an
