@@ -8,7 +8,6 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
-	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -176,19 +175,7 @@ func breadcrumb(m history.Message) llms.MessageContent {
 // holding one text part with exactly its text (a cache-control wrapper is
 // allowed).
 func convert(msgs []llms.MessageContent, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
-	out, slots, err := convertMessages(msgs)
-	if err != nil {
-		return nil, nil, err
-	}
-	notice.Mark(out, opts, readNotice, func(i int) bool { return len(msgs[slots[i].Native].Parts) == 1 })
-	return out, slots, nil
-}
-
-// readNotice returns the notice b as ToHistory reads it once Trim has
-// rendered it.
-func readNotice(b history.Message) []history.Message {
-	m, _, _ := convertMessages([]llms.MessageContent{breadcrumb(b)}) // a rendered notice always converts
-	return m
+	return adapt.Marked(msgs, opts, convertMessages, breadcrumb, func(m llms.MessageContent) bool { return len(m.Parts) == 1 })
 }
 
 // convertMessages is convert without the recognition of notices.

@@ -9,7 +9,6 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
-	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 )
 
@@ -53,12 +52,7 @@ func ToHistory(msgs []fantasy.Message) ([]history.Message, error) {
 // convert is ToHistory, recognising the notices a trim with opts inserts,
 // and returning where each converted message comes from.
 func convert(msgs []fantasy.Message, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
-	out, slots, err := convertMessages(msgs)
-	if err != nil {
-		return nil, nil, err
-	}
-	notice.Mark(out, opts, readNotice, nil)
-	return out, slots, nil
+	return adapt.Marked(msgs, opts, convertMessages, fromNotice, nil)
 }
 
 // convertMessages is convert without the recognition of notices.
@@ -78,13 +72,6 @@ func convertMessages(msgs []fantasy.Message) ([]history.Message, []regroup.Slot,
 // invalid is the *MessageError for msgs[i].
 func invalid(i int, err error) error {
 	return adapt.Invalid("fantasy", "message", nil, i, err.Error())
-}
-
-// readNotice returns the notice b as ToHistory reads it once Trim has
-// rendered it.
-func readNotice(b history.Message) []history.Message {
-	m, _, _ := convertMessages([]fantasy.Message{fromNotice(b)}) // a rendered notice always converts
-	return m
 }
 
 // toMessages converts the native message m, at index i.

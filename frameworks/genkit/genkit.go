@@ -9,7 +9,6 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
-	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 )
 
@@ -58,19 +57,7 @@ func ToHistory(msgs []*ai.Message) ([]history.Message, error) {
 // core's id-based orphan sweep applies that rule; a response that answers
 // nothing gets an id no call has.
 func convert(msgs []*ai.Message, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
-	out, slots, err := convertMessages(msgs)
-	if err != nil {
-		return nil, nil, err
-	}
-	notice.Mark(out, opts, readNotice, nil)
-	return out, slots, nil
-}
-
-// readNotice returns the notice b as ToHistory reads it once Trim has
-// rendered it.
-func readNotice(b history.Message) []history.Message {
-	m, _, _ := convertMessages([]*ai.Message{fromNotice(b)}) // a rendered notice always converts
-	return m
+	return adapt.Marked(msgs, opts, convertMessages, fromNotice, nil)
 }
 
 // invalid is the *MessageError for msgs[i].

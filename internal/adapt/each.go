@@ -3,6 +3,7 @@ package adapt
 import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/notice"
+	"github.com/histrim/history/internal/regroup"
 )
 
 // Each is the conversion of an adapter whose native messages convert one
@@ -109,4 +110,27 @@ func KeepCalls[C any](calls []C, m *history.Message, id func(c *C) string, args 
 		return nil
 	}
 	return out
+}
+
+// Marked is the conversion of an adapter whose native messages convert to
+// several history messages: conv(msgs), with the notices a trim with opts
+// inserted marked (notice.Mark), a notice reading as conv reads
+// render(b). single, when set, limits the candidates to the messages
+// converted from a native message it accepts (one holding a single part).
+func Marked[N any](msgs []N, opts []history.Option, conv func([]N) ([]history.Message, []regroup.Slot, error),
+	render func(b history.Message) N, single func(n N) bool) ([]history.Message, []regroup.Slot, error) {
+	out, slots, err := conv(msgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	read := func(b history.Message) []history.Message {
+		m, _, _ := conv([]N{render(b)}) // a rendered notice always converts
+		return m
+	}
+	var eligible func(i int) bool
+	if single != nil {
+		eligible = func(i int) bool { return single(msgs[slots[i].Native]) }
+	}
+	notice.Mark(out, opts, read, eligible)
+	return out, slots, nil
 }
