@@ -185,10 +185,7 @@ func toolMessages(m *ai.Message, i int, open *[]history.ToolCall) ([]history.Mes
 		out = append(out, h)
 		slots = append(slots, regroup.Slot{Native: i, Parts: []int{k}})
 	}
-	if len(other) > 0 || len(out) == 0 {
-		out = append(out, nudge)
-		slots = append(slots, regroup.Slot{Native: i, Parts: other})
-	}
+	out, slots = adapt.WithNudge(out, slots, i, other, nudge)
 	return out, slots, nil
 }
 

@@ -134,3 +134,16 @@ func Marked[N any](msgs []N, opts []history.Option, conv func([]N) ([]history.Me
 	notice.Mark(out, opts, read, eligible)
 	return out, slots, nil
 }
+
+// WithNudge completes the conversion of native tool message i, out and
+// slots holding one message per result: the nudge, a user message of
+// history.KindNudge holding the message's other parts (at indices other),
+// is appended when there are any, or when there is no result, so that
+// every native message converts to one message at least.
+func WithNudge(out []history.Message, slots []regroup.Slot, i int, other []int, nudge history.Message) ([]history.Message, []regroup.Slot) {
+	if len(other) > 0 || len(out) == 0 {
+		out = append(out, nudge)
+		slots = append(slots, regroup.Slot{Native: i, Parts: other})
+	}
+	return out, slots
+}
