@@ -38,17 +38,49 @@ func (p *planner) chooseCuts(items, elide, at []int, tokens, limit int) (after i
 			after = p.clearCalls(items, after, limit)
 		}
 	}()
+	cands := p.cutCandidates(items, elide, at)
+	if len(cands) == 0 {
+		return tokens
+	}
+	lo := cutLevel(cands, excess)
+	c := p.o.counter
+	p.cuts = p.cuts[:0]
+	for _, k := range cands {
+		if k.room <= lo {
+			continue // no larger than the level: sent whole
+		}
+		m := &p.view[k.idx]
+		measure := func(d string) int { return clampCount(c.CountMessage(elided(*m, k.head+"\n"+d))) - k.bare }
+		text := k.head
+		if d := digest(resultText(m), k.target, lo, cutHeadTail, measure); d != "" {
+			text += "\n" + d
+		}
+		saved := k.count - clampCount(c.CountMessage(elided(*m, text)))
+		p.cuts = append(p.cuts, cutCand{idx: k.idx, at: k.at, text: text, saved: saved})
+		tokens -= saved
+	}
+	return tokens
+}
+
+// cutResult is a tool result still sent whole that the cut rung may cut:
+// its index and position in the plan, its tokens, those of its marker
+// alone and the difference (room), the marker and the call's target.
+type cutResult struct {
+	idx, at, count, bare, room int
+	head, target               string
+}
+
+// cutCandidates returns the tool results of items that are still sent
+// whole (not among the candidates elide chosen, at positions at) and
+// would shrink if cut to their marker.
+func (p *planner) cutCandidates(items, elide, at []int) []cutResult {
 	gone := make(map[int]bool, len(at)) // positions of the results elided
 	for e, j := range at {
 		if !p.cands[elide[e]].argsOnly {
 			gone[j] = true
 		}
 	}
-	type cand struct {
-		idx, at, count, bare, room int
-		head, target               string
-	}
-	var cands []cand
+	var cands []cutResult
 	c := p.o.counter
 	for j, it := range items {
 		if it < 0 || gone[j] {
@@ -70,13 +102,15 @@ func (p *planner) chooseCuts(items, elide, at []int, tokens, limit int) (after i
 		if k := calls.find(m.ToolCallID); k >= 0 && p.ownLo >= 0 {
 			target = callTarget(p.view[p.ownLo].ToolCalls[k].Arguments)
 		}
-		cands = append(cands, cand{idx: it, at: j, count: count, bare: bare, room: count - bare, head: head, target: target})
+		cands = append(cands, cutResult{idx: it, at: j, count: count, bare: bare, room: count - bare, head: head, target: target})
 	}
-	if len(cands) == 0 {
-		return tokens
-	}
-	// The level: the largest d such that cutting every result down to its
-	// marker and a digest of at most d tokens saves the excess.
+	return cands
+}
+
+// cutLevel returns the level of a cut: the largest d such that cutting
+// every result of cands down to its marker and a digest of at most d
+// tokens saves excess (0 when none does).
+func cutLevel(cands []cutResult, excess int) int {
 	saves := func(d int) int {
 		s := 0
 		for _, k := range cands {
@@ -99,22 +133,7 @@ func (p *planner) chooseCuts(items, elide, at []int, tokens, limit int) (after i
 			hi = mid - 1
 		}
 	}
-	p.cuts = p.cuts[:0]
-	for _, k := range cands {
-		if k.room <= lo {
-			continue // no larger than the level: sent whole
-		}
-		m := &p.view[k.idx]
-		measure := func(d string) int { return clampCount(c.CountMessage(elided(*m, k.head+"\n"+d))) - k.bare }
-		text := k.head
-		if d := digest(resultText(m), k.target, lo, cutHeadTail, measure); d != "" {
-			text += "\n" + d
-		}
-		saved := k.count - clampCount(c.CountMessage(elided(*m, text)))
-		p.cuts = append(p.cuts, cutCand{idx: k.idx, at: k.at, text: text, saved: saved})
-		tokens -= saved
-	}
-	return tokens
+	return lo
 }
 
 // cutPrefix starts the text of every cut result.

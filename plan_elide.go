@@ -12,44 +12,11 @@ import "slices"
 // items is ascending except where lifted messages precede the kept turns,
 // so candidates are looked up by binary search, not by a merge walk.
 func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
-	tokens = p.extra
-	for _, it := range items {
-		switch it {
-		case itemTurnCrumb:
-			tokens += p.crumbTok
-		case itemStepCrumb:
-			tokens += p.stepCrumbTok()
-		default:
-			tokens += p.cnt(it)
-		}
-	}
+	tokens = p.itemTokens(items)
 	if len(p.cands) == 0 || (tokens <= p.target && !p.c.prune) {
 		return tokens, nil, nil
 	}
-	type hit struct{ ci, j int }
-	var hits []hit
-	for j, it := range items {
-		if it < 0 {
-			continue
-		}
-		ci, ok := slices.BinarySearchFunc(p.cands, it, func(c elideCand, idx int) int { return c.idx - idx })
-		if ok {
-			hits = append(hits, hit{ci, j})
-		}
-	}
-	slices.SortFunc(hits, func(a, b hit) int { return a.ci - b.ci })
-	if !p.c.prune {
-		// When a subset will do, superseded results go first, then the
-		// tools that go first, each oldest first (see ranks).
-		all := 0
-		for _, h := range hits {
-			all += p.cands[h.ci].saved
-		}
-		if tokens-all < p.target {
-			ranks := p.ranks(items)
-			slices.SortStableFunc(hits, func(a, b hit) int { return ranks[a.ci] - ranks[b.ci] })
-		}
-	}
+	hits := p.elisionOrder(items, tokens)
 	k := 0
 	for ; k < len(hits); k++ {
 		if tokens <= p.target && !p.c.prune {
@@ -108,6 +75,56 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	p.sc.clear, p.cleared = owners, owners
 	sortPairs(elide, at)
 	return p.stripDigests(elide, tokens), elide, at
+}
+
+// itemTokens returns the tokens of the planned items, the overhead
+// included.
+func (p *planner) itemTokens(items []int) int {
+	tokens := p.extra
+	for _, it := range items {
+		switch it {
+		case itemTurnCrumb:
+			tokens += p.crumbTok
+		case itemStepCrumb:
+			tokens += p.stepCrumbTok()
+		default:
+			tokens += p.cnt(it)
+		}
+	}
+	return tokens
+}
+
+// elideHit is an elision candidate among the planned items: its position
+// in p.cands and in items.
+type elideHit struct{ ci, j int }
+
+// elisionOrder returns the candidates among items (the plan at tokens) in
+// the order they are elided: oldest first, or, when a subset will do,
+// superseded results first, then the tools that go first, each oldest
+// first (see ranks).
+func (p *planner) elisionOrder(items []int, tokens int) []elideHit {
+	var hits []elideHit
+	for j, it := range items {
+		if it < 0 {
+			continue
+		}
+		ci, ok := slices.BinarySearchFunc(p.cands, it, func(c elideCand, idx int) int { return c.idx - idx })
+		if ok {
+			hits = append(hits, elideHit{ci, j})
+		}
+	}
+	slices.SortFunc(hits, func(a, b elideHit) int { return a.ci - b.ci })
+	if !p.c.prune {
+		all := 0
+		for _, h := range hits {
+			all += p.cands[h.ci].saved
+		}
+		if tokens-all < p.target {
+			ranks := p.ranks(items)
+			slices.SortStableFunc(hits, func(a, b elideHit) int { return ranks[a.ci] - ranks[b.ci] })
+		}
+	}
+	return hits
 }
 
 // stripDigests removes the digests of the results of elide, oldest first,

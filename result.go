@@ -111,65 +111,12 @@ type Result struct {
 // positions at, the calls cleared, the original indices, what was dropped
 // and the figures; and tells c.cut and c.outCounts what they ask for.
 func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
-	o, c, view, index := p.o, p.c, p.view, p.index
+	c, view, index := p.c, p.view, p.index
 	if c.outCounts != nil {
 		*c.outCounts = p.itemCounts(items, elide, at)
 	}
-	// Runs of consecutive view indices (nearly all of the output) are
-	// copied in bulk; elided results are patched in afterwards.
-	out := make([]Message, len(items))
-	keptView := 0
-	for j := 0; j < len(items); {
-		switch it := items[j]; it {
-		case itemTurnCrumb:
-			out[j], items[j] = o.breadcrumb, -1
-			j++
-		case itemStepCrumb:
-			out[j], items[j] = o.stepBreadcrumb(), -1
-			j++
-		default:
-			r := j + 1
-			for r < len(items) && items[r] == items[r-1]+1 {
-				r++
-			}
-			copy(out[j:r], view[it:it+r-j])
-			keptView += r - j
-			for ; j < r; j++ {
-				if index != nil {
-					items[j] = index[items[j]]
-				}
-			}
-		}
-	}
-	elidedResults := 0
-	changed := at
-	for e, ci := range elide {
-		cand := &p.cands[ci]
-		if cand.argsOnly {
-			continue
-		}
-		out[at[e]] = elided(view[cand.idx], cand.text)
-		elidedResults++
-	}
-	if elidedResults < len(elide) || len(p.cuts) > 0 { // results sent as they are are not changed
-		changed = make([]int, 0, len(at)+len(p.cuts))
-		for e, ci := range elide {
-			if !p.cands[ci].argsOnly {
-				changed = append(changed, at[e])
-			}
-		}
-	}
-	for _, k := range p.cuts {
-		out[k.at] = elided(view[k.idx], k.text)
-		changed = append(changed, k.at)
-	}
-	if len(p.cleared) > 0 {
-		changed = slices.Clip(changed)
-		for _, g := range p.cleared {
-			out[g.pos] = g.msg
-			changed = append(changed, g.pos)
-		}
-	}
+	out, keptView := p.copyItems(items)
+	elidedResults, changed := p.patchChanged(out, elide, at)
 	replaced := make([]int, len(p.replaced))
 	for i, v := range p.replaced {
 		replaced[i] = p.orig(v)
@@ -202,6 +149,74 @@ func (p *planner) materialize(res *Result, items, elide, at []int, tokens int) {
 			c.cut.hoist = p.orig(p.hoist)
 		}
 	}
+}
+
+// copyItems returns the messages of items (view indices, with the
+// breadcrumbs' markers), and how many came from the view; items is
+// rewritten in place to the original indices (-1 for a notice). Runs of
+// consecutive view indices (nearly all of the output) are copied in bulk.
+func (p *planner) copyItems(items []int) (out []Message, keptView int) {
+	o, view, index := p.o, p.view, p.index
+	out = make([]Message, len(items))
+	for j := 0; j < len(items); {
+		switch it := items[j]; it {
+		case itemTurnCrumb:
+			out[j], items[j] = o.breadcrumb, -1
+			j++
+		case itemStepCrumb:
+			out[j], items[j] = o.stepBreadcrumb(), -1
+			j++
+		default:
+			r := j + 1
+			for r < len(items) && items[r] == items[r-1]+1 {
+				r++
+			}
+			copy(out[j:r], view[it:it+r-j])
+			keptView += r - j
+			for ; j < r; j++ {
+				if index != nil {
+					items[j] = index[items[j]]
+				}
+			}
+		}
+	}
+	return out, keptView
+}
+
+// patchChanged puts into out the results of elide elided (at positions
+// at), the results cut and the calls cleared, and returns how many
+// results were elided (cut ones not included) and the positions changed.
+func (p *planner) patchChanged(out []Message, elide, at []int) (elidedResults int, changed []int) {
+	view := p.view
+	changed = at
+	for e, ci := range elide {
+		cand := &p.cands[ci]
+		if cand.argsOnly {
+			continue
+		}
+		out[at[e]] = elided(view[cand.idx], cand.text)
+		elidedResults++
+	}
+	if elidedResults < len(elide) || len(p.cuts) > 0 { // results sent as they are are not changed
+		changed = make([]int, 0, len(at)+len(p.cuts))
+		for e, ci := range elide {
+			if !p.cands[ci].argsOnly {
+				changed = append(changed, at[e])
+			}
+		}
+	}
+	for _, k := range p.cuts {
+		out[k.at] = elided(view[k.idx], k.text)
+		changed = append(changed, k.at)
+	}
+	if len(p.cleared) > 0 {
+		changed = slices.Clip(changed)
+		for _, g := range p.cleared {
+			out[g.pos] = g.msg
+			changed = append(changed, g.pos)
+		}
+	}
+	return elidedResults, changed
 }
 
 // itemCounts returns the count of every message of the planned output,

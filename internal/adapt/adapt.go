@@ -180,9 +180,14 @@ func (c *Codec[R, N]) IsOverflow(err error) bool {
 // finish maps the core's answer on p's conversion back: the Result
 // without the leading messages of no native message, the native output
 // and where each of its messages came from. A Result without a decision
-// gives nil messages.
+// gives nil messages; a decision that leaves nothing to send (an empty
+// history, or one whose only message the sweep emptied), an empty
+// non-nil slice, so that trimming the output again gives the same output.
 func (p prepared[N]) finish(res history.Result, err error) ([]N, history.Result, []int, error) {
 	if len(res.Messages) == 0 {
+		if err == nil && res.Kept != nil {
+			return []N{}, res, []int{}, nil
+		}
 		return nil, res, nil, err
 	}
 	res = withoutLead(res, p.v.Lead)

@@ -1,6 +1,7 @@
 package adapt
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"slices"
@@ -148,5 +149,46 @@ func TestErrors(t *testing.T) {
 	}
 	if (&MessageError{Index: 1, Reason: "r"}).Error() != "history: invalid message at index 1: r" {
 		t.Error("a zero MessageError names no adapter")
+	}
+}
+
+// TestTrimmerClose: SummaryDone is closed when no background summary is in
+// flight; one in flight is cancelled and waited for by Close; after Close
+// none starts.
+func TestTrimmerClose(t *testing.T) {
+	started := make(chan struct{}, 8)
+	sum := history.SummarizerFunc(func(ctx context.Context, _ []history.Message, _ *history.Message) (history.Message, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return history.Message{}, ctx.Err()
+	})
+	tr := plain.NewTrimmer(struct{}{}, []history.Option{history.WithSummarizer(sum, history.SummaryOptions{Background: true, MaxTokens: 40})})
+	select {
+	case <-tr.SummaryDone():
+	default:
+		t.Fatal("SummaryDone is open before any trim")
+	}
+	msgs := turns(12)
+	if _, _, err := tr.Trim(msgs, 300); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	select {
+	case <-tr.SummaryDone():
+		t.Fatal("SummaryDone is closed while the summary is written")
+	default:
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-tr.SummaryDone() // Close cancelled it and waited
+	for range 3 {
+		msgs = append(msgs, turns(2)[1:]...)
+		if _, _, err := tr.Trim(msgs, 300); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(started) != 0 {
+		t.Error("a summary started after Close")
 	}
 }

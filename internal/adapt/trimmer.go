@@ -24,9 +24,10 @@ type Trimmer[R, N any] struct {
 	r    R
 	opts []history.Option // the caller's, resolved once
 
-	mu    sync.Mutex
-	inner *history.Trimmer
-	pins  []int // the pins inner was made with, in the converted history
+	mu     sync.Mutex
+	inner  *history.Trimmer
+	pins   []int // the pins inner was made with, in the converted history
+	closed bool  // Close was called: no background summary starts
 }
 
 // NewTrimmer returns the Trimmer of c for requests with r (a system prompt
@@ -66,9 +67,45 @@ func (t *Trimmer[R, N]) trimmer(opts []history.Option) *history.Trimmer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.inner == nil || !slices.Equal(pinned, t.pins) {
+		if old := t.inner; old != nil {
+			// Its background summary, if any, covers a plan that is gone.
+			go old.Close()
+		}
 		t.inner, t.pins = history.NewTrimmer(opts...), pinned
+		if t.closed {
+			t.inner.Close() // none in flight: it returns at once
+		}
 	}
 	return t.inner
+}
+
+// Close stops the background summary in flight, if any
+// (history.SummaryOptions.Background), and waits for the Summarizer's call
+// to return (see history.Trimmer.Close). The Trimmer still trims after
+// Close, but starts no background summary. It returns nil, and is safe to
+// call more than once, and concurrently with Trim.
+func (t *Trimmer[R, N]) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	inner := t.inner
+	t.mu.Unlock()
+	if inner != nil {
+		return inner.Close()
+	}
+	return nil
+}
+
+// SummaryDone returns a channel closed when the background summary in
+// flight has finished, or already closed when there is none (see
+// history.Trimmer.SummaryDone).
+func (t *Trimmer[R, N]) SummaryDone() <-chan struct{} {
+	t.mu.Lock()
+	inner := t.inner
+	t.mu.Unlock()
+	if inner == nil {
+		return history.NewTrimmer().SummaryDone()
+	}
+	return inner.SummaryDone()
 }
 
 // RecoverOverflow trims what the last Trim sent for transcript further
