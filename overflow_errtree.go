@@ -9,6 +9,8 @@ package history
 import (
 	"errors"
 	"reflect"
+
+	"github.com/histrim/history/internal/errtree"
 )
 
 // Bounds of one classification. Both are far above any real SDK error (a
@@ -104,7 +106,7 @@ func (c *classifier) walk(err error) {
 		if room <= 0 {
 			continue
 		}
-		many, one := safeUnwrap(f.err)
+		many, one := errtree.Unwrap(f.err)
 		if one != nil {
 			stack = append(stack, frame{one, self})
 		}
@@ -162,7 +164,7 @@ func (c *classifier) visit(e error, parent int) int {
 		// anew on every call: read the children instead of building it.
 		return -1
 	}
-	s, ok := safeError(e)
+	s, ok := errtree.Error(e)
 	if !ok {
 		return -1
 	}
@@ -218,31 +220,4 @@ func onBoundary(s string, a, b int) bool {
 		return false
 	}
 	return true
-}
-
-// safeError returns e.Error(), or ok false when the method panics (a typed
-// nil whose method dereferences its receiver, for instance).
-func safeError(e error) (s string, ok bool) {
-	defer func() {
-		if recover() != nil {
-			s, ok = "", false
-		}
-	}()
-	return e.Error(), true
-}
-
-// safeUnwrap returns what e unwraps to, or nothing when Unwrap panics.
-func safeUnwrap(e error) (many []error, one error) {
-	defer func() {
-		if recover() != nil {
-			many, one = nil, nil
-		}
-	}()
-	switch u := e.(type) {
-	case interface{ Unwrap() error }:
-		return nil, u.Unwrap()
-	case interface{ Unwrap() []error }:
-		return u.Unwrap(), nil
-	}
-	return nil, nil
 }

@@ -142,17 +142,7 @@ func RecallContext(ctx context.Context, s Store, args string) (string, error) {
 	if !ok {
 		return "", ErrUnknownHandle
 	}
-	var b strings.Builder
-	b.WriteString(m.Content)
-	for _, p := range m.Parts {
-		if p.Type == PartText && p.Text != "" {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String(), nil
+	return resultText(&m), nil
 }
 
 // ElisionHandle returns the handle under which elision keeps tool result m

@@ -29,22 +29,31 @@ type PairingError = adapt.PairingError
 // ErrUnpaired (a nil message is reported as one too). It
 // never modifies msgs.
 func Validate(msgs []*schema.Message) error {
-	return adapt.CheckPairing("eino", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
-		m := msgs[i]
-		switch {
-		case m == nil:
-			return true, nil, unpaired(i, "", "nil message")
-		case m.Role == schema.Tool:
-			return true, []string{m.ToolCallID}, nil
-		case len(m.ToolCalls) > 0 && m.Role != schema.Assistant:
-			return false, nil, unpaired(i, m.ToolCalls[0].ID, "tool calls on a "+string(m.Role)+" message")
-		}
-		ids := make([]string, len(m.ToolCalls))
-		for k := range m.ToolCalls {
-			ids[k] = m.ToolCalls[k].ID
-		}
-		return false, ids, nil
-	})
+	return adapt.Validate(providerRules, msgs)
+}
+
+// providerRules is the provider's rules table that Validate walks
+// (docs/providers.md).
+var providerRules = []adapt.Rule[*schema.Message]{
+	adapt.PairingRule("eino", "message", ErrUnpaired, read),
+}
+
+// read says what msgs[i] calls or answers (see pairing.Read).
+func read(msgs []*schema.Message, i int) (bool, []string, error) {
+	m := msgs[i]
+	switch {
+	case m == nil:
+		return true, nil, unpaired(i, "", "nil message")
+	case m.Role == schema.Tool:
+		return true, []string{m.ToolCallID}, nil
+	case len(m.ToolCalls) > 0 && m.Role != schema.Assistant:
+		return false, nil, unpaired(i, m.ToolCalls[0].ID, "tool calls on a "+string(m.Role)+" message")
+	}
+	ids := make([]string, len(m.ToolCalls))
+	for k := range m.ToolCalls {
+		ids[k] = m.ToolCalls[k].ID
+	}
+	return false, ids, nil
 }
 
 func unpaired(i int, id, reason string) error {

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/histrim/history/internal/adapt"
@@ -75,83 +76,158 @@ func (e *SignatureError) Unwrap() error { return ErrMissingSignature }
 // ErrMissingSignature, or an error wrapping ErrInvalidContent for a nil
 // content or part or an unknown role. It never modifies contents.
 func Validate(contents []*genai.Content) error {
-	current := currentTurn(contents) // model contents from here on need signatures
-	answered := -1                   // index of the last user content already checked as answers
+	return adapt.Validate(providerRules, contents)
+}
+
+// providerRules is the provider's rules table that Validate walks
+// (docs/providers.md). On one content, a row above reports first.
+var providerRules = []adapt.Rule[*genai.Content]{{
+	Rule:   "contents are user or model contents; function calls only in model contents, function responses only in user contents",
+	Answer: "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+	Source: "continuedev/continue#11164, google.golang.org/genai Content",
+	Check:  checkRoles,
+}, {
+	Rule:   "a function call turn comes right after a user turn (a prompt or function responses)",
+	Answer: "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+	Source: "continuedev/continue#11164, google-gemini/gemini-cli#11814",
+	Check:  checkOrder,
+}, {
+	Rule:   "Gemini 3: in the current turn, the first function call of each model step carries its thought signature",
+	Answer: "Function call is missing a thought_signature in functionCall parts.",
+	Source: "https://ai.google.dev/gemini-api/docs/thought-signatures, nearai/ironclaw#1510",
+	Check:  checkSignatures,
+}, {
+	Rule:   "the content after a call turn answers its calls one for one; function responses answer nothing else",
+	Answer: "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+	Source: "google-gemini/gemini-cli#18509",
+	Check:  checkResponses,
+}}
+
+// shape counts the function calls and responses of c, and reports
+// whether c and its parts are all set.
+func shape(c *genai.Content) (calls, responses int, whole bool) {
+	if c == nil {
+		return 0, 0, false
+	}
+	for _, part := range c.Parts {
+		if part == nil {
+			return calls, responses, false
+		}
+		if part.FunctionCall != nil {
+			calls++
+		}
+		if part.FunctionResponse != nil {
+			responses++
+		}
+	}
+	return calls, responses, true
+}
+
+// checkRoles is the Check of the roles rule, which also reports a nil
+// content or part.
+func checkRoles(contents []*genai.Content) (int, error) {
 	for i, c := range contents {
 		if c == nil {
-			return contentErr(i, -1, "nil content")
+			return i, contentErr(i, -1, "nil content")
 		}
-		calls, responses := 0, 0
-		for p, part := range c.Parts {
-			if part == nil {
-				return contentErr(i, p, "nil part")
-			}
-			if part.FunctionCall != nil {
-				calls++
-			}
-			if part.FunctionResponse != nil {
-				responses++
-			}
+		if p := slices.Index(c.Parts, nil); p >= 0 {
+			return i, contentErr(i, p, "nil part")
 		}
+		calls, responses, _ := shape(c)
 		switch c.Role {
 		case genai.RoleModel:
 			if responses > 0 {
-				return unpaired(i, "", "function response in a model content")
+				return i, unpaired(i, "", "function response in a model content")
 			}
 		case genai.RoleUser, "":
 			if calls > 0 {
-				return unpaired(i, "", "function call in a user content")
+				return i, unpaired(i, "", "function call in a user content")
 			}
-			if responses > 0 && answered != i {
-				return unpaired(i, "", "function responses that do not follow a function call turn")
-			}
-			continue
 		default:
-			return contentErr(i, -1, "unknown role "+strconv.Quote(c.Role))
+			return i, contentErr(i, -1, "unknown role "+strconv.Quote(c.Role))
 		}
-		if calls == 0 {
+	}
+	return -1, nil
+}
+
+// callTurn reports whether c is a whole model content with function
+// calls.
+func callTurn(c *genai.Content) bool {
+	calls, _, whole := shape(c)
+	return whole && calls > 0 && c.Role == genai.RoleModel
+}
+
+// checkOrder is the Check of the order rule.
+func checkOrder(contents []*genai.Content) (int, error) {
+	for i, c := range contents {
+		if callTurn(c) && (i == 0 || !isUser(contents[i-1])) {
+			return i, unpaired(i, "", "function call turn does not come immediately after a user turn or a function response turn")
+		}
+	}
+	return -1, nil
+}
+
+// checkSignatures is the Check of the thought-signature rule.
+func checkSignatures(contents []*genai.Content) (int, error) {
+	for i := currentTurn(contents); i < len(contents); i++ {
+		if !callTurn(contents[i]) {
 			continue
 		}
-		if i == 0 || !isUser(contents[i-1]) {
-			return unpaired(i, "", "function call turn does not come immediately after a user turn or a function response turn")
-		}
-		if i >= current {
-			for p, part := range c.Parts {
-				if part.FunctionCall != nil {
-					if len(part.ThoughtSignature) == 0 {
-						return &SignatureError{Index: i, Part: p, Name: part.FunctionCall.Name}
-					}
-					break
+		for p, part := range contents[i].Parts {
+			if part.FunctionCall != nil {
+				if len(part.ThoughtSignature) == 0 {
+					return i, &SignatureError{Index: i, Part: p, Name: part.FunctionCall.Name}
 				}
+				break
 			}
 		}
-		if i+1 == len(contents) || contents[i+1] == nil || !isUser(contents[i+1]) {
-			return unpaired(i, firstCallID(c), "function call turn is not followed by a function response turn")
-		}
-		next := contents[i+1]
-		used := make([]bool, len(c.Parts))
-		for p, part := range next.Parts {
-			if part == nil {
-				return contentErr(i+1, p, "nil part")
-			}
-			fr := part.FunctionResponse
-			if fr == nil {
-				continue
-			}
-			q := match(fr, c.Parts, used)
-			if q < 0 {
-				return unpaired(i+1, "", "function response "+strconv.Quote(fr.Name)+" answers no call of the preceding turn")
-			}
-			used[q] = true
-		}
-		for q, part := range c.Parts {
-			if part.FunctionCall != nil && !used[q] {
-				return unpaired(i, part.FunctionCall.ID, "function call "+strconv.Quote(part.FunctionCall.Name)+" has no response in the next turn")
-			}
-		}
-		answered = i + 1
 	}
-	return nil
+	return -1, nil
+}
+
+// checkResponses is the Check of the rule that responses answer the call
+// turn before them one for one.
+func checkResponses(contents []*genai.Content) (int, error) {
+	for i, c := range contents {
+		_, responses, whole := shape(c)
+		if whole && isUser(c) && responses > 0 && (i == 0 || !callTurn(contents[i-1])) {
+			return i, unpaired(i, "", "function responses that do not follow a function call turn")
+		}
+		if !callTurn(c) {
+			continue
+		}
+		if i+1 == len(contents) || !isUser(contents[i+1]) {
+			return i, unpaired(i, firstCallID(c), "function call turn is not followed by a function response turn")
+		}
+		if at, err := answers(contents, i); err != nil {
+			return at, err
+		}
+	}
+	return -1, nil
+}
+
+// answers checks that contents[i+1] answers the calls of contents[i], a
+// call turn, one for one.
+func answers(contents []*genai.Content, i int) (int, error) {
+	c := contents[i]
+	used := make([]bool, len(c.Parts))
+	for _, part := range contents[i+1].Parts {
+		if part == nil || part.FunctionResponse == nil {
+			continue
+		}
+		fr := part.FunctionResponse
+		q := match(fr, c.Parts, used)
+		if q < 0 {
+			return i + 1, unpaired(i+1, "", "function response "+strconv.Quote(fr.Name)+" answers no call of the preceding turn")
+		}
+		used[q] = true
+	}
+	for q, part := range c.Parts {
+		if part.FunctionCall != nil && !used[q] {
+			return i, unpaired(i, part.FunctionCall.ID, "function call "+strconv.Quote(part.FunctionCall.Name)+" has no response in the next turn")
+		}
+	}
+	return -1, nil
 }
 
 func isUser(c *genai.Content) bool {

@@ -76,6 +76,9 @@
 // # Module
 //
 // This adapter is its own module, so that the core does not depend on the
-// client. It uses only the core's public API. Inside this repository its
-// go.mod replaces the core with the working tree (../..).
+// client. It has the shape every adapter shares (internal/adapt, see
+// docs/adapters.md): the conversion both ways, the provider's rules as a
+// table (Validate), and Overhead are its own; Trim, RecoverOverflow,
+// Positions, NewTrimmer (a stateful Trimmer) and the errors come from the
+// core's internal packages, so it is released together with the core.
 package goopenai

@@ -1,13 +1,14 @@
 package goopenai
 
 import (
-	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -51,74 +52,48 @@ func fuzzConversation(data []byte) []openai.ChatCompletionMessage {
 	return msgs
 }
 
-// FuzzTrim: for any conversation and budget, Trim's output passes
-// Validate, converts back to the Result's messages, keeps the caller's
-// values, fits the budget unless the latest turn alone does not, and
-// leaves the input untouched; trimming it again at the same budget
-// changes nothing.
-func FuzzTrim(f *testing.F) {
-	f.Add([]byte{0, 3, 4, 2, 0, 5, 6, 1, 3, 7}, 200, false)
-	f.Add([]byte{0, 30, 31, 40, 9, 0, 12, 13, 16}, 80, true)
-	f.Add([]byte{8, 0, 3, 3, 3, 0, 4, 4, 2, 7}, 50, true)
-	f.Fuzz(func(t *testing.T, data []byte, budget int, ladder bool) {
-		if len(data) > 64 {
-			data = data[:64]
-		}
-		budget = 1 + abs(budget)%2000
-		var opts []history.Option
-		if ladder {
-			opts = []history.Option{history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: 1}), history.WithStepTrim()}
-		}
-		msgs := fuzzConversation(data)
-		before := deepCopy(t, msgs)
-		out, res, err := Trim(msgs, budget, opts...)
-		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(deepCopy(t, msgs), before) {
-			t.Fatal("Trim modified its input")
-		}
-		if err == nil && res.TokensAfter > budget {
-			t.Fatalf("%d tokens for a budget of %d", res.TokensAfter, budget)
-		}
-		if verr := Validate(out); verr != nil {
-			t.Fatalf("output breaks the pairing: %v", verr)
-		}
-		back, cerr := ToHistory(out)
-		if cerr != nil || len(back) != len(res.Messages) {
-			t.Fatalf("round trip: %v, %d for %d", cerr, len(back), len(res.Messages))
-		}
-		for j := range back {
-			want := res.Messages[j]
-			back[j].Kind, want.Kind = "", ""
-			if !reflect.DeepEqual(back[j], want) {
-				t.Fatalf("message %d converts back to %+v, want %+v", j, back[j], want)
-			}
-			if i := res.Kept[j]; i >= 0 && res.Messages[j].Kind == "" && !reflect.DeepEqual(out[j], msgs[i]) && !modified(res, j) {
-				t.Fatalf("output %d is not the caller's message %d", j, i)
-			}
-		}
-		if err == nil {
-			again, res2, err := Trim(out, budget, opts...)
-			if err != nil || res2.DroppedTurns != 0 || len(again) != len(out) {
-				t.Fatalf("a second trim changed the output: %v, %+v", err, res2)
-			}
-		}
-	})
+// adapter describes this package to the shared ladder, fuzz and
+// repeated-trim drivers: one for one, exact counts, notices rendered with
+// their names; kept messages are the caller's.
+var adapter = adaptertest.Adapter[[]openai.ChatCompletionMessage]{
+	Trim: Trim, ToHistory: ToHistory, Validate: Validate,
+	Agent:          fuzzConversation,
+	Exact:          true,
+	OneForOne:      true,
+	ClearArguments: true,
+	Check:          callersOwn,
+	Start:          func() []openai.ChatCompletionMessage { return conversation(0, 0) },
+	Task: func(c []openai.ChatCompletionMessage, text string) []openai.ChatCompletionMessage {
+		return append(slices.Clip(c), openai.ChatCompletionMessage{Role: "user", Content: text})
+	},
+	Step: func(c []openai.ChatCompletionMessage, id, output string) []openai.ChatCompletionMessage {
+		return append(slices.Clip(c), openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{call(id, "run", "{}")}},
+			openai.ChatCompletionMessage{Role: "tool", ToolCallID: id, Content: output})
+	},
+	Len: func(c []openai.ChatCompletionMessage) int { return len(c) },
 }
 
-func modified(res history.Result, j int) bool {
-	for _, m := range res.Modified {
-		if m == j {
-			return true
+// callersOwn checks that every message the trim kept as it was is the
+// caller's value.
+func callersOwn(t *testing.T, in, out []openai.ChatCompletionMessage, res history.Result) {
+	t.Helper()
+	for j, i := range res.Kept {
+		if i >= 0 && !slices.Contains(res.Modified, j) && !reflect.DeepEqual(out[j], in[i]) {
+			t.Fatalf("output %d is not the caller's message %d", j, i)
 		}
 	}
-	return false
 }
 
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
+// FuzzTrim: for any conversation, budget and rung of the ladder, Trim's
+// output passes Validate, counts what the Result counts, holds every kept
+// result as the core kept it, keeps the caller's values, leaves the input
+// untouched, and is left alone by a second trim (adaptertest's ladder).
+func FuzzTrim(f *testing.F) { adapter.FuzzLadder(f) }
+
+// TestTrimLadder sweeps generated conversations over budgets and the
+// rungs of the ladder (adaptertest.Adapter.Ladder).
+func TestTrimLadder(t *testing.T) { adapter.Ladder(t) }
+
+// TestRepeat trims a growing conversation again and again: notices never
+// stack (adaptertest.Adapter.Repeat).
+func TestRepeat(t *testing.T) { adapter.Repeat(t) }

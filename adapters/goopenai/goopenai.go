@@ -1,16 +1,12 @@
 package goopenai
 
 import (
-	"encoding/base64"
 	"errors"
-	"image"
-	_ "image/gif" // image headers: the dimensions of data-URL images
-	_ "image/jpeg"
-	_ "image/png"
 	"strconv"
-	"strings"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/media"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -22,20 +18,39 @@ const legacyCallID = "legacy_function_call"
 // MessageError reports a message the adapter cannot convert: an unknown
 // role, a tool call without an id or with an id its message already has,
 // a tool message without a tool_call_id, Content and MultiContent both
-// set. It wraps [history.ErrInvalidMessage].
-type MessageError struct {
-	// Index is the position of the message in the caller's slice.
-	Index int
-	// Reason says what is wrong with it.
-	Reason string
+// set. It wraps [history.ErrInvalidMessage]. Index is the position of the
+// message in the caller's slice, Reason says what is wrong with it.
+type MessageError = adapt.MessageError
+
+// each is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways, one message for one.
+var each = &adapt.Each[openai.ChatCompletionMessage]{
+	Name: "goopenai", Noun: "message",
+	To: toMessage, Notice: fromNotice, Elide: elide, Calls: rebuildCalls,
 }
 
-func (e *MessageError) Error() string {
-	return "history/goopenai: invalid message at index " + strconv.Itoa(e.Index) + ": " + e.Reason
-}
+var codec = each.Codec()
 
-// Unwrap returns history.ErrInvalidMessage.
-func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
+// Trimmer is the stateful trimmer of a conversation's messages: a
+// history.Trimmer over the caller's whole transcript, its decisions
+// mapped back onto the caller's messages as [Trim] maps them. Its methods
+// are Trim(transcript, budget), TrimContext(ctx, transcript, budget),
+// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
+// (history.WithPin) index the transcript. See docs/adapters.md, "The
+// stateful trimmer".
+type Trimmer = adapt.Trimmer[struct{}, openai.ChatCompletionMessage]
+
+// NewTrimmer returns a Trimmer for one conversation that trims with opts,
+// fixed for its life.
+func NewTrimmer(opts ...history.Option) *Trimmer { return codec.NewTrimmer(struct{}{}, opts) }
+
+// Positions returns where msgs[i], for each index i, landed in the output
+// of the Trim or RecoverOverflow of msgs that returned res: the index to
+// pin it at (history.WithPin) when that output is trimmed again; -1 for a
+// message the output does not hold.
+func Positions(msgs []openai.ChatCompletionMessage, res history.Result, i ...int) []int {
+	return codec.Positions(msgs, res, i...)
+}
 
 // ToHistory converts msgs to the library's messages, one for one, so that
 // indices into the result are indices into msgs (see the package
@@ -45,21 +60,7 @@ func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
 // ToHistory never modifies msgs; a message it cannot convert gives a nil
 // slice and a *MessageError.
 func ToHistory(msgs []openai.ChatCompletionMessage) ([]history.Message, error) {
-	return convert(msgs, nil)
-}
-
-// convert is ToHistory, recognising the notices a trim with opts inserts.
-func convert(msgs []openai.ChatCompletionMessage, opts []history.Option) ([]history.Message, error) {
-	out := make([]history.Message, len(msgs))
-	for i := range msgs {
-		m, err := toMessage(&msgs[i])
-		if err != nil {
-			return nil, &MessageError{Index: i, Reason: err.Error()}
-		}
-		out[i] = m
-	}
-	markNotices(out, opts)
-	return out, nil
+	return each.Convert(msgs, nil)
 }
 
 // toMessage converts one message.
@@ -121,81 +122,16 @@ func toMessage(u *openai.ChatCompletionMessage) (history.Message, error) {
 // from its header; 0, 0 for a remote URL or data it cannot read (the core
 // then prices the image at its largest).
 func imageSize(url string) (w, h int) {
-	rest, ok := strings.CutPrefix(url, "data:")
+	b64, _, ok := media.DataURL(url)
 	if !ok {
 		return 0, 0
 	}
-	meta, data, ok := strings.Cut(rest, ",")
-	if !ok || !strings.HasSuffix(meta, ";base64") {
-		return 0, 0
-	}
-	const prefix = 1 << 16 // base64 characters: 48 KiB, past a JPEG's usual EXIF block
-	if len(data) > prefix {
-		data = data[:prefix]
-	}
-	raw, err := base64.StdEncoding.DecodeString(data[:len(data)/4*4])
-	if err != nil {
-		return 0, 0
-	}
-	cfg, _, err := image.DecodeConfig(strings.NewReader(string(raw)))
-	if err != nil {
-		return 0, 0
-	}
-	return cfg.Width, cfg.Height
-}
-
-// markNotices marks as history.KindBreadcrumb the messages that read
-// exactly as a notice a trim with opts (or with the defaults) renders: a
-// plain message of the notice's role, text and name. The turn notice is
-// recognised only right after the leading system messages, where trims put
-// it; the step notice anywhere, since later turns leave it behind.
-func markNotices(msgs []history.Message, opts []history.Option) {
-	turn, step, on := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	var turns, steps []history.Message
-	if on {
-		turns, steps = append(turns, rendered(turn)), append(steps, rendered(step))
-	}
-	turns, steps = append(turns, rendered(dturn)), append(steps, rendered(dstep))
-	lead := true
-	for i := range msgs {
-		m := &msgs[i]
-		if lead && matches(m, turns) || matches(m, steps) {
-			m.Kind = history.KindBreadcrumb
-		}
-		lead = lead && m.Role == history.RoleSystem
-	}
-}
-
-// rendered is the notice b as ToHistory reads it once Trim rendered it.
-func rendered(b history.Message) history.Message {
-	m, _ := toMessage(ptr(fromNotice(b))) // a rendered notice always converts
-	return m
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func matches(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.Kind != "" {
-		return false
-	}
-	for _, n := range notices {
-		if m.Role == n.Role && m.Content == n.Content && m.Name == n.Name {
-			return true
-		}
-	}
-	return false
+	return media.ImageSizeBase64(b64)
 }
 
 // fromNotice renders the notice b as a plain message of its role.
 func fromNotice(b history.Message) openai.ChatCompletionMessage {
-	role := openai.ChatMessageRoleUser
-	switch b.Role {
-	case history.RoleSystem:
-		role = openai.ChatMessageRoleSystem
-	case history.RoleAssistant:
-		role = openai.ChatMessageRoleAssistant
-	}
+	role := adapt.ByRole(b.Role, openai.ChatMessageRoleSystem, openai.ChatMessageRoleUser, openai.ChatMessageRoleAssistant)
 	return openai.ChatCompletionMessage{Role: role, Content: b.Content, Name: b.Name}
 }
 
@@ -219,76 +155,29 @@ func fromNotice(b history.Message) openai.ChatCompletionMessage {
 // the budget), which comes with the trimmed messages and res, as the core
 // returns it.
 func Trim(msgs []openai.ChatCompletionMessage, budget int, opts ...history.Option) ([]openai.ChatCompletionMessage, history.Result, error) {
-	hist, err := convert(msgs, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := history.TrimToRecentTurns(hist, budget, opts...)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, res, err
-	}
-	return apply(msgs, res), res, err
+	return codec.Trim(struct{}{}, msgs, budget, opts)
 }
 
-// apply maps the Result res over ToHistory(msgs) back onto msgs: the
-// caller's values where the trim kept a message unchanged, a rendered
-// notice where it inserted one, a copy of the original with the core's
-// changes where it changed one (see Trim).
-func apply(msgs []openai.ChatCompletionMessage, res history.Result) []openai.ChatCompletionMessage {
-	if res.Kept == nil {
-		return msgs[:len(msgs):len(msgs)]
-	}
-	if len(res.Kept) == len(msgs) && len(res.Modified) == 0 && identity(res.Kept) {
-		return msgs[:len(msgs):len(msgs)]
-	}
-	out := make([]openai.ChatCompletionMessage, len(res.Kept))
-	mod := res.Modified
-	for j, i := range res.Kept {
-		switch {
-		case i < 0:
-			out[j] = fromNotice(res.Messages[j])
-		case len(mod) > 0 && mod[0] == j:
-			mod = mod[1:]
-			out[j] = rebuild(msgs[i], &res.Messages[j])
-		default:
-			out[j] = msgs[i]
-		}
-	}
-	return out
+// elide returns a copy of the tool (or function) message u holding the
+// placeholder of e, the elided result the core kept in its place: the
+// placeholder as its Content, MultiContent nil. u is not modified.
+func elide(u openai.ChatCompletionMessage, e *history.Message) openai.ChatCompletionMessage {
+	u.Content, u.MultiContent = e.Content, nil
+	return u
 }
 
-func identity(kept []int) bool {
-	for j, i := range kept {
-		if i != j {
-			return false
-		}
-	}
-	return true
-}
-
-// rebuild returns a copy of u with what the core changed in m, the
-// message it kept in u's place: an elided result's placeholder, or the
-// tool calls the sweep left with the core's arguments.
-func rebuild(u openai.ChatCompletionMessage, m *history.Message) openai.ChatCompletionMessage {
-	if m.Kind == history.KindElided {
-		u.Content, u.MultiContent = m.Content, nil
-		return u
-	}
+// rebuildCalls returns a copy of the assistant message u holding the tool
+// calls of m, the message the core kept in its place (matched by id): the
+// calls the orphan sweep left, each with m's arguments, which differ from
+// the caller's only where history.ElideOptions.ClearArguments cleared
+// them. u is not modified.
+func rebuildCalls(u openai.ChatCompletionMessage, m *history.Message) openai.ChatCompletionMessage {
+	u.ToolCalls = adapt.KeepCalls(u.ToolCalls, m, func(c *openai.ToolCall) string { return c.ID },
+		func(c *openai.ToolCall, args string) { c.Function.Arguments = args })
 	args := make(map[string]string, len(m.ToolCalls))
 	for _, c := range m.ToolCalls {
 		args[c.ID] = c.Arguments
 	}
-	calls := make([]openai.ToolCall, 0, len(m.ToolCalls))
-	for _, c := range u.ToolCalls {
-		if a, ok := args[c.ID]; ok {
-			c.Function.Arguments = a // c is a copy: the caller's call is untouched
-			calls = append(calls, c)
-		}
-	}
-	if len(calls) == 0 {
-		calls = nil
-	}
-	u.ToolCalls = calls
 	if u.FunctionCall != nil {
 		if a, ok := args[legacyCallID]; ok {
 			f := *u.FunctionCall

@@ -156,30 +156,6 @@ func TestTrim(t *testing.T) {
 	}
 }
 
-// TestTrimAgain: trimming an output again replaces its notice.
-func TestTrimAgain(t *testing.T) {
-	for _, opts := range [][]history.Option{nil, {history.WithBreadcrumb(history.Message{Role: history.RoleSystem, Content: "[cut]"})}} {
-		out, _, err := Trim(conversation(8, 150), 2000, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, conversation(2, 150)[1:]...)
-		again, res, err := Trim(out, 1500, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		notices := 0
-		for _, m := range again {
-			if m.Content == history.BreadcrumbText || m.Content == "[cut]" {
-				notices++
-			}
-		}
-		if notices != 1 || res.DroppedTurns == 0 {
-			t.Errorf("options %v: %d notices after a second trim (%d turns dropped)", opts, notices, res.DroppedTurns)
-		}
-	}
-}
-
 // TestElisionAndSweep: an elided result is a copy holding the
 // placeholder; a call nothing answers is stripped from a copy of its
 // message; the caller's messages are untouched.
@@ -223,8 +199,8 @@ func TestValidate(t *testing.T) {
 		reason string
 	}{
 		{[]openai.ChatCompletionMessage{u, a, r("b"), r("a"), u}, -1, "calls answered in any order"},
-		{[]openai.ChatCompletionMessage{u, a, r("a"), u}, 3, "a call left unanswered before the next message"},
-		{[]openai.ChatCompletionMessage{u, a, r("a")}, 3, "a call left unanswered at the end"},
+		{[]openai.ChatCompletionMessage{u, a, r("a"), u}, 1, "a call left unanswered before the next message: the calling message"},
+		{[]openai.ChatCompletionMessage{u, a, r("a")}, 1, "a call left unanswered at the end: the calling message"},
 		{[]openai.ChatCompletionMessage{u, r("a")}, 1, "a result with no call"},
 		{[]openai.ChatCompletionMessage{u, a, r("a"), r("b"), r("a")}, 4, "a call answered twice"},
 		{[]openai.ChatCompletionMessage{u, {Role: "assistant", FunctionCall: &openai.FunctionCall{Name: "f"}}, {Role: "function", Name: "f"}}, -1, "legacy pair"},

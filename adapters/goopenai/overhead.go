@@ -1,10 +1,8 @@
 package goopenai
 
 import (
-	"encoding/json"
-	"math"
-
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -18,27 +16,8 @@ import (
 // usage.prompt_tokens. A field that does not encode (which the client
 // could not send either) counts 0; the sum saturates at math.MaxInt.
 func Overhead(req openai.ChatCompletionRequest, c history.Counter) int {
-	if c == nil {
-		c = history.Heuristic()
-	}
-	total := 0
-	add := func(v any) {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return
-		}
-		n := max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(raw)}), 0)
-		total = min(total, math.MaxInt-n) + n
-	}
-	if len(req.Tools) > 0 {
-		add(req.Tools)
-	}
 	//lint:ignore SA1019 the deprecated functions are still sent, so they are counted.
-	if fns := req.Functions; len(fns) > 0 {
-		add(fns)
-	}
-	if req.ResponseFormat != nil {
-		add(req.ResponseFormat)
-	}
-	return total
+	fns := req.Functions
+	return adapt.Overhead(c, adapt.JSONIf(len(req.Tools) > 0, req.Tools), adapt.JSONIf(len(fns) > 0, fns),
+		adapt.JSONIf(req.ResponseFormat != nil, req.ResponseFormat))
 }

@@ -1,8 +1,6 @@
 package goopenai
 
 import (
-	"errors"
-
 	"github.com/histrim/history"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -37,17 +35,5 @@ import (
 //   - msgs cannot be converted: nil and a *MessageError; an invalid
 //     option: nil and the core's error.
 func RecoverOverflow(msgs []openai.ChatCompletionMessage, providerErr error, attempt int, opts ...history.Option) ([]openai.ChatCompletionMessage, history.Result, error) {
-	hist, err := convert(msgs, opts)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	res, err := history.RecoverOverflow(hist, providerErr, attempt, opts...)
-	var cannot *history.RecoverError
-	switch {
-	case errors.Is(err, history.ErrNotOverflow):
-		return msgs[:len(msgs):len(msgs)], res, err
-	case err != nil && !errors.As(err, &cannot):
-		return nil, res, err
-	}
-	return apply(msgs, res), res, err
+	return codec.RecoverOverflow(struct{}{}, msgs, providerErr, attempt, opts)
 }

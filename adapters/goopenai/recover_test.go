@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -17,65 +17,62 @@ import (
 // answer of status and body.
 func clientError(t *testing.T, status int, body string) error {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}))
-	defer srv.Close()
-	cfg := openai.DefaultConfig("sk-test")
-	cfg.BaseURL = srv.URL + "/v1"
-	_, err := openai.NewClientWithConfig(cfg).CreateChatCompletion(context.Background(),
-		openai.ChatCompletionRequest{Model: "gpt-test", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	return err
+	return adaptertest.Refusal(t, status, body, func(base string) error {
+		cfg := openai.DefaultConfig("sk-test")
+		cfg.BaseURL = base + "/v1"
+		_, err := openai.NewClientWithConfig(cfg).CreateChatCompletion(context.Background(),
+			openai.ChatCompletionRequest{Model: "gpt-test", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
+		return err
+	})
 }
 
-// TestRecoverOverflowClientErrors: the errors the real client returns for
-// the providers' overflow bodies (an *openai.APIError for OpenAI's, an
-// *openai.RequestError for a body it cannot read as OpenAI's) lead to a
-// smaller history; a rate limit and an authentication error do not.
-func TestRecoverOverflowClientErrors(t *testing.T) {
-	msgs := conversation(8, 200)
-	h, _ := ToHistory(msgs)
-	est := history.Estimate(h, nil)
-	for _, tc := range []struct {
-		status   int
-		body     string
-		overflow bool
-		reason   string
-	}{
-		{400, fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, est*2/3, est),
-			true, "OpenAI's body: an *openai.APIError"},
-		{400, fmt.Sprintf(`{"object":"error","message":"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, 500 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`, est*2/3, est+500, est),
-			true, "vLLM's body: an *openai.RequestError"},
-		{400, fmt.Sprintf(`The input (%d tokens) is longer than the model's context length (%d tokens).`, est, est*2/3),
-			true, "a plain-text body: an *openai.RequestError"},
-		{429, `{"error":{"message":"Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 25000, Requested 9000. Please try again in 8s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`,
-			false, "a rate limit that names tokens"},
-		{401, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, false, "authentication"},
-	} {
-		err := clientError(t, tc.status, tc.body)
-		var api *openai.APIError
-		var req *openai.RequestError
-		if !errors.As(err, &api) && !errors.As(err, &req) {
-			t.Fatalf("%s: client error %T", tc.reason, err)
-		}
-		for _, e := range []error{err, fmt.Errorf("agent step: %w", err)} {
-			out, res, rerr := RecoverOverflow(msgs, e, 1)
-			switch {
-			case tc.overflow && (rerr != nil || res.DroppedTurns == 0 || len(out) >= len(msgs)):
-				t.Errorf("%s (%T): %v, %d turns dropped", tc.reason, err, rerr, res.DroppedTurns)
-			case !tc.overflow && (!errors.Is(rerr, history.ErrNotOverflow) || len(out) != len(msgs)):
-				t.Errorf("%s: %v, %d messages", tc.reason, rerr, len(out))
-			}
-			if tc.overflow && Validate(out) != nil {
-				t.Errorf("%s: %v", tc.reason, Validate(out))
-			}
-		}
+// contractConversation is ten turns of a task, a call, its result and an
+// answer.
+func contractConversation() []openai.ChatCompletionMessage {
+	msgs := []openai.ChatCompletionMessage{{Role: "system", Content: "be brief"}}
+	for i := range 6 {
+		id := "call_" + strconv.Itoa(i)
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: "user", Content: "task " + strconv.Itoa(i) + strings.Repeat(" words", 20)},
+			openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{call(id, "read", "{}")}},
+			openai.ChatCompletionMessage{Role: "tool", ToolCallID: id, Content: strings.Repeat("output line\n", 40)},
+			openai.ChatCompletionMessage{Role: "assistant", Content: "done " + strconv.Itoa(i)})
 	}
+	return msgs
+}
+
+// TestContract runs the adapter through the contract every adapter keeps,
+// its overflows the errors the real client returns for the providers'
+// bodies (an *openai.APIError for OpenAI's, an *openai.RequestError for
+// vLLM's and a plain-text one), wrapped or not; a rate limit that names
+// tokens and an authentication error are no overflow.
+func TestContract(t *testing.T) {
+	est := adapter.Tokens(t, contractConversation())
+	var overflows, others []error
+	for _, body := range []string{
+		fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, est*2/3, est),
+		fmt.Sprintf(`{"object":"error","message":"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, 500 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`, est*2/3, est+500, est),
+		fmt.Sprintf(`The input (%d tokens) is longer than the model's context length (%d tokens).`, est, est*2/3),
+	} {
+		err := clientError(t, 400, body)
+		overflows = append(overflows, err, fmt.Errorf("agent step: %w", err))
+	}
+	others = append(others,
+		clientError(t, 429, `{"error":{"message":"Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 25000, Requested 9000. Please try again in 8s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`),
+		clientError(t, 401, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`))
+	c := &adaptertest.Contract[openai.ChatCompletionMessage]{
+		Trim: Trim, RecoverOverflow: RecoverOverflow, Positions: Positions, Validate: Validate, ToHistory: ToHistory,
+		NewTrimmer: func(opts ...history.Option) adaptertest.Trimmer[openai.ChatCompletionMessage] {
+			return NewTrimmer(opts...)
+		},
+		ErrUnpaired:  ErrUnpaired,
+		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
+		Invalid:    []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}, {Role: "robot"}},
+		Bad:        1,
+		Unpaired:   contractConversation()[:3],
+		UnpairedAt: 2, UnpairedID: "call_0",
+		Overflows: overflows, NotOverflows: others,
+	}
+	c.Run(t)
 }
 
 // TestRecoverOverflowCannot: with only the latest turn left, a

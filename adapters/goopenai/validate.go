@@ -2,10 +2,8 @@ package goopenai
 
 import (
 	"errors"
-	"slices"
-	"strconv"
 
-	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -13,25 +11,12 @@ import (
 // completions tool-pairing rule, which the API enforces with an HTTP 400.
 var ErrUnpaired = errors.New("history/goopenai: unpaired tool call or tool message")
 
-// PairingError reports where messages break the pairing rule. It wraps
-// ErrUnpaired.
-type PairingError struct {
-	// Index is the position of the offending message: a tool message that
-	// answers no open call, or the first message after calls left
-	// unanswered (len(msgs) when they end the messages).
-	Index int
-	// ID is the tool call id concerned.
-	ID string
-	// Reason says which half of the rule is broken.
-	Reason string
-}
-
-func (e *PairingError) Error() string {
-	return "history/goopenai: message " + strconv.Itoa(e.Index) + ": " + e.Reason + " (tool call id " + strconv.Quote(e.ID) + ")"
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
+// PairingError reports where messages break the pairing rule: Index is the
+// position of the offending message (the tool message that answers
+// nothing, or the assistant message whose call is never answered), ID the
+// tool call id concerned, Reason which half of the rule is broken. It
+// wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
 // Validate checks msgs against the chat completions tool-pairing rule:
 // every tool call of an assistant message is answered by a tool message
@@ -45,29 +30,11 @@ func (e *PairingError) Unwrap() error { return ErrUnpaired }
 // nil, the first violation as a *PairingError, or a *MessageError for a
 // message it cannot read; it never modifies msgs.
 func Validate(msgs []openai.ChatCompletionMessage) error {
-	var open []string // the unanswered calls of the latest assistant message
-	for i := range msgs {
-		m, err := toMessage(&msgs[i])
-		if err != nil {
-			return &MessageError{Index: i, Reason: err.Error()}
-		}
-		if m.Role == history.RoleTool {
-			k := slices.Index(open, m.ToolCallID)
-			if k < 0 {
-				return &PairingError{Index: i, ID: m.ToolCallID, Reason: "tool message answers no open tool call"}
-			}
-			open = slices.Delete(open, k, k+1)
-			continue
-		}
-		if len(open) > 0 {
-			return &PairingError{Index: i, ID: open[0], Reason: "tool call left unanswered"}
-		}
-		for _, c := range m.ToolCalls {
-			open = append(open, c.ID)
-		}
-	}
-	if len(open) > 0 {
-		return &PairingError{Index: len(msgs), ID: open[0], Reason: "tool call left unanswered"}
-	}
-	return nil
+	return adapt.Validate(providerRules, msgs)
+}
+
+// providerRules is the provider's rules table that Validate walks
+// (docs/providers.md).
+var providerRules = []adapt.Rule[openai.ChatCompletionMessage]{
+	each.Pairing(ErrUnpaired),
 }

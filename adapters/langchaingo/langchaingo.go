@@ -8,7 +8,6 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
-	"github.com/histrim/history/internal/notice"
 	"github.com/histrim/history/internal/regroup"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -167,13 +166,7 @@ func elide(part llms.ContentPart, text string) llms.ContentPart {
 
 // breadcrumb renders a notice the trimmer inserted.
 func breadcrumb(m history.Message) llms.MessageContent {
-	role := llms.ChatMessageTypeHuman
-	switch m.Role {
-	case history.RoleAssistant:
-		role = llms.ChatMessageTypeAI
-	case history.RoleSystem:
-		role = llms.ChatMessageTypeSystem
-	}
+	role := adapt.ByRole(m.Role, llms.ChatMessageTypeSystem, llms.ChatMessageTypeHuman, llms.ChatMessageTypeAI)
 	return llms.MessageContent{Role: role, Parts: []llms.ContentPart{llms.TextContent{Text: m.Content}}}
 }
 
@@ -182,19 +175,7 @@ func breadcrumb(m history.Message) llms.MessageContent {
 // holding one text part with exactly its text (a cache-control wrapper is
 // allowed).
 func convert(msgs []llms.MessageContent, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
-	out, slots, err := convertMessages(msgs)
-	if err != nil {
-		return nil, nil, err
-	}
-	notice.Mark(out, opts, readNotice, func(i int) bool { return len(msgs[slots[i].Native].Parts) == 1 })
-	return out, slots, nil
-}
-
-// readNotice returns the notice b as ToHistory reads it once Trim has
-// rendered it.
-func readNotice(b history.Message) []history.Message {
-	m, _, _ := convertMessages([]llms.MessageContent{breadcrumb(b)}) // a rendered notice always converts
-	return m
+	return adapt.Marked(msgs, opts, convertMessages, breadcrumb, func(m llms.MessageContent) bool { return len(m.Parts) == 1 })
 }
 
 // convertMessages is convert without the recognition of notices.

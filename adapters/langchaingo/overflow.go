@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/errtree"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -113,10 +114,10 @@ func mappedCause(err error) error {
 func hiddenStatus(err error) int {
 	code, budget := 0, maxText
 	walk(err, func(e error) bool {
-		if hasChildren(e) {
+		if errtree.HasChildren(e) {
 			return false // its text repeats its children's; read them
 		}
-		s, ok := safeText(e)
+		s, ok := errtree.Error(e)
 		if !ok {
 			return false
 		}
@@ -160,62 +161,7 @@ type statusCarrier int
 func (s statusCarrier) Error() string   { return "" }
 func (s statusCarrier) StatusCode() int { return int(s) }
 
-// walk calls visit on err and on every error reachable from it through
-// Unwrap() error and Unwrap() []error, parents before children, until visit
-// returns true or maxWalk errors have been visited. At most maxWalk errors
-// wait to be visited at once; an Unwrap that panics ends its branch.
-func walk(err error, visit func(error) bool) {
-	stack := []error{err}
-	for n := 0; len(stack) > 0 && n < maxWalk; n++ {
-		e := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if e == nil {
-			continue
-		}
-		if visit(e) {
-			return
-		}
-		many, one := safeUnwrap(e)
-		if one != nil {
-			stack = append(stack, one)
-		}
-		many = many[:min(len(many), max(maxWalk-len(stack), 0))]
-		for i := len(many) - 1; i >= 0; i-- {
-			stack = append(stack, many[i])
-		}
-	}
-}
-
-// hasChildren reports whether e wraps other errors (it implements Unwrap,
-// whatever Unwrap returns).
-func hasChildren(e error) bool {
-	switch e.(type) {
-	case interface{ Unwrap() error }, interface{ Unwrap() []error }:
-		return true
-	}
-	return false
-}
-
-func safeUnwrap(e error) (many []error, one error) {
-	defer func() {
-		if recover() != nil {
-			many, one = nil, nil
-		}
-	}()
-	switch u := e.(type) {
-	case interface{ Unwrap() error }:
-		return nil, u.Unwrap()
-	case interface{ Unwrap() []error }:
-		return u.Unwrap(), nil
-	}
-	return nil, nil
-}
-
-func safeText(e error) (s string, ok bool) {
-	defer func() {
-		if recover() != nil {
-			s, ok = "", false
-		}
-	}()
-	return e.Error(), true
-}
+// walk calls visit on err and on every error reachable from it, parents
+// before children, until visit returns true or maxWalk errors have been
+// visited (errtree.Walk).
+func walk(err error, visit func(error) bool) { errtree.Walk(err, maxWalk, visit) }

@@ -32,26 +32,35 @@ type PairingError = adapt.PairingError
 // per message keeps it. Validate returns nil or the first violation, a
 // *PairingError wrapping ErrUnpaired. It never modifies msgs.
 func Validate(msgs []llms.MessageContent) error {
-	return adapt.CheckPairing("langchaingo", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
-		mc := &msgs[i]
-		results := mc.Role == llms.ChatMessageTypeTool
-		var ids []string
-		for _, part := range mc.Parts {
-			switch x := unwrap(part).(type) {
-			case llms.ToolCall:
-				if mc.Role != llms.ChatMessageTypeAI {
-					return results, nil, unpaired(i, x.ID, "tool call in a "+string(mc.Role)+" message")
-				}
-				ids = append(ids, x.ID)
-			case llms.ToolCallResponse:
-				if !results {
-					return false, nil, unpaired(i, x.ToolCallID, "tool response in a "+string(mc.Role)+" message")
-				}
-				ids = append(ids, x.ToolCallID)
+	return adapt.Validate(providerRules, msgs)
+}
+
+// providerRules is the provider's rules table that Validate walks
+// (docs/providers.md).
+var providerRules = []adapt.Rule[llms.MessageContent]{
+	adapt.PairingRule("langchaingo", "message", ErrUnpaired, read),
+}
+
+// read says what msgs[i] calls or answers (see pairing.Read).
+func read(msgs []llms.MessageContent, i int) (bool, []string, error) {
+	mc := &msgs[i]
+	results := mc.Role == llms.ChatMessageTypeTool
+	var ids []string
+	for _, part := range mc.Parts {
+		switch x := unwrap(part).(type) {
+		case llms.ToolCall:
+			if mc.Role != llms.ChatMessageTypeAI {
+				return results, nil, unpaired(i, x.ID, "tool call in a "+string(mc.Role)+" message")
 			}
+			ids = append(ids, x.ID)
+		case llms.ToolCallResponse:
+			if !results {
+				return false, nil, unpaired(i, x.ToolCallID, "tool response in a "+string(mc.Role)+" message")
+			}
+			ids = append(ids, x.ToolCallID)
 		}
-		return results, ids, nil
-	})
+	}
+	return results, ids, nil
 }
 
 func unpaired(i int, id, reason string) error {

@@ -8,7 +8,6 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/mediapart"
-	"github.com/histrim/history/internal/notice"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 )
@@ -27,18 +26,14 @@ const legacyCallID = "legacy_function_call"
 // is wrong with it.
 type MessageError = adapt.MessageError
 
-// codec is the adapter's part of the shape every adapter shares
-// (internal/adapt): the conversion both ways.
-var codec = &adapt.Codec[struct{}, openai.ChatCompletionMessageParamUnion]{
+// each is the adapter's part of the shape every adapter shares
+// (internal/adapt): the conversion both ways, one message for one.
+var each = &adapt.Each[openai.ChatCompletionMessageParamUnion]{
 	Name: "openai", Noun: "message",
-	Convert: func(_ struct{}, msgs []openai.ChatCompletionMessageParamUnion, opts []history.Option) (*adapt.View[openai.ChatCompletionMessageParamUnion], error) {
-		hist, err := convert(msgs, opts)
-		if err != nil {
-			return nil, err
-		}
-		return adapt.OneForOne(msgs, hist, fromBreadcrumb, elide, rebuildCalls), nil
-	},
+	To: toMessage, Notice: fromBreadcrumb, Elide: elide, Calls: rebuildCalls,
 }
+
+var codec = each.Codec()
 
 // Trimmer is the stateful trimmer of a conversation's messages: a
 // history.Trimmer (maintenance points, cold resume, summaries, the plan
@@ -77,31 +72,7 @@ func Positions(msgs []openai.ChatCompletionMessageParamUnion, res history.Result
 // ToHistory never modifies msgs. A message it cannot convert yields a nil
 // slice and a *MessageError naming its index.
 func ToHistory(msgs []openai.ChatCompletionMessageParamUnion) ([]history.Message, error) {
-	return convert(msgs, nil)
-}
-
-// convert implements ToHistory, recognising the notices a trim with opts
-// inserts (see notice.Mark): a message that converts exactly as a rendered
-// notice does (same role, text and name, nothing else).
-func convert(msgs []openai.ChatCompletionMessageParamUnion, opts []history.Option) ([]history.Message, error) {
-	out := make([]history.Message, len(msgs))
-	for i := range msgs {
-		m, err := toMessage(&msgs[i])
-		if err != nil {
-			return nil, invalid(i, err)
-		}
-		out[i] = m
-	}
-	notice.Mark(out, opts, readNotice, nil)
-	return out, nil
-}
-
-// readNotice returns the notice b as ToHistory reads it once Trim has
-// rendered it natively: a plain-string message of its role, with its name.
-func readNotice(b history.Message) []history.Message {
-	u := fromBreadcrumb(b)
-	m, _ := toMessage(&u) // a rendered notice always converts
-	return []history.Message{m}
+	return each.Convert(msgs, nil)
 }
 
 // Trim trims msgs to budget tokens with [history.TrimToRecentTurns] and
@@ -138,11 +109,6 @@ func readNotice(b history.Message) []history.Message {
 // does. On any other error the messages are nil.
 func Trim(msgs []openai.ChatCompletionMessageParamUnion, budget int, opts ...history.Option) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
 	return codec.Trim(struct{}{}, msgs, budget, opts)
-}
-
-// invalid is the *MessageError for msgs[i].
-func invalid(i int, err error) error {
-	return adapt.Invalid("openai", "message", nil, i, err.Error())
 }
 
 // elide returns a copy of the tool (or legacy function) message u holding

@@ -782,7 +782,7 @@ func TestRecoverOverflow(t *testing.T) {
 // it; see TestPinRepeatedTrim).
 func assertRebuilt(t *testing.T, out []openai.ChatCompletionMessageParamUnion, res history.Result, opts []history.Option) {
 	t.Helper()
-	back, err := convert(out, opts)
+	back, err := each.Convert(out, opts)
 	if err != nil {
 		t.Fatalf("output does not convert: %v", err)
 	}

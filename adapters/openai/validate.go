@@ -3,7 +3,6 @@ package openai
 import (
 	"errors"
 
-	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/openai/openai-go/v3"
 )
@@ -38,18 +37,11 @@ type PairingError = adapt.PairingError
 // violation as a *PairingError otherwise, or a *MessageError when a message
 // cannot be read. It never modifies msgs.
 func Validate(msgs []openai.ChatCompletionMessageParamUnion) error {
-	return adapt.CheckPairing("openai", "message", ErrUnpaired, len(msgs), func(i int) (bool, []string, error) {
-		m, err := toMessage(&msgs[i])
-		if err != nil {
-			return true, nil, invalid(i, err)
-		}
-		if m.Role == history.RoleTool {
-			return true, []string{m.ToolCallID}, nil
-		}
-		ids := make([]string, len(m.ToolCalls))
-		for k := range m.ToolCalls {
-			ids[k] = m.ToolCalls[k].ID
-		}
-		return false, ids, nil
-	})
+	return adapt.Validate(providerRules, msgs)
+}
+
+// providerRules is the provider's rules table that Validate walks
+// (docs/providers.md).
+var providerRules = []adapt.Rule[openai.ChatCompletionMessageParamUnion]{
+	each.Pairing(ErrUnpaired),
 }

@@ -694,6 +694,27 @@ func withArguments(u Item, args string) Item {
 // form and returns an override.
 func withArgumentsJSON(u Item, args string) Item {
 	raw, err := rawJSON(&u)
+	return rewriteJSON(u, raw, err, func(typ string, obj map[string]json.RawMessage) bool {
+		key := ""
+		switch typ {
+		case "function_call":
+			key = "arguments"
+		case "custom_tool_call":
+			key = "input"
+		default:
+			return false
+		}
+		obj[key], _ = json.Marshal(args) // a string always encodes
+		return true
+	})
+}
+
+// rewriteJSON returns u, whose JSON form is raw (or err), rewritten at the
+// JSON level: edit changes the keys of its object, given its "type", and
+// the result is an override of that object, so unknown keys survive. u
+// is returned as it is when it does not encode to an object or edit
+// returns false.
+func rewriteJSON(u Item, raw []byte, err error, edit func(typ string, obj map[string]json.RawMessage) bool) Item {
 	if err != nil {
 		return u
 	}
@@ -703,16 +724,9 @@ func withArgumentsJSON(u Item, args string) Item {
 	}
 	var typ string
 	_ = json.Unmarshal(obj["type"], &typ)
-	key := ""
-	switch typ {
-	case "function_call":
-		key = "arguments"
-	case "custom_tool_call":
-		key = "input"
-	default:
+	if !edit(typ, obj) {
 		return u
 	}
-	obj[key], _ = json.Marshal(args) // a string always encodes
 	if raw, err = json.Marshal(obj); err != nil {
 		return u
 	}
@@ -769,37 +783,27 @@ func elide(u Item, text string) Item {
 // the output (or result) of its JSON form and returns an override.
 func elideJSON(u Item, text string) Item {
 	raw, err := json.Marshal(u)
-	if err != nil {
-		return u
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return u
-	}
-	var typ string
-	_ = json.Unmarshal(obj["type"], &typ)
-	str, _ := json.Marshal(text) // a string always encodes
-	switch typ {
-	case "function_call_output", "custom_tool_call_output", "local_shell_call_output", "apply_patch_call_output":
-		obj["output"] = str
-	case "program_output":
-		obj["result"] = str
-	case "shell_call_output":
-		outcome := json.RawMessage(`{"type":"exit","exit_code":0}`)
-		var chunks []struct {
-			Outcome json.RawMessage `json:"outcome"`
+	return rewriteJSON(u, raw, err, func(typ string, obj map[string]json.RawMessage) bool {
+		str, _ := json.Marshal(text) // a string always encodes
+		switch typ {
+		case "function_call_output", "custom_tool_call_output", "local_shell_call_output", "apply_patch_call_output":
+			obj["output"] = str
+		case "program_output":
+			obj["result"] = str
+		case "shell_call_output":
+			outcome := json.RawMessage(`{"type":"exit","exit_code":0}`)
+			var chunks []struct {
+				Outcome json.RawMessage `json:"outcome"`
+			}
+			if json.Unmarshal(obj["output"], &chunks) == nil && len(chunks) > 0 && len(chunks[len(chunks)-1].Outcome) > 0 {
+				outcome = chunks[len(chunks)-1].Outcome
+			}
+			obj["output"], _ = json.Marshal([]map[string]json.RawMessage{{"stdout": str, "stderr": json.RawMessage(`""`), "outcome": outcome}})
+		default:
+			return false
 		}
-		if json.Unmarshal(obj["output"], &chunks) == nil && len(chunks) > 0 && len(chunks[len(chunks)-1].Outcome) > 0 {
-			outcome = chunks[len(chunks)-1].Outcome
-		}
-		obj["output"], _ = json.Marshal([]map[string]json.RawMessage{{"stdout": str, "stderr": json.RawMessage(`""`), "outcome": outcome}})
-	default:
-		return u
-	}
-	if raw, err = json.Marshal(obj); err != nil {
-		return u
-	}
-	return newOverride(raw)
+		return true
+	})
 }
 
 // fromBreadcrumb renders the notice b as an easy input message of its role
@@ -807,13 +811,7 @@ func elideJSON(u Item, text string) Item {
 // Content and the text of its text parts, a line each. Responses messages
 // have no author name: b.Name is not rendered.
 func fromBreadcrumb(b history.Message) Item {
-	role := responses.EasyInputMessageRoleUser
-	switch b.Role {
-	case history.RoleSystem:
-		role = responses.EasyInputMessageRoleDeveloper
-	case history.RoleAssistant:
-		role = responses.EasyInputMessageRoleAssistant
-	}
+	role := adapt.ByRole(b.Role, responses.EasyInputMessageRoleDeveloper, responses.EasyInputMessageRoleUser, responses.EasyInputMessageRoleAssistant)
 	return Item{OfMessage: &responses.EasyInputMessageParam{
 		Role:    role,
 		Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(noticeText(b))},

@@ -76,18 +76,91 @@ func (e *ReasoningError) Unwrap() error { return ErrUnboundReasoning }
 // documented; Trim pairs them like calls and outputs, which is stricter.
 // Validate never modifies items.
 func Validate(items []Item) error {
+	return adapt.Validate(providerRules, items)
+}
+
+// providerRules is the provider's rules table that Validate walks
+// (docs/providers.md).
+var providerRules = []adapt.Rule[Item]{{
+	Rule:   "every tool call has an output after it, and every output answers a call before it (by call id)",
+	Answer: "No tool output found for function call call_... / No tool call found for function call output with call_id call_...",
+	Source: "tjardoo/openai-client#124, continuedev/continue#10092",
+	Check:  checkPairing,
+}, {
+	Rule:   "a reasoning item is followed by the item it was produced for",
+	Answer: "Item 'rs_...' of type 'reasoning' was provided without its required following item.",
+	Source: "continuedev/continue#8933, vercel/ai#7099, openai/openai-agents-python#1611",
+	Check:  checkReasoning,
+}}
+
+// readAll reads every item: their views, or the index and *MessageError
+// of the first that cannot be read.
+func readAll(items []Item) ([]view, int, error) {
 	views := make([]view, len(items))
 	for i := range items {
 		v, err := read(&items[i])
 		if err != nil {
-			return invalid(i, err)
+			return nil, i, invalid(i, err)
 		}
 		views[i] = v
 	}
-	// The first call with each call id (and the local shell calls by item
-	// id), and the last output answering each id.
-	firstCall := map[string]int{}
-	lastOutput := map[string]int{}
+	return views, -1, nil
+}
+
+// checkReasoning is the Check of the reasoning rule.
+func checkReasoning(items []Item) (int, error) {
+	views, at, err := readAll(items)
+	if err != nil {
+		return at, err
+	}
+	for i := range views {
+		if views[i].cls == clsReasoning && !precedes(views, i) {
+			return i, &ReasoningError{Index: i, ID: views[i].id}
+		}
+	}
+	return -1, nil
+}
+
+// checkPairing is the Check of the pairing rule.
+func checkPairing(items []Item) (int, error) {
+	views, at, err := readAll(items)
+	if err != nil {
+		return at, err
+	}
+	firstCall, lastOutput, shellIDs := callIndex(views)
+	ref := false // an item_reference or opaque item came before
+	for i := range views {
+		v := &views[i]
+		switch {
+		case v.cls == clsOpaque:
+			ref = true
+		case approval(v):
+		case v.cls == clsCall:
+			answered := lastOutput[v.callID] > i
+			if !answered && v.typ == "local_shell_call" && v.id != "" {
+				answered = lastOutput[v.id] > i
+			}
+			if !answered {
+				return i, adapt.Unpaired("responses", "item", ErrUnpaired, i, v.callID, "tool call has no output after it")
+			}
+		case v.cls == clsResult:
+			at, ok := firstCall[v.callID]
+			if !ok && v.typ == "local_shell_call_output" {
+				at, ok = firstCall[shellIDs[v.callID]]
+			}
+			if (!ok || at > i) && !ref {
+				return i, adapt.Unpaired("responses", "item", ErrUnpaired, i, v.callID, "output answers no call before it")
+			}
+		}
+	}
+	return -1, nil
+}
+
+// callIndex returns the first call with each call id, the last output
+// answering each id, and the call id of each local_shell_call by its item
+// id (MCP approvals left out).
+func callIndex(views []view) (firstCall, lastOutput map[string]int, shellIDs map[string]string) {
+	firstCall, lastOutput, shellIDs = map[string]int{}, map[string]int{}, map[string]string{}
 	for i := range views {
 		v := &views[i]
 		if approval(v) {
@@ -102,7 +175,6 @@ func Validate(items []Item) error {
 			lastOutput[v.callID] = i
 		}
 	}
-	shellIDs := map[string]string{} // local_shell_call item id -> call id
 	for i := range views {
 		if v := &views[i]; v.cls == clsCall && v.typ == "local_shell_call" && v.id != "" {
 			if _, ok := shellIDs[v.id]; !ok {
@@ -110,41 +182,7 @@ func Validate(items []Item) error {
 			}
 		}
 	}
-	ref := false // an item_reference or opaque item came before
-	for i := range views {
-		v := &views[i]
-		switch v.cls {
-		case clsOpaque:
-			ref = true
-		case clsReasoning:
-			if !precedes(views, i) {
-				return &ReasoningError{Index: i, ID: v.id}
-			}
-		case clsCall:
-			if approval(v) {
-				continue
-			}
-			answered := lastOutput[v.callID] > i
-			if !answered && v.typ == "local_shell_call" && v.id != "" {
-				answered = lastOutput[v.id] > i
-			}
-			if !answered {
-				return adapt.Unpaired("responses", "item", ErrUnpaired, i, v.callID, "tool call has no output after it")
-			}
-		case clsResult:
-			if approval(v) {
-				continue
-			}
-			at, ok := firstCall[v.callID]
-			if !ok && v.typ == "local_shell_call_output" {
-				at, ok = firstCall[shellIDs[v.callID]]
-			}
-			if (!ok || at > i) && !ref {
-				return adapt.Unpaired("responses", "item", ErrUnpaired, i, v.callID, "output answers no call before it")
-			}
-		}
-	}
-	return nil
+	return firstCall, lastOutput, shellIDs
 }
 
 // precedes reports whether the reasoning item at i is followed by an item

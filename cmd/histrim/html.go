@@ -231,6 +231,30 @@ func eventPairs(e *history.Event) []pair {
 	return ps
 }
 
+// lay lays the messages idx of v out in a row from chartX, sx pixels a
+// token (their tokens as sent when sent is true): the segments of the
+// transcript's messages, those of the notices, and the row's width. long
+// asks for the segments' long titles.
+func lay(v *trimView, idx []int, sx float64, sent, long bool) (segs, notices []seg, x float64) {
+	segs = make([]seg, 0, len(idx))
+	for _, i := range idx {
+		m := &v.Msgs[i]
+		tokens := m.Tokens
+		if sent {
+			tokens = m.SentTokens
+		}
+		w := float64(tokens) * sx
+		sg := seg{X: coord(float64(chartX) + x), W: coord(w), Fate: fateName(m.Fate), Index: m.Index, Tokens: tokens, Title: segTitle(m, long)}
+		if m.Index < 0 {
+			notices = append(notices, notice(sg, x, w))
+		} else {
+			segs = append(segs, sg)
+		}
+		x += w
+	}
+	return segs, notices, x
+}
+
 // newTrimChart lays out the trim: two strips (the transcript and what was
 // sent, on the scale of the larger of them and the budget, with the budget
 // line), then one bar per turn, on the scale of the largest bar.
@@ -251,19 +275,7 @@ func newTrimChart(o htmlOptions, r *report, v *trimView) trimChart {
 		x += w
 	}
 	c.StripW[0] = coord(x)
-	x = 0
-	c.Sent = make([]seg, 0, len(v.Sent))
-	for _, i := range v.Sent {
-		m := &v.Msgs[i]
-		w := float64(m.SentTokens) * sx
-		sg := seg{X: coord(float64(chartX) + x), W: coord(w), Fate: fateName(m.Fate), Index: m.Index, Tokens: m.SentTokens, Title: segTitle(m, false)}
-		if m.Index < 0 {
-			c.SentNotices = append(c.SentNotices, notice(sg, x, w))
-		} else {
-			c.Sent = append(c.Sent, sg)
-		}
-		x += w
-	}
+	c.Sent, c.SentNotices, x = lay(v, v.Sent, sx, true, false)
 	c.StripW[1] = coord(x)
 	stripBottom := top + 2*stripH + 6
 	type level struct {
@@ -318,18 +330,7 @@ func newTrimChart(o htmlOptions, r *report, v *trimView) trimChart {
 			row.Label = "prefix"
 		}
 		row.Sub = msgRange(b.Start, b.End) + " · " + b.Fate
-		x = 0
-		for _, i := range b.Msgs {
-			m := &v.Msgs[i]
-			w := float64(m.Tokens) * bx
-			sg := seg{X: coord(float64(chartX) + x), W: coord(w), Fate: fateName(m.Fate), Index: m.Index, Tokens: m.Tokens, Title: segTitle(m, true)}
-			if m.Index < 0 {
-				row.Notices = append(row.Notices, notice(sg, x, w))
-			} else {
-				row.Segs = append(row.Segs, sg)
-			}
-			x += w
-		}
+		row.Segs, row.Notices, x = lay(v, b.Msgs, bx, false, true)
 		row.W = coord(x)
 		row.TokensX = coord(float64(chartX) + x + 6)
 		c.Bars = append(c.Bars, row)

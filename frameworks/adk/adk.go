@@ -3,11 +3,11 @@ package adk
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"sync"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/gemini"
+	"github.com/histrim/history/internal/adapt"
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
@@ -126,15 +126,7 @@ func (c *Callbacks) Install(cfg *llmagent.Config) {
 
 // options returns the trim options for a request with config.
 func (c *Callbacks) options(config *genai.GenerateContentConfig) []history.Option {
-	opts := slices.Clip(c.cfg.Options)
-	if c.cfg.Counter != nil {
-		opts = append(opts, history.WithCounter(c.cfg.Counter))
-	}
-	opts = append(opts, history.WithCalibration(c.cal))
-	if n := gemini.Overhead(config, c.cfg.Counter); n > 0 {
-		opts = append(opts, history.WithOverhead(n))
-	}
-	return opts
+	return adapt.CallOptions(c.cfg.Options, c.cfg.Counter, c.cal, gemini.Overhead(config, c.cfg.Counter))
 }
 
 func system(req *model.LLMRequest) *genai.Content {
@@ -183,11 +175,8 @@ func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMReques
 	if c.cfg.Model == nil || req == nil || !history.IsContextOverflow(llmErr) {
 		return nil, nil
 	}
-	retries := c.cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
+	retries := adapt.Retries(c.cfg.MaxRetries, DefaultMaxRetries)
+	if retries == 0 {
 		return nil, nil
 	}
 	opts := c.options(req.Config)
@@ -238,11 +227,7 @@ func (c *Callbacks) AfterModel(ctx agent.CallbackContext, resp *model.LLMRespons
 	if !ok {
 		return nil, nil
 	}
-	reported := int(resp.UsageMetadata.PromptTokenCount)
-	v := c.cal.Observe(res.TokensAfter, reported)
-	if c.cfg.OnObserve != nil {
-		c.cfg.OnObserve(res.TokensAfter, reported, v)
-	}
+	adapt.Observe(c.cal, res.TokensAfter, int(resp.UsageMetadata.PromptTokenCount), c.cfg.OnObserve)
 	c.save(ctx)
 	return nil, nil
 }

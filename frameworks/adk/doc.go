@@ -55,6 +55,8 @@
 // # Module
 //
 // This is its own module, requiring Go 1.25 as ADK v1.6.0 does, so that
-// the core does not depend on ADK. It uses the core's and the Gemini
-// adapter's public API.
+// the core does not depend on ADK. It uses the Gemini adapter, and the
+// wrapper steps every framework module shares (internal/adapt: a call's
+// options, resends, observation), so it is released together with the
+// core (version.go).
 package adk

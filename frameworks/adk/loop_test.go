@@ -10,11 +10,8 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/histrim/history"
 	hadk "github.com/histrim/history/frameworks/adk"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/loopserver"
@@ -106,41 +103,20 @@ func runTurns(t *testing.T, r *runner.Runner, l *adaptertest.Loop) {
 	}
 }
 
-// TestAgentLoop runs 50 user turns with tool results of 150-500 words
-// against a 16k window, with Gemini counting 1.35x the library's
-// estimate, and switching from 1.0x to 1.4x at turn 25: no error reaches
-// the user, no request breaks the pairing or lacks the task, at most one
-// overflow (two with the switch), each recovered in OnModelError, every
-// response observed by the calibration, trimmed requests filling at least
-// 85% of the window.
-func TestAgentLoop(t *testing.T) {
-	modes := []adaptertest.Mode{adaptertest.Modes()[0], adaptertest.Modes()[2]}
-	if raceEnabled {
-		modes = modes[1:]
-	}
-	for _, mode := range modes {
-		t.Run(mode.Name, func(t *testing.T) {
-			t.Parallel()
-			if raceEnabled {
-				mode.DriftTurn = 10 // ADK's flow is some ten times slower under the race detector: 20 turns there
-			}
-			l := adaptertest.NewLoop("adk", mode, loopWindow)
-			if raceEnabled {
-				l.Turns = 20
-			}
-			srv := &loopserver.Gemini{Judge: l, Window: loopWindow}
-			ts := httptest.NewServer(srv)
-			defer ts.Close()
-			m := geminiModel(t, ts.URL)
-			var observed, trimmed atomic.Int64
-			cb, err := hadk.New(hadk.Config{Budget: loopWindow, Model: m,
-				Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
-					history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
-				OnError: func(err error) { l.Note("OnError: %v", err) },
-				OnObserve: func(_, reported int, _ history.Verdict) {
-					observed.Add(1)
-					l.Accepted(trimmed.Swap(0) > 0, reported)
-				}})
+// framework describes ADK's runner to the shared loop suites: the
+// callbacks' plugin is the hook. (ADK's flow is some ten times slower
+// under the race detector: 20 turns there, the drift at turn 10.)
+var framework = adaptertest.Framework{Name: "adk", Window: loopWindow,
+	Race: raceEnabled, RaceTurns: 20, RaceDrift: 10,
+	Run: func(t *testing.T, l *adaptertest.Loop, hook *adaptertest.Hook) (int, int) {
+		srv := &loopserver.Gemini{Judge: l, Window: loopWindow}
+		ts := httptest.NewServer(srv)
+		defer ts.Close()
+		m := geminiModel(t, ts.URL)
+		setup := func(*llmagent.Config, *runner.Config) {}
+		if hook != nil {
+			cb, err := hadk.New(hadk.Config{Budget: loopWindow, Model: m, Calibration: hook.Calibration,
+				Options: hook.Options, OnError: hook.OnError, OnObserve: hook.OnObserve})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,41 +124,22 @@ func TestAgentLoop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, _ := newRunner(t, m, l.Words, func(_ *llmagent.Config, rc *runner.Config) {
-				rc.PluginConfig.Plugins = []*plugin.Plugin{p}
-			})
-			runTurns(t, r, l)
-			st, ls := srv.Stats(), l.Stats()
-			t.Logf("%s\n%s\nobserved %d of %d accepted responses", adaptertest.TableHeader, ls.Row(), observed.Load(), st.Accepted)
-			for _, p := range srv.Problems() {
-				t.Error("server: " + p)
-			}
-			l.Check(t)
-			if int(observed.Load()) != st.Accepted || st.Overflows != ls.Overflows {
-				t.Errorf("observed %d responses, the server accepted %d; overflows %d / %d", observed.Load(), st.Accepted, st.Overflows, ls.Overflows)
-			}
-		})
-	}
-}
+			setup = func(_ *llmagent.Config, rc *runner.Config) { rc.PluginConfig.Plugins = []*plugin.Plugin{p} }
+		}
+		r, _ := newRunner(t, m, l.Words, setup)
+		runTurns(t, r, l)
+		for _, p := range srv.Problems() {
+			t.Error("server: " + p)
+		}
+		st := srv.Stats()
+		return st.Accepted, st.Overflows
+	}}
+
+// TestAgentLoop: ADK's runner with the callbacks' plugin, an overflow
+// recovered in OnModelError (see adaptertest.Framework.AgentLoop).
+func TestAgentLoop(t *testing.T) { framework.AgentLoop(t) }
 
 // TestDefaultLoop is ADK's agent as it comes (no compaction: every event
-// of the session is sent), on the same loop with Gemini counting 1.35x:
-// once the session outgrows the window every turn fails; recorded as the
-// baseline the documentation quotes.
-func TestDefaultLoop(t *testing.T) {
-	t.Parallel()
-	l := adaptertest.NewLoop("adk (default)", adaptertest.Modes()[0], loopWindow)
-	if raceEnabled {
-		l.Turns = 20
-	}
-	srv := &loopserver.Gemini{Judge: l, Window: loopWindow}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	r, _ := newRunner(t, geminiModel(t, ts.URL), l.Words, func(*llmagent.Config, *runner.Config) {})
-	runTurns(t, r, l)
-	s := l.Stats()
-	t.Logf("%s\n%s", adaptertest.TableHeader, s.Row())
-	if s.Errors == 0 {
-		t.Errorf("ADK's default failed no turn: %s\n%s", s.Row(), strings.Join(l.Notes(), "\n"))
-	}
-}
+// of the session is sent): once the session outgrows the window every
+// turn fails.
+func TestDefaultLoop(t *testing.T) { framework.DefaultLoop(t, "adk (default)") }

@@ -58,7 +58,7 @@
 // # Not supported
 //
 // history.WithPin in Config (a step's messages have no stable indices;
-// Trim takes pins as indices into ToHistory's output). Streams are
+// Trim takes pins as indices into msgs, as every adapter's Trim does). Streams are
 // recovered only when the rejection is the first part or Stream's error,
 // as providers send it; StreamObject only when StreamObject returns it.
 //
@@ -66,5 +66,9 @@
 //
 // This is its own module, requiring Go 1.26.6 as fantasy v0.41.2 does,
 // so that the core, which requires Go 1.24, does not depend on fantasy.
-// It uses only the core's public API.
+// It has the shape every adapter shares (internal/adapt,
+// docs/adapters.md): its conversion both ways, its rules table, its
+// error reader and Overhead; Trim, RecoverOverflow and the errors come
+// from the core's internal packages, so it is released together with the
+// core (version.go).
 package fantasy

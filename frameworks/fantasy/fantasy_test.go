@@ -231,9 +231,9 @@ func TestValidate(t *testing.T) {
 	}{
 		{[]fantasy.Message{u, a, msg(fantasy.MessageRoleTool, result("b", ""), result("a", "")), u}, -1, "both answered in one tool message"},
 		{[]fantasy.Message{u, a, msg(fantasy.MessageRoleTool, result("a", "")), msg(fantasy.MessageRoleTool, result("b", ""))}, -1, "answered over two tool messages"},
-		{[]fantasy.Message{u, a, msg(fantasy.MessageRoleTool, result("a", "")), u}, 3, "a call left unanswered"},
+		{[]fantasy.Message{u, a, msg(fantasy.MessageRoleTool, result("a", "")), u}, 1, "a call left unanswered: the calling message"},
 		{[]fantasy.Message{u, msg(fantasy.MessageRoleTool, result("a", ""))}, 1, "a result with no call"},
-		{[]fantasy.Message{u, a}, 2, "calls at the end"},
+		{[]fantasy.Message{u, a}, 1, "calls at the end: the calling message"},
 	} {
 		err := Validate(tc.msgs)
 		var pe *PairingError

@@ -1,13 +1,14 @@
 package fantasy
 
 import (
-	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"charm.land/fantasy"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 )
 
 // fuzzConversation builds a conversation from data: each byte adds a user
@@ -57,43 +58,37 @@ func fuzzConversation(data []byte) []fantasy.Message {
 	return msgs
 }
 
-// FuzzTrim: for any conversation and budget, Trim's output passes
-// Validate, converts back to the Result's messages, fits the budget unless
-// the latest turn alone does not, and leaves the input untouched; a
-// second trim at the same budget drops nothing more.
-func FuzzTrim(f *testing.F) {
-	f.Add([]byte{0, 3, 4, 2, 0, 5, 6, 1, 11, 7}, 200, false)
-	f.Add([]byte{0, 35, 28, 40, 9, 0, 12, 13, 16}, 80, true)
-	f.Add([]byte{7, 0, 3, 19, 27, 0, 4, 4, 2, 6}, 50, true)
-	f.Fuzz(func(t *testing.T, data []byte, budget int, ladder bool) {
-		if len(data) > 64 {
-			data = data[:64]
-		}
-		if budget < 0 {
-			budget = -(budget + 1)
-		}
-		budget = 1 + budget%2000
-		var opts []history.Option
-		if ladder {
-			opts = []history.Option{history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: 1, ClearArguments: 8}), history.WithStepTrim()}
-		}
-		msgs := fuzzConversation(data)
-		before := snapshot(msgs)
-		out, res, err := Trim(msgs, budget, opts...)
-		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-			t.Fatal(err)
-		}
-		if snapshot(msgs) != before {
-			t.Fatal("Trim modified its input")
-		}
-		if err == nil && res.TokensAfter > budget {
-			t.Fatalf("%d tokens for a budget of %d", res.TokensAfter, budget)
-		}
-		checkOutput(t, msgs, out, res)
-		if err == nil {
-			if _, res2, err := Trim(out, budget, opts...); err != nil || res2.DroppedTurns != 0 {
-				t.Fatalf("a second trim dropped more: %v, %+v", err, res2)
-			}
-		}
-	})
+// adapter describes this module to the shared ladder, fuzz and
+// repeated-trim drivers: tool messages split into one message per result,
+// exact counts, and an output that converts back to the Result's messages.
+var adapter = adaptertest.Adapter[[]fantasy.Message]{
+	Trim: Trim, ToHistory: ToHistory, Validate: Validate,
+	Agent:          fuzzConversation,
+	Exact:          true,
+	ClearArguments: true,
+	Check: func(t *testing.T, in, out []fantasy.Message, res history.Result) {
+		checkOutput(t, in, out, res)
+	},
+	Start: func() []fantasy.Message { return []fantasy.Message{fantasy.NewSystemMessage("sys")} },
+	Task: func(c []fantasy.Message, text string) []fantasy.Message {
+		return append(slices.Clip(c), fantasy.NewUserMessage(text))
+	},
+	Step: func(c []fantasy.Message, id, output string) []fantasy.Message {
+		return append(slices.Clip(c), msg(fantasy.MessageRoleAssistant, call(id, "{}")), msg(fantasy.MessageRoleTool, result(id, output)))
+	},
+	Len: func(c []fantasy.Message) int { return len(c) },
 }
+
+// FuzzTrim: for any conversation, budget and rung of the ladder, Trim's
+// output passes Validate, converts back to the Result's messages, holds
+// every kept result as the core kept it, leaves the input untouched, and
+// is left alone by a second trim (adaptertest's ladder).
+func FuzzTrim(f *testing.F) { adapter.FuzzLadder(f) }
+
+// TestTrimLadder sweeps generated conversations over budgets and the
+// rungs of the ladder (adaptertest.Adapter.Ladder).
+func TestTrimLadder(t *testing.T) { adapter.Ladder(t) }
+
+// TestRepeat trims a growing conversation again and again: notices never
+// stack (adaptertest.Adapter.Repeat).
+func TestRepeat(t *testing.T) { adapter.Repeat(t) }

@@ -10,8 +10,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"charm.land/fantasy"
@@ -84,55 +82,30 @@ func runLoop(t *testing.T, l *adaptertest.Loop, build func(lm fantasy.LanguageMo
 	return srv.Stats()
 }
 
-// TestAgentLoop runs 50 user turns with tool results of 150-500 words
-// against a 16k window: through a Model, with a provider counting 1.35x
-// the library's estimate; and through PrepareStep (crush's hook) with a
-// Model for the recovery, with a provider switching from 1.0x to 1.4x at
-// turn 25. No error reaches the user, no request breaks the pairing or
-// lacks the task, at most one overflow (two with the switch), each
-// recovered, every response observed by the calibration, trimmed requests
-// filling at least 85% of the window.
-func TestAgentLoop(t *testing.T) {
-	for _, tc := range []struct {
-		mode        adaptertest.Mode
-		prepareStep bool
-	}{
-		{adaptertest.Modes()[0], false},
-		{adaptertest.Modes()[2], true},
-	} {
-		t.Run(tc.mode.Name, func(t *testing.T) {
-			t.Parallel()
-			l := adaptertest.NewLoop("fantasy", tc.mode, loopWindow)
-			var cal history.Calibration
-			var observed, trimmed atomic.Int64
-			cfg := hfantasy.Config{
-				Budget:      loopWindow,
-				Calibration: &cal,
-				Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
-					history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
-				OnObserve: func(_, reported int, _ history.Verdict) {
-					observed.Add(1)
-					l.Accepted(trimmed.Swap(0) > 0, reported)
-				},
+// framework describes fantasy's Agent to the shared loop suites: the hook
+// is a Model, and in the drift mode also PrepareStep (crush's hook), with
+// the Model for the recovery.
+var framework = adaptertest.Framework{Name: "fantasy", Window: loopWindow,
+	Run: func(t *testing.T, l *adaptertest.Loop, hook *adaptertest.Hook) (int, int) {
+		st := runLoop(t, l, func(lm fantasy.LanguageModel) fantasy.Agent {
+			opts := []fantasy.AgentOption{fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools(l.Words)...)}
+			if hook == nil {
+				return fantasy.NewAgent(lm, opts...)
 			}
-			st := runLoop(t, l, func(lm fantasy.LanguageModel) fantasy.Agent {
-				opts := []fantasy.AgentOption{fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools(l.Words)...)}
-				if tc.prepareStep {
-					step := cfg
-					step.Options = append(step.Options, history.WithOverhead(hfantasy.Overhead(toolDefs(l.Words), nil)))
-					opts = append(opts, fantasy.WithPrepareStep(hfantasy.PrepareStep(step)))
-				}
-				return fantasy.NewAgent(hfantasy.NewModel(lm, cfg), opts...)
-			})
-			ls := l.Stats()
-			t.Logf("%s\n%s\nobserved %d of %d accepted responses", adaptertest.TableHeader, ls.Row(), observed.Load(), st.Accepted)
-			l.Check(t)
-			if int(observed.Load()) != st.Accepted || st.Overflows != ls.Overflows {
-				t.Errorf("observed %d responses, the server accepted %d; overflows %d / %d", observed.Load(), st.Accepted, st.Overflows, ls.Overflows)
+			cfg := hfantasy.Config{Budget: loopWindow, Calibration: hook.Calibration, Options: hook.Options, OnObserve: hook.OnObserve}
+			if hook.Mode.DriftTurn > 0 {
+				step := cfg
+				step.Options = append(step.Options, history.WithOverhead(hfantasy.Overhead(toolDefs(l.Words), nil)))
+				opts = append(opts, fantasy.WithPrepareStep(hfantasy.PrepareStep(step)))
 			}
+			return fantasy.NewAgent(hfantasy.NewModel(lm, cfg), opts...)
 		})
-	}
-}
+		return st.Accepted, st.Overflows
+	}}
+
+// TestAgentLoop: fantasy's Agent over a Model, and with PrepareStep in the
+// drift mode (see adaptertest.Framework.AgentLoop).
+func TestAgentLoop(t *testing.T) { framework.AgentLoop(t) }
 
 // toolDefs returns the tools as the model receives them, for Overhead.
 func toolDefs(words func(uint64) int) []fantasy.Tool {
@@ -146,18 +119,6 @@ func toolDefs(words func(uint64) int) []fantasy.Tool {
 }
 
 // TestDefaultLoop is fantasy's agent with no trimming at all, what it
-// does by default, on the same loop with a provider counting 1.35x: once
-// the conversation outgrows the window every turn fails; recorded as the
-// baseline the documentation quotes.
-func TestDefaultLoop(t *testing.T) {
-	t.Parallel()
-	l := adaptertest.NewLoop("fantasy (default)", adaptertest.Modes()[0], loopWindow)
-	runLoop(t, l, func(lm fantasy.LanguageModel) fantasy.Agent {
-		return fantasy.NewAgent(lm, fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools(l.Words)...))
-	})
-	s := l.Stats()
-	t.Logf("%s\n%s", adaptertest.TableHeader, s.Row())
-	if s.Errors == 0 {
-		t.Errorf("fantasy's default failed no turn: %s\n%s", s.Row(), strings.Join(l.Notes(), "\n"))
-	}
-}
+// does by default: once the conversation outgrows the window every turn
+// fails.
+func TestDefaultLoop(t *testing.T) { framework.DefaultLoop(t, "fantasy (default)") }

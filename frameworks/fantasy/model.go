@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"slices"
 
 	"charm.land/fantasy"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // DefaultMaxRetries is how many times a Model resends a request the
@@ -44,17 +44,7 @@ type Config struct {
 
 // options returns the trim options of cfg for a call with tools.
 func (cfg *Config) options(tools []fantasy.Tool) []history.Option {
-	opts := slices.Clip(cfg.Options)
-	if cfg.Counter != nil {
-		opts = append(opts, history.WithCounter(cfg.Counter))
-	}
-	if cfg.Calibration != nil {
-		opts = append(opts, history.WithCalibration(cfg.Calibration))
-	}
-	if n := Overhead(tools, cfg.Counter); n > 0 {
-		opts = append(opts, history.WithOverhead(n))
-	}
-	return opts
+	return adapt.CallOptions(cfg.Options, cfg.Counter, cfg.Calibration, Overhead(tools, cfg.Counter))
 }
 
 // PrepareStep returns a fantasy.PrepareStepFunction that trims the
@@ -101,15 +91,7 @@ func (m *Model) Provider() string { return m.inner.Provider() }
 // Model returns the inner model's id.
 func (m *Model) Model() string { return m.inner.Model() }
 
-func (m *Model) retries() int {
-	switch {
-	case m.cfg.MaxRetries < 0:
-		return 0
-	case m.cfg.MaxRetries == 0:
-		return DefaultMaxRetries
-	}
-	return m.cfg.MaxRetries
-}
+func (m *Model) retries() int { return adapt.Retries(m.cfg.MaxRetries, DefaultMaxRetries) }
 
 // prepare trims prompt for a call with tools: the prompt to send, the
 // Result and the options, for a retry.
@@ -124,13 +106,7 @@ func (m *Model) prepare(prompt fantasy.Prompt, tools []fantasy.Tool) (fantasy.Pr
 
 // observe feeds a response's usage to the calibration.
 func (m *Model) observe(res history.Result, u fantasy.Usage) {
-	if m.cfg.Calibration == nil || PromptTokens(u) <= 0 {
-		return
-	}
-	v := m.cfg.Calibration.Observe(res.TokensAfter, PromptTokens(u))
-	if m.cfg.OnObserve != nil {
-		m.cfg.OnObserve(res.TokensAfter, PromptTokens(u), v)
-	}
+	adapt.Observe(m.cfg.Calibration, res.TokensAfter, PromptTokens(u), m.cfg.OnObserve)
 }
 
 // withRetries runs send with the trimmed prompt of a call with tools, and again

@@ -1,10 +1,9 @@
 package fantasy
 
 import (
-	"encoding/json"
-
 	"charm.land/fantasy"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // Overhead returns the tokens a call's tools cost besides its messages,
@@ -37,14 +36,7 @@ func Overhead(tools []fantasy.Tool, c history.Counter) int {
 			out = append(out, t)
 		}
 	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		return 0
-	}
-	if c == nil {
-		c = history.Heuristic()
-	}
-	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(raw)}), 0)
+	return adapt.Overhead(c, adapt.JSON(out))
 }
 
 // PromptTokens returns the provider's count of the request's input from a

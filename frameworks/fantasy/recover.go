@@ -31,19 +31,7 @@ import (
 // providerErr when nothing more can be dropped (do not retry); nil and a
 // *MessageError when msgs cannot be converted.
 func RecoverOverflow(msgs []fantasy.Message, providerErr error, attempt int, opts ...history.Option) ([]fantasy.Message, history.Result, error) {
-	hist, slots, err := convert(msgs, opts)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	res, err := history.RecoverOverflow(hist, overflow(providerErr), attempt, opts...)
-	var cannot *history.RecoverError
-	switch {
-	case errors.Is(err, history.ErrNotOverflow):
-		return msgs[:len(msgs):len(msgs)], res, err
-	case err != nil && !errors.As(err, &cannot):
-		return nil, res, err
-	}
-	return apply(msgs, slots, res), res, err
+	return codec.RecoverOverflow(struct{}{}, msgs, providerErr, attempt, opts)
 }
 
 // IsOverflow reports whether err is a rejection of the request for its

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"charm.land/fantasy"
 	"github.com/histrim/history"
 	hfantasy "github.com/histrim/history/frameworks/fantasy"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/loopserver"
 )
 
@@ -31,17 +30,10 @@ func chat(turns, words int) []fantasy.Message {
 // returns for an HTTP answer of status and body.
 func providerError(t *testing.T, status int, body string) error {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}))
-	defer srv.Close()
-	_, err := languageModel(t, srv.URL+"/v1").Generate(context.Background(), fantasy.Call{Prompt: chat(1, 1)})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	return err
+	return adaptertest.Refusal(t, status, body, func(base string) error {
+		_, err := languageModel(t, base+"/v1").Generate(context.Background(), fantasy.Call{Prompt: chat(1, 1)})
+		return err
+	})
 }
 
 // TestRecoverOverflowProviderErrors: the ProviderError fantasy builds from

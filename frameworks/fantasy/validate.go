@@ -2,73 +2,54 @@ package fantasy
 
 import (
 	"errors"
-	"slices"
-	"strconv"
 
 	"charm.land/fantasy"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // ErrUnpaired is wrapped by *PairingError: the messages break the tool
-// pairing rule every provider enforces with an HTTP 400.
+// pairing rule the providers behind fantasy enforce with an HTTP 400.
 var ErrUnpaired = errors.New("history/fantasy: unpaired tool call or tool result")
 
-// PairingError reports where messages break the pairing rule. It wraps
-// ErrUnpaired.
-type PairingError struct {
-	// Index is the position of the offending message: a tool message
-	// holding a result that answers no open call, or the first message
-	// after calls left unanswered (len(msgs) when they end the messages).
-	Index int
-	// ID is the tool call id concerned.
-	ID string
-	// Reason says which half of the rule is broken.
-	Reason string
-}
+// PairingError reports where messages break the pairing rule: Index is the
+// position of the offending message (a tool message holding a result that
+// answers no open call, or the assistant message whose call is never
+// answered), ID the tool call id concerned, Reason which half of the rule
+// is broken. It wraps ErrUnpaired.
+type PairingError = adapt.PairingError
 
-func (e *PairingError) Error() string {
-	return "history/fantasy: message " + strconv.Itoa(e.Index) + ": " + e.Reason + " (tool call id " + strconv.Quote(e.ID) + ")"
-}
-
-// Unwrap returns ErrUnpaired.
-func (e *PairingError) Unwrap() error { return ErrUnpaired }
-
-// Validate checks msgs against the pairing rule fantasy's providers send
-// to: every tool call of an assistant message (but a provider-executed
-// one) is answered by a result in the tool messages that follow it, before
-// any other message, and every result in a tool message answers a call of
-// the assistant message before that run of tool messages, once. It
+// Validate checks msgs against the tool pairing rule of the providers
+// fantasy sends to: every tool call of an assistant message is answered
+// by a result in the tool messages that follow it, before the next
+// message that is not a tool message, and every result answers a call
+// of the assistant message before its run of tool messages, once. It
 // returns nil, the first violation as a *PairingError, or a *MessageError
 // for a message it cannot read; it never modifies msgs.
 func Validate(msgs []fantasy.Message) error {
-	var open []string
-	for i := range msgs {
-		hs, _, err := toMessages(&msgs[i], i)
-		if err != nil {
-			return &MessageError{Index: i, Reason: err.Error()}
+	return adapt.Validate(providerRules, msgs)
+}
+
+// providerRules is the providers' rules table that Validate walks
+// (docs/providers.md).
+var providerRules = []adapt.Rule[fantasy.Message]{
+	adapt.PairingRule("fantasy", "message", ErrUnpaired, read),
+}
+
+// read says what msgs[i] calls or answers (see pairing.Read).
+func read(msgs []fantasy.Message, i int) (bool, []string, error) {
+	hs, _, err := toMessages(&msgs[i], i)
+	if err != nil {
+		return true, nil, invalid(i, err)
+	}
+	var ids []string
+	for _, h := range hs {
+		if h.Role == history.RoleTool {
+			ids = append(ids, h.ToolCallID)
 		}
-		if msgs[i].Role == fantasy.MessageRoleTool {
-			for _, h := range hs {
-				if h.Role != history.RoleTool {
-					continue
-				}
-				k := slices.Index(open, h.ToolCallID)
-				if k < 0 {
-					return &PairingError{Index: i, ID: h.ToolCallID, Reason: "tool result answers no open tool call"}
-				}
-				open = slices.Delete(open, k, k+1)
-			}
-			continue
-		}
-		if len(open) > 0 {
-			return &PairingError{Index: i, ID: open[0], Reason: "tool call left unanswered"}
-		}
-		for _, c := range hs[0].ToolCalls {
-			open = append(open, c.ID)
+		for _, c := range h.ToolCalls {
+			ids = append(ids, c.ID)
 		}
 	}
-	if len(open) > 0 {
-		return &PairingError{Index: len(msgs), ID: open[0], Reason: "tool call left unanswered"}
-	}
-	return nil
+	return msgs[i].Role == fantasy.MessageRoleTool, ids, nil
 }

@@ -56,6 +56,9 @@
 // # Module
 //
 // This is its own module, requiring Go 1.24.1 as Genkit v1.4.0 does, so
-// that the core does not depend on Genkit. It uses only the core's public
-// API.
+// that the core does not depend on Genkit. It has the shape every adapter
+// shares (internal/adapt, docs/adapters.md): its conversion both ways and
+// Overhead; Trim, RecoverOverflow and the errors come from the core's
+// internal packages, so it is released together with the core
+// (version.go).
 package genkit

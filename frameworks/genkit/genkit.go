@@ -1,44 +1,36 @@
 package genkit
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"image"
-	_ "image/gif" // image headers: the dimensions of inline images
-	_ "image/jpeg"
-	_ "image/png"
 	"strconv"
-	"strings"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/mediapart"
+	"github.com/histrim/history/internal/regroup"
 )
 
 // MessageError reports a message the adapter cannot convert: a nil
 // message or part, an unknown role, a tool request outside a model
 // message, a tool response outside a tool message. It wraps
-// [history.ErrInvalidMessage].
-type MessageError struct {
-	// Index is the position of the message in the caller's slice.
-	Index int
-	// Reason says what is wrong with it.
-	Reason string
-}
+// [history.ErrInvalidMessage]. Index is the position of the message in
+// the caller's slice, Reason says what is wrong with it.
+type MessageError = adapt.MessageError
 
-func (e *MessageError) Error() string {
-	return "history/genkit: invalid message at index " + strconv.Itoa(e.Index) + ": " + e.Reason
-}
-
-// Unwrap returns history.ErrInvalidMessage.
-func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
-
-// slot says where a converted message comes from: the index of its native
-// message and the indices of the native parts it holds.
-type slot struct {
-	msg   int
-	parts []int
+// codec is the module's part of the shape every adapter shares
+// (internal/adapt, docs/adapters.md): the conversion both ways.
+var codec = &adapt.Codec[struct{}, *ai.Message]{
+	Name: "genkit", Noun: "message",
+	Convert: func(_ struct{}, msgs []*ai.Message, opts []history.Option) (*adapt.View[*ai.Message], error) {
+		hist, slots, err := convert(msgs, opts)
+		if err != nil {
+			return nil, err
+		}
+		notice := func(b history.Message, _ *regroup.Group) *ai.Message { return fromNotice(b) }
+		return adapt.Grouped(msgs, hist, 0, slots, notice, cut), nil
+	},
 }
 
 // ToHistory converts msgs to the library's messages (see the package
@@ -64,16 +56,26 @@ func ToHistory(msgs []*ai.Message) ([]history.Message, error) {
 // that express it ("#c" and the message and part index), so that the
 // core's id-based orphan sweep applies that rule; a response that answers
 // nothing gets an id no call has.
-func convert(msgs []*ai.Message, opts []history.Option) ([]history.Message, []slot, error) {
+func convert(msgs []*ai.Message, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
+	return adapt.Marked(msgs, opts, convertMessages, fromNotice, nil)
+}
+
+// invalid is the *MessageError for msgs[i].
+func invalid(i int, reason string) error {
+	return adapt.Invalid("genkit", "message", nil, i, reason)
+}
+
+// convertMessages is convert without the recognition of notices.
+func convertMessages(msgs []*ai.Message) ([]history.Message, []regroup.Slot, error) {
 	out := make([]history.Message, 0, len(msgs))
-	slots := make([]slot, 0, len(msgs))
+	slots := make([]regroup.Slot, 0, len(msgs))
 	var open []history.ToolCall // the unanswered calls of the latest model message
 	for i, m := range msgs {
 		if m == nil {
-			return nil, nil, &MessageError{Index: i, Reason: "nil message"}
+			return nil, nil, invalid(i, "nil message")
 		}
 		var hs []history.Message
-		var ss []slot
+		var ss []regroup.Slot
 		var err error
 		switch m.Role {
 		case ai.RoleTool:
@@ -81,7 +83,7 @@ func convert(msgs []*ai.Message, opts []history.Option) ([]history.Message, []sl
 		case ai.RoleSystem, ai.RoleUser, ai.RoleModel:
 			var h history.Message
 			h, err = toMessage(m, i)
-			hs, ss = []history.Message{h}, []slot{{msg: i, parts: indices(len(m.Content))}}
+			hs, ss = []history.Message{h}, []regroup.Slot{{Native: i, Calls: calls(m)}}
 			if m.Role == ai.RoleModel {
 				open = append(open[:0], h.ToolCalls...)
 			} else {
@@ -91,18 +93,20 @@ func convert(msgs []*ai.Message, opts []history.Option) ([]history.Message, []sl
 			err = errors.New("unknown role " + strconv.Quote(string(m.Role)))
 		}
 		if err != nil {
-			return nil, nil, &MessageError{Index: i, Reason: err.Error()}
+			return nil, nil, invalid(i, err.Error())
 		}
 		out, slots = append(out, hs...), append(slots, ss...)
 	}
-	markNotices(out, opts)
 	return out, slots, nil
 }
 
-func indices(n int) []int {
-	out := make([]int, n)
-	for k := range out {
-		out[k] = k
+// calls returns the indices of m's tool request parts.
+func calls(m *ai.Message) []int {
+	var out []int
+	for k, p := range m.Content {
+		if p != nil && p.IsToolRequest() {
+			out = append(out, k)
+		}
 	}
 	return out
 }
@@ -146,10 +150,10 @@ func callID(msg, part int) string { return "#c" + strconv.Itoa(msg) + "." + strc
 // toolMessages converts a tool message: one tool message per response,
 // paired with the open calls of the model message before it, and one user
 // message of history.KindNudge for its other parts.
-func toolMessages(m *ai.Message, i int, open *[]history.ToolCall) ([]history.Message, []slot, error) {
+func toolMessages(m *ai.Message, i int, open *[]history.ToolCall) ([]history.Message, []regroup.Slot, error) {
 	var out []history.Message
-	var slots []slot
-	var other []int
+	var slots []regroup.Slot
+	other := []int{}
 	nudge := history.Message{Role: history.RoleUser, Kind: history.KindNudge}
 	for k, p := range m.Content {
 		switch {
@@ -179,12 +183,9 @@ func toolMessages(m *ai.Message, i int, open *[]history.ToolCall) ([]history.Mes
 			}
 		}
 		out = append(out, h)
-		slots = append(slots, slot{msg: i, parts: []int{k}})
+		slots = append(slots, regroup.Slot{Native: i, Parts: []int{k}})
 	}
-	if len(other) > 0 || len(out) == 0 {
-		out = append(out, nudge)
-		slots = append(slots, slot{msg: i, parts: other})
-	}
+	out, slots = adapt.WithNudge(out, slots, i, other, nudge)
 	return out, slots, nil
 }
 
@@ -221,57 +222,7 @@ func toPart(p *ai.Part) history.Part {
 // media converts a media part: an image of the size its inline data
 // states, or priced at its largest; other media by its size.
 func media(contentType, url string) history.Part {
-	var data []byte
-	if rest, ok := strings.CutPrefix(url, "data:"); ok {
-		if meta, b64, ok := strings.Cut(rest, ","); ok && strings.HasSuffix(meta, ";base64") {
-			data, _ = base64.StdEncoding.DecodeString(b64)
-			if contentType == "" {
-				contentType = strings.TrimSuffix(meta, ";base64")
-			}
-		}
-	}
-	if strings.HasPrefix(contentType, "image/") {
-		p := history.Part{Type: history.PartImage, MIMEType: contentType}
-		if cfg, _, err := image.DecodeConfig(bytes.NewReader(data)); err == nil {
-			p.Width, p.Height = cfg.Width, cfg.Height
-		}
-		return p
-	}
-	return history.Part{Type: history.PartFile, MIMEType: contentType, Size: int64(len(data))}
-}
-
-// markNotices marks as history.KindBreadcrumb the messages that read
-// exactly as a notice a trim with opts (or with the defaults) renders: a
-// message of the notice's role holding one text part with its text. The
-// turn notice is recognised only in the leading block of system messages
-// and right after it, where trims put it; the step notice anywhere.
-func markNotices(msgs []history.Message, opts []history.Option) {
-	turn, step, on := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns, steps := []history.Message{dturn}, []history.Message{dstep}
-	if on {
-		turns, steps = append(turns, turn), append(steps, step)
-	}
-	lead := true
-	for i := range msgs {
-		m := &msgs[i]
-		if lead && matches(m, turns) || matches(m, steps) {
-			m.Kind = history.KindBreadcrumb
-		}
-		lead = lead && m.Role == history.RoleSystem
-	}
-}
-
-func matches(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.Kind != "" {
-		return false
-	}
-	for i := range notices {
-		if m.Role == notices[i].Role && m.Content == notices[i].Content {
-			return true
-		}
-	}
-	return false
+	return mediapart.URL(url, contentType, "", false)
 }
 
 // fromNotice renders the notice b as a message of its role (a user
@@ -306,15 +257,7 @@ func fromNotice(b history.Message) *ai.Message {
 // turn alone exceeds the budget), which comes with the trimmed messages
 // and res, as the core returns it.
 func Trim(msgs []*ai.Message, budget int, opts ...history.Option) ([]*ai.Message, history.Result, error) {
-	hist, slots, err := convert(msgs, opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := history.TrimToRecentTurns(hist, budget, opts...)
-	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, res, err
-	}
-	return apply(msgs, slots, res), res, err
+	return codec.Trim(struct{}{}, msgs, budget, opts)
 }
 
 // RecoverOverflow trims msgs after the provider rejected them for their
@@ -327,114 +270,37 @@ func Trim(msgs []*ai.Message, budget int, opts ...history.Option) ([]*ai.Message
 // clipped, a *history.RecoverError with what is left when nothing more
 // can be dropped.
 func RecoverOverflow(msgs []*ai.Message, providerErr error, attempt int, opts ...history.Option) ([]*ai.Message, history.Result, error) {
-	hist, slots, err := convert(msgs, opts)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	res, err := history.RecoverOverflow(hist, providerErr, attempt, opts...)
-	var cannot *history.RecoverError
-	switch {
-	case errors.Is(err, history.ErrNotOverflow):
-		return msgs[:len(msgs):len(msgs)], res, err
-	case err != nil && !errors.As(err, &cannot):
-		return nil, res, err
-	}
-	return apply(msgs, slots, res), res, err
+	return codec.RecoverOverflow(struct{}{}, msgs, providerErr, attempt, opts)
 }
 
-// apply maps res, a Result over the conversion of msgs whose slots are
-// slots, back onto msgs: a native message whose converted messages are all
-// kept unchanged, in a row, is the caller's pointer; one of which only
-// some are kept, or changed, is a new message over the caller's parts; a
-// notice is rendered.
-func apply(msgs []*ai.Message, slots []slot, res history.Result) []*ai.Message {
-	if res.Kept == nil {
-		return msgs[:len(msgs):len(msgs)]
-	}
-	count := make([]int, len(msgs))
-	for _, s := range slots {
-		count[s.msg]++
-	}
-	modified := make(map[int]bool, len(res.Modified))
-	for _, j := range res.Modified {
-		modified[j] = true
-	}
-	out := make([]*ai.Message, 0, len(res.Kept))
-	same := len(res.Kept) == len(slots) && len(res.Modified) == 0
-	for j := 0; j < len(res.Kept); {
-		k := res.Kept[j]
-		if k < 0 {
-			out = append(out, fromNotice(res.Messages[j]))
-			same = false
-			j++
-			continue
-		}
-		n := slots[k].msg
-		end, changed := j, false
-		for end < len(res.Kept) && res.Kept[end] >= 0 && slots[res.Kept[end]].msg == n {
-			changed = changed || modified[end]
-			end++
-		}
-		if end-j == count[n] && !changed {
-			out = append(out, msgs[n])
-		} else {
-			out = append(out, rebuild(msgs[n], n, slots, res, j, end, modified))
-			same = false
-		}
-		j = end
-	}
-	if same && len(out) == len(msgs) {
-		return msgs[:len(msgs):len(msgs)]
-	}
-	return out
+// cut returns a new message of m's role and metadata holding the parts of
+// m that g keeps, in their order: elided responses replaced by copies
+// holding the placeholder, the requests whose arguments g clears carrying
+// the new input; false if none is left.
+func cut(m *ai.Message, g *regroup.Group) (*ai.Message, bool) {
+	parts := regroup.KeptParts(g, regroup.WithArgs(g, m.Content, withArguments), elide)
+	return &ai.Message{Role: m.Role, Metadata: m.Metadata, Content: parts}, len(parts) > 0
 }
 
-// rebuild returns a new message of u's role and metadata holding the
-// parts of u (msgs[n]) that res.Messages[j:end] kept, in their order.
-func rebuild(u *ai.Message, n int, slots []slot, res history.Result, j, end int, modified map[int]bool) *ai.Message {
-	out := &ai.Message{Role: u.Role, Metadata: u.Metadata}
-	for ; j < end; j++ {
-		m := &res.Messages[j]
-		for _, k := range slots[res.Kept[j]].parts {
-			p := u.Content[k]
-			if modified[j] {
-				var keep bool
-				if p, keep = change(p, m, callID(n, k)); !keep {
-					continue
-				}
-			}
-			out.Content = append(out.Content, p)
-		}
+// elide returns a copy of p, a tool response, with text as its output.
+func elide(p *ai.Part, text string) *ai.Part {
+	if !p.IsToolResponse() {
+		return p // not reached: only responses are elided
 	}
-	return out
+	c := *p
+	c.ToolResponse = &ai.ToolResponse{Name: p.ToolResponse.Name, Ref: p.ToolResponse.Ref, Output: text}
+	return &c
 }
 
-// change returns the part p of a message the core changed into m: an
-// elided response holding m's placeholder as its output, the tool request
-// converted with the id id with m's arguments as its input, or dropped
-// (keep false) when m no longer holds it.
-func change(p *ai.Part, m *history.Message, id string) (*ai.Part, bool) {
-	if p.IsToolResponse() && m.Kind == history.KindElided {
-		c := *p
-		c.ToolResponse = &ai.ToolResponse{Name: p.ToolResponse.Name, Ref: p.ToolResponse.Ref, Output: m.Content}
-		return &c, true
+// withArguments returns a copy of p, a tool request, with args, a JSON
+// object, as its input; p itself when args does not decode to one.
+func withArguments(p *ai.Part, args string) *ai.Part {
+	var input map[string]any
+	if !p.IsToolRequest() || json.Unmarshal([]byte(args), &input) != nil {
+		return p
 	}
-	if !p.IsToolRequest() {
-		return p, true
-	}
-	for _, call := range m.ToolCalls {
-		if call.ID != id {
-			continue
-		}
-		args, _ := json.Marshal(p.ToolRequest.Input) // it encoded when converted
-		var input map[string]any
-		if string(args) == call.Arguments || json.Unmarshal([]byte(call.Arguments), &input) != nil {
-			return p, true
-		}
-		c, r := *p, *p.ToolRequest
-		r.Input = input
-		c.ToolRequest = &r
-		return &c, true
-	}
-	return nil, false
+	c, r := *p, *p.ToolRequest
+	r.Input = input
+	c.ToolRequest = &r
+	return &c
 }

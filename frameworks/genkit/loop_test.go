@@ -12,14 +12,11 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/firebase/genkit/go/plugins/googlegenai"
-	"github.com/histrim/history"
 	hgenkit "github.com/histrim/history/frameworks/genkit"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/loopserver"
@@ -78,66 +75,27 @@ func runLoop(t *testing.T, l *adaptertest.Loop, more ...ai.GenerateOption) loops
 	return srv.Stats()
 }
 
-// TestAgentLoop runs 50 user turns with tool results of 150-500 words
-// against a 16k window, with Gemini counting 1.35x the library's
-// estimate, and switching from 1.0x to 1.4x at turn 25, through the
-// Middleware: no error reaches the user, no request breaks the pairing or
-// lacks the task, at most one overflow (two with the switch), each
-// recovered, every response observed by the calibration, trimmed requests
-// filling at least 85% of the window. (Not parallel: the endpoint is set
-// through the environment.)
-func TestAgentLoop(t *testing.T) {
-	modes := []adaptertest.Mode{adaptertest.Modes()[0], adaptertest.Modes()[2]}
-	if raceEnabled {
-		modes = modes[1:]
-	}
-	for _, mode := range modes {
-		t.Run(mode.Name, func(t *testing.T) {
-			if raceEnabled {
-				// Genkit's loop (tracing included) is some ten times
-				// slower under the race detector: 15 turns there, the
-				// drift at turn 8; the 50-turn loops run in .ci/run's
-				// loop step.
-				mode.DriftTurn = 8
-			}
-			l := adaptertest.NewLoop("genkit", mode, loopWindow)
-			if raceEnabled {
-				l.Turns = 15
-			}
-			var cal history.Calibration
-			var observed, trimmed atomic.Int64
-			mw := hgenkit.Middleware(hgenkit.Config{Budget: loopWindow, Calibration: &cal,
-				Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
-					history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
-				OnError: func(err error) { l.Note("OnError: %v", err) },
-				OnObserve: func(_, reported int, _ history.Verdict) {
-					observed.Add(1)
-					l.Accepted(trimmed.Swap(0) > 0, reported)
-				}})
-			st := runLoop(t, l, ai.WithMiddleware(mw))
-			ls := l.Stats()
-			t.Logf("%s\n%s\nobserved %d of %d accepted responses", adaptertest.TableHeader, ls.Row(), observed.Load(), st.Accepted)
-			l.Check(t)
-			if int(observed.Load()) != st.Accepted || st.Overflows != ls.Overflows {
-				t.Errorf("observed %d responses, the server accepted %d; overflows %d / %d", observed.Load(), st.Accepted, st.Overflows, ls.Overflows)
-			}
-		})
-	}
-}
+// framework describes Genkit's tool loop to the shared loop suites:
+// the Middleware is the hook. (Serial: the endpoint is set through the
+// environment. Genkit's loop, tracing included, is some ten times slower
+// under the race detector: 15 turns there, the drift at turn 8; the
+// 50-turn loops run in .ci/run's loop step.)
+var framework = adaptertest.Framework{Name: "genkit", Window: loopWindow, Serial: true,
+	Race: raceEnabled, RaceTurns: 15, RaceDrift: 8,
+	Run: func(t *testing.T, l *adaptertest.Loop, hook *adaptertest.Hook) (int, int) {
+		var more []ai.GenerateOption
+		if hook != nil {
+			more = append(more, ai.WithMiddleware(hgenkit.Middleware(hgenkit.Config{Budget: loopWindow,
+				Calibration: hook.Calibration, Options: hook.Options, OnError: hook.OnError, OnObserve: hook.OnObserve})))
+		}
+		st := runLoop(t, l, more...)
+		return st.Accepted, st.Overflows
+	}}
+
+// TestAgentLoop: Genkit's loop through the Middleware (see
+// adaptertest.Framework.AgentLoop).
+func TestAgentLoop(t *testing.T) { framework.AgentLoop(t) }
 
 // TestDefaultLoop is Genkit's tool loop as it comes (nothing trims the
-// history), on the same loop with Gemini counting 1.35x: once the
-// conversation outgrows the window every turn fails; recorded as the
-// baseline the documentation quotes.
-func TestDefaultLoop(t *testing.T) {
-	l := adaptertest.NewLoop("genkit (default)", adaptertest.Modes()[0], loopWindow)
-	if raceEnabled {
-		l.Turns = 15
-	}
-	runLoop(t, l)
-	s := l.Stats()
-	t.Logf("%s\n%s", adaptertest.TableHeader, s.Row())
-	if s.Errors == 0 {
-		t.Errorf("Genkit's default failed no turn: %s\n%s", s.Row(), strings.Join(l.Notes(), "\n"))
-	}
-}
+// history): once the conversation outgrows the window every turn fails.
+func TestDefaultLoop(t *testing.T) { framework.DefaultLoop(t, "genkit (default)") }

@@ -2,12 +2,11 @@ package genkit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"slices"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // DefaultMaxRetries is how many times a request the provider rejected for
@@ -61,13 +60,7 @@ type Config struct {
 // ModelResponse.History is the whole conversation and the next
 // generation trims it afresh.
 func Middleware(cfg Config) ai.ModelMiddleware {
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
+	retries := adapt.Retries(cfg.MaxRetries, DefaultMaxRetries)
 	report := func(err error) {
 		if cfg.OnError != nil && err != nil {
 			cfg.OnError(err)
@@ -97,11 +90,8 @@ func Middleware(cfg Config) ai.ModelMiddleware {
 			if resp != nil && resp.Request == &r {
 				resp.Request = req // so that ModelResponse.History is the whole conversation
 			}
-			if err == nil && resp != nil && resp.Usage != nil && resp.Usage.InputTokens > 0 && cfg.Calibration != nil {
-				v := cfg.Calibration.Observe(res.TokensAfter, resp.Usage.InputTokens)
-				if cfg.OnObserve != nil {
-					cfg.OnObserve(res.TokensAfter, resp.Usage.InputTokens, v)
-				}
+			if err == nil && resp != nil && resp.Usage != nil {
+				adapt.Observe(cfg.Calibration, res.TokensAfter, resp.Usage.InputTokens, cfg.OnObserve)
 			}
 			return resp, err
 		}
@@ -110,17 +100,7 @@ func Middleware(cfg Config) ai.ModelMiddleware {
 
 // options returns the trim options of cfg for req.
 func options(cfg Config, req *ai.ModelRequest) []history.Option {
-	opts := slices.Clip(cfg.Options)
-	if cfg.Counter != nil {
-		opts = append(opts, history.WithCounter(cfg.Counter))
-	}
-	if cfg.Calibration != nil {
-		opts = append(opts, history.WithCalibration(cfg.Calibration))
-	}
-	if n := Overhead(req, cfg.Counter); n > 0 {
-		opts = append(opts, history.WithOverhead(n))
-	}
-	return opts
+	return adapt.CallOptions(cfg.Options, cfg.Counter, cfg.Calibration, Overhead(req, cfg.Counter))
 }
 
 // Overhead returns the tokens req sends besides its messages, counted with
@@ -142,12 +122,5 @@ func Overhead(req *ai.ModelRequest, c history.Counter) int {
 	if len(v) == 0 {
 		return 0
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	if c == nil {
-		c = history.Heuristic()
-	}
-	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(raw)}), 0)
+	return adapt.Overhead(c, adapt.JSON(v))
 }

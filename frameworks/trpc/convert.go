@@ -1,35 +1,28 @@
 package trpc
 
 import (
-	"bytes"
 	"errors"
-	"image"
-	_ "image/gif" // image headers: the dimensions of inline images
-	_ "image/jpeg"
-	_ "image/png"
 	"strconv"
 	"strings"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/media"
+	"github.com/histrim/history/internal/notice"
 	"trpc.group/trpc-go/trpc-agent-go/model"
 )
 
 // MessageError reports a message the strategy cannot convert: an unknown
 // role, a tool call without an id or with an id its message already has,
 // a tool message without a ToolID. It wraps [history.ErrInvalidMessage].
-type MessageError struct {
-	// Index is the position of the message in the caller's slice.
-	Index int
-	// Reason says what is wrong with it.
-	Reason string
-}
+// Index is the position of the message in the caller's slice, Reason says
+// what is wrong with it.
+type MessageError = adapt.MessageError
 
-func (e *MessageError) Error() string {
-	return "history/trpc: invalid message at index " + strconv.Itoa(e.Index) + ": " + e.Reason
+// invalid is the *MessageError for message i.
+func invalid(i int, err error) error {
+	return adapt.Invalid("trpc", "message", nil, i, err.Error())
 }
-
-// Unwrap returns history.ErrInvalidMessage.
-func (e *MessageError) Unwrap() error { return history.ErrInvalidMessage }
 
 // ToHistory converts msgs to the library's messages, one for one, so that
 // indices into the result are indices into msgs (see the package
@@ -50,7 +43,7 @@ func convert(msgs []model.Message, opts []history.Option) ([]history.Message, er
 	for i := range msgs {
 		h, err := cv.message(&msgs[i])
 		if err != nil {
-			return nil, &MessageError{Index: i, Reason: err.Error()}
+			return nil, invalid(i, err)
 		}
 		out[i] = h
 	}
@@ -187,9 +180,7 @@ func toPart(p *model.ContentPart) history.Part {
 	case p.Image != nil:
 		part := history.Part{Type: history.PartImage, Detail: p.Image.Detail}
 		if len(p.Image.Data) > 0 {
-			if cfg, _, err := image.DecodeConfig(bytes.NewReader(p.Image.Data)); err == nil {
-				part.Width, part.Height = cfg.Width, cfg.Height
-			}
+			part.Width, part.Height = media.ImageSize(p.Image.Data)
 		}
 		return part
 	case p.File != nil:
@@ -204,48 +195,23 @@ func toPart(p *model.ContentPart) history.Part {
 
 // markNotices marks as history.KindBreadcrumb the messages that read
 // exactly as a notice a trim with opts (or with the defaults) renders: a
-// plain message of the notice's role and text. The turn notice is
-// recognised only in the leading block of system messages and right after
-// it, where trims put it; the step notice anywhere, since later turns leave
-// it behind.
+// plain message of the notice's role and text (see notice.Mark).
 func markNotices(msgs []history.Message, opts []history.Option) {
-	turn, step, on := history.Breadcrumbs(opts...)
-	dturn, dstep, _ := history.Breadcrumbs()
-	turns, steps := []history.Message{dturn}, []history.Message{dstep}
-	if on {
-		turns, steps = append(turns, turn), append(steps, step)
-	}
-	lead := true
-	for i := range msgs {
-		m := &msgs[i]
-		if lead && matches(m, turns) || matches(m, steps) {
-			m.Kind = history.KindBreadcrumb
-		}
-		lead = lead && m.Role == history.RoleSystem
-	}
+	notice.Mark(msgs, opts, readNotice, nil)
 }
 
-func matches(m *history.Message, notices []history.Message) bool {
-	if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.Name != "" || m.Kind != "" {
-		return false
-	}
-	for i := range notices {
-		if m.Role == notices[i].Role && m.Content == notices[i].Content {
-			return true
-		}
-	}
-	return false
+// readNotice returns the notice b as ToHistory reads it once rendered.
+func readNotice(b history.Message) []history.Message {
+	var cv converter
+	m, _ := cv.message(ptr(fromNotice(b))) // a rendered notice always converts
+	return []history.Message{m}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // fromNotice renders the notice b as a plain message of its role.
 func fromNotice(b history.Message) model.Message {
-	role := model.RoleUser
-	switch b.Role {
-	case history.RoleSystem:
-		role = model.RoleSystem
-	case history.RoleAssistant:
-		role = model.RoleAssistant
-	}
+	role := adapt.ByRole(b.Role, model.RoleSystem, model.RoleUser, model.RoleAssistant)
 	return model.Message{Role: role, Content: b.Content}
 }
 
@@ -302,22 +268,12 @@ func rebuild(u model.Message, m *history.Message) model.Message {
 		u.Content, u.ContentParts = m.Content, nil
 		return u
 	}
-	calls := make([]model.ToolCall, 0, len(m.ToolCalls))
-	for _, c := range u.ToolCalls {
-		for _, k := range m.ToolCalls {
-			if k.ID == c.ID {
-				if string(c.Function.Arguments) != k.Arguments {
-					c.Function.Arguments = []byte(k.Arguments) // c is a copy
-				}
-				calls = append(calls, c)
-				break
+	u.ToolCalls = adapt.KeepCalls(u.ToolCalls, m, func(c *model.ToolCall) string { return c.ID },
+		func(c *model.ToolCall, args string) {
+			if string(c.Function.Arguments) != args {
+				c.Function.Arguments = []byte(args)
 			}
-		}
-	}
-	if len(calls) == 0 {
-		calls = nil
-	}
-	u.ToolCalls = calls
+		})
 	return u
 }
 

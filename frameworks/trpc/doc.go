@@ -74,5 +74,8 @@
 // # Module
 //
 // This is its own module, so that the core does not depend on
-// trpc-agent-go. It uses only the core's public API.
+// trpc-agent-go. It shares the adapters' errors, notice recognition and
+// call rebuilding (internal/adapt, internal/notice), so it is released
+// together with the core (version.go); its conversion and the Strategy's
+// reading from the end are its own.
 package trpc

@@ -10,11 +10,8 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/histrim/history"
 	htrpc "github.com/histrim/history/frameworks/trpc"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/loopserver"
@@ -95,77 +92,32 @@ func runLoop(t *testing.T, l *adaptertest.Loop, build func(url string) model.Mod
 	return srv.Stats()
 }
 
-// TestAgentLoop runs 50 user turns with tool results of 150-500 words
-// against a 16k window, with a provider counting 1.35x the library's
-// estimate and one switching from 1.0x to 1.4x at turn 25: no error
-// reaches the user, no request breaks the pairing or lacks the task, at
-// most one overflow (two with the switch), each recovered by Wrap, every
-// response observed by the calibration, trimmed requests filling at least
-// 85% of the window.
-func TestAgentLoop(t *testing.T) {
-	modes := []adaptertest.Mode{adaptertest.Modes()[0], adaptertest.Modes()[2]}
-	if raceEnabled {
-		modes = modes[1:]
-	}
-	for _, mode := range modes {
-		t.Run(mode.Name, func(t *testing.T) {
-			t.Parallel()
-			if raceEnabled && mode.DriftTurn > 0 {
-				mode.DriftTurn = 10
+// framework describes trpc-agent-go's runner to the shared loop suites:
+// the hook is the Strategy and Wrap; without it, trpc-agent-go's own
+// tailoring with its defaults (HeadOut over runes/4, the default
+// reserves). trpc-agent-go copies and compares the whole request on every
+// call, some ten times slower under the race detector: there 20 turns,
+// the drift at turn 10; the 50-turn loops run in .ci/run's loop step.
+var framework = adaptertest.Framework{Name: "trpc", Window: loopWindow,
+	Race: raceEnabled, RaceTurns: 20, RaceDrift: 10,
+	Run: func(t *testing.T, l *adaptertest.Loop, hook *adaptertest.Hook) (int, int) {
+		st := runLoop(t, l, func(url string) model.Model {
+			if hook == nil {
+				return openai.New("local-16k", openai.WithBaseURL(url), openai.WithAPIKey("sk-local"),
+					openai.WithEnableTokenTailoring(true), openai.WithContextWindow(loopWindow),
+					openai.WithTailoringStrategy(model.NewHeadOutStrategy(model.NewSimpleTokenCounter())))
 			}
-			l := adaptertest.NewLoop("trpc", mode, loopWindow)
-			if raceEnabled {
-				// trpc-agent-go copies and compares the whole request on
-				// every call, some ten times slower under the race
-				// detector: there one mode for 20 turns, the drift at
-				// turn 10; the 50-turn loops run in .ci/run's loop step.
-				l.Turns = 20
-			}
-			var cal history.Calibration
-			var observed, trimmed atomic.Int64
-			s := htrpc.NewStrategy(htrpc.Config{
-				Calibration: &cal,
-				Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
-					history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
-				OnObserve: func(sent, reported int, _ history.Verdict) {
-					observed.Add(1)
-					l.Accepted(sent > 0 && trimmedSince(&trimmed), reported)
-				},
-			})
-			st := runLoop(t, l, func(url string) model.Model { return newModel(url, loopWindow, s) })
-			ls := l.Stats()
-			t.Logf("%s\n%s\nobserved %d of %d accepted responses", adaptertest.TableHeader, ls.Row(), observed.Load(), st.Accepted)
-			l.Check(t)
-			if int(observed.Load()) != st.Accepted || st.Overflows != ls.Overflows {
-				t.Errorf("observed %d responses, the server accepted %d; overflows %d / %d", observed.Load(), st.Accepted, st.Overflows, ls.Overflows)
-			}
+			s := htrpc.NewStrategy(htrpc.Config{Calibration: hook.Calibration, Options: hook.Options, OnObserve: hook.OnObserve})
+			return newModel(url, loopWindow, s)
 		})
-	}
-}
+		return st.Accepted, st.Overflows
+	}}
 
-// trimmedSince reports whether a trim event fired since the last call:
-// whether the request whose response is observed was trimmed.
-func trimmedSince(n *atomic.Int64) bool { return n.Swap(0) > 0 }
+// TestAgentLoop: trpc-agent-go's runner with the Strategy, an overflow
+// recovered by Wrap (see adaptertest.Framework.AgentLoop).
+func TestAgentLoop(t *testing.T) { framework.AgentLoop(t) }
 
-// TestHeadOutLoop is trpc-agent-go's own tailoring with its defaults
-// (HeadOut over runes/4, the default reserves) on the same loop, with a
-// provider counting 1.35x: requests are rejected for their length and the
-// failure reaches the user; recorded as the baseline the documentation
-// quotes.
-func TestHeadOutLoop(t *testing.T) {
-	t.Parallel()
-	l := adaptertest.NewLoop("trpc (HeadOut)", adaptertest.Modes()[0], loopWindow)
-	if raceEnabled {
-		l.Turns = 20
-	}
-	runLoop(t, l, func(url string) model.Model {
-		return openai.New("local-16k", openai.WithBaseURL(url), openai.WithAPIKey("sk-local"),
-			openai.WithEnableTokenTailoring(true), openai.WithContextWindow(loopWindow),
-			openai.WithTailoringStrategy(model.NewHeadOutStrategy(model.NewSimpleTokenCounter())))
-	})
-	s := l.Stats()
-	t.Logf("%s\n%s", adaptertest.TableHeader, s.Row())
-	if s.Errors == 0 {
-		t.Errorf("trpc-agent-go's defaults failed no turn: %s\n%s", s.Row(), strings.Join(l.Notes(), "\n"))
-	}
-}
+// TestHeadOutLoop is trpc-agent-go's own tailoring with its defaults:
+// requests are rejected for their length and the failure reaches the
+// user.
+func TestHeadOutLoop(t *testing.T) { framework.DefaultLoop(t, "trpc (HeadOut)") }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"trpc.group/trpc-go/trpc-agent-go/model"
 )
 
@@ -134,11 +135,8 @@ func (m *Model) forward(ch <-chan *model.Response, res *history.Result, attempt 
 			overflow = r
 			continue // drain: the inner model closes ch after its error
 		}
-		if r != nil && r.Usage != nil && r.Usage.PromptTokens > 0 && !r.IsPartial && r.Error == nil && m.s != nil && m.s.cal != nil && res != nil {
-			v := m.s.cal.Observe(res.TokensAfter, r.Usage.PromptTokens)
-			if m.s.onObserve != nil {
-				m.s.onObserve(res.TokensAfter, r.Usage.PromptTokens, v)
-			}
+		if r != nil && r.Usage != nil && !r.IsPartial && r.Error == nil && m.s != nil && res != nil {
+			adapt.Observe(m.s.cal, res.TokensAfter, r.Usage.PromptTokens, m.s.onObserve)
 		}
 		sent = true
 		if !emit(r) {

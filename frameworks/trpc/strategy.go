@@ -176,7 +176,7 @@ func (s *Strategy) window(msgs []model.Message, budget int, opts []history.Optio
 	for i := range p {
 		h, err := cv.message(&msgs[i])
 		if err != nil {
-			return nil, 0, 0, &MessageError{Index: i, Reason: err.Error()}
+			return nil, 0, 0, invalid(i, err)
 		}
 		b.sum = saturatingAdd(b.sum, max(s.counter.CountMessage(h), 0))
 	}
@@ -185,7 +185,7 @@ func (s *Strategy) window(msgs []model.Message, budget int, opts []history.Optio
 	for i := len(msgs) - 1; i >= p; i-- {
 		h, err := cv.message(&msgs[i])
 		if err != nil {
-			return nil, 0, 0, &MessageError{Index: i, Reason: err.Error()}
+			return nil, 0, 0, invalid(i, err)
 		}
 		if len(blocks) == 0 || len(blocks[len(blocks)-1]) == cap(blocks[len(blocks)-1]) {
 			blocks = append(blocks, make([]history.Message, 0, min(minBlock<<min(len(blocks), 6), i-p+1)))

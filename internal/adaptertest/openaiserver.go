@@ -111,3 +111,20 @@ func Answer(w http.ResponseWriter, status int, contentType, def, body string, he
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(body))
 }
+
+// Refusal returns the error an SDK call returns when the provider answers
+// it with status and the JSON body: call makes the call against base, the
+// URL of a local server that answers every request so. The call must
+// fail.
+func Refusal(t testing.TB, status int, body string, call func(base string) error) error {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		Answer(w, status, "", "application/json", body)
+	}))
+	defer srv.Close()
+	err := call(srv.URL)
+	if err == nil {
+		t.Fatal("the provider refused the request, the SDK returned no error")
+	}
+	return err
+}

@@ -198,12 +198,6 @@ func (s *Gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, `{"error":{"code":400,"message":"* GenerateContentRequest.contents: contents is not specified\n","status":"INVALID_ARGUMENT"}}`)
 		return
 	}
-	if body := geminiPairing(req.Contents); body != "" {
-		s.count(func(st *Stats) { st.PairingErrors++ })
-		s.Judge.Unpaired(body)
-		writeJSON(w, http.StatusBadRequest, body)
-		return
-	}
 	msgs := geminiHistory(&req)
 	holds := func(text string) bool {
 		for _, c := range req.Contents {
@@ -218,17 +212,11 @@ func (s *Gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return false
 	}
-	tools := string(req.Tools)
-	if tools == "null" {
-		tools = ""
-	}
-	prompt, fits := s.Judge.Receive(msgs, tools, holds)
-	if !fits {
-		s.count(func(st *Stats) { st.Overflows++ })
-		writeJSON(w, http.StatusBadRequest, fmt.Sprintf(GeminiOverflowBody, prompt, s.Window))
+	prompt, _, ok := s.judge(w, s.Judge, geminiPairing(req.Contents), msgs, req.Tools, holds,
+		func(prompt int) string { return fmt.Sprintf(GeminiOverflowBody, prompt, s.Window) })
+	if !ok {
 		return
 	}
-	s.count(func(st *Stats) { st.Accepted++ })
 	reply := Play(msgs)
 	var parts []any
 	if len(reply.Calls) == 0 {

@@ -171,12 +171,6 @@ func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error","param":null,"code":null}}`)
 		return
 	}
-	if body := openAIPairing(req.Messages); body != "" {
-		s.count(func(st *Stats) { st.PairingErrors++ })
-		s.Judge.Unpaired(body)
-		writeJSON(w, http.StatusBadRequest, body)
-		return
-	}
 	msgs := openAIHistory(req.Messages)
 	holds := func(text string) bool {
 		for _, m := range msgs {
@@ -186,31 +180,18 @@ func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return false
 	}
-	tools := string(req.Tools)
-	if tools == "null" {
-		tools = ""
-	}
-	prompt, fits := s.Judge.Receive(msgs, tools, holds)
-	if !fits {
-		s.count(func(st *Stats) { st.Overflows++ })
-		writeJSON(w, http.StatusBadRequest, fmt.Sprintf(OpenAIOverflowBody, s.Window, prompt))
+	prompt, id, ok := s.judge(w, s.Judge, openAIPairing(req.Messages), msgs, req.Tools, holds,
+		func(prompt int) string { return fmt.Sprintf(OpenAIOverflowBody, s.Window, prompt) })
+	if !ok {
 		return
 	}
-	var id int
-	s.count(func(st *Stats) { st.Accepted++; id = st.Accepted })
 	reply := Play(msgs)
 	if req.Stream {
 		s.stream(w, req, reply, id, prompt)
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": nil}
-	finish := "stop"
-	if len(reply.Calls) > 0 {
-		msg["tool_calls"] = openAICalls(reply.Calls, false)
-		finish = "tool_calls"
-	} else {
-		msg["content"] = reply.Text
-	}
+	finish := openAIReply(msg, reply, false)
 	out := 12 + 20*len(reply.Calls)
 	body, _ := json.Marshal(map[string]any{ // maps of strings, numbers and slices always encode
 		"id": "chatcmpl-" + strconv.Itoa(id), "object": "chat.completion", "created": 1700000000 + id, "model": req.Model,
@@ -218,6 +199,18 @@ func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"usage":   map[string]int{"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out},
 	})
 	writeJSON(w, http.StatusOK, string(body))
+}
+
+// openAIReply sets reply on m, a message or a stream's delta: its tool
+// calls (indexed in a stream), or else its text; and returns the finish
+// reason.
+func openAIReply(m map[string]any, reply Reply, indexed bool) (finish string) {
+	if len(reply.Calls) > 0 {
+		m["tool_calls"] = openAICalls(reply.Calls, indexed)
+		return "tool_calls"
+	}
+	m["content"] = reply.Text
+	return "stop"
 }
 
 // openAICalls returns calls as the API's tool_calls (with their index in
@@ -247,13 +240,7 @@ func (s *OpenAI) stream(w http.ResponseWriter, req wireRequest, reply Reply, id,
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	delta := map[string]any{"role": "assistant"}
-	finish := "stop"
-	if len(reply.Calls) > 0 {
-		delta["tool_calls"] = openAICalls(reply.Calls, true)
-		finish = "tool_calls"
-	} else {
-		delta["content"] = reply.Text
-	}
+	finish := openAIReply(delta, reply, true)
 	chunk([]any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}, nil)
 	chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {

@@ -15,8 +15,10 @@
 package loopserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -89,6 +91,34 @@ func (c *counter) problem(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
+// judge takes the steps every server takes on a decoded request: one
+// that breaks the provider's pairing rule (pairing, its 400 body; "" when
+// it pairs) is answered with that body; otherwise j counts msgs with
+// tools (JSON, "null" for none) and a request over the window is answered
+// with overflow(prompt). ok reports that the request was accepted, the
+// id-th: the server then answers it with the reply of Play.
+func (c *counter) judge(w http.ResponseWriter, j Judge, pairing string, msgs []history.Message, tools json.RawMessage,
+	holds func(string) bool, overflow func(prompt int) string) (prompt, id int, ok bool) {
+	if pairing != "" {
+		c.count(func(st *Stats) { st.PairingErrors++ })
+		j.Unpaired(pairing)
+		writeJSON(w, http.StatusBadRequest, pairing)
+		return 0, 0, false
+	}
+	text := string(tools)
+	if text == "null" {
+		text = ""
+	}
+	prompt, fits := j.Receive(msgs, text, holds)
+	if !fits {
+		c.count(func(st *Stats) { st.Overflows++ })
+		writeJSON(w, http.StatusBadRequest, overflow(prompt))
+		return prompt, 0, false
+	}
+	c.count(func(st *Stats) { st.Accepted++; id = st.Accepted })
+	return prompt, id, true
 }
 
 // Stats returns the counts so far.

@@ -310,3 +310,25 @@ func LoadCalibration(ctx context.Context, st history.StateStore, name, key strin
 	}
 	return nil
 }
+
+// ObserveShared records an observation in the Calibration saved under key
+// in st, as history.Calibration.Observe does, with Update; it returns
+// Observe's verdict, and saves nothing for history.VerdictInvalid.
+func ObserveShared(ctx context.Context, st history.StateStore, name, key string, sent, reported int) (history.Verdict, error) {
+	var verdict history.Verdict
+	err := Update(ctx, st, name, key, func(c *history.Calibration) bool {
+		verdict = c.Observe(sent, reported)
+		return verdict != history.VerdictInvalid
+	})
+	return verdict, err
+}
+
+// ObserveOverflowShared records a rejection for length in the
+// Calibration saved under key in st, as
+// history.Calibration.ObserveOverflow does, with Update.
+func ObserveOverflowShared(ctx context.Context, st history.StateStore, name, key string, sent, limit int) error {
+	return Update(ctx, st, name, key, func(c *history.Calibration) bool {
+		c.ObserveOverflow(sent, limit)
+		return true
+	})
+}

@@ -17,13 +17,14 @@ import (
 )
 
 // apiPackages are the internal packages adapters import outside tests.
-var apiPackages = []string{"adapt", "media", "mediapart", "notice", "optset", "pairing", "pins", "regroup", "rules", "summarize"}
+var apiPackages = []string{"adapt", "errtree", "media", "mediapart", "notice", "optset", "pairing", "pins", "regroup", "rules", "summarize"}
 
 // apiDigest is the digest of the exported declarations of apiPackages
 // (Digest) for API 3, with the Trimmer's Close and SummaryDone and the
-// package summarize (issue 27), which an adapter built before them does
+// package summarize (issue 27), and the rules tables, the shared wrapper
+// steps and errtree (issue 22), which an adapter built before them does
 // not notice.
-const apiDigest = "39a653af358395bd"
+const apiDigest = "771c649fafd9a9d1"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
@@ -66,18 +67,50 @@ func TestMarker(t *testing.T) {
 	}
 }
 
-// TestAdapters checks that every adapter in this tree names the marker of
-// the current API. (In a module cache the adapters are not beside the
-// core, and there is nothing to check.)
+// TestAdapters checks that every adapter in this tree, and every other
+// module whose code (tests aside) imports the core's internal packages
+// (frameworks, stores), names the marker of the current API. (In a
+// module cache the modules are not beside the core, and there is nothing
+// to check.)
 func TestAdapters(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join("..", "..", "adapters", "*", "go.mod"))
-	want := "var _ version.V" + strconv.Itoa(API) + "\n"
-	for _, mod := range dirs {
-		src, err := os.ReadFile(filepath.Join(filepath.Dir(mod), "version.go"))
-		if err != nil || !bytes.Contains(src, []byte(want)) {
-			t.Errorf("%s: version.go does not declare %q (%v)", filepath.Dir(mod), strings.TrimSpace(want), err)
+	var dirs []string
+	for _, pattern := range []string{"adapters", "frameworks", "stores"} {
+		mods, _ := filepath.Glob(filepath.Join("..", "..", pattern, "*", "go.mod"))
+		for _, mod := range mods {
+			if dir := filepath.Dir(mod); pattern == "adapters" || importsInternal(t, dir) {
+				dirs = append(dirs, dir)
+			}
 		}
 	}
+	if len(dirs) == 0 {
+		return
+	}
+	want := "var _ version.V" + strconv.Itoa(API) + "\n"
+	for _, dir := range dirs {
+		src, err := os.ReadFile(filepath.Join(dir, "version.go"))
+		if err != nil || !bytes.Contains(src, []byte(want)) {
+			t.Errorf("%s: version.go does not declare %q (%v)", dir, strings.TrimSpace(want), err)
+		}
+	}
+}
+
+// importsInternal reports whether a .go file of dir that is not a test
+// imports one of the core's internal packages.
+func importsInternal(t *testing.T, dir string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(src, []byte(`"github.com/histrim/history/internal/`)) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestExportedAndDigest(t *testing.T) {

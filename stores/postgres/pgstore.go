@@ -334,22 +334,14 @@ func (c calibrations) Save(ctx context.Context, model string, state []byte, vers
 // observe a sample of the responses when many replicas serve one model
 // at a high rate (a Calibration needs a few observations, not all).
 func (s *Store) ObserveShared(ctx context.Context, model string, sent, reported int) (history.Verdict, error) {
-	var verdict history.Verdict
-	err := storekit.Update(ctx, calibrations{s}, "pgstore", model, func(c *history.Calibration) bool {
-		verdict = c.Observe(sent, reported)
-		return verdict != history.VerdictInvalid
-	})
-	return verdict, err
+	return storekit.ObserveShared(ctx, calibrations{s}, "pgstore", model, sent, reported)
 }
 
 // ObserveOverflowShared records a rejection for length (as
 // [history.Calibration.ObserveOverflow]) in model's shared Calibration,
 // as ObserveShared does.
 func (s *Store) ObserveOverflowShared(ctx context.Context, model string, sent, limit int) error {
-	return storekit.Update(ctx, calibrations{s}, "pgstore", model, func(c *history.Calibration) bool {
-		c.ObserveOverflow(sent, limit)
-		return true
-	})
+	return storekit.ObserveOverflowShared(ctx, calibrations{s}, "pgstore", model, sent, limit)
 }
 
 // LoadCalibration installs model's shared Calibration into cal (the one

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"net/http/httptest"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/goopenai"
@@ -20,14 +19,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-const (
-	window = 16_000
-	turns  = 30
-)
-
 func main() {
-	srv := &loopserver.OpenAI{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
 	cfg := openai.DefaultConfig("sk-local")
 	cfg.BaseURL = ts.URL + "/v1"
@@ -47,11 +40,11 @@ func main() {
 		history.WithStepTrim(),
 	}
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: loopserver.SystemPrompt}}
-	trimmed, retries := 0, 0
-	for turn := 1; turn <= turns; turn++ {
+	trimmed := 0
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: loopserver.Task(turn)})
 		for {
-			sent, res, err := goopenai.Trim(msgs, window, opts...)
+			sent, res, err := goopenai.Trim(msgs, loopserver.ExampleWindow, opts...)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				log.Fatal(err)
 			}
@@ -62,7 +55,6 @@ func main() {
 				if req.Messages, res, rerr = goopenai.RecoverOverflow(req.Messages, err, attempt, opts...); rerr != nil {
 					break // not an overflow, or nothing left to drop: err stands
 				}
-				retries++
 				resp, err = client.CreateChatCompletion(ctx, req)
 			}
 			if err != nil {
@@ -83,12 +75,7 @@ func main() {
 			}
 		}
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("%d turns: %d requests, %d trimmed, %d rejected for length (%d retries), %d pairing errors\n",
-		turns, st.Requests, trimmed, st.Overflows, retries, st.PairingErrors)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if st.PairingErrors > 0 || st.BadRequests > 0 {
-		log.Fatal("the provider rejected requests")
+	if err := loopserver.Report(srv.Stats(), fmt.Sprintf("%d messages kept whole", len(msgs)), trimmed, 0, &cal); err != nil {
+		log.Fatal(err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http/httptest"
 
 	"github.com/histrim/history"
 	hadk "github.com/histrim/history/frameworks/adk"
@@ -27,18 +26,12 @@ import (
 	"google.golang.org/genai"
 )
 
-const (
-	window = 16_000
-	turns  = 30
-)
-
 type output struct {
 	Output string `json:"output"`
 }
 
 func main() {
-	srv := &loopserver.Gemini{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleGemini()
 	defer ts.Close()
 	ctx := context.Background()
 
@@ -48,7 +41,7 @@ func main() {
 		log.Fatal(err)
 	}
 	trims := 0
-	cb, err := hadk.New(hadk.Config{Budget: window, Model: m,
+	cb, err := hadk.New(hadk.Config{Budget: loopserver.ExampleWindow, Model: m,
 		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
 			history.WithOnTrim(func(history.Event) { trims++ })}})
 	if err != nil {
@@ -80,7 +73,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		for _, err := range r.Run(ctx, "user", "session", genai.NewContentFromText(loopserver.Task(turn), genai.RoleUser), agent.RunConfig{}) {
 			if err != nil {
 				log.Fatalf("turn %d: %v", turn, err)
@@ -91,12 +84,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cb.Calibration().Model()
-	fmt.Printf("%d turns, %d events kept whole in the session: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors\n",
-		turns, got.Session.Events().Len(), st.Requests, trims, st.Overflows, st.PairingErrors)
-	fmt.Printf("calibration learnt Gemini's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if st.PairingErrors > 0 {
-		log.Fatal("Gemini rejected requests")
+	if err := loopserver.Report(srv.Stats(), fmt.Sprintf("%d events kept whole in the session", got.Session.Events().Len()), trims, 0, cb.Calibration()); err != nil {
+		log.Fatal(err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http/httptest"
 
 	"charm.land/fantasy"
 	"charm.land/fantasy/providers/openaicompat"
@@ -20,14 +19,8 @@ import (
 	"github.com/histrim/history/internal/loopserver"
 )
 
-const (
-	window = 16_000
-	turns  = 30
-)
-
 func main() {
-	srv := &loopserver.OpenAI{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
 	ctx := context.Background()
 
@@ -41,7 +34,7 @@ func main() {
 	}
 	var cal history.Calibration
 	trims := 0
-	model := hfantasy.NewModel(lm, hfantasy.Config{Budget: window, Calibration: &cal,
+	model := hfantasy.NewModel(lm, hfantasy.Config{Budget: loopserver.ExampleWindow, Calibration: &cal,
 		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
 			history.WithOnTrim(func(history.Event) { trims++ })}})
 
@@ -55,7 +48,7 @@ func main() {
 	agent := fantasy.NewAgent(model, fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools...))
 
 	var msgs []fantasy.Message
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		task := loopserver.Task(turn)
 		res, err := agent.Generate(ctx, fantasy.AgentCall{Prompt: task, Messages: msgs})
 		if err != nil {
@@ -66,12 +59,7 @@ func main() {
 			msgs = append(msgs, s.Messages...)
 		}
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("%d turns, %d messages kept whole by the agent: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors\n",
-		turns, len(msgs), st.Requests, trims, st.Overflows, st.PairingErrors)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if st.PairingErrors > 0 {
-		log.Fatal("the provider rejected requests")
+	if err := loopserver.Report(srv.Stats(), fmt.Sprintf("%d messages kept whole by the agent", len(msgs)), trims, 0, &cal); err != nil {
+		log.Fatal(err)
 	}
 }

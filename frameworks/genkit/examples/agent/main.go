@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http/httptest"
 	"os"
 
 	"github.com/firebase/genkit/go/ai"
@@ -23,14 +22,8 @@ import (
 	"github.com/histrim/history/internal/loopserver"
 )
 
-const (
-	window = 16_000
-	turns  = 30
-)
-
 func main() {
-	srv := &loopserver.Gemini{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleGemini()
 	defer ts.Close()
 	if err := os.Setenv("GOOGLE_GEMINI_BASE_URL", ts.URL); err != nil {
 		log.Fatal(err)
@@ -47,12 +40,12 @@ func main() {
 
 	var cal history.Calibration
 	trims := 0
-	mw := hgenkit.Middleware(hgenkit.Config{Budget: window, Calibration: &cal,
+	mw := hgenkit.Middleware(hgenkit.Config{Budget: loopserver.ExampleWindow, Calibration: &cal,
 		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
 			history.WithOnTrim(func(history.Event) { trims++ })}})
 
 	msgs := []*ai.Message{ai.NewSystemTextMessage(loopserver.SystemPrompt)}
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		resp, err := genkit.Generate(ctx, g, ai.WithModelName("googleai/gemini-2.5-flash"), ai.WithTools(tools...),
 			ai.WithMaxTurns(10), ai.WithMessages(append(msgs, ai.NewUserTextMessage(loopserver.Task(turn)))...), ai.WithMiddleware(mw))
 		if err != nil {
@@ -60,12 +53,7 @@ func main() {
 		}
 		msgs = resp.History()
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("%d turns, %d messages kept whole in the history: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors\n",
-		turns, len(msgs), st.Requests, trims, st.Overflows, st.PairingErrors)
-	fmt.Printf("calibration learnt Gemini's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if st.PairingErrors > 0 {
-		log.Fatal("Gemini rejected requests")
+	if err := loopserver.Report(srv.Stats(), fmt.Sprintf("%d messages kept whole in the history", len(msgs)), trims, 0, &cal); err != nil {
+		log.Fatal(err)
 	}
 }

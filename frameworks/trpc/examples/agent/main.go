@@ -8,9 +8,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log"
-	"net/http/httptest"
 
 	"github.com/histrim/history"
 	htrpc "github.com/histrim/history/frameworks/trpc"
@@ -23,14 +21,8 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/tool/function"
 )
 
-const (
-	window = 16_000
-	turns  = 30
-)
-
 func main() {
-	srv := &loopserver.OpenAI{Judge: loopserver.Skew{Window: window, Factor: 1.3}, Window: window}
-	ts := httptest.NewServer(srv)
+	srv, ts := loopserver.ExampleOpenAI()
 	defer ts.Close()
 
 	var cal history.Calibration
@@ -43,7 +35,7 @@ func main() {
 	})
 	m := htrpc.Wrap(openai.New("local-16k",
 		openai.WithBaseURL(ts.URL+"/v1"), openai.WithAPIKey("sk-local"),
-		openai.WithEnableTokenTailoring(true), openai.WithContextWindow(window),
+		openai.WithEnableTokenTailoring(true), openai.WithContextWindow(loopserver.ExampleWindow),
 		openai.WithTailoringStrategy(s), openai.WithTokenCounter(s.Counter()),
 		// The calibration learns the provider's count: no 10% margin.
 		openai.WithTokenTailoringConfig(&model.TokenTailoringConfig{ProtocolOverheadTokens: 1, ReserveOutputTokens: 1, SafetyMarginRatio: 1e-4}),
@@ -61,7 +53,7 @@ func main() {
 	defer r.Close()
 
 	failed := 0
-	for turn := 1; turn <= turns; turn++ {
+	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
 		events, err := r.Run(context.Background(), "user", "session", model.NewUserMessage(loopserver.Task(turn)))
 		if err != nil {
 			log.Fatal(err)
@@ -73,12 +65,7 @@ func main() {
 			}
 		}
 	}
-	st := srv.Stats()
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("%d turns: %d requests, %d trims, %d rejected for length (recovered by Wrap), %d pairing errors, %d failed turns\n",
-		turns, st.Requests, trims, st.Overflows, st.PairingErrors, failed)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
-	if failed > 0 || st.PairingErrors > 0 {
-		log.Fatal("errors reached the user")
+	if err := loopserver.Report(srv.Stats(), "the runner's session kept whole", trims, failed, &cal); err != nil {
+		log.Fatal(err)
 	}
 }
