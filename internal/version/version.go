@@ -1,7 +1,8 @@
 // Package version states which core the adapter modules are built with.
 //
 // Each adapter (adapters/<name>, a module of its own) imports the core's
-// internal packages: adapt, media, mediapart, notice, optset, pairing, pins,
+// internal packages: adapt, anthropicmsg, media, mediapart, notice, optset,
+// pairing, pins,
 // regroup and rules. Go
 // allows it, since their import paths share the core's prefix, but
 // internal packages make no compatibility promise, so an adapter built
