@@ -1,6 +1,7 @@
 package beta
 
 import (
+	"go/format"
 	"os"
 	"os/exec"
 	"testing"
@@ -14,7 +15,11 @@ func TestGenerated(t *testing.T) {
 		t.Skip("sed not found")
 	}
 	for _, name := range []string{"api.go", "sdk.go"} {
-		want, err := exec.Command("sed", "-f", "rename.sed", "../"+name).Output()
+		renamed, err := exec.Command("sed", "-f", "rename.sed", "../"+name).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := format.Source(renamed)
 		if err != nil {
 			t.Fatal(err)
 		}

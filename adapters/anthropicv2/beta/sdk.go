@@ -58,7 +58,9 @@ var sdk = &anthropicmsg.SDK[[]anthropic.BetaTextBlockParam, anthropic.BetaMessag
 		u.Input = json.RawMessage(args)
 		return union{OfToolUse: &u}, true
 	},
-	Override:      func(raw json.RawMessage) anthropic.BetaMessageParam { return param.Override[anthropic.BetaMessageParam](raw) },
+	Override: func(raw json.RawMessage) anthropic.BetaMessageParam {
+		return param.Override[anthropic.BetaMessageParam](raw)
+	},
 	OverrideBlock: func(raw json.RawMessage) union { return param.Override[union](raw) },
 	Notice: func(role, text string) anthropic.BetaMessageParam {
 		content := []union{anthropic.NewBetaTextBlock(text)}
