@@ -1,51 +1,17 @@
 package anthropicmsg
 
 import (
-	"crypto/sha256"
 	"encoding/json"
-	"sync"
+
+	"github.com/histrim/history/internal/origins"
 )
 
-// Origin names the backend that wrote an opaque block: the provider
-// ("anthropic", "bedrock", "vertex", a gateway's name) and the model.
-type Origin struct {
-	Provider, Model string
-}
+// Origin names the backend that wrote an opaque block.
+type Origin = origins.Origin
 
-// Origins records which backend wrote each opaque block a conversation
-// holds (thinking signatures, redacted thinking, compaction blocks'
-// encrypted content and signature): only that backend can read them back.
-// The zero value is ready to use; an Origins is safe for concurrent use.
-// It keeps a 32-byte digest per block, never the block.
-type Origins struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]Origin
-}
-
-// set records that origin wrote payload.
-func (o *Origins) set(payload string, origin Origin) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.m == nil {
-		o.m = make(map[[sha256.Size]byte]Origin)
-	}
-	o.m[sha256.Sum256([]byte(payload))] = origin
-}
-
-// get returns who wrote payload.
-func (o *Origins) get(payload string) (Origin, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	origin, ok := o.m[sha256.Sum256([]byte(payload))]
-	return origin, ok
-}
-
-// Len returns the number of opaque blocks recorded.
-func (o *Origins) Len() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.m)
-}
+// Origins records which backend wrote each opaque block (see package
+// origins).
+type Origins = origins.Origins
 
 // opaque returns the opaque payload of a block (what binds it to its
 // backend), "" for a block that has none.
@@ -78,7 +44,7 @@ func (s *SDK[R, M, B]) Record(o *Origins, origin Origin, msgs []M) {
 		for k := range blocks {
 			in := s.Info(&blocks[k])
 			if p := opaque(&in, s.rawOf(&blocks[k])); p != "" {
-				o.set(p, origin)
+				o.Set(p, origin)
 			}
 		}
 	}
@@ -116,7 +82,7 @@ func (s *SDK[R, M, B]) Retarget(msgs []M, o *Origins, to Origin) ([]M, int) {
 			if p == "" {
 				return raw, false
 			}
-			if origin, ok := o.get(p); !ok || origin == to {
+			if !o.Foreign(p, to) {
 				return raw, false
 			}
 			n++
