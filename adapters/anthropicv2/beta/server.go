@@ -7,7 +7,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/anthropicmsg"
 )
 
 // The server's defaults, when a request turns an edit on without a
@@ -230,38 +229,4 @@ func TrimThread(thread *anthropic.BetaMessageThread, budget int, opts ...history
 	}
 	thread.Params.Messages = out
 	return res, true, err
-}
-
-// Origin names the backend that wrote an opaque block (see Origins).
-type Origin = anthropicmsg.Origin
-
-// Origins records which backend wrote each opaque block of a conversation
-// (thinking signatures, redacted thinking, compaction blocks): only that
-// backend can read them back ("Could not decode the compaction blob").
-// Record each reply as it is appended to the transcript; before sending
-// to a backend, Retarget the messages to it. The zero value is ready to
-// use; it is safe for concurrent use and keeps a digest per block.
-type Origins = anthropicmsg.Origins
-
-// Record notes that origin wrote the opaque blocks of msgs (a reply, as
-// the caller appends it: reply.ToParam()).
-func Record(o *Origins, origin Origin, msgs ...anthropic.BetaMessageParam) {
-	sdk.Record(o, origin, msgs)
-}
-
-// Retarget returns msgs made sendable to the backend to: a thinking or
-// redacted_thinking block that o records as another backend's is left
-// out, and a compaction block of another backend is replaced by a user
-// message holding its summary (anthropicmsg.SummaryHeader, then the
-// block's content) before the message that held it, so the request never
-// carries a blob the new backend cannot decode; the messages before it,
-// if the transcript still holds them, are then trimmed as any others.
-// Blocks o does not know are kept. n counts the blocks left out or
-// replaced; msgs is not modified and is returned itself when n is 0.
-//
-// With thinking enabled, the final assistant turn must open with
-// thinking: switching backends in the middle of a tool loop leaves that
-// turn without it; send that request with thinking disabled or adaptive.
-func Retarget(msgs []anthropic.BetaMessageParam, o *Origins, to Origin) (out []anthropic.BetaMessageParam, n int) {
-	return sdk.Retarget(msgs, o, to)
 }
