@@ -2,8 +2,7 @@
 //
 // Each adapter (adapters/<name>, a module of its own) imports the core's
 // internal packages: adapt, anthropicmsg, media, mediapart, notice, optset,
-// pairing, pins,
-// regroup and rules. Go
+// origins, pairing, pins, regroup and rules. Go
 // allows it, since their import paths share the core's prefix, but
 // internal packages make no compatibility promise, so an adapter built
 // with another core release than its own may fail to compile or, worse,

@@ -252,3 +252,63 @@ func TestInputTokens(t *testing.T) {
 		t.Fatal("a request in which a compaction ran was observed")
 	}
 }
+
+// TestCompactionErrorCodes: the local server answers what the API
+// answers, and the v2 client reads its error codes: a compaction block
+// out of place, tampered with, from another backend; a trim of the same
+// messages is accepted.
+func TestCompactionErrorCodes(t *testing.T) {
+	srv := &anthropicserver.Server{Backend: "anthropic", Window: loopWindow}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	client := newClient(ts.URL)
+	params := anthropic.BetaMessageNewParams{Model: loopModel, MaxTokens: 64}
+	params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
+		OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: 200}},
+	}}
+	task := anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock(loopserver.Task(1) + strings.Repeat(" context", 400)))
+	params.Messages = []anthropic.BetaMessageParam{task}
+	reply, err := client.Beta.Messages.New(context.Background(), params)
+	if err != nil || reply.Content[0].Type != "compaction" {
+		t.Fatalf("no compaction: %v", err)
+	}
+	compacted := reply.ToParam()
+	good := []anthropic.BetaMessageParam{task, compacted, anthropic.NewBetaUserMessage(toolResults(reply)...)}
+	tampered := reply.ToParam()
+	tampered.OfAssistant.Content[0].OfCompaction.Content = param.NewOpt("a better summary")
+	tests := []struct {
+		name, code string
+		msgs       []anthropic.BetaMessageParam
+	}{
+		{"misplaced", "compaction_block_misplaced", good},
+		{"content changed", "compaction_content_mismatch", []anthropic.BetaMessageParam{tampered, good[2]}},
+	}
+	for _, tc := range tests {
+		params.Messages = tc.msgs
+		_, err := client.Beta.Messages.New(context.Background(), params)
+		var apiErr *anthropic.Error
+		if !errors.As(err, &apiErr) || string(apiErr.ErrorCode()) != tc.code {
+			t.Errorf("%s: got %v, want error_code %s", tc.name, err, tc.code)
+		}
+	}
+	if err := Validate(good); !errors.Is(err, ErrCompaction) {
+		t.Errorf("Validate of a misplaced compaction block: %v", err)
+	}
+	out, _, err := Trim(nil, good, loopWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params.Messages = out
+	if _, err := client.Beta.Messages.New(context.Background(), params); err != nil {
+		t.Errorf("the trimmed messages: %v", err)
+	}
+	other := &anthropicserver.Server{Backend: "vertex", Window: loopWindow}
+	to := httptest.NewServer(other)
+	defer to.Close()
+	otherClient := newClient(to.URL)
+	_, err = otherClient.Beta.Messages.New(context.Background(), params)
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != anthropic.ErrorCodeCompactionSignatureInvalid || !strings.Contains(apiErr.RawJSON(), "Could not decode the compaction blob") {
+		t.Errorf("another backend: %v", err)
+	}
+}
