@@ -109,7 +109,7 @@ func blockOverridden(b *union) bool {
 func describe(b *union) (anthropicmsg.Info, bool) {
 	in := anthropicmsg.Info{}
 	if cc := b.GetCacheControl(); cc != nil {
-		in.Cache = !param.IsOmitted(*cc)
+		in.Cache = cc.Type != "" || cc.TTL != "" // what omitzero sends: no reflection per block
 	}
 	switch {
 	case b.OfText != nil:
