@@ -219,6 +219,22 @@
 // between its maintenance points, so only a maintenance point invalidates
 // earlier thinking.
 //
+// # Compaction blocks and cache breakpoints
+//
+// A compaction block (server-side compaction, compact_20260112) is a block
+// of a type this SDK version does not model: ContentBlockUnion.ToParam
+// sends it back as its raw JSON, and Trim reads it from there. The API
+// reads nothing before the latest compaction block with content and wants
+// it first: a trim drops what precedes it first (it costs nothing), sends
+// the block byte for byte and never edits, splits or elides it. One with
+// null content (a no-op for the API) is sent as it came; one with empty
+// content, which the API rejects, is left out. A trim never leaves more
+// than four cache_control breakpoints (the system prompt's included),
+// taking the oldest off beyond that, never a compaction block's;
+// [MarkPrefix] places one on the new prefix after a maintenance point;
+// [Origins], [Record] and [Retarget] keep opaque blocks away from a backend
+// that cannot read them. See docs/server-side.md.
+//
 // # Pairing
 //
 // [Validate] checks the pairing rules the Messages API enforces with an

@@ -344,8 +344,8 @@ func toolUseBlocks(t *testing.T, msgs []anthropic.MessageParam) map[string]*anth
 			t.Fatal(err)
 		}
 		for _, b := range blocks {
-			if b.typed != nil && b.typed.OfToolUse != nil {
-				uses[b.typed.OfToolUse.ID] = b.typed.OfToolUse
+			if b.Typed != nil && b.Typed.OfToolUse != nil {
+				uses[b.Typed.OfToolUse.ID] = b.Typed.OfToolUse
 			}
 		}
 	}
@@ -439,7 +439,7 @@ func TestTrimClearedArguments(t *testing.T) {
 			var results []anthropic.ContentBlockParamUnion
 			_, blocks, _ := readMessage(&tc.step)
 			for _, b := range blocks {
-				if u := b.typed.OfToolUse; u != nil {
+				if u := b.Typed.OfToolUse; u != nil {
 					results = append(results, result(u.ID, big))
 				}
 			}
@@ -650,7 +650,7 @@ func TestCorpusThinking(t *testing.T) {
 
 // blockTypeOf returns the type of a typed content block.
 func blockTypeOf(b anthropic.ContentBlockParamUnion) string {
-	return blockType(&block{typed: &b})
+	return blockType(&block{Typed: &b})
 }
 
 // The core's overflow classifier driven by the real anthropic-sdk-go client

@@ -6,6 +6,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/anthropicmsg"
 )
 
 // Overhead returns what params sends besides its messages and its system
@@ -36,24 +37,9 @@ func Overhead(params anthropic.MessageNewParams, c history.Counter) int {
 	if err != nil {
 		return 0
 	}
-	var req struct {
-		Tools  json.RawMessage `json:"tools"`
-		Output struct {
-			Format json.RawMessage `json:"format"`
-		} `json:"output_config"`
-	}
-	if json.Unmarshal(raw, &req) != nil {
+	text, ok := anthropicmsg.OverheadText(raw)
+	if !ok {
 		return 0
 	}
-	var text []byte
-	for _, field := range []json.RawMessage{req.Tools, req.Output.Format} {
-		if len(field) == 0 || string(field) == "null" || string(field) == "[]" {
-			continue
-		}
-		if len(text) > 0 {
-			text = append(text, '\n')
-		}
-		text = append(text, field...)
-	}
-	return adapt.Overhead(c, string(text))
+	return adapt.Overhead(c, text)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/anthropicmsg"
 )
 
 // ErrUnpaired is wrapped by *PairingError: the messages break the Messages
@@ -17,6 +18,15 @@ var ErrUnpaired = errors.New("history/anthropic: unpaired tool_use or tool_resul
 // that answers nothing or stands after other blocks), ID the tool_use ID
 // concerned, Reason which part of the rule is broken. It wraps ErrUnpaired.
 type PairingError = adapt.PairingError
+
+// ErrCompaction is wrapped by *CompactionError: a compaction block stands
+// where the Messages API rejects it.
+var ErrCompaction = errors.New("history/anthropic: compaction block misplaced")
+
+// CompactionError reports a compaction block the API would reject as
+// misplaced (error_code compaction_block_misplaced): Index is the message
+// holding it, Block its position there. It wraps ErrCompaction.
+type CompactionError = anthropicmsg.CompactionError
 
 // Validate checks msgs against the tool-pairing rules of the Messages API:
 //
@@ -31,68 +41,19 @@ type PairingError = adapt.PairingError
 //   - in a user message, tool_result blocks come before any other block
 //     (text after the results is fine, text before them is rejected).
 //
+// It also checks where compaction blocks stand: the latest compaction
+// block with content must be the first block of msgs, and none may be in a
+// system message (the API's compaction_block_misplaced); a
+// *CompactionError reports one that is not.
+//
 // Consecutive messages of the same role are accepted (the API joins them
 // into one turn, which is how a breadcrumb may precede a user message), but
 // the pairing rules are checked per message as the API states them: results
 // split over two user messages are reported.
 // Validate returns nil when msgs pass, the first violation as a
-// *PairingError otherwise, or a *MessageError when a message cannot be read.
+// *PairingError (or *CompactionError) otherwise, or a *MessageError when a
+// message cannot be read.
 // It never modifies msgs.
 func Validate(msgs []anthropic.MessageParam) error {
-	var prevCalls []string // tool_use IDs of the previous message, if an assistant
-	for i := range msgs {
-		role, blocks, err := readMessage(&msgs[i])
-		if err != nil {
-			return invalid(i, err.Error())
-		}
-		var calls, results []string
-		other := false // a non-tool_result block was seen in this message
-		for j := range blocks {
-			b := blocks[j].typed
-			switch {
-			case b != nil && b.OfToolUse != nil:
-				calls = append(calls, b.OfToolUse.ID)
-			case b != nil && b.OfToolResult != nil:
-				id := b.OfToolResult.ToolUseID
-				if role != anthropic.MessageParamRoleUser || !contains(prevCalls, id) {
-					return unpaired(i, id, "tool_result answers no tool_use of the immediately preceding assistant message")
-				}
-				if contains(results, id) {
-					return unpaired(i, id, "tool_use answered twice")
-				}
-				if other {
-					return unpaired(i, id, "tool_result block after another block; tool_result blocks must come first")
-				}
-				results = append(results, id)
-			default:
-				other = true
-			}
-		}
-		for _, id := range prevCalls {
-			if !contains(results, id) {
-				return unpaired(i-1, id, "tool_use has no tool_result in the next message")
-			}
-		}
-		prevCalls = nil
-		if role == anthropic.MessageParamRoleAssistant {
-			prevCalls = calls
-		}
-	}
-	if len(prevCalls) > 0 {
-		return unpaired(len(msgs)-1, prevCalls[0], "tool_use has no tool_result in the next message")
-	}
-	return nil
-}
-
-func contains(ids []string, id string) bool {
-	for _, s := range ids {
-		if s == id {
-			return true
-		}
-	}
-	return false
-}
-
-func unpaired(i int, id, reason string) error {
-	return adapt.Unpaired("anthropic", "message", ErrUnpaired, i, id, reason)
+	return sdk.Validate(msgs, ErrUnpaired, ErrCompaction)
 }

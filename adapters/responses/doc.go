@@ -238,6 +238,17 @@
 // exchanges next to each other that it separated: they then read as one
 // (as after a repair), which counts no more than the core counted.
 //
+// With server-side compaction (context_management in a stateless
+// request), the server reads nothing before the latest compaction item:
+// [Compacted] returns what such a request sends (the leading system and
+// developer messages, then everything from that item on; a compaction
+// item with empty encrypted_content is left out), and [Guard] makes the
+// library the hard guard above the compact_threshold. A request chained
+// onto server-held state (previous_response_id, a conversation) cannot be
+// pruned from the client: [TrimRequest] refuses it with a *ChainedError.
+// [Origins], [Record] and [Retarget] keep reasoning and compaction items
+// another backend encrypted out of a request. See docs/server-side.md.
+//
 // # Item references
 //
 // An item_reference names a stored item the adapter cannot see: its type

@@ -1,8 +1,8 @@
 // Package version states which core the adapter modules are built with.
 //
 // Each adapter (adapters/<name>, a module of its own) imports the core's
-// internal packages: adapt, media, mediapart, notice, optset, pairing, pins,
-// regroup, rules and summarize. Go
+// internal packages: adapt, anthropicmsg, errtree, media, mediapart, notice,
+// optset, origins, pairing, pins, regroup, rules and summarize. Go
 // allows it, since their import paths share the core's prefix, but
 // internal packages make no compatibility promise, so an adapter built
 // with another core release than its own may fail to compile or, worse,

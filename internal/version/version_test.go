@@ -17,14 +17,15 @@ import (
 )
 
 // apiPackages are the internal packages adapters import outside tests.
-var apiPackages = []string{"adapt", "errtree", "media", "mediapart", "notice", "optset", "pairing", "pins", "regroup", "rules", "summarize"}
+var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapart", "notice", "optset", "origins", "pairing", "pins", "regroup", "rules", "summarize"}
 
 // apiDigest is the digest of the exported declarations of apiPackages
 // (Digest) for API 3, with the Trimmer's Close and SummaryDone and the
-// package summarize (issue 27), and the rules tables, the shared wrapper
-// steps and errtree (issue 22), which an adapter built before them does
-// not notice.
-const apiDigest = "771c649fafd9a9d1"
+// package summarize (issue 27), the rules tables, the shared wrapper
+// steps and errtree (issue 22), and the Messages API logic shared by the
+// Anthropic adapters with the origins of opaque blocks (issue 24), which
+// an adapter built before them does not notice.
+const apiDigest = "daaadb201d1716c3"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides

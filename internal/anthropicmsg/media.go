@@ -1,4 +1,4 @@
-package anthropic
+package anthropicmsg
 
 import "math"
 
@@ -12,13 +12,13 @@ const (
 	imagePixelsPerToken = 750
 	imageMaxEdge        = 1568
 	imageMaxPixels      = 1_192_464 // 1092 x 1092
-	imageMaxTokens      = (imageMaxPixels + imagePixelsPerToken - 1) / imagePixelsPerToken
+	ImageMaxTokens      = (imageMaxPixels + imagePixelsPerToken - 1) / imagePixelsPerToken
 )
 
-// imageTokens returns the cost of a w x h image (0 x 0: unknown).
-func imageTokens(w, h int) int {
+// ImageTokens returns the cost of a w x h image (0 x 0: unknown).
+func ImageTokens(w, h int) int {
 	if w <= 0 || h <= 0 {
-		return imageMaxTokens
+		return ImageMaxTokens
 	}
 	fw, fh := float64(w), float64(h)
 	if long := max(fw, fh); long > imageMaxEdge {
@@ -28,5 +28,5 @@ func imageTokens(w, h int) int {
 		s := math.Sqrt(imageMaxPixels / px)
 		fw, fh = fw*s, fh*s
 	}
-	return min(max(int(math.Ceil(fw*fh/imagePixelsPerToken)), 1), imageMaxTokens)
+	return min(max(int(math.Ceil(fw*fh/imagePixelsPerToken)), 1), ImageMaxTokens)
 }

@@ -1,0 +1,162 @@
+package beta
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/anthropicserver"
+	"github.com/histrim/history/internal/loopserver"
+)
+
+const (
+	loopWindow  = 12_000
+	loopTrigger = 8_000
+	loopModel   = anthropic.ModelClaudeSonnet5_5
+)
+
+// loopTools are the twenty tools of the script, sent on every request.
+func loopTools() []anthropic.BetaToolUnionParam {
+	tools := make([]anthropic.BetaToolUnionParam, len(loopserver.ToolNames))
+	for i, name := range loopserver.ToolNames {
+		tools[i] = anthropic.BetaToolUnionParamOfTool(anthropic.BetaToolInputSchemaParam{Properties: loopserver.ToolParameters()["properties"]}, name)
+		tools[i].OfTool.Description = anthropic.String(loopserver.ToolDescription(name))
+	}
+	return tools
+}
+
+// loopResult is what one loop run counted.
+type loopResult struct {
+	requests, userErrors, guardTrims int
+	stats                            anthropicserver.Stats
+}
+
+// runLoop runs the script's agent loop for requests requests through the
+// real v2 client against the local Messages API: with server compaction
+// on and the library as the hard guard above its trigger (server), or
+// with the library's own maintenance alone (low-water mark 0.7, elision,
+// step trimming, breakpoints on the new prefix).
+func runLoop(t *testing.T, server bool, requests int) loopResult {
+	t.Helper()
+	srv := &anthropicserver.Server{Backend: "anthropic", Window: loopWindow}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	client := anthropic.NewClient(option.WithBaseURL(ts.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	system := []anthropic.BetaTextBlockParam{{Text: loopserver.SystemPrompt}}
+	params := anthropic.BetaMessageNewParams{Model: loopModel, MaxTokens: 1024, System: system, Tools: loopTools()}
+	var cal history.Calibration
+	var opts []history.Option
+	if server {
+		params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
+			OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: loopTrigger}},
+		}}
+		var err error
+		if opts, err = Guard(params, loopWindow, history.WithCalibration(&cal)); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		opts = []history.Option{history.WithCalibration(&cal), history.WithLowWater(0.7), history.WithElision(history.ElideOptions{}),
+			history.WithStepTrim(), history.WithOverhead(Overhead(params, nil))}
+	}
+	tr := NewTrimmer(system, opts...)
+	var origins Origins
+	var transcript []anthropic.BetaMessageParam
+	var res loopResult
+	for turn := 1; res.requests < requests; turn++ {
+		transcript = append(transcript, anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock(loopserver.Task(turn))))
+		for res.requests < requests {
+			reply, sent, err := send(&client, tr, &params, transcript, opts, &res)
+			if err != nil {
+				res.userErrors++
+				t.Logf("request %d: %v", res.requests, err)
+				break
+			}
+			Observe(&cal, sent, reply)
+			p := reply.ToParam()
+			Record(&origins, Origin{Provider: "anthropic", Model: string(loopModel)}, p)
+			transcript = append(transcript, p)
+			var results []anthropic.BetaContentBlockParamUnion
+			for _, b := range reply.Content {
+				if b.Type == "tool_use" {
+					results = append(results, anthropic.NewBetaToolResultBlock(b.ID, loopserver.ToolResult(b.ID, loopserver.Words(250, 1150)), false))
+				}
+			}
+			if len(results) == 0 {
+				break
+			}
+			transcript = append(transcript, anthropic.NewBetaUserMessage(results...))
+		}
+	}
+	res.stats = srv.Stats()
+	return res
+}
+
+// send trims the transcript, sends it, and recovers from an overflow at
+// most twice.
+func send(client *anthropic.Client, tr *Trimmer, params *anthropic.BetaMessageNewParams, transcript []anthropic.BetaMessageParam,
+	opts []history.Option, res *loopResult) (*anthropic.BetaMessage, history.Result, error) {
+	out, r, err := tr.Trim(transcript, loopWindow)
+	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+		return nil, r, err
+	}
+	if r.DroppedMessages > 0 {
+		res.guardTrims++
+	}
+	params.Messages = MarkPrefix(params.System, out, opts...)
+	res.requests++
+	reply, err := client.Beta.Messages.New(context.Background(), *params)
+	for attempt := 1; err != nil && attempt <= 2; attempt++ {
+		var rerr error
+		if params.Messages, r, rerr = tr.RecoverOverflow(transcript, err, attempt); rerr != nil {
+			break
+		}
+		res.requests++
+		reply, err = client.Beta.Messages.New(context.Background(), *params)
+	}
+	return reply, r, err
+}
+
+// TestServerCompactionLoop: 200 requests of the agent loop with server
+// compaction on, the library the hard guard above the trigger, against a
+// run with the library's own maintenance alone: no request rejected, no
+// error to the user, every opaque block sent back byte for byte, and no
+// prompt rewritten by both sides.
+func TestServerCompactionLoop(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 60
+	}
+	serverRun, libRun := runLoop(t, true, n), runLoop(t, false, n)
+	for _, c := range []struct {
+		name string
+		r    loopResult
+	}{{"server compaction, library as guard", serverRun}, {"library maintenance alone", libRun}} {
+		s := c.r.stats
+		t.Logf("%-36s requests %d, rejected %d %v, user errors %d, compactions %d, opaque sent back %d (byte-identical %d), "+
+			"cache prefix rewrites: client %d, server %d, both %d; max breakpoints %d",
+			c.name, s.Requests, s.Requests-s.Accepted, s.Rejected, c.r.userErrors, s.Compactions, s.Opaque, s.Verbatim,
+			s.ClientRewrites, s.ServerRewrites, s.BothRewrites, s.MaxBreakpoints)
+		if s.Requests != s.Accepted || c.r.userErrors != 0 {
+			t.Errorf("%s: %d of %d requests rejected (%v), %d errors to the user", c.name, s.Requests-s.Accepted, s.Requests, s.Rejected, c.r.userErrors)
+		}
+		if s.Opaque != s.Verbatim {
+			t.Errorf("%s: %d opaque blocks sent back, %d byte for byte", c.name, s.Opaque, s.Verbatim)
+		}
+		if s.BothRewrites != 0 {
+			t.Errorf("%s: %d requests rewritten by both the client and the server", c.name, s.BothRewrites)
+		}
+	}
+	if serverRun.stats.Compactions == 0 || serverRun.stats.Opaque == 0 {
+		t.Errorf("the server never compacted, or no compaction block came back: %+v", serverRun.stats)
+	}
+	if serverRun.stats.ClientRewrites != 0 {
+		t.Errorf("with server compaction on, the library rewrote the prompt %d times", serverRun.stats.ClientRewrites)
+	}
+	if libRun.stats.ClientRewrites == 0 {
+		t.Errorf("the library's own maintenance never ran: %+v", libRun.stats)
+	}
+}

@@ -1,0 +1,12 @@
+s/^package anthropicv2$/package beta/
+s/anthropic\.ContentBlockParamUnion/anthropic.BetaContentBlockParamUnion/g
+s/anthropic\.MessageParam\b/anthropic.BetaMessageParam/g
+s/anthropic\.MessageNewParams\b/anthropic.BetaMessageNewParams/g
+s/anthropic\.TextBlockParam\b/anthropic.BetaTextBlockParam/g
+s/anthropic\.ToolResultBlockParamContentUnion/anthropic.BetaToolResultBlockParamContentUnion/g
+s/anthropic\.AssistantMessageParam/anthropic.BetaAssistantMessageParam/g
+s/anthropic\.UserMessageParam/anthropic.BetaUserMessageParam/g
+s/anthropic\.NewTextBlock/anthropic.NewBetaTextBlock/g
+s|history/anthropicv2:|history/anthropicv2/beta:|g
+s|Name:    "anthropicv2",|Name:    "anthropicv2/beta",|
+s/anthropic-sdk-go v2's Messages types/anthropic-sdk-go v2's beta Messages types/

@@ -1,0 +1,231 @@
+// Package anthropicserver is a local Messages API for the Anthropic
+// adapters' tests: an http.Handler that speaks the wire format to the real
+// anthropic-sdk-go clients (v1 and v2) and enforces what the API enforces
+// about server-side context management, with the API's real error bodies
+// and error codes:
+//
+//   - compaction (context_management edit compact_20260112): past its
+//     trigger it answers with a compaction block first (content,
+//     encrypted_content, signature, tool_changes, cache_control), reports
+//     the pass in usage.iterations, and reads nothing before the latest
+//     compaction block of a request. It checks every compaction and
+//     thinking block sent back against the one it issued: signature,
+//     content and tool_changes (compaction_signature_invalid,
+//     compaction_content_mismatch, compaction_tool_changes_mismatch), the
+//     backend that wrote it ("Could not decode the compaction blob"), its
+//     placement (compaction_block_misplaced) and empty content;
+//   - context editing (clear_tool_uses_20250919): past its trigger it
+//     clears the oldest tool results but the last three and reports
+//     applied_edits[].cleared_input_tokens;
+//   - message threads: thread {"type":"create"} stores the conversation,
+//     {"type":"continue"} extends it, and an expired or unknown thread is
+//     a 404 thread_not_found;
+//   - at most 4 cache_control breakpoints, tool pairing, and the window
+//     ("prompt is too long: N tokens > M maximum").
+//
+// The model is loopserver's script (Play). The server counts a prompt
+// with history.Estimate over its own reading of the wire format, and
+// counts the prompt-cache prefix rewrites of the conversation by cause:
+// the client's (a request that does not extend the previous one) and the
+// server's (a compaction, a context edit).
+package anthropicserver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/histrim/history"
+)
+
+// Server is the local Messages API. Set its fields before serving; it is
+// safe for concurrent use, but it tracks one conversation's cache.
+type Server struct {
+	// Backend names this server: the opaque blocks it issues are bound
+	// to it, and another backend cannot read them.
+	Backend string
+	// Window is the context window in tokens.
+	Window int
+	// Thinking makes the model open every reply with a signed thinking
+	// block.
+	Thinking bool
+
+	mu      sync.Mutex
+	stats   Stats
+	issued  map[string]string // signature -> the block's JSON as issued
+	tasks   map[string]string // compaction signature -> the task it was in
+	threads map[string][]message
+	last    *turn
+}
+
+// turn is what the server remembers of the previous request, for the
+// cache accounting.
+type turn struct {
+	sent      []string // the request's prompt, canonical blocks
+	reply     []string // the reply, as the next request sends it back
+	compacted string   // the compaction block issued, "" if none
+}
+
+// Stats counts what the server saw.
+type Stats struct {
+	// Requests counts every request; Accepted those answered 200;
+	// Rejected the others, by error_code (or error type when the error
+	// has no code).
+	Requests, Accepted int
+	Rejected           map[string]int
+	// Compactions counts the compaction passes; Edits the requests in
+	// which context editing cleared something, ClearedTokens what it
+	// cleared.
+	Compactions, Edits, ClearedTokens int
+	// ClientRewrites counts the requests whose prompt does not extend
+	// the previous request's (with its reply), but for the front the
+	// server compacted: the client rewrote the cached prefix.
+	// ServerRewrites counts the requests in which the server rewrote the
+	// prompt (a compaction, a context edit). BothRewrites counts the
+	// requests rewritten by both.
+	ClientRewrites, ServerRewrites, BothRewrites int
+	// Opaque counts the compaction and thinking blocks sent back;
+	// Verbatim those sent byte for byte as issued.
+	Opaque, Verbatim int
+	// MaxBreakpoints is the most cache_control markers one request had.
+	MaxBreakpoints int
+	// LastPrompt is the server's count of the latest accepted request's
+	// prompt, before its edits.
+	LastPrompt int
+}
+
+// Stats returns the counts so far.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Rejected = make(map[string]int, len(s.stats.Rejected))
+	for k, v := range s.stats.Rejected {
+		st.Rejected[k] = v
+	}
+	return st
+}
+
+// ExpireThreads forgets every thread, as the API does about five minutes
+// after a thread's last request.
+func (s *Server) ExpireThreads() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.threads = nil
+}
+
+// apiError is an error answer: the HTTP status, the error type, the
+// message, and the error_code of error.details ("" for none).
+type apiError struct {
+	status    int
+	typ, text string
+	code      string
+}
+
+func badRequest(code, text string) *apiError {
+	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", text: text, code: code}
+}
+
+// ServeHTTP answers POST /v1/messages.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Requests++
+	id := "msg_" + s.Backend + strconv.Itoa(s.stats.Requests)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", "req_"+id)
+	body, err := io.ReadAll(r.Body)
+	var req request
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if r.URL.Path != "/v1/messages" || err != nil {
+		s.reject(w, badRequest("", "malformed request"))
+		return
+	}
+	out, aerr := s.answer(&req, id)
+	if aerr != nil {
+		s.reject(w, aerr)
+		return
+	}
+	s.stats.Accepted++
+	_, _ = w.Write(out)
+}
+
+// reject answers with the API's error body and counts it.
+func (s *Server) reject(w http.ResponseWriter, e *apiError) {
+	if s.stats.Rejected == nil {
+		s.stats.Rejected = map[string]int{}
+	}
+	key := e.code
+	if key == "" {
+		key = e.typ
+	}
+	s.stats.Rejected[key]++
+	errBody := map[string]any{"type": e.typ, "message": e.text}
+	if e.code != "" {
+		errBody["details"] = map[string]string{"error_code": e.code}
+	}
+	body, _ := json.Marshal(map[string]any{"type": "error", "error": errBody, "request_id": "req_rejected"})
+	w.Header().Set("X-Should-Retry", "false")
+	w.WriteHeader(e.status)
+	_, _ = w.Write(body)
+}
+
+// answer checks and answers one request: its JSON body, or the error.
+func (s *Server) answer(req *request, id string) ([]byte, *apiError) {
+	msgs, aerr := s.resolveThread(req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if aerr := s.checkBreakpoints(req, msgs); aerr != nil {
+		return nil, aerr
+	}
+	if aerr := s.checkOpaque(msgs); aerr != nil {
+		return nil, aerr
+	}
+	if why := pairing(msgs); why != "" {
+		return nil, badRequest("", why)
+	}
+	hist := toHistory(msgs)
+	count := s.count(req, hist)
+	if count > s.Window {
+		return nil, badRequest("", "prompt is too long: "+strconv.Itoa(count)+" tokens > "+strconv.Itoa(s.Window)+" maximum")
+	}
+	s.stats.LastPrompt = count
+	edits, cleared := s.clear(req, msgs, count)
+	compact := s.compacts(req, count-cleared)
+	return s.reply(req, msgs, hist, id, count, edits, cleared, compact), nil
+}
+
+// count is the server's count of a prompt: the system prompt and the
+// messages (history.Estimate) and the tools.
+func (s *Server) count(req *request, hist []history.Message) int {
+	var sys []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(req.System, &sys)
+	all := hist
+	if len(sys) > 0 {
+		m := history.Message{Role: history.RoleSystem}
+		for _, b := range sys {
+			m.Content += b.Text
+		}
+		all = append([]history.Message{m}, hist...)
+	}
+	n := history.Estimate(all, nil)
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
+		n += history.EstimateText(string(req.Tools))
+	}
+	return n
+}
+
+// sign returns the signature the server gives a block's text.
+func (s *Server) sign(text string) string {
+	h := sha256.Sum256([]byte(s.Backend + "\x00" + text))
+	return s.Backend + "." + hex.EncodeToString(h[:12])
+}
