@@ -5,7 +5,7 @@
 // request (a Codec).
 //
 // The cache-safe form is the conversation's last request, as the runtime
-// sent it and told the Summarizer (Sent), or the one before it, with one
+// sent it and told the Summarizer (Sent), or one of the three before it, with one
 // user message appended: the instruction, which names the part to
 // summarise. The system prompt, the tools and the messages are the same,
 // so the provider reads them from its prompt cache instead of billing
@@ -99,7 +99,7 @@ type Summarizer[P any] struct {
 	cfg Config
 
 	mu   sync.Mutex
-	last [2]P // the requests Sent recorded last, the newest first
+	last [4]P // the requests Sent recorded last, the newest first
 	n    int  // how many of last are recorded
 }
 
@@ -110,17 +110,19 @@ func New[P any](c *Codec[P], cfg Config) *Summarizer[P] {
 
 // Sent records last as the request the conversation sent last: the next
 // summary request is that one with the instruction appended (the
-// cache-safe form), or the one before it when that one no longer holds
-// what is to be summarised (a background summary starts at the request
-// that drops its turns, which may be sent before the summary request
-// is). Call it with every request, before or after sending it. The
+// cache-safe form), or one of the three before it when that one no
+// longer holds what is to be summarised (a background summary starts at
+// the request that drops its turns, which may be sent before the summary
+// request is, and on a loaded machine a request or two more may be sent
+// before the summary's goroutine builds its request). Call it with every request, before or after sending it. The
 // Summarizer keeps last as it is, not a deep copy: do not modify its
 // messages afterwards (a new slice for each request, as the Trimmer
 // returns, is fine).
 func (s *Summarizer[P]) Sent(last P) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.last[1], s.last[0] = s.last[0], last
+	copy(s.last[1:], s.last[:len(s.last)-1])
+	s.last[0] = last
 	s.n = min(s.n+1, len(s.last))
 }
 

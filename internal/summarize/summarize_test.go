@@ -232,13 +232,23 @@ func TestSummarizeCacheSafe(t *testing.T) {
 	if r := f.sent[1]; len(r.Msgs) != len(last.Msgs)+1 {
 		t.Errorf("not the request before the newest: %+v", r)
 	}
-	// Two newer ones: the one that held them is forgotten.
+	// Three newer ones (a background summary whose goroutine started
+	// late): the one that held them is still used.
+	s.Sent(newer)
 	s.Sent(newer)
 	if _, err := s.Summarize(context.Background(), dropped(), previous()); err != nil {
 		t.Fatal(err)
 	}
-	if r := f.sent[2]; r.System == last.System {
-		t.Errorf("a request two back was used: %+v", r)
+	if r := f.sent[2]; len(r.Msgs) != len(last.Msgs)+1 {
+		t.Errorf("not the request three back: %+v", r)
+	}
+	// Four newer ones: the one that held them is forgotten.
+	s.Sent(newer)
+	if _, err := s.Summarize(context.Background(), dropped(), previous()); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.sent[3]; r.System == last.System {
+		t.Errorf("a request four back was used: %+v", r)
 	}
 }
 
