@@ -25,8 +25,14 @@ func Seeds(fixed [][]byte, n int) [][]byte {
 }
 
 // Budgets returns budgets from 1 to a little above total (a conversation's
-// size) in about steps steps.
+// size) in about steps steps; a third as many under the race detector:
+// the sweeps are single-goroutine logic that the plain test run covers in
+// full, and the detector finds a race in any of their trims, at some ten
+// times the cost.
 func Budgets(total, steps int) []int {
+	if Race && steps > 6 {
+		steps /= 3
+	}
 	var out []int
 	for budget := 1; budget <= total+5; budget += 1 + total/max(steps, 1) {
 		out = append(out, budget)
@@ -40,7 +46,7 @@ func Budgets(total, steps int) []int {
 func Sweep(t *testing.T, seed []byte, total int, optSets [][]history.Option, check func(t *testing.T, budget int, opts []history.Option)) {
 	t.Helper()
 	for o, opts := range optSets {
-		for _, budget := range Budgets(total, 20) {
+		for _, budget := range Budgets(total, 20) { // 6 under the race detector
 			t.Run("", func(t *testing.T) {
 				defer func() {
 					if t.Failed() {

@@ -149,7 +149,11 @@ func (a *Adapter[C]) Ladder(t *testing.T) {
 		}
 	}()
 	gens := append([]func([]byte) C{a.Agent}, a.More...)
-	for _, seed := range Seeds(LadderSeeds, 12) {
+	derived := 12
+	if Race {
+		derived = 4 // the plain run sweeps all; see Budgets
+	}
+	for _, seed := range Seeds(LadderSeeds, derived) {
 		for _, gen := range gens {
 			in := gen(seed)
 			Sweep(t, seed, a.Tokens(t, in), a.LadderOptions(), func(t *testing.T, budget int, opts []history.Option) {
