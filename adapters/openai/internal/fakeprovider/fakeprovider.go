@@ -55,33 +55,16 @@ type Provider struct {
 }
 
 // Judge counts and checks the requests of a loop in place of Limit and
-// Factor (adaptertest.Loop is one). The provider tells it of every request
-// it rejects for its pairing (Unpaired, with the reason) and passes it
-// every other one (Receive): its messages converted with the adapter's
-// ToHistory, the tools JSON as received, and a test of whether the request
-// holds a user message with exactly a given text. Receive returns the
-// provider's count and whether it fits the window; the provider answers a
-// request that does not with OpenAI's context_length_exceeded error
-// stating both sizes.
-type Judge interface {
-	Receive(msgs []history.Message, tools string, holds func(text string) bool) (prompt int, fits bool)
-	Unpaired(why string)
-}
+// Factor: the loop servers' (loopserver.Judge; adaptertest.Loop is one).
+// The provider answers a request that does not fit with OpenAI's
+// context_length_exceeded error stating both sizes.
+type Judge = loopserver.Judge
 
-// Stats counts what the provider answered.
-type Stats struct {
-	// Requests counts every request received.
-	Requests int
-	// Accepted counts the requests answered with a completion.
-	Accepted int
-	// Overflows counts the context_length_exceeded answers.
-	Overflows int
-	// PairingErrors counts the requests rejected for a tool message that
-	// answers no call, or a call that no tool message answers.
-	PairingErrors int
-	// BadRequests counts the requests that could not be read.
-	BadRequests int
-}
+// Stats counts what the provider answered, as the loop servers do
+// (loopserver.Stats): PairingErrors counts the requests rejected for a
+// tool message that answers no call, or a call that no tool message
+// answers.
+type Stats = loopserver.Stats
 
 // Stats returns the counts so far.
 func (p *Provider) Stats() Stats {
