@@ -355,31 +355,14 @@ func toolUseBlocks(t *testing.T, msgs []anthropic.MessageParam) map[string]*anth
 // checkCallsAsCounted checks that the calls out sends, read by ToHistory,
 // are those of res.Messages one for one (ID, name and arguments), and that
 // out counts exactly what the core counted: a cleared call is sent
-// cleared, and only then.
+// cleared, and only then (adaptertest.SentAsCounted).
 func checkCallsAsCounted(t *testing.T, system []anthropic.TextBlockParam, out []anthropic.MessageParam, res history.Result) {
 	t.Helper()
 	back, err := ToHistory(system, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := history.Estimate(back, nil); got != res.TokensAfter {
-		t.Fatalf("the output counts %d, the core counted %d", got, res.TokensAfter)
-	}
-	var got, want []history.ToolCall
-	for _, m := range back {
-		got = append(got, m.ToolCalls...)
-	}
-	for _, m := range res.Messages {
-		want = append(want, m.ToolCalls...)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("the output sends %d calls, the core kept %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("call %d is sent as %+v, the core counted %+v", i, got[i], want[i])
-		}
-	}
+	adaptertest.SentAsCounted(t, back, res, false)
 }
 
 // TestTrimClearedArguments: with ClearArguments, eliding a tool_result
