@@ -2,11 +2,13 @@ package adaptertest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/histrim/history"
 	"github.com/histrim/history/internal/loopserver"
 )
 
@@ -32,6 +34,31 @@ type OpenAIWireMessage = loopserver.OpenAIMessage
 // (loopserver.OpenAIPairing).
 func OpenAIPairing(msgs []OpenAIWireMessage) string {
 	return loopserver.OpenAIPairing(len(msgs), func(i int) *OpenAIWireMessage { return &msgs[i] })
+}
+
+// JudgeOpenAI is what a test's fake Chat Completions server does with a
+// request before it replies: a request that breaks OpenAI's pairing rule
+// (wire, its messages as they travel) is answered with OpenAI's 400 and
+// reported to l (Unpaired); otherwise l counts the request (Receive) with
+// its messages as hist converts them, only then, and its tools JSON, and a
+// request over l.Window is answered with OpenAI's context_length_exceeded
+// 400. It returns l's count, and whether the request was accepted: the
+// server then writes its reply.
+func (l *Loop) JudgeOpenAI(w http.ResponseWriter, wire []OpenAIWireMessage, tools json.RawMessage,
+	hist func() []history.Message, holds func(text string) bool) (count int, ok bool) {
+	if reject := OpenAIPairing(wire); reject != "" {
+		l.Unpaired(reject)
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, reject)
+		return 0, false
+	}
+	count, fits := l.Receive(hist(), string(tools), holds)
+	if !fits {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, loopserver.OpenAIOverflowBody, l.Window, count)
+		return count, false
+	}
+	return count, true
 }
 
 // OpenAIPairingServer answers chat completions as OpenAI does with respect
