@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/histrim/history"
@@ -99,12 +98,18 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, "We could not parse the JSON body of your request.", "", "")
 		return
 	}
-	if msg := checkPairing(req.Messages); msg != "" {
+	var wire struct {
+		Messages []loopserver.OpenAIMessage `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &wire) // a subset of req, which decoded
+	if reject := loopserver.OpenAIPairing(len(wire.Messages), func(i int) *loopserver.OpenAIMessage { return &wire.Messages[i] }); reject != "" {
 		p.count(func(s *Stats) { s.PairingErrors++ })
 		if p.Judge != nil {
-			p.Judge.Unpaired(msg)
+			p.Judge.Unpaired(reject)
 		}
-		writeError(w, msg, "messages", "")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, reject)
 		return
 	}
 	hist, err := hopenai.ToHistory(req.Messages)
@@ -233,52 +238,6 @@ func play(hist []history.Message) replyMessage {
 		out.ToolCalls = append(out.ToolCalls, c)
 	}
 	return out
-}
-
-// checkPairing applies OpenAI's tool-message rules to the messages as
-// decoded, by their role and ids only (independently of the adapter), and
-// returns its error message for the first violation, or "".
-func checkPairing(msgs []openai.ChatCompletionMessageParamUnion) string {
-	var pending []string // unanswered calls of the open assistant message
-	open := false
-	for _, m := range msgs {
-		if m.OfTool != nil {
-			i := indexOf(pending, m.OfTool.ToolCallID)
-			if !open || i < 0 {
-				return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
-			}
-			pending = append(pending[:i], pending[i+1:]...)
-			continue
-		}
-		if len(pending) > 0 {
-			return missing(pending)
-		}
-		open = m.OfAssistant != nil && len(m.OfAssistant.ToolCalls) > 0
-		if open {
-			for _, c := range m.OfAssistant.ToolCalls {
-				if id := c.GetID(); id != nil {
-					pending = append(pending, *id)
-				}
-			}
-		}
-	}
-	if len(pending) > 0 {
-		return missing(pending)
-	}
-	return ""
-}
-
-func missing(ids []string) string {
-	return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(ids, ", ")
-}
-
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }
 
 // writeError answers HTTP 400 with OpenAI's error object.
