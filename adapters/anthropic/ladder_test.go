@@ -869,13 +869,7 @@ func TestOverflowFromAnthropicStream(t *testing.T) {
 	for _, tc := range sdkCases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := serve(t, tc)
-			client := newClient(srv)
-			stream := client.Messages.NewStreaming(context.Background(), newParams())
-			defer stream.Close()
-			for stream.Next() {
-				t.Fatalf("got an event: %+v", stream.Current())
-			}
-			checkSDKError(t, tc, stream.Err())
+			checkSDKError(t, tc, streamError(t, srv))
 		})
 	}
 }
@@ -895,13 +889,20 @@ func TestOverflowFromAnthropicStreamReported(t *testing.T) {
 		t.Fatalf("body is %d bytes, the report says 164", len(tc.body))
 	}
 	srv, _ := serve(t, tc)
+	checkSDKError(t, tc, streamError(t, srv))
+}
+
+// streamError sends a streaming request to srv, which must answer it with
+// an error before any event, and returns the stream's error.
+func streamError(t *testing.T, srv *httptest.Server) error {
+	t.Helper()
 	client := newClient(srv)
 	stream := client.Messages.NewStreaming(context.Background(), newParams())
 	defer stream.Close()
 	for stream.Next() {
 		t.Fatalf("got an event: %+v", stream.Current())
 	}
-	checkSDKError(t, tc, stream.Err())
+	return stream.Err()
 }
 
 // An error event inside a stream that started with 200: the SDK builds an
