@@ -355,31 +355,14 @@ func toolUseBlocks(t *testing.T, msgs []anthropic.MessageParam) map[string]*anth
 // checkCallsAsCounted checks that the calls out sends, read by ToHistory,
 // are those of res.Messages one for one (ID, name and arguments), and that
 // out counts exactly what the core counted: a cleared call is sent
-// cleared, and only then.
+// cleared, and only then (adaptertest.SentAsCounted).
 func checkCallsAsCounted(t *testing.T, system []anthropic.TextBlockParam, out []anthropic.MessageParam, res history.Result) {
 	t.Helper()
 	back, err := ToHistory(system, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := history.Estimate(back, nil); got != res.TokensAfter {
-		t.Fatalf("the output counts %d, the core counted %d", got, res.TokensAfter)
-	}
-	var got, want []history.ToolCall
-	for _, m := range back {
-		got = append(got, m.ToolCalls...)
-	}
-	for _, m := range res.Messages {
-		want = append(want, m.ToolCalls...)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("the output sends %d calls, the core kept %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("call %d is sent as %+v, the core counted %+v", i, got[i], want[i])
-		}
-	}
+	adaptertest.SentAsCounted(t, back, res, false)
 }
 
 // TestTrimClearedArguments: with ClearArguments, eliding a tool_result
@@ -886,13 +869,7 @@ func TestOverflowFromAnthropicStream(t *testing.T) {
 	for _, tc := range sdkCases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := serve(t, tc)
-			client := newClient(srv)
-			stream := client.Messages.NewStreaming(context.Background(), newParams())
-			defer stream.Close()
-			for stream.Next() {
-				t.Fatalf("got an event: %+v", stream.Current())
-			}
-			checkSDKError(t, tc, stream.Err())
+			checkSDKError(t, tc, streamError(t, srv))
 		})
 	}
 }
@@ -912,13 +889,20 @@ func TestOverflowFromAnthropicStreamReported(t *testing.T) {
 		t.Fatalf("body is %d bytes, the report says 164", len(tc.body))
 	}
 	srv, _ := serve(t, tc)
+	checkSDKError(t, tc, streamError(t, srv))
+}
+
+// streamError sends a streaming request to srv, which must answer it with
+// an error before any event, and returns the stream's error.
+func streamError(t *testing.T, srv *httptest.Server) error {
+	t.Helper()
 	client := newClient(srv)
 	stream := client.Messages.NewStreaming(context.Background(), newParams())
 	defer stream.Close()
 	for stream.Next() {
 		t.Fatalf("got an event: %+v", stream.Current())
 	}
-	checkSDKError(t, tc, stream.Err())
+	return stream.Err()
 }
 
 // An error event inside a stream that started with 200: the SDK builds an

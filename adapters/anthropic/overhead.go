@@ -1,11 +1,8 @@
 package anthropic
 
 import (
-	"encoding/json"
-
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/histrim/history"
-	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/anthropicmsg"
 )
 
@@ -33,13 +30,5 @@ func Overhead(params anthropic.MessageNewParams, c history.Counter) int {
 	// Only the fields read here are encoded: the messages and the system
 	// prompt can be large.
 	params.Messages, params.System = nil, nil
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return 0
-	}
-	text, ok := anthropicmsg.OverheadText(raw)
-	if !ok {
-		return 0
-	}
-	return adapt.Overhead(c, text)
+	return anthropicmsg.Overhead(c, params)
 }

@@ -1,7 +1,6 @@
 package anthropicv2
 
 import (
-	"encoding/json"
 	"errors"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -168,15 +167,7 @@ func ValidateRequest(params anthropic.MessageNewParams) error {
 // cannot be encoded.
 func Overhead(params anthropic.MessageNewParams, c history.Counter) int {
 	params.Messages, params.System = nil, nil
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return 0
-	}
-	text, ok := anthropicmsg.OverheadText(raw)
-	if !ok {
-		return 0
-	}
-	return adapt.Overhead(c, text)
+	return anthropicmsg.Overhead(c, params)
 }
 
 // Origin names the backend that wrote an opaque block (see Origins).

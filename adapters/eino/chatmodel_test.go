@@ -597,15 +597,12 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.toolsJSON = string(req.Tools)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if reject := adaptertest.OpenAIPairing(wire.Messages); reject != "" {
-		s.loop.Unpaired(reject)
-		w.WriteHeader(http.StatusBadRequest)
-		io.WriteString(w, reject)
-		return
-	}
-	hist, err := ToHistory(msgs)
-	if err != nil {
-		s.t.Errorf("server: %v", err)
+	hist := func() []history.Message {
+		h, err := ToHistory(msgs)
+		if err != nil {
+			s.t.Errorf("server: %v", err)
+		}
+		return h
 	}
 	holds := func(text string) bool {
 		for _, m := range msgs {
@@ -615,10 +612,8 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return false
 	}
-	count, fits := s.loop.Receive(hist, string(req.Tools), holds)
-	if !fits {
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.loop.Window, count)
+	count, ok := s.loop.JudgeOpenAI(w, wire.Messages, req.Tools, hist, holds)
+	if !ok {
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": s.next.text}

@@ -754,22 +754,19 @@ func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	if reject := adaptertest.OpenAIPairing(wire.Messages); reject != "" {
-		s.loop.Unpaired(reject)
-		w.WriteHeader(http.StatusBadRequest)
-		io.WriteString(w, reject)
-		return
-	}
 	problem := func(format string, args ...any) {
 		s.problems = append(s.problems, fmt.Sprintf(format, args...))
 	}
-	msgs, err := native(req.Messages)
-	if err != nil {
-		problem("decode: %v", err)
-	}
-	hist, err := ToHistory(msgs)
-	if err != nil {
-		problem("convert: %v", err)
+	hist := func() []history.Message {
+		msgs, err := native(req.Messages)
+		if err != nil {
+			problem("decode: %v", err)
+		}
+		h, err := ToHistory(msgs)
+		if err != nil {
+			problem("convert: %v", err)
+		}
+		return h
 	}
 	holds := func(text string) bool {
 		for _, m := range req.Messages {
@@ -779,10 +776,8 @@ func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return false
 	}
-	count, fits := s.loop.Receive(hist, string(req.Tools), holds)
-	if !fits {
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.loop.Window, count)
+	count, ok := s.loop.JudgeOpenAI(w, wire.Messages, req.Tools, hist, holds)
+	if !ok {
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": s.next.text}

@@ -365,39 +365,7 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 			next = i + 1
 		}
 
-		st.Requests++
-		tokens := history.Estimate(prompt, Counter)
-		st.Sent += tokens
-		if tokens > cfg.Budget {
-			st.OverBudget++
-		}
-		if _, rep := history.SweepOrphans(prompt); rep.Total()+rep.Messages > 0 {
-			st.Broken++
-		}
-		if full := history.Estimate(transcript, Counter); full > cfg.Budget {
-			st.AtLimit++
-			st.SentAtLimit += tokens
-			if st.MinAtLimit < 0 || tokens < st.MinAtLimit {
-				st.MinAtLimit = tokens
-			}
-			st.MessagesAtLimit += len(prompt)
-			for _, m := range prompt {
-				switch {
-				case m.Kind == history.KindElided:
-					st.PlaceholdersAtLimit++
-				case m.Role == history.RoleUser && m.Kind == "":
-					st.TurnsAtLimit++
-				}
-				for _, c := range m.ToolCalls {
-					if strings.HasPrefix(c.Arguments, clearedArgs) {
-						st.ClearedAtLimit++
-					}
-				}
-			}
-		}
-		if res.Trimmed {
-			st.Trims++
-		}
+		tokens := st.count(transcript, prompt, cfg.Budget, res.Trimmed)
 
 		l := commonPrefix(prev, prompt)
 		if prev != nil && l < len(prev) {
@@ -463,6 +431,47 @@ func replicas(cfg Config, opts []history.Option) func([]history.Message, int) (h
 	return func(msgs []history.Message, budget int) (history.Result, error) {
 		return trs[rnd.IntN(n)].Trim(msgs, budget)
 	}
+}
+
+// count records a request: its prompt, of tokens (returned), trimmed from
+// transcript or not, within budget or over it, with the broken pairs it
+// has, and what the model saw when the transcript was over budget.
+func (st *Stats) count(transcript, prompt []history.Message, budget int, trimmed bool) (tokens int) {
+	st.Requests++
+	tokens = history.Estimate(prompt, Counter)
+	st.Sent += tokens
+	if tokens > budget {
+		st.OverBudget++
+	}
+	if _, rep := history.SweepOrphans(prompt); rep.Total()+rep.Messages > 0 {
+		st.Broken++
+	}
+	if trimmed {
+		st.Trims++
+	}
+	if history.Estimate(transcript, Counter) <= budget {
+		return tokens
+	}
+	st.AtLimit++
+	st.SentAtLimit += tokens
+	if st.MinAtLimit < 0 || tokens < st.MinAtLimit {
+		st.MinAtLimit = tokens
+	}
+	st.MessagesAtLimit += len(prompt)
+	for _, m := range prompt {
+		switch {
+		case m.Kind == history.KindElided:
+			st.PlaceholdersAtLimit++
+		case m.Role == history.RoleUser && m.Kind == "":
+			st.TurnsAtLimit++
+		}
+		for _, c := range m.ToolCalls {
+			if strings.HasPrefix(c.Arguments, clearedArgs) {
+				st.ClearedAtLimit++
+			}
+		}
+	}
+	return tokens
 }
 
 // clearedArgs starts the arguments history.ElideOptions.ClearArguments

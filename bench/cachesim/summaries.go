@@ -427,34 +427,7 @@ func (r *sumReplay) charge(input, prefix int, cached bool) {
 func (r *sumReplay) bill(transcript []history.Message, res history.Result) {
 	st := &r.st
 	prompt := res.Messages
-	st.Requests++
-	tokens := history.Estimate(prompt, Counter)
-	st.Sent += tokens
-	if tokens > r.cfg.Base.Budget {
-		st.OverBudget++
-	}
-	if _, rep := history.SweepOrphans(prompt); rep.Total()+rep.Messages > 0 {
-		st.Broken++
-	}
-	if res.Trimmed {
-		st.Trims++
-	}
-	if history.Estimate(transcript, Counter) > r.cfg.Base.Budget {
-		st.AtLimit++
-		st.SentAtLimit += tokens
-		if st.MinAtLimit < 0 || tokens < st.MinAtLimit {
-			st.MinAtLimit = tokens
-		}
-		st.MessagesAtLimit += len(prompt)
-		for _, m := range prompt {
-			switch {
-			case m.Kind == history.KindElided:
-				st.PlaceholdersAtLimit++
-			case m.Role == history.RoleUser && m.Kind == "":
-				st.TurnsAtLimit++
-			}
-		}
-	}
+	tokens := st.count(transcript, prompt, r.cfg.Base.Budget, res.Trimmed)
 	l := commonPrefix(r.prev, prompt)
 	if r.prev != nil && l < len(r.prev) {
 		st.Rewrites++

@@ -14,11 +14,11 @@ import (
 	"hash/maphash"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	history "github.com/histrim/history"
 	"github.com/histrim/history/bench/cachesim"
+	"github.com/histrim/history/internal/summarize"
 )
 
 // Backend is a StateStore with its recall Store: one replica's client.
@@ -87,7 +87,7 @@ func Replay(session []history.Message, p Policy, replicas int, store Backend, ke
 	originals := map[string]string{}
 	for _, m := range session {
 		if m.Role == history.RoleTool {
-			originals[history.ElisionHandle(m)] = recallText(m)
+			originals[history.ElisionHandle(m)] = summarize.Text(&m)
 		}
 	}
 	r := Run{Handles: map[string]string{}}
@@ -119,21 +119,6 @@ func Replay(session []history.Message, p Policy, replicas int, store Backend, ke
 }
 
 var handleRE = regexp.MustCompile(`r[0-9a-f]{24}`)
-
-// recallText is what the recall tool returns for m.
-func recallText(m history.Message) string {
-	var b strings.Builder
-	b.WriteString(m.Content)
-	for _, p := range m.Parts {
-		if p.Type == history.PartText && p.Text != "" {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
-}
 
 // RecallAll recalls every handle of r through s's recall tool and returns
 // how many came back as the original.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/anthropicmsg"
 	"github.com/histrim/history/internal/media"
 )
 
@@ -240,23 +241,9 @@ func openAIContent(m *history.Message, raw json.RawMessage) error {
 	return nil
 }
 
-// anthropicBlock is one content block of an Anthropic message.
-type anthropicBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	Data      string          `json:"data"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	Source    struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-	} `json:"source"`
-}
+// anthropicBlock is one content block of an Anthropic message: the wire
+// fields the adapters' rules read.
+type anthropicBlock = anthropicmsg.WireBlock
 
 // anthropicRequest is the part of an Anthropic Messages request the tool
 // reads.
@@ -370,14 +357,26 @@ func anthropicBlockInto(m *history.Message, b anthropicBlock) error {
 			return errors.New("tool_use in a user message")
 		}
 		m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
-	case "image":
-		p := history.Part{Type: history.PartImage, MIMEType: b.Source.MediaType}
-		if b.Source.Type == "base64" {
-			p.Width, p.Height = media.ImageSizeBase64(b.Source.Data)
+	case "image", "document":
+		var src struct {
+			Type      string `json:"type"`
+			MediaType string `json:"media_type"`
+			Data      string `json:"data"`
+		}
+		if len(b.Source) > 0 {
+			if err := json.Unmarshal(b.Source, &src); err != nil {
+				return fmt.Errorf("%s block: source: %v", b.Type, err)
+			}
+		}
+		if b.Type == "document" {
+			m.Parts = append(m.Parts, history.Part{Type: history.PartFile, MIMEType: src.MediaType, Size: int64(len(src.Data)) * 3 / 4})
+			break
+		}
+		p := history.Part{Type: history.PartImage, MIMEType: src.MediaType}
+		if src.Type == "base64" {
+			p.Width, p.Height = media.ImageSizeBase64(src.Data)
 		}
 		m.Parts = append(m.Parts, p)
-	case "document":
-		m.Parts = append(m.Parts, history.Part{Type: history.PartFile, MIMEType: b.Source.MediaType, Size: int64(len(b.Source.Data)) * 3 / 4})
 	default:
 		return fmt.Errorf("unsupported content block type %q", b.Type)
 	}

@@ -315,11 +315,16 @@ func (a *Adapter[C]) compareResults(back []history.Message, res history.Result) 
 	return ""
 }
 
-// compareCalls compares the tool calls of back, the converted output, with
-// those of res.Messages, in order, and returns what differs, or "": their
-// number, and each call's ID (unless positional), name and arguments, so
-// that a call whose arguments the core cleared is sent cleared.
+// compareCalls is CompareCalls with the adapter's PositionalIDs.
 func (a *Adapter[C]) compareCalls(back []history.Message, res history.Result) string {
+	return CompareCalls(back, res, a.PositionalIDs)
+}
+
+// CompareCalls compares the tool calls of back, the converted output, with
+// those of res.Messages, in order, and returns what differs, or "": their
+// number, and each call's ID (unless positionalIDs), name and arguments,
+// so that a call whose arguments the core cleared is sent cleared.
+func CompareCalls(back []history.Message, res history.Result, positionalIDs bool) string {
 	var got, want []history.ToolCall
 	for _, m := range back {
 		got = append(got, m.ToolCalls...)
@@ -332,11 +337,26 @@ func (a *Adapter[C]) compareCalls(back []history.Message, res history.Result) st
 	}
 	for i := range want {
 		g, w := got[i], want[i]
-		if (!a.PositionalIDs && g.ID != w.ID) || g.Name != w.Name || g.Arguments != w.Arguments {
+		if (!positionalIDs && g.ID != w.ID) || g.Name != w.Name || g.Arguments != w.Arguments {
 			return fmt.Sprintf("call %d reads %+v, core kept %+v", i, g, w)
 		}
 	}
 	return ""
+}
+
+// SentAsCounted checks that back, a trim's output as the adapter's
+// ToHistory reads it back, counts exactly what the core counted
+// (res.TokensAfter, with the default counter) and sends the calls the core
+// kept, one for one (CompareCalls): a cleared call is sent cleared, and
+// only then.
+func SentAsCounted(t testing.TB, back []history.Message, res history.Result, positionalIDs bool) {
+	t.Helper()
+	if got := history.Estimate(back, nil); got != res.TokensAfter {
+		t.Fatalf("the output counts %d, the core counted %d", got, res.TokensAfter)
+	}
+	if msg := CompareCalls(back, res, positionalIDs); msg != "" {
+		t.Fatal(msg)
+	}
 }
 
 // ToolResults returns the tool results (RoleTool messages) of hist, in

@@ -6,66 +6,59 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"strings"
 	"testing"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/loopserver"
 )
 
 // OpenAI's answers to a chat-completions request that breaks the pairing
-// rule. OpenAIOrphanBody is the body OpenAI returns for a tool message that
-// answers no call of the assistant message before it (%d: the message's
-// index; langchain4j/langchain4j#585, quoted whole; also
-// BerriAI/litellm#4931, microsoft/semantic-kernel#12708). OpenAIUnanswered
-// is the message OpenAI returns for calls left unanswered (%s: their ids;
-// langchain-ai/langchainjs#6621, which quotes the message only: the
-// envelope is the one of the first).
+// rule (loopserver's, with their sources): OpenAIOrphanBody for a tool
+// message that answers no call of the assistant message before it (%d:
+// the message's index), OpenAIUnanswered for calls left unanswered (%s:
+// their ids).
 const (
-	OpenAIOrphanBody = `{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.","type":"invalid_request_error","param":"messages.[%d].role","code":null}}`
-	OpenAIUnanswered = `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s`
+	OpenAIOrphanBody = loopserver.OpenAIOrphanBody
+	OpenAIUnanswered = loopserver.OpenAIUnanswered
 )
 
 // OpenAIWireMessage is what OpenAI's pairing rule reads of a
 // chat-completions message on the wire.
-type OpenAIWireMessage struct {
-	Role       string `json:"role"`
-	ToolCallID string `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID string `json:"id"`
-	} `json:"tool_calls"`
-}
+type OpenAIWireMessage = loopserver.OpenAIMessage
 
 // OpenAIPairing applies OpenAI's pairing rule to a request's messages as
 // they travel and returns the body of OpenAI's HTTP 400 for the first tool
 // message that answers no open call, or for the first message after an
 // assistant message whose calls are not all answered (the end of the
-// messages included); "" when the messages are well paired.
+// messages included); "" when the messages are well paired
+// (loopserver.OpenAIPairing).
 func OpenAIPairing(msgs []OpenAIWireMessage) string {
-	var open []string
-	for i, m := range msgs {
-		if m.Role == "tool" {
-			j := slices.Index(open, m.ToolCallID)
-			if j < 0 {
-				return fmt.Sprintf(OpenAIOrphanBody, i)
-			}
-			open = slices.Delete(open, j, j+1)
-			continue
-		}
-		if len(open) > 0 {
-			return unanswered(open, i)
-		}
-		for _, c := range m.ToolCalls {
-			open = append(open, c.ID)
-		}
-	}
-	if len(open) > 0 {
-		return unanswered(open, len(msgs))
-	}
-	return ""
+	return loopserver.OpenAIPairing(len(msgs), func(i int) *OpenAIWireMessage { return &msgs[i] })
 }
 
-func unanswered(open []string, at int) string {
-	msg, _ := json.Marshal(fmt.Sprintf(OpenAIUnanswered, strings.Join(open, ", ")))
-	return fmt.Sprintf(`{"error":{"message":%s,"type":"invalid_request_error","param":"messages.[%d].role","code":null}}`, msg, at)
+// JudgeOpenAI is what a test's fake Chat Completions server does with a
+// request before it replies: a request that breaks OpenAI's pairing rule
+// (wire, its messages as they travel) is answered with OpenAI's 400 and
+// reported to l (Unpaired); otherwise l counts the request (Receive) with
+// its messages as hist converts them, only then, and its tools JSON, and a
+// request over l.Window is answered with OpenAI's context_length_exceeded
+// 400. It returns l's count, and whether the request was accepted: the
+// server then writes its reply.
+func (l *Loop) JudgeOpenAI(w http.ResponseWriter, wire []OpenAIWireMessage, tools json.RawMessage,
+	hist func() []history.Message, holds func(text string) bool) (count int, ok bool) {
+	if reject := OpenAIPairing(wire); reject != "" {
+		l.Unpaired(reject)
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, reject)
+		return 0, false
+	}
+	count, fits := l.Receive(hist(), string(tools), holds)
+	if !fits {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, loopserver.OpenAIOverflowBody, l.Window, count)
+		return count, false
+	}
+	return count, true
 }
 
 // OpenAIPairingServer answers chat completions as OpenAI does with respect

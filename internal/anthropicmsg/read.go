@@ -100,9 +100,10 @@ func (s *SDK[R, M, B]) Info(b *Block[B]) Info {
 	return DescribeJSON(b.Raw)
 }
 
-// wireBlock is the fields of a content block the rules read, as the API
-// sends them.
-type wireBlock struct {
+// WireBlock is the fields of a content block that the rules read, as the
+// API sends them (JSON); the fake Messages server (internal/anthropicserver)
+// reads requests with it too.
+type WireBlock struct {
 	Type         string          `json:"type"`
 	Text         string          `json:"text"`
 	ID           string          `json:"id"`
@@ -125,7 +126,7 @@ type wireBlock struct {
 // Server-tool blocks, search results, container uploads and types this
 // package does not know count their whole JSON as text.
 func DescribeJSON(raw json.RawMessage) Info {
-	var w wireBlock
+	var w WireBlock
 	if json.Unmarshal(raw, &w) != nil {
 		return Info{Parts: []history.Part{{Type: history.PartText, Text: string(raw)}}}
 	}
@@ -161,7 +162,7 @@ func DescribeJSON(raw json.RawMessage) Info {
 // compactionJSON reads a compaction block: it counts its summary, the
 // text the model reads; its encrypted content and signature are metadata
 // carried back verbatim.
-func compactionJSON(w *wireBlock) (*Compaction, []history.Part) {
+func compactionJSON(w *WireBlock) (*Compaction, []history.Part) {
 	c := &Compaction{}
 	var content *string
 	if present(w.Content) {
@@ -262,7 +263,7 @@ func ImagePart(mediaType, b64 string) history.Part {
 }
 
 // documentJSON appends the parts of a document block.
-func documentJSON(parts []history.Part, w *wireBlock) []history.Part {
+func documentJSON(parts []history.Part, w *WireBlock) []history.Part {
 	title, context := "", ""
 	if w.Title != nil {
 		title = *w.Title
@@ -285,7 +286,7 @@ func documentJSON(parts []history.Part, w *wireBlock) []history.Part {
 		if json.Unmarshal(src.Content, &s) == nil {
 			return append(parts, history.Part{Type: history.PartText, Text: s})
 		}
-		var items []wireBlock
+		var items []WireBlock
 		_ = json.Unmarshal(src.Content, &items)
 		for k := range items {
 			switch items[k].Type {
@@ -317,7 +318,7 @@ func resultJSON(content json.RawMessage) []history.Part {
 	}
 	var parts []history.Part
 	for _, item := range items {
-		var w wireBlock
+		var w WireBlock
 		_ = json.Unmarshal(item, &w)
 		switch w.Type {
 		case TypeText:

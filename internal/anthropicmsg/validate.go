@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 )
 
@@ -87,13 +88,32 @@ func (e *CompactionError) Error() string {
 // Unwrap returns the adapter's ErrCompaction.
 func (e *CompactionError) Unwrap() error { return e.err }
 
-// OverheadText returns what a request sends besides its messages and
+// Overhead counts with c (nil means history.Heuristic()) what params, the
+// SDK's parameters of a request with its messages and system prompt
+// cleared, sends besides them: the tool definitions and the
+// structured-output schema, read from the JSON the SDK sends, counted
+// together as one message (adapt.Overhead). It returns 0 when params does
+// not encode, or its JSON does not decode: that request could not be sent
+// either. Every Anthropic adapter's Overhead (SDK v1, v2 GA and beta) is
+// this one, over its own parameters type.
+func Overhead(c history.Counter, params any) int {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return 0
+	}
+	text, ok := overheadText(raw)
+	if !ok {
+		return 0
+	}
+	return adapt.Overhead(c, text)
+}
+
+// overheadText returns what a request sends besides its messages and
 // system prompt, read from raw, the JSON the SDK sends for its parameters:
 // the tool definitions and the structured-output schema
-// (output_config.format, and the beta output_format), one per line, for
-// adapt.Overhead to count as one message; ok is false when raw does not
-// decode.
-func OverheadText(raw []byte) (text string, ok bool) {
+// (output_config.format, and the beta output_format), one per line; ok is
+// false when raw does not decode.
+func overheadText(raw []byte) (text string, ok bool) {
 	var req struct {
 		Tools  json.RawMessage `json:"tools"`
 		Output struct {

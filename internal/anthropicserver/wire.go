@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/anthropicmsg"
 )
 
 // request is what the server reads of a Messages API request body.
@@ -50,21 +51,9 @@ func (m *message) blocks() []json.RawMessage {
 	return out
 }
 
-// block is what the server reads of one content block.
-type block struct {
-	Type        string          `json:"type"`
-	Text        string          `json:"text"`
-	ID          string          `json:"id"`
-	Name        string          `json:"name"`
-	Input       json.RawMessage `json:"input"`
-	ToolUseID   string          `json:"tool_use_id"`
-	Content     json.RawMessage `json:"content"`
-	Thinking    string          `json:"thinking"`
-	Signature   *string         `json:"signature"`
-	Encrypted   *string         `json:"encrypted_content"`
-	ToolChanges json.RawMessage `json:"tool_changes"`
-	Cache       json.RawMessage `json:"cache_control"`
-}
+// block is what the server reads of one content block: the fields the
+// adapters' rules read.
+type block struct{ anthropicmsg.WireBlock }
 
 func readBlock(raw json.RawMessage) block {
 	var b block

@@ -45,18 +45,27 @@ type wireRequest struct {
 
 // wireMessage is a chat-completions message as it travels.
 type wireMessage struct {
-	Role             string          `json:"role"`
+	OpenAIMessage
 	Content          json.RawMessage `json:"content"`
 	Name             string          `json:"name"`
 	ReasoningContent string          `json:"reasoning_content"`
-	ToolCallID       string          `json:"tool_call_id"`
-	ToolCalls        []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+}
+
+// OpenAIMessage is what OpenAI's pairing rule reads of a chat-completions
+// message on the wire.
+type OpenAIMessage struct {
+	Role       string       `json:"role"`
+	ToolCallID string       `json:"tool_call_id"`
+	ToolCalls  []OpenAICall `json:"tool_calls"`
+}
+
+// OpenAICall is a tool call of a chat-completions message on the wire.
+type OpenAICall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // text returns the message's text: its content string, or the text of its
@@ -117,27 +126,36 @@ func openAIHistory(msgs []wireMessage) []history.Message {
 }
 
 // OpenAI's answers to a chat-completions request that breaks the pairing
-// rule (the bodies adaptertest.OpenAIPairing models, with their sources):
-// a tool message that answers no call of the assistant message before it
-// (%d: its index), and calls left unanswered (%s: their ids).
+// rule. OpenAIOrphanBody is the body OpenAI returns for a tool message that
+// answers no call of the assistant message before it (%d: the message's
+// index; langchain4j/langchain4j#585, quoted whole; also
+// BerriAI/litellm#4931, microsoft/semantic-kernel#12708). OpenAIUnanswered
+// is the message OpenAI returns for calls left unanswered (%s: their ids;
+// langchain-ai/langchainjs#6621, which quotes the message only: the
+// envelope is the one of the first).
 const (
-	openAIOrphanBody = `{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.","type":"invalid_request_error","param":"messages.[%d].role","code":null}}`
-	openAIUnanswered = `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s`
+	OpenAIOrphanBody = `{"error":{"message":"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.","type":"invalid_request_error","param":"messages.[%d].role","code":null}}`
+	OpenAIUnanswered = `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s`
 )
 
-// openAIPairing applies OpenAI's pairing rule to msgs as they travel and
-// returns the body of OpenAI's HTTP 400 for the first violation, or "".
-func openAIPairing(msgs []wireMessage) string {
+// OpenAIPairing applies OpenAI's pairing rule to n chat-completions
+// messages, message i read as at(i), and returns the body of OpenAI's HTTP
+// 400 for the first tool message that answers no open call, or for the
+// first message after an assistant message whose calls are not all
+// answered (the end of the messages included); "" when the messages are
+// well paired. The fake server and the adapters' tests share it.
+func OpenAIPairing(n int, at func(i int) *OpenAIMessage) string {
 	var open []string
-	unanswered := func(at int) string {
-		msg, _ := json.Marshal(fmt.Sprintf(openAIUnanswered, strings.Join(open, ", ")))
-		return fmt.Sprintf(`{"error":{"message":%s,"type":"invalid_request_error","param":"messages.[%d].role","code":null}}`, msg, at)
+	unanswered := func(i int) string {
+		msg, _ := json.Marshal(fmt.Sprintf(OpenAIUnanswered, strings.Join(open, ", ")))
+		return fmt.Sprintf(`{"error":{"message":%s,"type":"invalid_request_error","param":"messages.[%d].role","code":null}}`, msg, i)
 	}
-	for i, m := range msgs {
+	for i := range n {
+		m := at(i)
 		if m.Role == "tool" {
 			j := slices.Index(open, m.ToolCallID)
 			if j < 0 {
-				return fmt.Sprintf(openAIOrphanBody, i)
+				return fmt.Sprintf(OpenAIOrphanBody, i)
 			}
 			open = slices.Delete(open, j, j+1)
 			continue
@@ -150,7 +168,7 @@ func openAIPairing(msgs []wireMessage) string {
 		}
 	}
 	if len(open) > 0 {
-		return unanswered(len(msgs))
+		return unanswered(n)
 	}
 	return ""
 }
@@ -180,7 +198,7 @@ func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return false
 	}
-	prompt, id, ok := s.judge(w, s.Judge, openAIPairing(req.Messages), msgs, req.Tools, holds,
+	prompt, id, ok := s.judge(w, s.Judge, OpenAIPairing(len(req.Messages), func(i int) *OpenAIMessage { return &req.Messages[i].OpenAIMessage }), msgs, req.Tools, holds,
 		func(prompt int) string { return fmt.Sprintf(OpenAIOverflowBody, s.Window, prompt) })
 	if !ok {
 		return

@@ -26,8 +26,8 @@ func locate(prefix, dropped []history.Message, previous *history.Message) (scope
 	found := make([]bool, len(prefix))
 	j := 0
 	if previous != nil {
-		want := text(previous)
-		for j < len(prefix) && text(&prefix[j]) != want {
+		want := Text(previous)
+		for j < len(prefix) && Text(&prefix[j]) != want {
 			j++
 		}
 		if j == len(prefix) {
@@ -49,7 +49,7 @@ func locate(prefix, dropped []history.Message, previous *history.Message) (scope
 	sc := scope{end: j}
 	for i := range j {
 		m := &prefix[i]
-		if !found[i] && (m.Role == history.RoleUser || m.Role == history.RoleAssistant) && m.Kind == "" && text(m) != "" {
+		if !found[i] && (m.Role == history.RoleUser || m.Role == history.RoleAssistant) && m.Kind == "" && Text(m) != "" {
 			sc.kept = append(sc.kept, i)
 		}
 	}
@@ -69,5 +69,5 @@ func same(sent, m *history.Message) bool {
 			return false
 		}
 	}
-	return m.Role == history.RoleTool || text(sent) == text(m)
+	return m.Role == history.RoleTool || Text(sent) == Text(m)
 }

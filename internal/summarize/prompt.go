@@ -85,7 +85,7 @@ func instruction(prefix []history.Message, sc scope, folded bool, guidance strin
 		default:
 			b.WriteString("; ")
 		}
-		b.WriteString("the " + noun(prefix[k].Role) + " that begins " + quote(text(&prefix[k]), quoteRunes))
+		b.WriteString("the " + noun(prefix[k].Role) + " that begins " + quote(Text(&prefix[k]), quoteRunes))
 		if i == len(sc.kept)-1 {
 			b.WriteString(".")
 		}
@@ -132,7 +132,7 @@ func noun(r history.Role) string {
 // uniqueQuote quotes prefix[end] so that no message before it begins with
 // the quote (what the instruction says of it); false when none does.
 func uniqueQuote(prefix []history.Message, end int) (string, bool) {
-	t := flat(text(&prefix[end]))
+	t := flat(Text(&prefix[end]))
 	if t == "" {
 		return "", false
 	}
@@ -140,7 +140,7 @@ func uniqueQuote(prefix []history.Message, end int) (string, bool) {
 		head := cut(t, n)
 		clash := false
 		for i := range end {
-			if strings.HasPrefix(flat(text(&prefix[i])), head) {
+			if strings.HasPrefix(flat(Text(&prefix[i])), head) {
 				clash = true
 				break
 			}
@@ -178,8 +178,10 @@ func cut(s string, n int) string {
 // none at either end.
 func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// text returns a message's text: its content, then its text parts.
-func text(m *history.Message) string {
+// Text returns a message's text: its content, then its non-empty text
+// parts, one per line (what the recall tool returns for an elided
+// result, too).
+func Text(m *history.Message) string {
 	if len(m.Parts) == 0 {
 		return m.Content
 	}

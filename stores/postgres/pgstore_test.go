@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"context"
 	"net"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -14,16 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// dsn returns the PostgreSQL the tests run against, which .ci/services
-// starts (source .ci/services && histrim_services_start), or skips the
-// test.
-func dsn(t testing.TB) string {
-	d := os.Getenv("HISTRIM_POSTGRES_DSN")
-	if d == "" {
-		t.Skip("HISTRIM_POSTGRES_DSN is not set: these tests need a real PostgreSQL (.ci/services starts one)")
-	}
-	return d
-}
+// dsn returns the PostgreSQL the tests run against, or skips the test.
+func dsn(t testing.TB) string { return storetest.Server(t, "HISTRIM_POSTGRES_DSN", "PostgreSQL") }
 
 // open is a replica's Store: its own pool to addr (the server's or a
 // proxy's), its tables named after ns, created if missing and dropped at

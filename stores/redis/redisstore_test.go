@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -11,15 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// addr returns the Redis the tests run against, which .ci/services starts
-// (source .ci/services && histrim_services_start), or skips the test.
-func addr(t testing.TB) string {
-	a := os.Getenv("HISTRIM_REDIS_ADDR")
-	if a == "" {
-		t.Skip("HISTRIM_REDIS_ADDR is not set: these tests need a real Redis (.ci/services starts one)")
-	}
-	return a
-}
+// addr returns the Redis the tests run against, or skips the test.
+func addr(t testing.TB) string { return storetest.Server(t, "HISTRIM_REDIS_ADDR", "Redis") }
 
 // open is a replica's Store: its own client to addr, its keys under ns.
 func open(t testing.TB, addr, ns string, ttl time.Duration) *redisstore.Store {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,18 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Calibration", func(t *testing.T) { testCalibration(t, b) })
 	t.Run("Replicas", func(t *testing.T) { testReplicas(t, b) })
 	t.Run("Faults", func(t *testing.T) { testFaults(t, b) })
+}
+
+// Server returns the address of the server a backend's tests run against,
+// from the environment variable env, which .ci/services sets (source
+// .ci/services && histrim_services_start), or skips the test: these tests
+// need a real server (what names it).
+func Server(t testing.TB, env, what string) string {
+	v := os.Getenv(env)
+	if v == "" {
+		t.Skip(env + " is not set: these tests need a real " + what + " (.ci/services starts one)")
+	}
+	return v
 }
 
 // Namespace returns a namespace no other test uses.

@@ -25,6 +25,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/histrim/history"
 	hanthropic "github.com/histrim/history/adapters/anthropic"
+	"github.com/histrim/history/internal/loopserver"
 )
 
 // Model is the model name the provider answers as.
@@ -57,17 +58,11 @@ type Provider struct {
 	stats Stats
 }
 
-// Judge counts and checks the requests of a loop (adaptertest.Loop is
-// one). The provider tells it of every request it rejects for its pairing
-// (Unpaired, with the reason) and passes it every other one (Receive): its
-// system prompt and messages converted with the adapter's ToHistory, the
-// tools JSON as received, and a test of whether the request holds a user
-// text block with exactly a given text. Receive returns the provider's
-// count and whether it fits the window.
-type Judge interface {
-	Receive(msgs []history.Message, tools string, holds func(text string) bool) (prompt int, fits bool)
-	Unpaired(why string)
-}
+// Judge counts and checks the requests of a loop: the loop servers'
+// (loopserver.Judge; adaptertest.Loop is one). The provider passes it
+// the system prompt with the messages, and a test of whether the request
+// holds a user text block with exactly a given text.
+type Judge = loopserver.Judge
 
 // Stats counts what the provider received.
 type Stats struct {

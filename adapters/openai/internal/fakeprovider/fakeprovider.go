@@ -25,11 +25,11 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/histrim/history"
 	hopenai "github.com/histrim/history/adapters/openai"
+	"github.com/histrim/history/internal/loopserver"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -54,33 +54,16 @@ type Provider struct {
 }
 
 // Judge counts and checks the requests of a loop in place of Limit and
-// Factor (adaptertest.Loop is one). The provider tells it of every request
-// it rejects for its pairing (Unpaired, with the reason) and passes it
-// every other one (Receive): its messages converted with the adapter's
-// ToHistory, the tools JSON as received, and a test of whether the request
-// holds a user message with exactly a given text. Receive returns the
-// provider's count and whether it fits the window; the provider answers a
-// request that does not with OpenAI's context_length_exceeded error
-// stating both sizes.
-type Judge interface {
-	Receive(msgs []history.Message, tools string, holds func(text string) bool) (prompt int, fits bool)
-	Unpaired(why string)
-}
+// Factor: the loop servers' (loopserver.Judge; adaptertest.Loop is one).
+// The provider answers a request that does not fit with OpenAI's
+// context_length_exceeded error stating both sizes.
+type Judge = loopserver.Judge
 
-// Stats counts what the provider answered.
-type Stats struct {
-	// Requests counts every request received.
-	Requests int
-	// Accepted counts the requests answered with a completion.
-	Accepted int
-	// Overflows counts the context_length_exceeded answers.
-	Overflows int
-	// PairingErrors counts the requests rejected for a tool message that
-	// answers no call, or a call that no tool message answers.
-	PairingErrors int
-	// BadRequests counts the requests that could not be read.
-	BadRequests int
-}
+// Stats counts what the provider answered, as the loop servers do
+// (loopserver.Stats): PairingErrors counts the requests rejected for a
+// tool message that answers no call, or a call that no tool message
+// answers.
+type Stats = loopserver.Stats
 
 // Stats returns the counts so far.
 func (p *Provider) Stats() Stats {
@@ -115,12 +98,18 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, "We could not parse the JSON body of your request.", "", "")
 		return
 	}
-	if msg := checkPairing(req.Messages); msg != "" {
+	var wire struct {
+		Messages []loopserver.OpenAIMessage `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &wire) // a subset of req, which decoded
+	if reject := loopserver.OpenAIPairing(len(wire.Messages), func(i int) *loopserver.OpenAIMessage { return &wire.Messages[i] }); reject != "" {
 		p.count(func(s *Stats) { s.PairingErrors++ })
 		if p.Judge != nil {
-			p.Judge.Unpaired(msg)
+			p.Judge.Unpaired(reject)
 		}
-		writeError(w, msg, "messages", "")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, reject)
 		return
 	}
 	hist, err := hopenai.ToHistory(req.Messages)
@@ -242,59 +231,13 @@ func play(hist []history.Message) replyMessage {
 	step := done + 1
 	out := replyMessage{Role: "assistant"}
 	for k := range StepCalls(task, step) {
-		tool := toolNames[(task*7+step*3+k)%len(toolNames)]
+		tool := loopserver.ToolNames[(task*7+step*3+k)%len(loopserver.ToolNames)]
 		c := replyCall{ID: fmt.Sprintf("call_%d_%d_%d", task, step, k), Type: "function"}
 		c.Function.Name = tool
 		c.Function.Arguments = fmt.Sprintf(`{"path":"pkg/mod%d/file%d.go","reason":"step %d of task %d"}`, task%9, step*10+k, step, task)
 		out.ToolCalls = append(out.ToolCalls, c)
 	}
 	return out
-}
-
-// checkPairing applies OpenAI's tool-message rules to the messages as
-// decoded, by their role and ids only (independently of the adapter), and
-// returns its error message for the first violation, or "".
-func checkPairing(msgs []openai.ChatCompletionMessageParamUnion) string {
-	var pending []string // unanswered calls of the open assistant message
-	open := false
-	for _, m := range msgs {
-		if m.OfTool != nil {
-			i := indexOf(pending, m.OfTool.ToolCallID)
-			if !open || i < 0 {
-				return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
-			}
-			pending = append(pending[:i], pending[i+1:]...)
-			continue
-		}
-		if len(pending) > 0 {
-			return missing(pending)
-		}
-		open = m.OfAssistant != nil && len(m.OfAssistant.ToolCalls) > 0
-		if open {
-			for _, c := range m.OfAssistant.ToolCalls {
-				if id := c.GetID(); id != nil {
-					pending = append(pending, *id)
-				}
-			}
-		}
-	}
-	if len(pending) > 0 {
-		return missing(pending)
-	}
-	return ""
-}
-
-func missing(ids []string) string {
-	return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(ids, ", ")
-}
-
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }
 
 // writeError answers HTTP 400 with OpenAI's error object.
@@ -311,22 +254,14 @@ func writeError(w http.ResponseWriter, msg, param, code string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": e})
 }
 
-// toolNames are the tools of [Tools], in order.
-var toolNames = []string{
-	"read_file", "write_file", "list_dir", "grep", "run_tests", "run_command", "git_diff", "git_log",
-	"search_docs", "fetch_url", "open_issue", "comment_issue", "build", "lint", "format_code",
-	"query_db", "describe_table", "read_logs", "deploy_preview", "ask_user",
-}
-
 // Tools returns the 20 function tools the agent offers on every request,
 // each with a description and a JSON schema of a few parameters.
 func Tools() []openai.ChatCompletionToolUnionParam {
-	out := make([]openai.ChatCompletionToolUnionParam, len(toolNames))
-	for i, name := range toolNames {
-		words := strings.ReplaceAll(name, "_", " ")
+	out := make([]openai.ChatCompletionToolUnionParam, len(loopserver.ToolNames))
+	for i, name := range loopserver.ToolNames {
 		out[i] = openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name:        name,
-			Description: openai.String(fmt.Sprintf("Use %s to %s in the repository workspace. Returns plain text; large outputs are truncated to the first 2,000 lines.", name, words)),
+			Description: openai.String(loopserver.ToolDescription(name)),
 			Parameters: shared.FunctionParameters{
 				"type": "object",
 				"properties": map[string]any{
@@ -342,69 +277,21 @@ func Tools() []openai.ChatCompletionToolUnionParam {
 }
 
 // Task returns the user message of turn n (from 1): a task asking for 1
-// to 6 tool steps, written as "Task n: ... (steps=S)".
-func Task(n int) string {
-	steps := 1 + int(mix(uint32(n)*2654435761)%6)
-	return fmt.Sprintf("Task %d: review module mod%d, fix what the tests report and summarise the change (steps=%d)", n, n%9, steps)
-}
+// to 6 tool steps, written as "Task n: ... (steps=S)" (the loop servers'
+// script, loopserver.Task).
+func Task(n int) string { return loopserver.Task(n) }
 
 // StepCalls returns how many tools step step of task task calls: 1 or 2.
-func StepCalls(task, step int) int {
-	if (task+step)%3 == 0 {
-		return 2
-	}
-	return 1
-}
+func StepCalls(task, step int) int { return loopserver.StepCalls(task, step) }
 
 // RunTool returns the result of the tool call with the given ID: 250 to
 // 1,150 words of code-review output, a deterministic function of the ID.
 func RunTool(id string) string {
-	return RunToolWords(id, func(h uint64) int { return 250 + int(h%901) })
+	return loopserver.ToolResult(id, loopserver.Words(250, 1150))
 }
 
 // RunToolWords is RunTool with the length of the result, in words, given by
-// words from a hash of the ID.
+// words from a hash of the ID (loopserver.ToolResult).
 func RunToolWords(id string, words func(h uint64) int) string {
-	h := uint32(2166136261)
-	for i := 0; i < len(id); i++ {
-		h = (h ^ uint32(id[i])) * 16777619
-	}
-	n := words(uint64(mix(h)))
-	var b strings.Builder
-	for i := range n {
-		h = mix(h + uint32(i))
-		if i > 0 {
-			if i%12 == 0 {
-				b.WriteByte('\n')
-			} else {
-				b.WriteByte(' ')
-			}
-		}
-		switch h % 5 {
-		case 0:
-			fmt.Fprintf(&b, "line%d:", h%997)
-		case 1:
-			b.WriteString(vocabulary[h%uint32(len(vocabulary))])
-			b.WriteString("()")
-		default:
-			b.WriteString(vocabulary[h%uint32(len(vocabulary))])
-		}
-	}
-	return b.String()
-}
-
-var vocabulary = []string{
-	"func", "return", "error", "nil", "handler", "request", "response", "context", "buffer", "value",
-	"the", "test", "passed", "failed", "expected", "got", "config", "module", "index", "cache",
-	"update", "delete", "insert", "select", "string", "int", "struct", "interface", "package", "import",
-}
-
-// mix scrambles the bits of x (a 32-bit finaliser).
-func mix(x uint32) uint32 {
-	x ^= x >> 16
-	x *= 0x7feb352d
-	x ^= x >> 15
-	x *= 0x846ca68b
-	x ^= x >> 16
-	return x
+	return loopserver.ToolResult(id, words)
 }
