@@ -25,7 +25,7 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // steps and errtree (issue 22), and the Messages API logic shared by the
 // Anthropic adapters with the origins of opaque blocks (issue 24), which
 // an adapter built before them does not notice.
-const apiDigest = "4db053d81a3a160a"
+const apiDigest = "ab823782a556fea9"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
