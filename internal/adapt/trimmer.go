@@ -108,6 +108,23 @@ func (t *Trimmer[R, N]) SummaryDone() <-chan struct{} {
 	return inner.SummaryDone()
 }
 
+// Summary returns the summary the last prompt holds and what it covers
+// (history.Trimmer.Summary): the summary as a core message, with the
+// turns, messages and tokens it stands for; false when the prompt holds
+// none. A runtime can persist it or show it. From and UpTo index the
+// converted transcript (ToHistory of it, with a system prompt the SDK
+// takes separately at 0), which is the native transcript's own indexing
+// only where the adapter converts one for one.
+func (t *Trimmer[R, N]) Summary() (history.SummaryInfo, bool) {
+	t.mu.Lock()
+	inner := t.inner
+	t.mu.Unlock()
+	if inner == nil {
+		return history.SummaryInfo{}, false
+	}
+	return inner.Summary()
+}
+
 // RecoverOverflow trims what the last Trim sent for transcript further
 // after the provider rejected it for its length (history.RecoverOverflow,
 // providerErr read as the adapter reads it), and maps the decision back

@@ -34,6 +34,7 @@ type SummaryTrimmer[N any] interface {
 	TrimContext(ctx context.Context, transcript []N, budget int) ([]N, history.Result, error)
 	Close() error
 	SummaryDone() <-chan struct{}
+	Summary() (history.SummaryInfo, bool)
 }
 
 // ErrorAnswer is an error the provider answers with, as it sends it.
@@ -460,6 +461,9 @@ func (c *Summary[N]) background(t *testing.T) {
 	}
 	if !holds(hist, summaryText+"1.") {
 		t.Errorf("the summary is not in the request after it was written")
+	}
+	if info, ok := cv.tr.Summary(); !ok || !strings.Contains(info.Message.Content, summaryText+"1.") || info.Turns == 0 || info.Tokens <= 0 || info.UpTo <= info.From {
+		t.Errorf("the Trimmer's Summary() = %+v, %v; want the summary sent, with what it covers", info, ok)
 	}
 	// Written in the cache-safe form, on a request sent before it.
 	reqs := srv.requests()
