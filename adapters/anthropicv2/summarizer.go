@@ -7,7 +7,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/summarize"
 )
@@ -40,9 +39,9 @@ import (
 //   - the reply's cap otherwise.
 //
 // The thinking setting itself never changes: changing it invalidates the
-// cached messages. It sends a request of its own instead when the last
-// request forces a tool call (tool_choice any or tool) or a JSON reply
-// (output_config.format), and in the other cases docs/summaries.md lists.
+// cached messages. In the cases docs/summaries.md lists it sends a
+// request of its own instead, as when the last request forces a tool call
+// (tool_choice any or tool) or a JSON reply (output_config.format).
 // A reply with stop_reason "max_tokens" or "model_context_window_exceeded"
 // (cut short either way) is an error. It is safe for concurrent use; use
 // one per conversation.
@@ -76,9 +75,9 @@ func NewSummarizer(client anthropic.Client, cfg SummarizerConfig, opts ...option
 
 // summaryRequest is the cache-safe form: last, text appended as a user
 // message, max_tokens set for a reply of tokens (see [Summarizer]). false
-// when last forces a tool call or a JSON reply.
+// when last cannot carry a summary (uncarrying).
 func summaryRequest(last anthropic.MessageNewParams, text string, tokens int) (anthropic.MessageNewParams, bool) {
-	if last.ToolChoice.OfAny != nil || last.ToolChoice.OfTool != nil || !param.IsOmitted(last.OutputConfig.Format) {
+	if uncarrying(&last) {
 		return last, false
 	}
 	req := last
