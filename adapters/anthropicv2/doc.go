@@ -20,9 +20,10 @@
 // (github.com/histrim/history/adapters/anthropic): [ToHistory], [Trim],
 // [RecoverOverflow], [Overhead], [Validate], [ValidateRequest], pins
 // (history.WithPin, indices into msgs), elision and argument clearing,
-// [NewTrimmer] and [Positions]. The logic is the same code: both adapters
-// are small accessors over their SDK's types for the Messages API logic
-// the core keeps in an internal package (docs/adapters.md, "Anthropic
+// [NewTrimmer] and [Positions], and the ready-made [Summarizer]
+// ([NewSummarizer], docs/summaries.md). The logic is the same code: both
+// adapters are small accessors over their SDK's types for the Messages
+// API logic the core keeps in an internal package (docs/adapters.md, "Anthropic
 // v2"). Kept messages are the caller's values; a message that lost blocks
 // to the orphan sweep, or holds an elided result or cleared arguments, is
 // a copy of its remaining blocks in their original order.

@@ -1,7 +1,7 @@
 package beta
 
-// api.go and sdk.go are made from the GA package's files of the same
-// names by renaming the SDK's types to their beta twins (rename.sed) and
-// formatting the result, so that the two surfaces stay one
-// (TestGenerated checks it):
-//go:generate sh -c "sed -f rename.sed ../api.go | gofmt > api.go && sed -f rename.sed ../sdk.go | gofmt > sdk.go"
+// api.go, sdk.go and summarizer.go are made from the GA package's files
+// of the same names by renaming the SDK's types to their beta twins
+// (rename.sed) and formatting the result, so that the two surfaces stay
+// one (TestGenerated checks it):
+//go:generate sh -c "sed -f rename.sed ../api.go | gofmt > api.go && sed -f rename.sed ../sdk.go | gofmt > sdk.go && sed -f rename.sed ../summarizer.go | gofmt > summarizer.go"

@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// TestGenerated: api.go and sdk.go are the GA package's files with the
-// SDK's types renamed to their beta twins (gen.go), so the logic exists
-// once. Run go generate after changing either.
+// TestGenerated: api.go, sdk.go and summarizer.go are the GA package's
+// files with the SDK's types renamed to their beta twins (gen.go), so the
+// logic exists once. Run go generate after changing any of them.
 func TestGenerated(t *testing.T) {
 	if _, err := exec.LookPath("sed"); err != nil {
 		t.Skip("sed not found")
 	}
-	for _, name := range []string{"api.go", "sdk.go"} {
+	for _, name := range []string{"api.go", "sdk.go", "summarizer.go"} {
 		renamed, err := exec.Command("sed", "-f", "rename.sed", "../"+name).Output()
 		if err != nil {
 			t.Fatal(err)

@@ -10,3 +10,10 @@ s/anthropic\.NewTextBlock/anthropic.NewBetaTextBlock/g
 s|history/anthropicv2:|history/anthropicv2/beta:|g
 s|Name:    "anthropicv2",|Name:    "anthropicv2/beta",|
 s/anthropic-sdk-go v2's Messages types/anthropic-sdk-go v2's beta Messages types/
+s/client\.Messages\.New/client.Beta.Messages.New/g
+s/anthropic\.StopReason/anthropic.BetaStopReason/g
+s/anthropic\.Message\b/anthropic.BetaMessage/g
+s/anthropic\.NewUserMessage/anthropic.NewBetaUserMessage/g
+s|Name: "anthropicv2",|Name: "anthropicv2/beta",|
+s/hanthropic\./hbeta./g
+s|^// (tool_choice any or tool) or a JSON reply (output_config.format).$|// (tool_choice any or tool) or a JSON reply (output_config.format or\n// output_format), or would write to a message thread the server keeps\n// (thread).|
