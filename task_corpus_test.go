@@ -31,7 +31,7 @@ func TestTaskOnCorpus(t *testing.T) {
 		shares = shares[1:2]
 	}
 	step := func(share float64) int { // every request at 25%, every fourth at the others
-		if share == 0.25 && !testing.Short() {
+		if share == 0.25 && !testing.Short() && !raceEnabled() {
 			return 1
 		}
 		return 4
