@@ -266,14 +266,16 @@ func (c *Calibration) hold(o observation, kind Verdict) Verdict {
 		c.push(h)
 	}
 	c.nheld = 0
-	c.fit = fitCalibration(c.window())
+	var buf windowBuf
+	c.fit = fitCalibration(c.window(&buf))
 	return VerdictRestarted
 }
 
 // explains reports whether one relation fits the window and o together:
 // every observation within shiftResidual of the joint fit.
 func (c *Calibration) explains(o observation) bool {
-	w := c.window()
+	var buf windowBuf
+	w := c.window(&buf)
 	if !spans(w) {
 		// Trimmed requests cluster at the budget: one line fits that
 		// cluster and any new point exactly, and says nothing.
@@ -307,7 +309,8 @@ func (c *Calibration) add(o observation) {
 		}
 	}
 	c.nrej = k
-	c.fit = fitCalibration(c.window())
+	var buf windowBuf
+	c.fit = fitCalibration(c.window(&buf))
 }
 
 // push writes o into the window's ring.
@@ -317,9 +320,13 @@ func (c *Calibration) push(o observation) {
 	c.n = min(c.n+1, calibrationWindow)
 }
 
-// window returns the stored observations, oldest first.
-func (c *Calibration) window() []observation {
-	out := make([]observation, 0, c.n+1)
+// windowBuf holds a window and one more observation (explains), on the
+// caller's stack: an observation is fitted without allocating.
+type windowBuf [calibrationWindow + 1]observation
+
+// window returns the stored observations, oldest first, in buf.
+func (c *Calibration) window(buf *windowBuf) []observation {
+	out := buf[:0]
 	start := (c.at - c.n + calibrationWindow) % calibrationWindow
 	for i := range c.n {
 		out = append(out, c.obs[(start+i)%calibrationWindow])

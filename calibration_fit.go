@@ -50,19 +50,37 @@ func fitCalibration(obs []observation) calibrationFit {
 	if len(obs) == 0 {
 		return calibrationFit{}
 	}
+	// Plain comparisons rather than min and max, which order NaNs and
+	// signed zeros: an observation is positive and finite (Observe).
+	// The ratios are compared by cross-multiplication and divided once.
 	var sx, sy, sxx, sxy float64
 	lo, hi := math.Inf(1), math.Inf(-1)
-	f := calibrationFit{ok: true, rmin: math.Inf(1)}
+	minY, minX := float64(obs[0].reported), float64(obs[0].sent) // rmin = minY/minX
+	maxY, maxX := minY, minX
+	f := calibrationFit{ok: true}
 	for _, o := range obs {
 		x, y := float64(o.sent), float64(o.reported)
 		sx += x
 		sy += y
 		sxx += x * x
 		sxy += x * y
-		lo, hi = min(lo, x), max(hi, x)
-		f.rmin, f.rmax = min(f.rmin, y/x), max(f.rmax, y/x)
-		f.maxReported = max(f.maxReported, o.reported)
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+		if y*minX < minY*x {
+			minY, minX = y, x
+		}
+		if y*maxX > maxY*x {
+			maxY, maxX = y, x
+		}
+		if o.reported > f.maxReported {
+			f.maxReported = o.reported
+		}
 	}
+	f.rmin, f.rmax = minY/minX, maxY/maxX
 	n := float64(len(obs))
 	if hi >= affineSpread*lo {
 		den := n*sxx - sx*sx
@@ -77,15 +95,25 @@ func fitCalibration(obs []observation) calibrationFit {
 	// window does not move the budget at once. The spread is the range of
 	// the relative errors: a provider whose count varies with the content
 	// will one day count more than any request seen.
-	elo, ehi := math.Inf(1), math.Inf(-1)
+	// The relative errors under/reported, compared by cross-multiplication.
+	loU, loR, hiU, hiR, margin := 0.0, 1.0, 0.0, 1.0, 0.0
 	for i, o := range obs {
 		under := float64(o.reported) - (f.scale*float64(o.sent) + f.overhead)
-		age := len(obs) - 1 - i
-		w := min(1, 2*float64(calibrationWindow-age)/calibrationWindow)
-		f.margin = max(f.margin, under*w)
-		e := under / float64(o.reported)
-		elo, ehi = min(elo, e), max(ehi, e)
+		w := 1.0
+		if age := len(obs) - 1 - i; 2*(calibrationWindow-age) < calibrationWindow {
+			w = 2 * float64(calibrationWindow-age) / calibrationWindow
+		}
+		if m := under * w; m > margin {
+			margin = m
+		}
+		rep := float64(o.reported)
+		if i == 0 || under*loR < loU*rep {
+			loU, loR = under, rep
+		}
+		if i == 0 || under*hiR > hiU*rep {
+			hiU, hiR = under, rep
+		}
 	}
-	f.spread = ehi - elo
+	f.margin, f.spread = margin, hiU/hiR-loU/loR
 	return f
 }

@@ -26,7 +26,8 @@ type calibrationState struct {
 // besides them, so that a restored Calibration behaves exactly as this one.
 func (c *Calibration) MarshalJSON() ([]byte, error) {
 	c.mu.Lock()
-	w := c.window()
+	var buf windowBuf
+	w := c.window(&buf)
 	st := calibrationState{Version: 2, Observations: pairs(w), Asked: c.asked}
 	if c.nheld > 0 {
 		st.Held, st.HeldKind = pairs(c.held[:c.nheld]), c.heldKind.String()
@@ -121,6 +122,7 @@ func (c *Calibration) restore(st *calibrationState) error {
 	}
 	c.nrej = len(st.Rejections)
 	c.asked = st.Asked
-	c.fit = fitCalibration(c.window())
+	var buf windowBuf
+	c.fit = fitCalibration(c.window(&buf))
 	return nil
 }

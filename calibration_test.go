@@ -207,7 +207,8 @@ func TestCalibrationJSONRoundTrips(t *testing.T) {
 // observations the model is fitted to.
 func recentRatios(c *Calibration) (lo, hi float64, n int) {
 	lo = math.Inf(1)
-	for _, o := range c.window() {
+	var buf windowBuf
+	for _, o := range c.window(&buf) {
 		r := float64(o.reported) / float64(o.sent)
 		lo, hi = min(lo, r), max(hi, r)
 	}
