@@ -164,9 +164,11 @@ func (p *planner) countSuffix(budget int, all bool) bool {
 					}
 					p.sc.cands = append(p.sc.cands, cand)
 					e -= cand.saved
-				} else if cand, ok := p.ac.argsOnly(&p.view[i], i, p.view, p.clearOwner(i), calls, o.elide, o.counter, p.capPer); ok {
-					p.sc.cands = append(p.sc.cands, cand)
-					e -= cand.saved
+				} else if o.elide.ClearArguments > 0 {
+					if cand, ok := p.ac.argsOnly(&p.view[i], i, p.view, p.clearOwner(i), calls, o.elide, o.counter, p.capPer); ok {
+						p.sc.cands = append(p.sc.cands, cand)
+						e -= cand.saved
+					}
 				}
 			}
 			turnEl += e
