@@ -2,12 +2,13 @@ package history
 
 import (
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/histrim/history/internal/race"
 )
 
 // countingCounter counts with Heuristic and records every message it is
@@ -282,7 +283,7 @@ func TestCacheHitAllocs(t *testing.T) {
 	}); a != 0 {
 		t.Errorf("cache hits: %v allocations per run, want 0", a)
 	}
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("the race detector makes sync.Pool drop items at random, so the trimmer's pooled scratch memory allocates; measured without -race")
 	}
 	opt := WithCounter(c)
@@ -296,20 +297,6 @@ func TestCacheHitAllocs(t *testing.T) {
 	}); a != 1 {
 		t.Errorf("no-trim path through a warm cache: %v allocations per run, want 1 (the identity Kept)", a)
 	}
-}
-
-// raceEnabled reports whether the test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }
 
 func BenchmarkCacheHit(b *testing.B) {

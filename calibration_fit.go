@@ -94,8 +94,8 @@ func fitCalibration(obs []observation) calibrationFit {
 	// window fading out linearly, so that an observation leaving the
 	// window does not move the budget at once. The spread is the range of
 	// the relative errors: a provider whose count varies with the content
-	// will one day count more than any request seen.
-	// The relative errors under/reported, compared by cross-multiplication.
+	// will one day count more than any request seen. The relative errors,
+	// under/reported, are compared by cross-multiplication.
 	loU, loR, hiU, hiR, margin := 0.0, 1.0, 0.0, 1.0, 0.0
 	for i, o := range obs {
 		under := float64(o.reported) - (f.scale*float64(o.sent) + f.overhead)

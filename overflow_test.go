@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/histrim/history/internal/race"
 )
 
 func TestParseOverflowNil(t *testing.T) {
@@ -334,7 +336,7 @@ func TestNormalizeText(t *testing.T) {
 }
 
 func TestParseOverflowAllocations(t *testing.T) {
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("the race detector makes sync.Pool drop items at random, so the pooled scratch allocates; measured without -race")
 	}
 	err := fmt.Errorf("turn 3: %w", errors.New(`400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 200251 tokens > 200000 maximum"}}`))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +45,7 @@ func TestSweepOrphansReport(t *testing.T) {
 }
 
 func TestSweepOrphansCleanInputIsNotCopied(t *testing.T) {
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("the race detector changes allocation counts")
 	}
 	in := parse(t, "U:q", "A:>c1,c2", "T:c2", "T:c1", "A:ok")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/histrim/history/internal/race"
 )
 
 // contentOnly renders a message as its bare content, so that tests see the
@@ -183,7 +185,7 @@ func TestRenderTranscriptClusterBoundaries(t *testing.T) {
 // TestRenderTranscriptCostFollowsOutput renders the end of a 16 MB message:
 // the bytes allocated follow the output, not the input.
 func TestRenderTranscriptCostFollowsOutput(t *testing.T) {
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("the race detector changes allocations")
 	}
 	big := strings.Repeat("bbbb \u0301cccc ", 16<<20/13)

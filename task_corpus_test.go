@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/histrim/history/internal/race"
 )
 
 // TestTaskOnCorpus replays every conversation of the shared corpus request
@@ -31,7 +33,7 @@ func TestTaskOnCorpus(t *testing.T) {
 		shares = shares[1:2]
 	}
 	step := func(share float64) int { // every request at 25%, every fourth at the others
-		if share == 0.25 && !testing.Short() && !raceEnabled() {
+		if share == 0.25 && !testing.Short() && !race.Enabled {
 			return 1
 		}
 		return 4

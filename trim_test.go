@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -460,7 +462,7 @@ func TestTrimResultDoesNotAliasInput(t *testing.T) {
 }
 
 func TestTrimNoTrimPathAllocations(t *testing.T) {
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("the race detector changes allocation counts")
 	}
 	in := parse(t, "S:sys", "U:q1", "A:>c1", "T:c1", "A:a1", "U:q2", "A:a2")
@@ -471,7 +473,7 @@ func TestTrimNoTrimPathAllocations(t *testing.T) {
 }
 
 func TestTrimAllocationsIndependentOfLength(t *testing.T) {
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("the race detector changes allocation counts")
 	}
 	// Pooled scratch memory survives only until the next GC; keep the

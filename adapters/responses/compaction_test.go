@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/loopserver"
 	"github.com/openai/openai-go/v3"
@@ -373,7 +375,7 @@ func runCompactLoop(t *testing.T, server bool, n int) compactRun {
 // sent back byte for byte, no prompt rewritten by both sides.
 func TestServerCompactionLoop(t *testing.T) {
 	n := 200
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		n = 60 // the race detector slows the JSON reads tenfold; CI's plain go test ./... runs all 200
 	}
 	serverRun, libRun := runCompactLoop(t, true, n), runCompactLoop(t, false, n)

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -572,7 +574,7 @@ func TestCorpus(t *testing.T) {
 		}
 		clearable += er.ClearedCalls
 		in := corpusItems(conv.Name, conv.Messages)
-		if raceEnabled && len(in) > corpusCap {
+		if race.Enabled && len(in) > corpusCap {
 			in = fromUser(in, len(in)-corpusCap)
 			capped++
 		}
@@ -612,7 +614,7 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	if raceEnabled {
+	if race.Enabled {
 		t.Logf("under -race, %d conversations cut to their last %d items", capped, corpusCap)
 	}
 	if clearable == 0 {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/openai/openai-go/v3"
@@ -962,7 +964,7 @@ func TestAgentLoop(t *testing.T) {
 		t.Run("F="+strconv.FormatFloat(f, 'g', -1, 64), func(t *testing.T) {
 			t.Parallel()
 			l := adaptertest.NewLoop("responses", adaptertest.Skew(f), loopWindow)
-			if raceEnabled {
+			if race.Enabled {
 				l.Turns = 20 // the race detector makes each request some ten times slower
 			}
 			runLoop(t, l, "trim")
@@ -978,7 +980,7 @@ func TestAgentLoop(t *testing.T) {
 func TestStatefulLoop(t *testing.T) {
 	for _, kind := range []string{"trimmer", "trimmer+cal"} {
 		l := adaptertest.NewLoop("responses", adaptertest.Skew(1.3), loopWindow)
-		if raceEnabled {
+		if race.Enabled {
 			l.Turns = 20
 		}
 		adaptertest.CheckStateful(t, l, kind, runLoop(t, l, kind))

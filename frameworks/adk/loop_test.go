@@ -107,7 +107,7 @@ func runTurns(t *testing.T, r *runner.Runner, l *adaptertest.Loop) {
 // callbacks' plugin is the hook. (ADK's flow is some ten times slower
 // under the race detector: 20 turns there, the drift at turn 10.)
 var framework = adaptertest.Framework{Name: "adk", Window: loopWindow,
-	Race: raceEnabled, RaceTurns: 20, RaceDrift: 10,
+	RaceTurns: 20, RaceDrift: 10,
 	Run: func(t *testing.T, l *adaptertest.Loop, hook *adaptertest.Hook) (int, int) {
 		srv := &loopserver.Gemini{Judge: l, Window: loopWindow}
 		ts := httptest.NewServer(srv)

@@ -81,7 +81,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, more ...ai.GenerateOption) loops
 // under the race detector: 15 turns there, the drift at turn 8; the
 // 50-turn loops run in .ci/run's loop step.)
 var framework = adaptertest.Framework{Name: "genkit", Window: loopWindow, Serial: true,
-	Race: raceEnabled, RaceTurns: 15, RaceDrift: 8,
+	RaceTurns: 15, RaceDrift: 8,
 	Run: func(t *testing.T, l *adaptertest.Loop, hook *adaptertest.Hook) (int, int) {
 		var more []ai.GenerateOption
 		if hook != nil {

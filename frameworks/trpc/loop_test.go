@@ -99,7 +99,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, build func(url string) model.Mod
 // call, some ten times slower under the race detector: there 20 turns,
 // the drift at turn 10; the 50-turn loops run in .ci/run's loop step.
 var framework = adaptertest.Framework{Name: "trpc", Window: loopWindow,
-	Race: raceEnabled, RaceTurns: 20, RaceDrift: 10,
+	RaceTurns: 20, RaceDrift: 10,
 	Run: func(t *testing.T, l *adaptertest.Loop, hook *adaptertest.Hook) (int, int) {
 		st := runLoop(t, l, func(url string) model.Model {
 			if hook == nil {

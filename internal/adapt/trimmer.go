@@ -99,9 +99,7 @@ func (t *Trimmer[R, N]) Close() error {
 // flight has finished, or already closed when there is none (see
 // history.Trimmer.SummaryDone).
 func (t *Trimmer[R, N]) SummaryDone() <-chan struct{} {
-	t.mu.Lock()
-	inner := t.inner
-	t.mu.Unlock()
+	inner := t.current()
 	if inner == nil {
 		return history.NewTrimmer().SummaryDone()
 	}
@@ -116,13 +114,18 @@ func (t *Trimmer[R, N]) SummaryDone() <-chan struct{} {
 // takes separately at 0), which is the native transcript's own indexing
 // only where the adapter converts one for one.
 func (t *Trimmer[R, N]) Summary() (history.SummaryInfo, bool) {
-	t.mu.Lock()
-	inner := t.inner
-	t.mu.Unlock()
+	inner := t.current()
 	if inner == nil {
 		return history.SummaryInfo{}, false
 	}
 	return inner.Summary()
+}
+
+// current returns the history.Trimmer in use, nil before the first trim.
+func (t *Trimmer[R, N]) current() *history.Trimmer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inner
 }
 
 // RecoverOverflow trims what the last Trim sent for transcript further

@@ -7,6 +7,8 @@ package adaptertest
 import (
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 )
 
@@ -30,7 +32,7 @@ func Seeds(fixed [][]byte, n int) [][]byte {
 // full, and the detector finds a race in any of their trims, at some ten
 // times the cost.
 func Budgets(total, steps int) []int {
-	if Race && steps > 6 {
+	if race.Enabled && steps > 6 {
 		steps /= 3
 	}
 	var out []int

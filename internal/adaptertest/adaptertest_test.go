@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 )
 
@@ -36,7 +38,7 @@ func TestBudgets(t *testing.T) {
 		{3, 20, []int{1, 2, 3, 4, 5, 6, 7, 8}, "a small total goes one by one"},
 		{0, 0, []int{1, 2, 3, 4, 5}, "no steps counts as one"},
 	}
-	if Race {
+	if race.Enabled {
 		// A third of the steps: 1+40/6 = 7; the others have fewer than 7.
 		tests[0].want, tests[0].reason = []int{1, 8, 15, 22, 29, 36, 43}, "under the race detector, step 1+40/6 = 7"
 	}

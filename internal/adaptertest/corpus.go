@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/corpusfile"
 )
@@ -50,7 +52,7 @@ func Corpus(t testing.TB, root string) []Conversation {
 // least 1 token); 2%, 10%, 35% and 75% under the race detector.
 func CorpusBudgets(total int) []int {
 	pcts := []int{1, 2, 5, 10, 20, 35, 50, 75, 100}
-	if Race {
+	if race.Enabled {
 		pcts = []int{2, 10, 35, 75} // the plain run covers all; see Budgets
 	}
 	out := make([]int, len(pcts))

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 )
 
@@ -16,10 +18,9 @@ type Framework struct {
 	Name string
 	// Window is the provider's window in the loops.
 	Window int
-	// Race reports whether the race detector is on; then the loops run
-	// RaceTurns turns (when positive) and the drift mode switches at
-	// RaceDrift (when positive), and AgentLoop runs the drift mode only.
-	Race                 bool
+	// Under the race detector the loops run RaceTurns turns (when
+	// positive) and the drift mode switches at RaceDrift (when positive),
+	// and AgentLoop runs the drift mode only.
 	RaceTurns, RaceDrift int
 	// Serial keeps the loops from running in parallel (a framework whose
 	// endpoint is set through the environment).
@@ -50,11 +51,11 @@ type Hook struct {
 
 // loop returns the loop of f in mode, shortened under the race detector.
 func (f *Framework) loop(name string, mode Mode) *Loop {
-	if f.Race && f.RaceDrift > 0 && mode.DriftTurn > 0 {
+	if race.Enabled && f.RaceDrift > 0 && mode.DriftTurn > 0 {
 		mode.DriftTurn = f.RaceDrift
 	}
 	l := NewLoop(name, mode, f.Window)
-	if f.Race && f.RaceTurns > 0 {
+	if race.Enabled && f.RaceTurns > 0 {
 		l.Turns = f.RaceTurns
 	}
 	return l
@@ -69,7 +70,7 @@ func (f *Framework) loop(name string, mode Mode) *Loop {
 // 85% of the window (Loop.Check).
 func (f *Framework) AgentLoop(t *testing.T) {
 	modes := []Mode{Modes()[0], Modes()[2]}
-	if f.Race {
+	if race.Enabled {
 		modes = modes[1:]
 	}
 	for _, mode := range modes {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 )
 
@@ -218,7 +220,7 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	want, small := []int{10, 20, 50, 100, 200, 350, 500, 750, 1000}, []int{1, 1, 1, 1, 1, 1, 1, 2, 3}
-	if Race {
+	if race.Enabled {
 		want, small = []int{20, 100, 350, 750}, []int{1, 1, 1, 2}
 	}
 	if got := CorpusBudgets(1000); !slices.Equal(got, want) {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/histrim/history/internal/race"
+
 	"github.com/histrim/history"
 )
 
@@ -150,7 +152,7 @@ func (a *Adapter[C]) Ladder(t *testing.T) {
 	}()
 	gens := append([]func([]byte) C{a.Agent}, a.More...)
 	derived := 12
-	if Race {
+	if race.Enabled {
 		derived = 4 // the plain run sweeps all; see Budgets
 	}
 	for _, seed := range Seeds(LadderSeeds, derived) {
