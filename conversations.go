@@ -52,7 +52,9 @@ const (
 	// had (a fresh trim when it had nothing) and saved nothing.
 	StateUnavailable = "unavailable"
 	// StateRefused: the state saved could not be read or was saved under
-	// other options ([StateError]); the trim planned afresh.
+	// other options ([StateError]), or the store could not read what it
+	// holds under the key ([ErrInvalidState]); the trim planned afresh, and
+	// its save replaces it.
 	StateRefused = "refused"
 	// StateConflict: another replica saved the conversation's state while
 	// this one trimmed; the trim was made again from that state.

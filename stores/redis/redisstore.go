@@ -158,11 +158,14 @@ func (s *Store) load(ctx context.Context, key string) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("redisstore: loading %q: %w", key, err)
 	}
-	code, _ := res[0].(int64)
+	code := int64(-1)
+	if len(res) > 0 {
+		code, _ = res[0].(int64)
+	}
 	switch {
 	case code == 0:
 		return nil, 0, nil // none, or expired
-	case code == 1 || len(res) < 3:
+	case code != 2 || len(res) < 3:
 		return nil, -1, storekit.Unreadable("redisstore", key, "a key of another type than a hash")
 	}
 	vs, ok1 := res[1].(string)
