@@ -74,6 +74,15 @@ type SummaryOptions struct {
 	// dropping at least those (turns dropped since are covered by the next
 	// summary). [Trimmer.Close] stops a summary in flight. A background
 	// summary is this replica's own: it is not part of the saved state.
+	//
+	// A Summarizer with a method StartSummary() Summarizer is told when a
+	// background summary starts: the Trimmer calls it within the Trim that
+	// starts the summary, before that Trim returns, and the Summarizer it
+	// returns (when not nil) writes that summary, later, on another
+	// goroutine. The ready-made Summarizers of the adapters use it to take
+	// the requests recorded at that moment, so that the summary request
+	// extends one that holds what it summarises however late the goroutine
+	// runs.
 	Background bool
 }
 
