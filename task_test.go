@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -141,6 +142,14 @@ func TestUserWrittenMisjudgedLatestRequest(t *testing.T) {
 				t.Fatalf("budget %d: %v", budget, err)
 			}
 			assert.Contains(t, res.Kept, 6, "budget %d: the latest request the user wrote is sent (kept %v)", budget, res.Kept)
+			if at1, at6 := slices.Index(res.Kept, 1), slices.Index(res.Kept, 6); at1 >= 0 && at6 < at1 {
+				t.Errorf("budget %d: the request comes before the turn it follows (kept %v)", budget, res.Kept)
+			}
+			if err == nil {
+				again, err := TrimToRecentTurns(res.Messages, budget, opts...)
+				require.NoError(t, err)
+				assert.Equal(t, identity(len(res.Messages)), again.Kept, "budget %d: the output trims to itself", budget)
+			}
 		}
 	}
 }
