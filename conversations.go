@@ -51,10 +51,11 @@ const (
 	// StateUnavailable: the store failed; the trim used what this replica
 	// had (a fresh trim when it had nothing) and saved nothing.
 	StateUnavailable = "unavailable"
-	// StateRefused: the state saved could not be read or was saved under
-	// other options ([StateError]), or the store could not read what it
-	// holds under the key ([ErrInvalidState]); the trim planned afresh, and
-	// its save replaces it.
+	// StateRefused: the state saved could not be read, was saved under
+	// other options, or failed its check against the transcript
+	// ([StateError], see [Trimmer.UnmarshalBinary]), or the store could
+	// not read what it holds under the key ([ErrInvalidState]); the trim
+	// planned afresh, and its save replaces it.
 	StateRefused = "refused"
 	// StateConflict: another replica saved the conversation's state while
 	// this one trimmed; the trim was made again from that state.
@@ -211,6 +212,9 @@ func (c *Conversations) run(ctx context.Context, key string, call func(*Trimmer)
 		}
 		cv.ev = nil
 		res, err = call(t)
+		if t.takeRefusal() != nil {
+			state = StateRefused // the restored state failed its check against the transcript
+		}
 		data, _ := t.MarshalBinary()
 		if state == StateUnavailable {
 			cv.t = t // what this replica has; the store's version is unknown

@@ -96,6 +96,11 @@ func newPlanner(sc *scratch, src, view []Message, index []int, o *options, c *ca
 			p.pins = append(p.pins, i)
 		}
 	}
+	if i := p.misjudged(); i >= 0 {
+		if at, found := slices.BinarySearch(p.pins, i); !found {
+			p.pins = slices.Insert(p.pins, at, i)
+		}
+	}
 	sc.pinCnt = sc.pinCnt[:0]
 	for range p.pins {
 		sc.pinCnt = append(sc.pinCnt, -1)
@@ -376,4 +381,25 @@ func (p *planner) droppedInstructions() int {
 		}
 	}
 	return n
+}
+
+// misjudged returns the view index of the latest user message of the
+// latest turn when the turn rule ([WithTurnStart]) took it for one the
+// runtime injected, or -1. A rule reads forms, and a user may write a
+// request that looks like one ("[Tool result ..."): whatever the rule
+// says, the latest message in the user role is never dropped with the
+// steps around it, so it is pinned as [WithPin] pins (lifted after the
+// step breadcrumb when its step goes). It reads roles and kinds of the
+// latest turn only, which every trim sends.
+func (p *planner) misjudged() int {
+	if p.o.turnStart == nil || p.turns == 0 {
+		return -1
+	}
+	ls := p.starts[p.turns-1]
+	for i := p.n - 1; i > ls; i-- {
+		if m := &p.view[i]; m.Role == RoleUser && m.Kind == "" {
+			return i // after the turn's start: the rule rejected it
+		}
+	}
+	return -1
 }

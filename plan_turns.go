@@ -157,10 +157,21 @@ func (p *planner) items() []int {
 	// breadcrumb, in input order, so that trimming the output again keeps
 	// the same order; the others follow the breadcrumb.
 	rest := lifted[:0:0]
+	// A user message lifted out of dropped steps (a misjudged request, a
+	// pin) follows the step breadcrumb, where the user wrote it: the
+	// model reads it after the turn's opening, and a later trim reads it
+	// as part of the opening block, so the output trims to itself. Other
+	// lifted messages precede the turn, which a later trim keeps as they
+	// are.
+	var stepped []int
 	hoisted := p.hoist < 0
 	for _, i := range lifted {
 		if !isPinned(p.view[i]) {
-			rest = append(rest, i)
+			if i >= cut && p.d > 0 && !merged && p.view[i].Role == RoleUser {
+				stepped = append(stepped, i)
+			} else {
+				rest = append(rest, i)
+			}
 			continue
 		}
 		if !hoisted && p.hoist < i {
@@ -195,6 +206,7 @@ func (p *planner) items() []int {
 	if newStepCrumb {
 		items = append(items, itemStepCrumb)
 	}
+	items = append(items, stepped...)
 	i := p.openEnd
 	for _, g := range p.gaps {
 		for ; i < p.steps[g[0]]; i++ {

@@ -74,6 +74,15 @@ type SummaryOptions struct {
 	// dropping at least those (turns dropped since are covered by the next
 	// summary). [Trimmer.Close] stops a summary in flight. A background
 	// summary is this replica's own: it is not part of the saved state.
+	//
+	// A Summarizer with a method StartSummary() Summarizer is told when a
+	// background summary starts: the Trimmer calls it within the Trim that
+	// starts the summary, before that Trim returns, and the Summarizer it
+	// returns (when not nil) writes that summary, later, on another
+	// goroutine. The ready-made Summarizers of the adapters use it to take
+	// the requests recorded at that moment, so that the summary request
+	// extends one that holds what it summarises however late the goroutine
+	// runs.
 	Background bool
 }
 
@@ -163,6 +172,10 @@ type summaryState struct {
 	// What the summary stands for, in all: turns, messages and their
 	// tokens as the Counter counts them.
 	turns, messages, tokens int
+	// covered is the hash (rangeSum) of the transcript's messages of
+	// [from, upTo) when the summary was made: a restored summary is used
+	// only for a transcript that holds the very messages it covers.
+	covered uint64
 }
 
 // SummaryInfo is the summary a [Trimmer] sends and what it stands for, for
@@ -182,7 +195,9 @@ type SummaryInfo struct {
 // Summary returns the summary the Trimmer's last prompt holds and what it
 // covers; false when the prompt holds none. A runtime can persist it (the
 // Trimmer's whole state is also saved by [Trimmer.MarshalBinary]) or show
-// it to the user.
+// it to the user. A summary restored by [Trimmer.UnmarshalBinary] is
+// returned as restored until the next Trim checks it against the
+// transcript (and drops it if it covers other messages).
 func (t *Trimmer) Summary() (SummaryInfo, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

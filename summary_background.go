@@ -116,6 +116,15 @@ func (t *Trimmer) maybeStart(msgs []Message, budget int, o *options, trigger flo
 	}
 	oc := *o // o goes back to its pool when the call returns
 	oc.trigger, oc.onTrim = trigger, nil
+	if st, ok := oc.summarizer.s.(summaryStarter); ok {
+		// The Summarizer learns the summary's start now, within the trim,
+		// not when the goroutine runs (see SummaryOptions.Background).
+		if s := st.StartSummary(); s != nil {
+			sm := *oc.summarizer
+			sm.s = s
+			oc.summarizer = &sm
+		}
+	}
 	var pc cutInfo
 	probe, err := trimToBudget(msgs, budget, &oc, &call{reason: ReasonBudget, noArchive: true, pruneOver: true, cut: &pc})
 	if (err != nil && !isBudgetError(err)) || probe.DroppedTurns == 0 || pc.start < 0 {
@@ -145,6 +154,12 @@ func (t *Trimmer) maybeStart(msgs []Message, budget int, o *options, trigger flo
 			job.next = cover
 		}
 	}()
+}
+
+// summaryStarter is a Summarizer that is told when a background summary
+// starts (see SummaryOptions.Background).
+type summaryStarter interface {
+	StartSummary() Summarizer
 }
 
 // isBudgetError reports whether err is a *BudgetError.

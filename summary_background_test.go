@@ -141,3 +141,48 @@ func TestBackgroundSummaryHostile(t *testing.T) {
 		})
 	}
 }
+
+// startingSummarizer counts StartSummary calls and hands out the
+// gateSummarizer that writes the summary.
+type startingSummarizer struct {
+	gateSummarizer
+	starts int
+	inner  *gateSummarizer
+}
+
+func (s *startingSummarizer) StartSummary() Summarizer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starts++
+	return s.inner
+}
+
+// TestBackgroundSummaryStart: a Summarizer with StartSummary is told
+// within the Trim that starts the summary, before it returns, and the
+// Summarizer it returns writes that summary (the ready-made ones take the
+// requests recorded at that moment).
+func TestBackgroundSummaryStart(t *testing.T) {
+	full := trSession(80, 44)
+	inner := &gateSummarizer{gate: make(chan struct{})}
+	close(inner.gate)
+	s := &startingSummarizer{inner: inner}
+	tr := NewTrimmer(WithTrigger(0.6), WithSummarizer(s, SummaryOptions{MaxTokens: 80, Background: true}))
+	defer tr.Close()
+	n := 10
+	for ; n <= len(full); n += 2 {
+		_, err := tr.Trim(full[:n], 2000)
+		require.NoError(t, err)
+		s.mu.Lock()
+		starts := s.starts
+		s.mu.Unlock()
+		if starts > 0 {
+			break
+		}
+	}
+	require.Less(t, n, len(full), "setup: no summary started")
+	<-tr.SummaryDone()
+	inner.mu.Lock()
+	assert.Equal(t, 1, inner.calls, "the Summarizer StartSummary returned writes the summary")
+	inner.mu.Unlock()
+	assert.Equal(t, 0, s.calls, "not the one given to WithSummarizer")
+}

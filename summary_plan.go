@@ -84,6 +84,9 @@ func coverage(msgs []Message, kept []int, cut int, o *options, prev summaryState
 		}
 	}
 	next.turns = max(next.turns, 1)
+	if next.from <= next.upTo && next.upTo <= len(msgs) {
+		next.covered = rangeSum(msgs[next.from:next.upTo])
+	}
 	return dropped, previous, next
 }
 

@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,45 @@ func TestWithTask(t *testing.T) {
 	defer o2.release()
 	assert.Equal(t, 0, o2.elide.ClearArguments, "negative: none")
 	assert.Equal(t, 0, o2.elide.digestSize(ToolPolicy{}), "negative: no digest")
+}
+
+// A user's own request that reads like an injected form ("[Tool result
+// ...") is taken for one by UserWritten, so it does not open a turn; it
+// must still never be dropped with the steps around it, at any budget:
+// the model would go on with the old task.
+func TestUserWrittenMisjudgedLatestRequest(t *testing.T) {
+	request := "[Tool result of my script attached] Stop the migration; fix the login bug instead."
+	msgs := []Message{
+		{Role: RoleSystem, Content: "sys"},
+		{Role: RoleUser, Content: "The task: migrate the config loader"},
+		readCall("a", "/a"), bigResult("a", 100),
+		readCall("b", "/b"), bigResult("b", 100),
+		{Role: RoleUser, Content: request},
+		readCall("c", "/c"), bigResult("c", 100),
+		readCall("d", "/d"), bigResult("d", 100),
+		readCall("e", "/e"), bigResult("e", 100),
+	}
+	require.False(t, UserWritten(msgs[6]), "the rule misjudges it: that is the case")
+	full := Estimate(msgs, nil)
+	for _, opts := range [][]Option{
+		{WithTask(-1, ElideOptions{})},
+		{WithTask(1, ElideOptions{})},
+		{WithTurnStart(UserWritten), WithStepTrim()},
+	} {
+		for budget := full; budget >= 40; budget -= 37 {
+			res, err := TrimToRecentTurns(msgs, budget, opts...)
+			if err != nil && !errors.Is(err, ErrLatestTurnTooLarge) {
+				t.Fatalf("budget %d: %v", budget, err)
+			}
+			assert.Contains(t, res.Kept, 6, "budget %d: the latest request the user wrote is sent (kept %v)", budget, res.Kept)
+			if at1, at6 := slices.Index(res.Kept, 1), slices.Index(res.Kept, 6); at1 >= 0 && at6 < at1 {
+				t.Errorf("budget %d: the request comes before the turn it follows (kept %v)", budget, res.Kept)
+			}
+			if err == nil {
+				again, err := TrimToRecentTurns(res.Messages, budget, opts...)
+				require.NoError(t, err)
+				assert.Equal(t, identity(len(res.Messages)), again.Kept, "budget %d: the output trims to itself", budget)
+			}
+		}
+	}
 }

@@ -41,7 +41,10 @@ import (
 // last message (no copy of the caller's messages: the state can be saved
 // and restored, see [Trimmer.MarshalBinary]). Before reusing the plan it
 // checks that the transcript is still at least as long and that those
-// messages are unchanged, in time proportional to their size. If the caller edited, truncated, compacted or
+// messages are unchanged, in time proportional to their size, and that
+// the plan still keeps what a fresh trim keeps (the system prompt first,
+// the pins and the latest request, each message once and in order, only
+// its own notices). If the caller edited, truncated, compacted or
 // replaced its transcript so that the check fails, the Trimmer trims from
 // scratch, exactly as [TrimToRecentTurns] would. An edit it does not detect
 // (for example a changed message after the cut) is still reflected in the
@@ -99,6 +102,11 @@ type Trimmer struct {
 	sent, asked int
 	accept      float64
 	bg          background // background summaries (SummaryOptions.Background)
+	// restored: st and sum come from UnmarshalBinary and are checked
+	// against the next Trim's transcript (checkRestored); refusal is what
+	// that check refused, until takeRefusal.
+	restored bool
+	refusal  error
 }
 
 // NewTrimmer returns a [Trimmer] that trims with opts (the options of
@@ -116,6 +124,7 @@ func (t *Trimmer) Reset() {
 	t.mu.Lock()
 	t.st, t.last, t.sum, t.prev, t.prevKept = trimState{}, time.Time{}, summaryState{}, nil, nil
 	t.sent, t.asked, t.accept = 0, 0, 0
+	t.restored, t.refusal = false, nil
 	t.bg.job = nil // a summary in flight is let go
 	t.mu.Unlock()
 }
@@ -162,6 +171,9 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	defer o.release()
 	at := o.now()
 	t.mu.Lock()
+	if t.restored {
+		t.checkRestored(msgs, o)
+	}
 	st, last, sum, prev := t.st, t.last, t.sum, t.prev
 	t.last = at
 	asked := budget
@@ -198,7 +210,7 @@ func (t *Trimmer) trim(ctx context.Context, msgs []Message, budget int, o *optio
 		o.trigger = 0
 	}
 	if ready == nil && st.n > 0 && o.err == nil {
-		res, ok, memo := t.reuse(msgs, budget, &st, o)
+		res, ok, memo := t.reuse(msgs, budget, &st, &sum, o)
 		if ok {
 			if o.onTrim != nil { // the next event compares its prompt with this one
 				t.mu.Lock()

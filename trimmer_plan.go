@@ -49,17 +49,13 @@ type anchor struct {
 
 // reuse returns the Result of the remembered plan applied to msgs, with
 // every message after the plan appended, when the plan still applies (see
-// Safety in the [Trimmer] documentation) and that fits budget. When it does
-// not, it returns the counts it made, by index into msgs (negative: not
-// counted), for the fresh trim.
-func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState, opts *options) (Result, bool, []int) {
-	if st.n > len(msgs) {
-		return Result{}, false, nil // truncated
-	}
-	for _, a := range st.anchors {
-		if messageSum(&msgs[a.i]) != a.sum {
-			return Result{}, false, nil
-		}
+// Safety in the [Trimmer] documentation), keeps what a fresh trim keeps
+// (fault: sum is the summary the Trimmer holds) and fits budget. When it
+// does not, it returns the counts it made, by index into msgs (negative:
+// not counted), for the fresh trim.
+func (t *Trimmer) reuse(msgs []Message, budget int, st *trimState, sum *summaryState, opts *options) (Result, bool, []int) {
+	if !st.applies(msgs) || st.fault(msgs, sum, opts) != "" {
+		return Result{}, false, nil
 	}
 	v := st.view(msgs)
 	// Validate, sweep and count the view exactly as a trim does; if it

@@ -1,15 +1,38 @@
-// This file owns the byte format of a Trimmer's state: a varint encoder
-// and a decoder that fails on the first bad field, for messages, ints and
-// plans.
+// This file owns the byte format of a Trimmer's state: a varint encoder,
+// the checksum that seals what it wrote, and a decoder that fails on the
+// first bad field, for messages, ints and plans, and never allocates more
+// than a small multiple of its input.
 
 package history
 
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc64"
 	"math"
 	"strconv"
+	"unsafe"
 )
+
+// stateSumSize is the size of the checksum that ends a saved state: the
+// CRC-64 (ECMA) of every byte before it, little-endian. It detects every
+// burst of up to 64 flipped bits and any other corruption but for one in
+// 2^64; it does not authenticate (anyone who can write a state can compute
+// it), which is why a restored plan is also checked against the transcript.
+const stateSumSize = 8
+
+var stateTable = crc64.MakeTable(crc64.ECMA)
+
+// sealState appends the checksum of b to b.
+func sealState(b []byte) []byte {
+	return binary.LittleEndian.AppendUint64(b, crc64.Checksum(b, stateTable))
+}
+
+// sealed reports whether data ends with the checksum of what precedes it.
+func sealed(data []byte) bool {
+	n := len(data) - stateSumSize
+	return n >= 0 && binary.LittleEndian.Uint64(data[n:]) == crc64.Checksum(data[:n], stateTable)
+}
 
 // stateEncoder appends a state's fields as varints and length-prefixed
 // strings.
@@ -89,11 +112,46 @@ func (e *stateEncoder) plan(st *trimState) {
 }
 
 // stateDecoder reads what stateEncoder wrote, checking every length
-// against what is left, so that no input can make it allocate more than
-// its own size or read out of bounds; the first problem is kept in err.
+// against what is left, so that it never reads out of bounds, and charging
+// every allocation to budget, so that no input, whatever it claims, makes
+// it allocate more than a small multiple of its size (stateDecodeBudget);
+// the first problem is kept in err.
 type stateDecoder struct {
-	b   []byte
-	err error
+	b      []byte
+	err    error
+	budget int // bytes it may still allocate
+}
+
+// stateDecodeBudget is what the decoder may allocate for a state of n
+// bytes. A state a Trimmer saves needs less than 8 bytes per byte (a plan
+// index takes one to three bytes, and eight in memory; what else it holds
+// is mostly text), or 64 KiB for a small one; a crafted one that claims
+// more elements than that is refused as soon as it claims them, before
+// they are allocated.
+func stateDecodeBudget(n int) int { return min(n, math.MaxInt/16)*8 + 64<<10 }
+
+// The sizes an element of each kind costs the decoder, in bytes: what it
+// takes in memory (a map entry, with the table's overhead).
+const (
+	sizeMessage  = int(unsafe.Sizeof(Message{}))
+	sizePart     = int(unsafe.Sizeof(Part{}))
+	sizeToolCall = int(unsafe.Sizeof(ToolCall{}))
+	sizeInt      = int(unsafe.Sizeof(int(0)))
+	sizeAnchor   = int(unsafe.Sizeof(anchor{}))
+	sizeMapEntry = 96 // a slot of either map, its control byte, and a table up to twice the entries
+)
+
+// charge takes n elements of size bytes from the budget, or fails.
+func (d *stateDecoder) charge(n, size int) bool {
+	if d.err != nil {
+		return false
+	}
+	if n > d.budget/size {
+		d.fail("more than its size can hold")
+		return false
+	}
+	d.budget -= n * size
+	return true
 }
 
 func (d *stateDecoder) fail(reason string) {
@@ -103,13 +161,18 @@ func (d *stateDecoder) fail(reason string) {
 	d.b = nil
 }
 
-func (d *stateDecoder) uint() uint64 { return varint(d, binary.Uvarint) }
+func (d *stateDecoder) uint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("truncated")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
 
-func (d *stateDecoder) int() int64 { return varint(d, binary.Varint) }
-
-// varint reads a varint with read (binary.Uvarint or binary.Varint).
-func varint[T uint64 | int64](d *stateDecoder, read func([]byte) (T, int)) T {
-	v, n := read(d.b)
+func (d *stateDecoder) int() int64 {
+	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.fail("truncated")
 		return 0
@@ -151,32 +214,64 @@ func (d *stateDecoder) len(min int) int {
 	return int(v)
 }
 
+// items reads a length of elements of at least min bytes each, size
+// bytes each in memory, and charges them: 0 after a failure.
+func (d *stateDecoder) items(min, size int) int {
+	n := d.len(min)
+	if !d.charge(n, size) {
+		return 0
+	}
+	return n
+}
+
 func (d *stateDecoder) str() string {
-	n := d.len(1)
+	n := d.items(1, 1)
 	s := string(d.b[:n])
 	d.b = d.b[n:]
 	return s
 }
 
-func (d *stateDecoder) ints() []int {
-	n := d.len(1)
-	out := make([]int, 0, n)
-	for range n {
-		out = append(out, int(d.int()))
+// ints reads a list of at most max ints.
+func (d *stateDecoder) ints(max int) []int {
+	n := d.items(1, sizeInt)
+	if n > max {
+		d.fail("a list longer than its transcript")
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = int(d.int())
 	}
 	return out
 }
 
+// msg reads a message the Trimmer wrote: a notice or a summary, never a
+// tool exchange, so a message with tool calls is refused before its calls
+// are read.
 func (d *stateDecoder) msg() Message {
 	var m Message
 	m.Role, m.Content, m.ToolCallID, m.Name, m.Kind = Role(d.str()), d.str(), d.str(), d.str(), Kind(d.str())
-	for range d.len(8) {
-		p := Part{Type: PartType(d.str()), Text: d.str(), Detail: d.str(), MIMEType: d.str()}
-		p.Tokens, p.Width, p.Height, p.Size = int(d.int()), int(d.int()), int(d.int()), d.int()
-		m.Parts = append(m.Parts, p)
+	if n := d.items(8, sizePart); n > 0 {
+		m.Parts = make([]Part, n)
+		for i := range m.Parts {
+			p := &m.Parts[i]
+			p.Type, p.Text, p.Detail, p.MIMEType = PartType(d.str()), d.str(), d.str(), d.str()
+			p.Tokens, p.Width, p.Height, p.Size = int(d.int()), int(d.int()), int(d.int()), d.int()
+			switch p.Type {
+			case PartText, PartImage, PartFile, PartReasoning:
+			default:
+				d.fail("a part of unknown type") // before the next ones are read
+			}
+			if d.err != nil {
+				break
+			}
+		}
 	}
-	for range d.len(3) {
-		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: d.str(), Name: d.str(), Arguments: d.str()})
+	if n := d.len(3); n > 0 {
+		d.fail("a notice with tool calls")
 	}
 	if reason := checkMessage(&m); d.err == nil && reason != "" {
 		d.fail("a message: " + reason)
@@ -184,37 +279,57 @@ func (d *stateDecoder) msg() Message {
 	return m
 }
 
+// key reads a map key: a count above prev (keys are written ascending).
+func (d *stateDecoder) key(prev int) int {
+	k := d.count()
+	if d.err == nil && k <= prev {
+		d.fail("map keys out of order")
+	}
+	return k
+}
+
 // plan reads a remembered plan and checks that it describes a transcript
 // of st.n messages.
 func (d *stateDecoder) plan() trimState {
 	var st trimState
 	st.n, st.tail = d.count(), d.count()
-	st.plan = d.ints()
-	for range d.len(5) {
-		st.notices = append(st.notices, d.msg())
-	}
-	for range d.len(2) {
-		if st.elided == nil {
-			st.elided = make(map[int]string)
+	st.plan = d.ints(st.n + 3) // each message once, and at most three notices
+	if n := d.items(7, sizeMessage); n > 3 {
+		d.fail("more notices than a trim writes")
+	} else if n > 0 {
+		st.notices = make([]Message, n)
+		for i := range st.notices {
+			st.notices[i] = d.msg()
 		}
-		k := d.count()
-		st.elided[k] = d.str()
 	}
-	for range d.len(2) {
-		if st.cleared == nil {
-			st.cleared = make(map[int][]ToolCall)
+	if n := d.items(2, sizeMapEntry); n > 0 {
+		st.elided = make(map[int]string, n)
+		for k := -1; n > 0 && d.err == nil; n-- {
+			k = d.key(k)
+			st.elided[k] = d.str()
 		}
-		k := d.count()
-		var calls []ToolCall
-		for range d.len(2) {
-			calls = append(calls, ToolCall{ID: d.str(), Arguments: d.str()})
+	}
+	if n := d.items(2, sizeMapEntry); n > 0 {
+		st.cleared = make(map[int][]ToolCall, n)
+		for k := -1; n > 0 && d.err == nil; n-- {
+			k = d.key(k)
+			var calls []ToolCall
+			if c := d.items(2, sizeToolCall); c > 0 {
+				calls = make([]ToolCall, c)
+				for i := range calls {
+					calls[i] = ToolCall{ID: d.str(), Arguments: d.str()}
+				}
+			}
+			st.cleared[k] = calls
 		}
-		st.cleared[k] = calls
 	}
-	for range d.len(9) {
-		st.anchors = append(st.anchors, anchor{i: d.count(), sum: d.u64()})
+	if n := d.items(9, sizeAnchor); n > 0 {
+		st.anchors = make([]anchor, n)
+		for i := range st.anchors {
+			st.anchors[i] = anchor{i: d.count(), sum: d.u64()}
+		}
 	}
-	st.replaced = d.ints()
+	st.replaced = d.ints(st.n)
 	st.saved = int(d.int())
 	st.droppedMessages, st.droppedTurns, st.droppedSteps = d.count(), d.count(), d.count()
 	if d.err == nil {

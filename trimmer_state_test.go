@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,37 +111,49 @@ func TestTrimmerStateRefused(t *testing.T) {
 	}
 }
 
-// FuzzTrimmerState: any bytes given to UnmarshalBinary are refused or make
-// a state that trims without panicking, validly, and saves again to what
-// restores it.
+// FuzzTrimmerState: any bytes given to UnmarshalBinary, as they are and
+// sealed again with a valid checksum (so that the fuzzer reaches the
+// fields behind it), are refused with a *StateError or make a state whose
+// trims keep every invariant of stateInvariants (system prompt first, the
+// pin and the latest request sent, order, no duplicates, pairing, budget,
+// UTF-8, no text but the transcript's and the options' notices; a
+// placeholder's own text aside, which a state carries), and that saves
+// again to what restores it.
 func FuzzTrimmerState(f *testing.F) {
 	full := trSession(20, 8)
-	tr := NewTrimmer(WithLowWater(0.6), WithElision(ElideOptions{KeepRecent: 1, MinTokens: 10}), WithStepTrim())
+	opts := []Option{WithLowWater(0.6), WithPin(1), WithElision(ElideOptions{KeepRecent: 1, MinTokens: 10, ClearArguments: 4}), WithStepTrim()}
+	tr := NewTrimmer(opts...)
 	for n := 5; n < len(full); n += 7 {
 		_, _ = tr.Trim(full[:n], 600)
 		data, _ := tr.MarshalBinary()
 		f.Add(data)
 	}
+	inv := invariantsFor(opts, nil)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr := NewTrimmer(WithLowWater(0.6), WithElision(ElideOptions{KeepRecent: 1, MinTokens: 10}), WithStepTrim())
-		if err := tr.UnmarshalBinary(data); err != nil {
-			var se *StateError
-			if !errors.As(err, &se) {
-				t.Fatalf("untyped error %v", err)
-			}
-			return
+		inputs := [][]byte{data}
+		if len(data) >= stateSumSize {
+			inputs = append(inputs, sealState(slices.Clip(data[:len(data)-stateSumSize])))
 		}
-		for _, n := range []int{len(full) / 2, len(full)} {
-			res, err := tr.Trim(full[:n], 600)
-			if err != nil && !isTooLarge(err) {
-				t.Fatalf("n=%d: %v", n, err)
+		for _, in := range inputs {
+			tr := NewTrimmer(opts...)
+			if err := tr.UnmarshalBinary(in); err != nil {
+				var se *StateError
+				if !errors.As(err, &se) {
+					t.Fatalf("untyped error %v", err)
+				}
+				continue
 			}
-			checkResult(t, full[:n], res, true)
-		}
-		data2, _ := tr.MarshalBinary()
-		tr2 := NewTrimmer(WithLowWater(0.6), WithElision(ElideOptions{KeepRecent: 1, MinTokens: 10}), WithStepTrim())
-		if err := tr2.UnmarshalBinary(data2); err != nil {
-			t.Fatalf("a saved state is refused: %v", err)
+			for _, n := range []int{len(full) / 2, len(full)} {
+				res, err := tr.Trim(full[:n], 600)
+				if verr := inv.check(full[:n], res, err, 600); verr != nil {
+					t.Fatalf("n=%d: %v", n, verr)
+				}
+				checkResult(t, full[:n], res, true)
+			}
+			data2, _ := tr.MarshalBinary()
+			if err := NewTrimmer(opts...).UnmarshalBinary(data2); err != nil {
+				t.Fatalf("a saved state is refused: %v", err)
+			}
 		}
 	})
 }

@@ -140,7 +140,10 @@ func NormalizeSystem(msgs []Message) []Message {
 //
 // A message it rejects belongs to the turn it interrupts, like a
 // [KindNudge] message; the first message after the prefix still opens the
-// first turn. The forms are matched on the message's Content, then on its
+// first turn. A rule that reads forms can misjudge a user who writes one
+// ("[Tool result of my script] ..."), so whatever a turn rule says, a trim
+// never drops the latest user message with the steps around it: when the
+// rule rejected it, it is kept as a pinned message is. The forms are matched on the message's Content, then on its
 // first text part when Content is empty. It reads only the start and end
 // of the text, so it costs the same for a message of any size.
 func UserWritten(m Message) bool {

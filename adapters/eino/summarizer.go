@@ -86,6 +86,12 @@ func (s *Summarizer) Summarize(ctx context.Context, dropped []history.Message, p
 	return s.s.Summarize(ctx, dropped, previous)
 }
 
+// StartSummary returns the Summarizer of a background summary starting
+// now (history.SummaryOptions.Background): it builds on the requests
+// recorded at this moment, or later ones, whichever holds what it
+// summarises.
+func (s *Summarizer) StartSummary() history.Summarizer { return s.s.StartSummary() }
+
 // Option returns the option that makes a Trimmer summarise with s:
 // history.WithSummarizer with SummarizerConfig.Summary.
 func (s *Summarizer) Option() history.Option { return s.s.Option() }

@@ -443,9 +443,19 @@ func (c *Summary[N]) background(t *testing.T) {
 			t.Fatal("no background summary started in 20 turns")
 		}
 		cv.turn(t, i, 5*time.Second)
-		if len(srv.seen) > 0 {
-			break
+		select {
+		case <-cv.tr.SummaryDone():
+			continue // none in flight
+		default:
 		}
+		// One started within that trim: wait for its request to reach
+		// the server, which holds it.
+		select {
+		case <-srv.seen:
+		case <-time.After(time.Minute):
+			t.Fatal("a background summary started, and its request never reached the server")
+		}
+		break
 	}
 	// The summary is being written: requests go on without waiting.
 	for i := range 3 {

@@ -23,6 +23,7 @@ package summarize
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 
@@ -138,10 +139,36 @@ func (s *Summarizer[P]) Option() history.Option {
 // holds no text or stopped at its cap, or when ctx ends first; the core
 // then falls back to its breadcrumb.
 func (s *Summarizer[P]) Summarize(ctx context.Context, dropped []history.Message, previous *history.Message) (history.Message, error) {
+	return s.summarize(ctx, dropped, previous, s.sent())
+}
+
+// StartSummary returns the Summarizer of a background summary that starts
+// now (history.SummaryOptions.Background): it tries the requests recorded
+// now, then those recorded when it writes, so that however late its
+// goroutine runs, a request that holds what it summarises is among them
+// (the newest request recorded now held the turns the summary covers: it
+// was sent before the trim that starts the summary dropped any).
+func (s *Summarizer[P]) StartSummary() history.Summarizer {
+	return &started[P]{s: s, then: s.sent()}
+}
+
+// started is a Summarizer's background summary, with the requests
+// recorded when it started.
+type started[P any] struct {
+	s    *Summarizer[P]
+	then []P
+}
+
+func (b *started[P]) Summarize(ctx context.Context, dropped []history.Message, previous *history.Message) (history.Message, error) {
+	return b.s.summarize(ctx, dropped, previous, slices.Concat(b.then, b.s.sent()))
+}
+
+// summarize is Summarize with sent, the requests to build the cache-safe
+// form on, the newest first.
+func (s *Summarizer[P]) summarize(ctx context.Context, dropped []history.Message, previous *history.Message, sent []P) (history.Message, error) {
 	if s.cfg.ReplyTokens < 0 {
 		return history.Message{}, s.errorf("ReplyTokens is negative")
 	}
-	sent := s.sent()
 	var req P
 	safe := false
 	for _, last := range sent {

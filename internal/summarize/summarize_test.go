@@ -252,6 +252,38 @@ func TestSummarizeCacheSafe(t *testing.T) {
 	}
 }
 
+// TestStartSummary: a background summary takes the requests recorded when
+// it starts, so however many requests go out before its goroutine builds
+// its request, it extends one that holds what it summarises (the
+// background suite failed about once in seven CI runs when the goroutine
+// ran after four more requests).
+func TestStartSummary(t *testing.T) {
+	f := &fake{reply: func(req) (string, error) { return "Task: a parser.", nil }}
+	s := New(f.codec(), Config{Summary: history.SummaryOptions{MaxTokens: 300}})
+	last := conversation()
+	s.Sent(last)
+	bg := s.StartSummary()
+	newer := last
+	newer.Msgs = []history.Message{last.Msgs[0], last.Msgs[1], user("[earlier turns omitted]"), last.Msgs[8]}
+	for range 6 {
+		s.Sent(newer)
+	}
+	if _, err := bg.Summarize(context.Background(), dropped(), previous()); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.sent[0]; r.System != last.System || len(r.Msgs) != len(last.Msgs)+1 {
+		t.Errorf("not the cache-safe form on the request recorded at the start: %+v", r)
+	}
+	// Summarize itself reads the requests as they are now: all six are
+	// past the turns, so it sends the plain form.
+	if _, err := s.Summarize(context.Background(), dropped(), previous()); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.sent[1]; r.System == last.System {
+		t.Errorf("Summarize used a request it no longer holds: %+v", r)
+	}
+}
+
 func equal(a, b history.Message) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
 // TestSummarizePlain: the plain form whenever the cache-safe one cannot
