@@ -18,14 +18,21 @@ import (
 // implementations must be safe for concurrent use.
 type StateStore interface {
 	// Load returns the state saved under key and its version; a nil state
-	// and version 0 when none is saved. An error means the store could
-	// not answer.
+	// and version 0 when none is saved. When what is saved under key
+	// cannot be read as a state and a version (a version that is not a
+	// positive integer, a value of another type or shape, written by
+	// something else), it returns nil, version -1 and an error wrapping
+	// [ErrInvalidState]: [Conversations] reports that as [StateRefused]
+	// and replaces it with its next save. Any other error means the store
+	// could not answer.
 	Load(ctx context.Context, key string) (state []byte, version int64, err error)
 	// Save saves state under key if the version saved there is still
-	// version (0: none saved yet), and returns the new version, which is
-	// never 0. When another save came first it saves nothing and returns
-	// an error wrapping [ErrStateConflict]; any other error means the
-	// store could not answer.
+	// version (0: none saved yet; -1: what is saved is still unreadable,
+	// as Load reported it), and returns the new version, which is always
+	// positive. When another save came first (or, for -1, the value is no
+	// longer unreadable) it saves nothing and returns an error wrapping
+	// [ErrStateConflict]; any other error means the store could not
+	// answer.
 	Save(ctx context.Context, key string, state []byte, version int64) (int64, error)
 }
 
@@ -46,8 +53,9 @@ const (
 	StateUnavailable = "unavailable"
 	// StateRefused: the state saved could not be read, was saved under
 	// other options, or failed its check against the transcript
-	// ([StateError], see [Trimmer.UnmarshalBinary]); the trim planned
-	// afresh.
+	// ([StateError], see [Trimmer.UnmarshalBinary]), or the store could
+	// not read what it holds under the key ([ErrInvalidState]); the trim
+	// planned afresh, and its save replaces it.
 	StateRefused = "refused"
 	// StateConflict: another replica saved the conversation's state while
 	// this one trimmed; the trim was made again from that state.
@@ -236,6 +244,8 @@ func (c *Conversations) run(ctx context.Context, key string, call func(*Trimmer)
 func (c *Conversations) load(ctx context.Context, key string, cv *conversation) (*Trimmer, int64, string) {
 	data, version, err := c.store.Load(ctx, key)
 	switch {
+	case errors.Is(err, ErrInvalidState):
+		return c.newTrimmer(cv), version, StateRefused // replaced by this trim's save (version -1)
 	case err != nil:
 		if cv.t != nil {
 			return cv.t, 0, StateUnavailable

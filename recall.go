@@ -73,19 +73,76 @@ func (s *MemoryStore) Get(ctx context.Context, handle string) (Message, bool, er
 
 // ScopeStore returns a Store that keeps the results of one conversation
 // (scope, its key) in s, a store shared by many: every handle is stored as
-// scope + "/" + handle, so two conversations that elided the same result
-// (same call id and output) never share it, and the recall tool of one
-// cannot read the other's. The handles the model sees are unchanged.
-func ScopeStore(s Store, scope string) Store { return scopedStore{s, scope + "/"} }
+// the escaped scope, "/", and the handle, so two conversations that elided
+// the same result (same call id and output) never share it, and the recall
+// tool of one cannot read the other's. The scope is escaped ('%' as "%25",
+// '/' as "%2F") so that no scope's names start with another's: "tenant1"
+// cannot reach "tenant1/user2"'s results. Only handles that
+// [ElisionHandle] makes are kept or looked up (Get reports any other as
+// not found, Put refuses it), so an id cannot name a path. A ScopeStore of
+// a ScopeStore is a scope within that scope. The handles the model sees
+// are unchanged.
+func ScopeStore(s Store, scope string) Store {
+	if in, ok := s.(scopedStore); ok {
+		return scopedStore{in.s, in.prefix + escapeScope(scope) + "/"}
+	}
+	return scopedStore{s, escapeScope(scope) + "/"}
+}
+
+// escapeScope returns scope with '%' written "%25" and '/' written "%2F":
+// the form ScopeStore gives a scope in the names it stores, which holds no
+// '/' and so is never the start of another scope's names. The backends
+// under stores/ scope with the same form (internal/storekit), so that their
+// Recall(k) and ScopeStore(Recall(""), k) name the same results.
+func escapeScope(scope string) string {
+	if !strings.ContainsAny(scope, "%/") {
+		return scope
+	}
+	var b strings.Builder
+	b.Grow(len(scope) + 8)
+	for i := 0; i < len(scope); i++ {
+		switch c := scope[i]; c {
+		case '%':
+			b.WriteString("%25")
+		case '/':
+			b.WriteString("%2F")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// isElisionHandle reports whether h has the form ElisionHandle gives a
+// handle: "r" and 24 lower-case hex digits.
+func isElisionHandle(h string) bool {
+	if len(h) != 25 || h[0] != 'r' {
+		return false
+	}
+	for i := 1; i < len(h); i++ {
+		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 type scopedStore struct {
 	s      Store
 	prefix string
 }
 
-func (s scopedStore) Put(handle string, m Message) error { return s.s.Put(s.prefix+handle, m) }
+func (s scopedStore) Put(handle string, m Message) error {
+	if !isElisionHandle(handle) {
+		return fmt.Errorf("history: %q is not an elision handle: a scoped store keeps only those", handle)
+	}
+	return s.s.Put(s.prefix+handle, m)
+}
 
 func (s scopedStore) Get(ctx context.Context, handle string) (Message, bool, error) {
+	if !isElisionHandle(handle) {
+		return Message{}, false, nil
+	}
 	return s.s.Get(ctx, s.prefix+handle)
 }
 
@@ -115,7 +172,9 @@ var ErrUnknownHandle = errors.New("history: no elided tool result has this id")
 // Recall answers a call of the recall tool: args is the call's JSON
 // arguments ({"id": "..."}), and the result is the original tool result's
 // text (its Content, then the text of its text parts), to send back as the
-// call's result. An id the Store does not hold yields [ErrUnknownHandle];
+// call's result. An id the Store does not hold, or that is not a handle
+// [ElisionHandle] makes (the only ids placeholders name; the Store is not
+// asked), yields [ErrUnknownHandle];
 // arguments that are not such an object yield an error that says so, with
 // the prefix "history:". Send the error's text to the model as the result
 // in either case: it can correct itself.
@@ -135,6 +194,9 @@ func RecallContext(ctx context.Context, s Store, args string) (string, error) {
 		return "", errors.New(`history: recall arguments must be {"id": "<id from the placeholder>"}`)
 	}
 	id := strings.TrimSpace(*a.ID)
+	if !isElisionHandle(id) {
+		return "", ErrUnknownHandle // no placeholder names anything else
+	}
 	m, ok, err := s.Get(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("history: the store of elided results failed: %w", err)

@@ -41,16 +41,21 @@ func TestRestorableElision(t *testing.T) {
 
 func TestRecallErrors(t *testing.T) {
 	store := NewMemoryStore()
-	require.NoError(t, store.Put("rabc", Message{Role: RoleTool, ToolCallID: "c", Content: "body",
-		Parts: []Part{{Type: PartText, Text: "more"}, {Type: PartImage, Width: 1, Height: 1}}}))
+	m := Message{Role: RoleTool, ToolCallID: "c", Content: "body",
+		Parts: []Part{{Type: PartText, Text: "more"}, {Type: PartImage, Width: 1, Height: 1}}}
+	h := ElisionHandle(m)
+	require.NoError(t, store.Put(h, m))
+	require.NoError(t, store.Put("rabc", m))
 	tests := []struct {
 		args    string
 		want    string
 		wantErr bool
 		unknown bool
 	}{
-		{args: `{"id":"rabc"}`, want: "body\nmore"},
-		{args: `{"id":" rabc "}`, want: "body\nmore"},
+		{args: `{"id":"` + h + `"}`, want: "body\nmore"},
+		{args: `{"id":" ` + h + ` "}`, want: "body\nmore"},
+		{args: `{"id":"r000000000000000000000000"}`, wantErr: true, unknown: true},
+		{args: `{"id":"rabc"}`, wantErr: true, unknown: true}, // kept, but no placeholder names it
 		{args: `{"id":"rzzz"}`, wantErr: true, unknown: true},
 		{args: `{}`, wantErr: true},
 		{args: `not json`, wantErr: true},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,7 +12,9 @@ import (
 
 	history "github.com/histrim/history"
 	"github.com/histrim/history/bench/corpus"
+	pgstore "github.com/histrim/history/stores/postgres"
 	redisstore "github.com/histrim/history/stores/redis"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -91,22 +94,58 @@ func (s *timed) Save(ctx context.Context, key string, state []byte, version int6
 }
 
 // BenchmarkStateCost measures what keeping a Trimmer's state in a local
-// Redis costs per request, against the trim itself: each iteration replays
-// the corpus's coding session (3,399 requests, budget 128k) twice, request
-// by request, with a plain Trimmer and with Conversations over Redis (one
-// replica, or three at random), timing each call. It reports per request
-// the trim's time, the state's (the Conversations call less the trim:
-// load, save, and decoding another replica's state), the part of it spent
-// waiting for Redis, and the state's time as a ratio to the trim's.
+// Redis or PostgreSQL (default durability: each save is a commit, flushed
+// to disk) costs per request, against the trim itself: each iteration
+// replays the corpus's coding session (3,399 requests, budget 128k) twice,
+// request by request, with a plain Trimmer and with Conversations over the
+// store (one replica, or three at random), timing each call. It reports
+// per request the trim's time, the state's (the Conversations call less
+// the trim: load, save, and decoding another replica's state), the part of
+// it spent waiting for the store, the state's time as a ratio to the
+// trim's, and the p99 of the Conversations call (trim and state).
 //
-//	HISTRIM_REDIS_ADDR=... go test -run '^$' -bench StateCost -benchtime 2x ./replicas
+//	HISTRIM_REDIS_ADDR=... HISTRIM_POSTGRES_DSN=... go test -run '^$' -bench StateCost -benchtime 2x ./replicas
 func BenchmarkStateCost(b *testing.B) {
-	addr := os.Getenv("HISTRIM_REDIS_ADDR")
-	if addr == "" {
-		b.Skip("HISTRIM_REDIS_ADDR is not set: this benchmark needs a real Redis (.ci/services starts one)")
-	}
 	if files, _ := filepath.Glob(filepath.Join(corpusDir, "*.jsonl")); len(files) == 0 {
 		b.Skip("the shared corpus is not beside the repository (" + corpusDir + ")")
+	}
+	ctx := context.Background()
+	var backends []struct {
+		name string
+		st   Backend
+	}
+	if addr := os.Getenv("HISTRIM_REDIS_ADDR"); addr != "" {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		defer rdb.Close()
+		st, err := redisstore.New(rdb, redisstore.Options{Prefix: "histrim-bench:"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		backends = append(backends, struct {
+			name string
+			st   Backend
+		}{"Redis", st})
+	}
+	if dsn := os.Getenv("HISTRIM_POSTGRES_DSN"); dsn != "" {
+		pool, err := pgxpool.New(ctx, dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer pool.Close()
+		st, err := pgstore.New(pool, pgstore.Options{Table: "histrim_bench_cost"})
+		if err == nil {
+			err = st.CreateTables(ctx)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		backends = append(backends, struct {
+			name string
+			st   Backend
+		}{"Postgres", st})
+	}
+	if len(backends) == 0 {
+		b.Skip("neither HISTRIM_REDIS_ADDR nor HISTRIM_POSTGRES_DSN is set: this benchmark needs a real server (.ci/services starts them)")
 	}
 	convs, err := corpus.Load(corpusDir)
 	if err != nil {
@@ -119,60 +158,58 @@ func BenchmarkStateCost(b *testing.B) {
 			reqs = append(reqs, session[:i])
 		}
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	st, err := redisstore.New(rdb, redisstore.Options{Prefix: "histrim-bench:"})
-	if err != nil {
-		b.Fatal(err)
-	}
 	const budget = 128_000
-	policies := map[string][]history.Option{
-		"low-water 0.7": {history.WithLowWater(0.7)},
-		"trigger policy": {history.WithTrigger(0.6), history.WithLowWater(0.36),
-			history.WithElision(history.ElideOptions{KeepRecent: 1, MinTokens: 64, Store: st.Recall("")}), history.WithStepTrim()},
-	}
-	ctx := context.Background()
-	for _, name := range []string{"low-water 0.7", "trigger policy"} {
-		for _, n := range []int{1, 3} {
-			b.Run(name+"/replicas="+strconv.Itoa(n), func(b *testing.B) {
-				// Both log their events, as a runtime does (the README's
-				// LogTrims): a Trimmer with an event callback keeps the
-				// keys of its last prompt, which Conversations always has.
-				opts := append(policies[name], history.WithCounter(history.NewCache(history.Heuristic(), 0)),
-					history.WithOnTrim(func(history.Event) {}))
-				var trim, conv time.Duration
-				store := &timed{StateStore: st}
-				requests := 0
-				iter := 0
-				for b.Loop() {
-					iter++
-					tr := history.NewTrimmer(opts...)
-					cs := make([]*history.Conversations, n)
-					for i := range cs {
-						cs[i] = history.NewConversations(store, opts...)
-					}
-					key := "bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-					for i, req := range reqs {
-						t0 := time.Now()
-						if _, err := tr.Trim(req, budget); err != nil && !isBudget(err) {
-							b.Fatal(err)
+	for _, bk := range backends {
+		policies := map[string][]history.Option{
+			"low-water 0.7": {history.WithLowWater(0.7)},
+			"trigger policy": {history.WithTrigger(0.6), history.WithLowWater(0.36),
+				history.WithElision(history.ElideOptions{KeepRecent: 1, MinTokens: 64, Store: bk.st.Recall("")}), history.WithStepTrim()},
+		}
+		for _, name := range []string{"low-water 0.7", "trigger policy"} {
+			for _, n := range []int{1, 3} {
+				b.Run(bk.name+"/"+name+"/replicas="+strconv.Itoa(n), func(b *testing.B) {
+					// Both log their events, as a runtime does (the README's
+					// LogTrims): a Trimmer with an event callback keeps the
+					// keys of its last prompt, which Conversations always has.
+					opts := append(policies[name], history.WithCounter(history.NewCache(history.Heuristic(), 0)),
+						history.WithOnTrim(func(history.Event) {}))
+					var trim, conv time.Duration
+					var calls []time.Duration
+					store := &timed{StateStore: bk.st}
+					requests := 0
+					for b.Loop() {
+						tr := history.NewTrimmer(opts...)
+						cs := make([]*history.Conversations, n)
+						for i := range cs {
+							cs[i] = history.NewConversations(store, opts...)
 						}
-						t1 := time.Now()
-						if _, err := cs[i%n].Trim(ctx, key, req, budget); err != nil && !isBudget(err) {
-							b.Fatal(err)
+						key := "bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+						for i, req := range reqs {
+							t0 := time.Now()
+							if _, err := tr.Trim(req, budget); err != nil && !isBudget(err) {
+								b.Fatal(err)
+							}
+							t1 := time.Now()
+							if _, err := cs[i%n].Trim(ctx, key, req, budget); err != nil && !isBudget(err) {
+								b.Fatal(err)
+							}
+							d := time.Since(t1)
+							trim += t1.Sub(t0)
+							conv += d
+							calls = append(calls, d)
+							requests++
 						}
-						trim += t1.Sub(t0)
-						conv += time.Since(t1)
-						requests++
 					}
-				}
-				per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(requests) }
-				b.ReportMetric(per(trim), "trim-µs/req")
-				b.ReportMetric(per(conv-trim), "state-µs/req")
-				b.ReportMetric(per(store.spent), "redis-µs/req")
-				b.ReportMetric(float64(conv-trim)/float64(trim), "state/trim")
-				b.ReportMetric(float64(store.bytes)/float64(requests), "state-bytes/req")
-			})
+					slices.Sort(calls)
+					per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(requests) }
+					b.ReportMetric(per(trim), "trim-µs/req")
+					b.ReportMetric(per(conv-trim), "state-µs/req")
+					b.ReportMetric(per(store.spent), "store-µs/req")
+					b.ReportMetric(float64(conv-trim)/float64(trim), "state/trim")
+					b.ReportMetric(float64(store.bytes)/float64(requests), "state-bytes/req")
+					b.ReportMetric(float64(calls[len(calls)*99/100].Microseconds())/1000, "p99-ms")
+				})
+			}
 		}
 	}
 }

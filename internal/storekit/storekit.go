@@ -1,19 +1,19 @@
 // Package storekit is what the state backends under stores/ (Redis,
 // Postgres) share, so that each keeps only its own queries: the versions a
-// compare-and-swap hands out, the recall Store over a backend's get and put
-// (scoped keys, a bounded wait, and a write-behind buffer for results the
-// backend could not take), the Calibration shared by replicas (load,
-// observe, compare-and-swap save, retry), and the checks of the options
-// they have in common.
+// compare-and-swap hands out, calls bounded by the caller's context and the
+// backend's Timeout whatever the client does (Calls), the names of keys
+// (Key, EscapeScope), the recall Store over a backend's batched writes and
+// reads (scoped keys, a write-behind queue that a trim never waits for),
+// the Calibration shared by replicas (load, observe, compare-and-swap save,
+// retry), and the checks of the options they have in common.
 package storekit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/histrim/history"
@@ -37,9 +37,10 @@ const (
 	// DefaultTimeout bounds every call to the backend: state only makes a
 	// trim cache-stable, so a store slower than this is treated as down.
 	DefaultTimeout = time.Second
-	// PendingLimit is the most bytes of elided results a recall Store keeps
-	// in memory while the backend refuses them.
-	PendingLimit = 32 << 20
+	// MinTTL is the shortest TTL a backend keeps: Redis expires keys to the
+	// millisecond (PEXPIRE), so a shorter one would delete a state as it is
+	// saved. TTLs are kept to the millisecond, rounded up, on every backend.
+	MinTTL = time.Millisecond
 )
 
 // TTLs are the resolved lifetimes and wait of a backend.
@@ -48,12 +49,24 @@ type TTLs struct {
 }
 
 // Resolve fills the zero fields of t with the defaults and checks the
-// rest: no negative duration, and a state that outlives the cache. name
-// prefixes the error ("redisstore").
+// rest: no negative duration, no TTL (State, Recall, Calibration) shorter
+// than MinTTL, and a state that outlives the cache; the TTLs are rounded
+// up to the millisecond. name prefixes the error ("redisstore").
 func Resolve(name string, t TTLs) (TTLs, error) {
 	for _, d := range []time.Duration{t.Retention, t.State, t.Recall, t.Calibration, t.Timeout} {
 		if d < 0 {
 			return t, fmt.Errorf("%s: a negative duration (%v) in the options", name, d)
+		}
+	}
+	for _, ttl := range []struct {
+		name string
+		d    *time.Duration
+	}{{"StateTTL", &t.State}, {"RecallTTL", &t.Recall}, {"CalibrationTTL", &t.Calibration}} {
+		if *ttl.d != 0 && *ttl.d < MinTTL {
+			return t, fmt.Errorf("%s: %s %v is shorter than %v, the shortest TTL the server keeps: it would expire as it is written", name, ttl.name, *ttl.d, MinTTL)
+		}
+		if r := *ttl.d % MinTTL; r != 0 {
+			*ttl.d += MinTTL - r
 		}
 	}
 	if t.Retention == 0 {
@@ -83,173 +96,22 @@ func Resolve(name string, t TTLs) (TTLs, error) {
 // (each later save adds 1).
 func FirstVersion() int64 { return rand.Int64N(1<<62) + 1 }
 
-// NextVersion returns the version that follows version in a save.
+// NextVersion returns the version that follows version in a save: a
+// first version for 0 (none saved) and for a negative one (-1: what was
+// saved could not be read), and for the largest int64; else version + 1.
+// It is always positive.
 func NextVersion(version int64) int64 {
-	if version == 0 {
+	if version <= 0 || version == math.MaxInt64 {
 		return FirstVersion()
 	}
 	return version + 1
 }
 
-// Bound returns ctx bounded by timeout, and its cancel function.
-func Bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, timeout)
-}
-
-// KV is a backend's store of elided results: Put keeps value under key (a
-// key put twice is overwritten) for the recall TTL; Get returns it and
-// renews that TTL, or false and a nil error when there is none.
-type KV interface {
-	Put(ctx context.Context, key string, value []byte) error
-	Get(ctx context.Context, key string) ([]byte, bool, error)
-}
-
-// Recall is a history.Store over a KV, shared by every scope of one
-// backend value. A Put the backend refuses is kept in memory (up to
-// PendingLimit bytes) and written at the next Put or Get that reaches the
-// backend, so that a trim goes on while the backend is down and nothing it
-// elided is lost: this replica answers recalls of such results from
-// memory, the others once the backend is back.
-type Recall struct {
-	kv      KV
-	name    string
-	timeout time.Duration
-	limit   int
-
-	mu      sync.Mutex
-	pending map[string]pendingPut
-	bytes   int
-	gen     uint64
-	busy    bool // a flush is under way
-}
-
-type pendingPut struct {
-	data []byte
-	gen  uint64
-}
-
-// NewRecall returns a Recall over kv whose errors start with name + ":",
-// and whose calls wait at most timeout.
-func NewRecall(kv KV, name string, timeout time.Duration) *Recall {
-	return &Recall{kv: kv, name: name, timeout: timeout, limit: PendingLimit, pending: map[string]pendingPut{}}
-}
-
-// SetLimit sets the most bytes kept pending (tests).
-func (r *Recall) SetLimit(n int) { r.limit = n }
-
-// Pending returns the number of results waiting for the backend.
-func (r *Recall) Pending() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.pending)
-}
-
-// Put keeps m under key in the backend, or, when the backend fails, in
-// memory until it is back; it fails only when the memory kept for that is
-// full.
-func (r *Recall) Put(key string, m history.Message) error {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("%s: encoding an elided result: %w", r.name, err)
-	}
-	ctx, cancel := Bound(context.Background(), r.timeout)
-	defer cancel()
-	if err := r.kv.Put(ctx, key, data); err != nil {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		old := len(r.pending[key].data)
-		if r.bytes-old+len(data) > r.limit {
-			return fmt.Errorf("%s: keeping an elided result failed, and %d bytes already wait for the store: %w", r.name, r.bytes, err)
-		}
-		r.gen++
-		r.pending[key] = pendingPut{data, r.gen}
-		r.bytes += len(data) - old
-		return nil
-	}
-	r.flush(ctx)
-	return nil
-}
-
-// Get returns the message kept under key: from the results waiting for
-// the backend, else from the backend.
-func (r *Recall) Get(ctx context.Context, key string) (history.Message, bool, error) {
-	r.mu.Lock()
-	p, ok := r.pending[key]
-	r.mu.Unlock()
-	if ok {
-		return decode(r.name, p.data)
-	}
-	ctx, cancel := Bound(ctx, r.timeout)
-	defer cancel()
-	data, ok, err := r.kv.Get(ctx, key)
-	if err != nil {
-		return history.Message{}, false, fmt.Errorf("%s: reading an elided result: %w", r.name, err)
-	}
-	r.flush(ctx)
-	if !ok {
-		return history.Message{}, false, nil
-	}
-	return decode(r.name, data)
-}
-
-func decode(name string, data []byte) (history.Message, bool, error) {
-	var m history.Message
-	if err := json.Unmarshal(data, &m); err != nil {
-		return m, false, fmt.Errorf("%s: an elided result that is not a message: %w", name, err)
-	}
-	return m, true, nil
-}
-
-// flush writes the results waiting for the backend, now that it answered;
-// one flush at a time, stopping at the first failure.
-func (r *Recall) flush(ctx context.Context) {
-	r.mu.Lock()
-	if r.busy || len(r.pending) == 0 {
-		r.mu.Unlock()
-		return
-	}
-	r.busy = true
-	batch := make(map[string]pendingPut, len(r.pending))
-	for k, p := range r.pending {
-		batch[k] = p
-	}
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.busy = false
-		r.mu.Unlock()
-	}()
-	for k, p := range batch {
-		if err := r.kv.Put(ctx, k, p.data); err != nil {
-			return
-		}
-		r.mu.Lock()
-		if cur, ok := r.pending[k]; ok && cur.gen == p.gen {
-			delete(r.pending, k)
-			r.bytes -= len(p.data)
-		}
-		r.mu.Unlock()
-	}
-}
-
-// Scope returns the history.Store of one conversation over r: its keys
-// are prefix + scope + "/" + handle (prefix + handle for the scope "").
-func (r *Recall) Scope(prefix, scope string) history.Store {
-	if scope != "" {
-		prefix += scope + "/"
-	}
-	return scoped{r, prefix}
-}
-
-type scoped struct {
-	r      *Recall
-	prefix string
-}
-
-func (s scoped) Put(handle string, m history.Message) error { return s.r.Put(s.prefix+handle, m) }
-
-func (s scoped) Get(ctx context.Context, handle string) (history.Message, bool, error) {
-	return s.r.Get(ctx, s.prefix+handle)
+// Unreadable returns the error of a Load that found under key a value it
+// cannot read as a state and a version (why says what it holds): it wraps
+// history.ErrInvalidState, and the Load returns it with version -1.
+func Unreadable(name, key, why string) error {
+	return fmt.Errorf("%s: %q holds %s, not a state and a version: %w", name, key, why, history.ErrInvalidState)
 }
 
 // maxObserveAttempts bounds the compare-and-swap loop of a shared
@@ -258,7 +120,8 @@ func (s scoped) Get(ctx context.Context, handle string) (history.Message, bool, 
 const maxObserveAttempts = 8
 
 // Update loads the Calibration saved under key in st (a fresh one when
-// none is, or when what is saved cannot be read: it is replaced), applies
+// none is, or when what is saved cannot be read, as a Calibration or as a
+// version: it is replaced), applies
 // change, and saves it with compare-and-swap, loading and applying again
 // when another replica saved first; change returns whether it changed the
 // Calibration (nothing is saved otherwise). It fails when the store does,
@@ -267,11 +130,11 @@ func Update(ctx context.Context, st history.StateStore, name, key string, change
 	var last error
 	for attempt := range maxObserveAttempts {
 		data, version, err := st.Load(ctx, key)
-		if err != nil {
+		if err != nil && !errors.Is(err, history.ErrInvalidState) {
 			return err
 		}
 		var cal history.Calibration
-		if version != 0 {
+		if version > 0 {
 			_ = cal.UnmarshalJSON(data) // unreadable: start again from nothing, and replace it
 		}
 		if !change(&cal) {
@@ -302,6 +165,9 @@ func Update(ctx context.Context, st history.StateStore, name, key string, change
 // error then wraps history.ErrInvalidCalibration).
 func LoadCalibration(ctx context.Context, st history.StateStore, name, key string, cal *history.Calibration) error {
 	data, version, err := st.Load(ctx, key)
+	if errors.Is(err, history.ErrInvalidState) {
+		return fmt.Errorf("%s: calibration %q: %w (%w)", name, key, history.ErrInvalidCalibration, err)
+	}
 	if err != nil || version == 0 {
 		return err
 	}

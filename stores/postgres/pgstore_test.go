@@ -2,11 +2,14 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/histrim/history"
 	"github.com/histrim/history/internal/storekit/storetest"
 	pgstore "github.com/histrim/history/stores/postgres"
 	"github.com/jackc/pgx/v5"
@@ -63,8 +66,12 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, storetest.Backend{
 		Name: "pgstore",
 		Addr: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
-		Open: func(t *testing.T, addr, ns string, ttl time.Duration) storetest.Stores {
+		Open: func(t testing.TB, addr, ns string, ttl time.Duration) storetest.Stores {
 			return open(t, d, addr, ns, ttl)
+		},
+		Corruptions: corruptions(d),
+		RecallWrites: func(s storetest.Stores) (int, int) {
+			return pgstore.RecallWrites(s.(*pgstore.Store))
 		},
 		CorruptCalibration: func(t *testing.T, ns, model string) {
 			conn, err := pgx.Connect(context.Background(), d)
@@ -79,6 +86,99 @@ func TestStore(t *testing.T) {
 			}
 		},
 	})
+}
+
+// corruptions are rows of a state's or calibration's table that the
+// store did not write.
+func corruptions(dsn string) []storetest.Corruption {
+	row := func(setup, version, data string) func(t testing.TB, ns, space, key string) {
+		return func(t testing.TB, ns, space, key string) {
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			table := pgx.Identifier{"histrim_test_" + ns + "_" + space}.Sanitize()
+			if setup != "" {
+				if _, err := conn.Exec(ctx, "ALTER TABLE "+table+" "+setup); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = conn.Exec(ctx, "INSERT INTO "+table+" (key, version, data, expires_at) VALUES ($1, "+version+", "+data+", now() + interval '1 hour')"+
+				" ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data, expires_at = EXCLUDED.expires_at", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return []storetest.Corruption{
+		{Name: "version 0", Write: row("", "0", "'state'")},
+		{Name: "a negative version", Write: row("", "-4", "'state'")},
+		{Name: "a NULL version", Write: row("ALTER COLUMN version DROP NOT NULL", "NULL", "'state'")},
+		{Name: "NULL data", Write: row("ALTER COLUMN data DROP NOT NULL", "7", "NULL")},
+		{Name: "foreign bytes under a valid version", Write: row("", "12", "'\\x00ff666f726569676e'::bytea"), Readable: true},
+	}
+}
+
+// BenchmarkStalls measures a Conversations trim per request with
+// PostgreSQL healthy, answering after 2 s under a 300 ms deadline, hung,
+// and dead (the store's Timeout is 500 ms).
+//
+//	HISTRIM_POSTGRES_DSN=... go test -run '^$' -bench Stalls -benchtime 100x
+func BenchmarkStalls(b *testing.B) {
+	d := dsn(b)
+	cfg, err := pgx.ParseConfig(d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, st := range storetest.Stalls() {
+		b.Run(st.Name, func(b *testing.B) {
+			storetest.BenchStalls(b, storetest.Backend{Name: "pgstore", Addr: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
+				Open: func(t testing.TB, addr, ns string, ttl time.Duration) storetest.Stores {
+					return open(t, d, addr, ns, ttl)
+				}}, st, 500*time.Millisecond)
+		})
+	}
+}
+
+// TestSaveWithoutRecall: a state's save also writes the elided results
+// waiting; when the server refuses those (here their table is gone), the
+// state is saved all the same, and the results wait in memory.
+func TestSaveWithoutRecall(t *testing.T) {
+	d := dsn(t)
+	cfg, _ := pgx.ParseConfig(d)
+	ns := storetest.Namespace()
+	s := open(t, d, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), ns, 0)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP TABLE "+pgx.Identifier{"histrim_test_" + ns + "_recall"}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	convs := history.NewConversations(s, history.WithTrigger(0.6), history.WithLowWater(0.36),
+		history.WithElision(history.ElideOptions{KeepRecent: 1, MinTokens: 64, Store: s.Recall("")}), history.WithStepTrim())
+	var states []string
+	convs.OnState = func(_, state string) { states = append(states, state) }
+	for _, req := range storetest.Requests(storetest.Session(12, 4)) {
+		if _, err := convs.Trim(ctx, "conv", req, 3000); err != nil {
+			var be *history.BudgetError
+			if !errors.As(err, &be) {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, st := range states[1:] {
+		if st != history.StateLocal {
+			t.Fatalf("request %d: state %q (states %v): the results' table kept the state from being saved", i+1, st, states)
+		}
+	}
+	if err := s.Flush(ctx); err == nil {
+		t.Fatal("the results were written to a table that is gone")
+	}
 }
 
 // TestPurge: expired rows are never read, and Purge deletes them.
@@ -121,9 +221,29 @@ func TestNewRefuses(t *testing.T) {
 		{pgstore.Options{RecallTTL: -time.Second}, "a negative TTL"},
 		{pgstore.Options{Retention: time.Hour, StateTTL: time.Minute}, "a state that expires before the cache"},
 		{pgstore.Options{Table: "a..b"}, "an empty name"},
+		{pgstore.Options{StateTTL: 999 * time.Microsecond, Retention: time.Microsecond}, "a state TTL under a millisecond"},
+		{pgstore.Options{RecallTTL: time.Nanosecond}, "a recall TTL of a nanosecond"},
+		{pgstore.Options{Table: strings.Repeat("t", 62)}, "62 bytes: histrim_state and histrim_recall both truncate to the prefix and '_'"},
+		{pgstore.Options{Table: strings.Repeat("t", 51)}, "51 bytes: the index histrim_calibration_expires truncates to the table histrim_calibration"},
+		{pgstore.Options{Table: "agents." + strings.Repeat("t", 60)}, "a schema-qualified prefix whose table part collides"},
+		{pgstore.Options{Table: strings.Repeat("s", 64) + ".histrim"}, "a schema name PostgreSQL would truncate"},
+		{pgstore.Options{Table: strings.Repeat("é", 26)}, "52 bytes of two-byte runes, truncated on a rune"},
 	} {
 		if _, err := pgstore.New(pool, tc.opts); err == nil {
 			t.Errorf("%s: no error", tc.reason)
+		}
+	}
+	for _, tc := range []struct {
+		opts   pgstore.Options
+		reason string
+	}{
+		{pgstore.Options{Table: strings.Repeat("t", 50)}, "50 bytes: every name is truncated apart"},
+		{pgstore.Options{Table: "agents." + strings.Repeat("t", 50)}, "the same, schema-qualified"},
+		{pgstore.Options{Table: strings.Repeat("é", 25)}, "50 bytes of two-byte runes"},
+		{pgstore.Options{StateTTL: time.Millisecond, Retention: time.Millisecond, RecallTTL: time.Millisecond, CalibrationTTL: time.Millisecond}, "TTLs of a millisecond"},
+	} {
+		if _, err := pgstore.New(pool, tc.opts); err != nil {
+			t.Errorf("%s: %v", tc.reason, err)
 		}
 	}
 	if _, err := pgstore.New(nil, pgstore.Options{}); err == nil {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,6 +60,29 @@ type run struct {
 	states                         map[string]int
 	elided                         map[string]string // handle → original content
 	stores                         []Stores
+	puts                           *puts
+}
+
+// puts counts the puts of elided results of a replay's replicas, and the
+// distinct keys put.
+type puts struct {
+	mu   sync.Mutex
+	n    int
+	keys map[string]bool
+}
+
+// putCounter is a replica's recall Store, counting its puts in c.
+type putCounter struct {
+	history.Store
+	c *puts
+}
+
+func (p putCounter) Put(handle string, m history.Message) error {
+	p.c.mu.Lock()
+	p.c.n++
+	p.c.keys[handle] = true
+	p.c.mu.Unlock()
+	return p.Store.Put(handle, m)
 }
 
 // replay sends every request of full to one of replicas replicas (each its
@@ -71,14 +95,15 @@ func replay(t *testing.T, b Backend, full []history.Message, p policy, replicas 
 	clock := func() time.Time { return now }
 	var calls atomic.Int64
 	sum := summarizer(&calls)
-	r := run{states: map[string]int{}, elided: map[string]string{}}
+	r := run{states: map[string]int{}, elided: map[string]string{}, puts: &puts{keys: map[string]bool{}}}
 	var events []history.Event
 	onTrim := history.WithOnTrim(func(e history.Event) { events = append(events, e) })
 	convs := make([]*history.Conversations, replicas)
 	for i := range convs {
 		s := b.Open(t, b.Addr, ns, 0)
 		r.stores = append(r.stores, s)
-		convs[i] = history.NewConversations(s, append(p.opts(s.Recall(""), clock, sum), onTrim)...)
+		rec := putCounter{s.Recall(""), r.puts}
+		convs[i] = history.NewConversations(s, append(p.opts(rec, clock, sum), onTrim)...)
 	}
 	orig := cloneAll(full)
 	rnd := rand.New(rand.NewPCG(seed, 3))
@@ -142,6 +167,23 @@ func testReplicas(t *testing.T, b Backend) {
 				t.Fatalf("event states %v", three.states)
 			}
 			recallAll(t, three.stores, three.elided)
+			if b.RecallWrites != nil && three.puts.n > 0 {
+				written := func(r run) (entries, calls int) {
+					for _, s := range r.stores {
+						must(t, s.Flush(context.Background()))
+						e, c := b.RecallWrites(s)
+						entries, calls = entries+e, calls+c
+					}
+					return entries, calls
+				}
+				e1, c1 := written(one)
+				e3, c3 := written(three)
+				t.Logf("elided results: 1 replica wrote %d in %d calls, 3 replicas %d in %d calls, for %d distinct results put %d times",
+					e1, c1, e3, c3, len(three.puts.keys), three.puts.n)
+				if e1 != len(one.puts.keys) || e3 > 3*len(three.puts.keys) {
+					t.Fatalf("results written again: %d by one replica for %d distinct, %d by three for %d", e1, len(one.puts.keys), e3, len(three.puts.keys))
+				}
+			}
 			t.Logf("%d requests, %d events (states %v), %d summaries, %d cold resumes, %d results elided",
 				len(one.prompts), three.events, three.states, three.summaries, three.coldResumes, len(three.elided))
 		})
@@ -172,7 +214,7 @@ var handleRE = regexp.MustCompile(`r[0-9a-f]{24}`)
 // notice, or a placeholder of a result the transcript has), within the
 // budget unless the error says why. Placeholders naming a handle are
 // recorded in elided.
-func checkRequest(t *testing.T, i int, req []history.Message, res history.Result, err error, elided map[string]string) {
+func checkRequest(t testing.TB, i int, req []history.Message, res history.Result, err error, elided map[string]string) {
 	t.Helper()
 	var be *history.BudgetError
 	if err != nil && !errors.As(err, &be) {
@@ -379,11 +421,11 @@ func testFaults(t *testing.T, b Backend) {
 		t.Fatal("the transcript was modified")
 	}
 	// Nothing elided is lost: each replica writes what it kept while the
-	// store was down at its next read that reaches the store (a recall),
-	// and then any replica reads it all.
+	// store was down with its next save (a and b did) or a flush (the
+	// replica that served only while the store was down, as it stops), and
+	// then any replica reads it all.
 	for _, s := range stores {
-		_, _, err := s.Recall("").Get(ctx, "r000000000000000000000000")
-		must(t, err)
+		must(t, s.Flush(ctx))
 	}
 	recallAll(t, append(stores, b.Open(t, b.Addr, ns, 0)), elided)
 	t.Logf("%d requests, %d results elided, states %v", len(reqs), len(elided), countStates(states))

@@ -30,6 +30,8 @@ type Stores interface {
 	ObserveShared(ctx context.Context, model string, sent, reported int) (history.Verdict, error)
 	ObserveOverflowShared(ctx context.Context, model string, sent, limit int) error
 	LoadCalibration(ctx context.Context, model string, cal *history.Calibration) error
+	// Flush writes the elided results waiting in memory.
+	Flush(ctx context.Context) error
 }
 
 // Backend opens a backend's stores for the suite.
@@ -43,10 +45,29 @@ type Backend struct {
 	// the defaults) and calls bounded by half a second. Each call is a
 	// replica: its own client and connections. Open cleans up at the end
 	// of the test.
-	Open func(t *testing.T, addr, ns string, ttl time.Duration) Stores
+	Open func(t testing.TB, addr, ns string, ttl time.Duration) Stores
 	// CorruptCalibration overwrites model's Calibration in namespace ns
 	// with bytes that are not one, on the server itself.
 	CorruptCalibration func(t *testing.T, ns, model string)
+	// Corruptions are values the backend can find under a key that it did
+	// not write (corruption, another program, an operator's edit).
+	Corruptions []Corruption
+	// RecallWrites returns how many elided results s wrote to the server,
+	// and in how many calls (round trips that carried some).
+	RecallWrites func(s Stores) (entries, calls int)
+}
+
+// Corruption is a value the backend did not write, and how to write it
+// on the server itself.
+type Corruption struct {
+	// Name says what the value is ("a non-integer version").
+	Name string
+	// Write puts the value under key (a plain ASCII key) in namespace ns,
+	// in the keyspace of space: "state" or "calibration".
+	Write func(t testing.TB, ns, space, key string)
+	// Readable is set when the backend reads a version from it (foreign
+	// bytes under a valid version): only the state's decoder refuses it.
+	Readable bool
 }
 
 // Run runs the whole suite.
@@ -58,6 +79,9 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Calibration", func(t *testing.T) { testCalibration(t, b) })
 	t.Run("Replicas", func(t *testing.T) { testReplicas(t, b) })
 	t.Run("Faults", func(t *testing.T) { testFaults(t, b) })
+	t.Run("Unreadable", func(t *testing.T) { testUnreadable(t, b) })
+	t.Run("HostileKeys", func(t *testing.T) { testHostileKeys(t, b) })
+	t.Run("NestedScopes", func(t *testing.T) { testNestedScopes(t, b) })
 }
 
 // Server returns the address of the server a backend's tests run against,
@@ -178,18 +202,21 @@ func testExpiry(t *testing.T, b Backend) {
 	v1, err := s.Save(ctx, "k", []byte("a"), 0)
 	must(t, err)
 	rec := s.Recall("conv")
-	must(t, rec.Put("r1", history.Message{Role: history.RoleTool, ToolCallID: "c", Content: "x"}))
+	r1 := history.Message{Role: history.RoleTool, ToolCallID: "c", Content: "x"}
+	h1 := history.ElisionHandle(r1)
+	must(t, rec.Put(h1, r1))
+	must(t, s.Flush(ctx))
 	_, err = s.ObserveShared(ctx, "m", 1000, 1100)
 	must(t, err)
 	time.Sleep(ttl / 2)
-	if _, ok, err := rec.Get(ctx, "r1"); err != nil || !ok {
+	if _, ok, err := rec.Get(ctx, h1); err != nil || !ok {
 		t.Fatalf("a result within its TTL: %v %v", ok, err)
 	}
 	time.Sleep(ttl/2 + 150*time.Millisecond)
 	if _, v, err := s.Load(ctx, "k"); err != nil || v != 0 {
 		t.Fatalf("an expired state: version %d, %v", v, err)
 	}
-	if _, ok, err := rec.Get(ctx, "r1"); err != nil || !ok {
+	if _, ok, err := rec.Get(ctx, h1); err != nil || !ok {
 		t.Fatalf("a recall renews the result's TTL: %v %v", ok, err)
 	}
 	var cal history.Calibration
@@ -206,12 +233,13 @@ func testExpiry(t *testing.T, b Backend) {
 		t.Fatalf("the state saved again has the version %d it had before it expired", v1)
 	}
 	time.Sleep(ttl + 150*time.Millisecond)
-	if _, ok, _ := rec.Get(ctx, "r1"); ok {
+	if _, ok, _ := rec.Get(ctx, h1); ok {
 		t.Fatal("a result past its TTL")
 	}
 }
 
-// testRecall: results round-trip whole, scopes are separate, and while the
+// testRecall: results round-trip whole, scopes are separate, a Put waits
+// in memory until a flush (or a state's save) writes it, and while the
 // server is down a Put is kept and written when it is back, readable from
 // this replica meanwhile and from any once written.
 func testRecall(t *testing.T, b Backend) {
@@ -224,6 +252,7 @@ func testRecall(t *testing.T, b Backend) {
 		Parts: []history.Part{{Type: history.PartText, Text: "more"}, {Type: history.PartImage, MIMEType: "image/png", Width: 3, Height: 4, Size: 99}}}
 	h := history.ElisionHandle(m)
 	must(t, s.Recall("a").Put(h, m))
+	must(t, s.Flush(ctx))
 	got, ok, err := other.Recall("a").Get(ctx, h)
 	must(t, err)
 	if !ok || got.Content != m.Content || len(got.Parts) != 2 || got.Parts[1] != m.Parts[1] || got.Name != m.Name {
@@ -255,7 +284,8 @@ func testRecall(t *testing.T, b Backend) {
 	}
 	p.Up()
 	m3 := history.Message{Role: history.RoleTool, ToolCallID: "call_3", Content: "after"}
-	must(t, s.Recall("a").Put(history.ElisionHandle(m3), m3)) // reaches the server, and flushes
+	must(t, s.Recall("a").Put(history.ElisionHandle(m3), m3))
+	must(t, s.Flush(ctx)) // writes what waited and m3
 	for _, want := range []history.Message{m2, m3} {
 		got, ok, err := other.Recall("a").Get(ctx, history.ElisionHandle(want))
 		if err != nil || !ok || got.Content != want.Content {
