@@ -124,13 +124,13 @@ type Conversations struct {
 	// call.
 	IdleAfter time.Duration
 
-	store    StateStore
-	recall   Store // the options' ElideOptions.Store, unscoped
-	opts     []Option
-	onTrim   func(Event)
-	clock    func() time.Time      // the options' WithClock; nil: time.Now
-	make     func([]Option) keeper // a conversation's Trimmer with these options
-	settings func() conv.Settings  // the exported fields, or an adapter's (nil: these)
+	store     StateStore
+	recall    Store // the options' ElideOptions.Store, unscoped
+	opts      []Option
+	onTrim    func(Event)
+	clock     func() time.Time      // the options' WithClock; nil: time.Now
+	newKeeper func([]Option) keeper // a conversation's Trimmer with these options
+	settings  func() conv.Settings  // the exported fields, or an adapter's (nil: these)
 
 	mu      sync.Mutex
 	local   map[string]*conversation
@@ -174,8 +174,8 @@ func NewConversations(store StateStore, opts ...Option) *Conversations {
 	return newConversations(store, opts, func(opts []Option) keeper { return NewTrimmer(opts...) })
 }
 
-// newConversations returns Conversations whose Trimmers make returns.
-func newConversations(store StateStore, opts []Option, make func([]Option) keeper) *Conversations {
+// newConversations returns Conversations whose Trimmers newKeeper returns.
+func newConversations(store StateStore, opts []Option, newKeeper func([]Option) keeper) *Conversations {
 	o := newOptions(opts)
 	onTrim, clock := o.onTrim, o.clock
 	var recall Store
@@ -184,13 +184,13 @@ func newConversations(store StateStore, opts []Option, make func([]Option) keepe
 	}
 	o.release()
 	return &Conversations{store: store, recall: recall, opts: append([]Option(nil), opts...), onTrim: onTrim, clock: clock,
-		make: make, local: map[string]*conversation{}, live: map[keeper]struct{}{}}
+		newKeeper: newKeeper, local: map[string]*conversation{}, live: map[keeper]struct{}{}}
 }
 
 func init() {
-	conv.New = func(store, opts any, make func(opts any) conv.Keeper, settings func() conv.Settings) any {
+	conv.New = func(store, opts any, newKeeper func(opts any) conv.Keeper, settings func() conv.Settings) any {
 		st, _ := store.(StateStore)
-		c := newConversations(st, opts.([]Option), func(opts []Option) keeper { return make(opts) })
+		c := newConversations(st, opts.([]Option), func(opts []Option) keeper { return newKeeper(opts) })
 		c.settings = settings
 		return c
 	}
@@ -461,7 +461,7 @@ func (c *Conversations) newTrimmer(cv *conversation) keeper {
 			}
 		})
 	}
-	t := c.make(opts)
+	t := c.newKeeper(opts)
 	c.mu.Lock()
 	closed := c.closed
 	if !closed {

@@ -33,11 +33,11 @@ type Settings struct {
 
 // New returns a *history.Conversations (as an any) that keeps its state
 // in store (a history.StateStore) and trims with opts (a
-// []history.Option), whose Trimmers make returns from the options of one
-// conversation (opts with that conversation's event callback and recall
-// scope, a []history.Option), and whose settings are those settings
-// returns on each call, not its own fields.
-var New func(store, opts any, make func(opts any) Keeper, settings func() Settings) any
+// []history.Option), whose Trimmers newKeeper returns from the options of
+// one conversation (opts with that conversation's event callback and
+// recall scope, a []history.Option), and whose settings are those
+// settings returns on each call, not its own fields.
+var New func(store, opts any, newKeeper func(opts any) Keeper, settings func() Settings) any
 
 // Run runs call on the Keeper of conversation key of c (a
 // *history.Conversations made by New), its state loaded from the store
