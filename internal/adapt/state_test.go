@@ -2,6 +2,7 @@ package adapt
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -53,4 +54,40 @@ func TestTrimmerCloseWaitsForReplaced(t *testing.T) {
 	if err := ctx.Err(); err != context.Canceled {
 		t.Errorf("the replaced plan's summary: ctx %v when Close returned, want it cancelled", err)
 	}
+}
+
+// FuzzTrimmerState: whatever bytes it is given, an adapter Trimmer's
+// UnmarshalBinary returns (a *history.StateError or nil) without
+// panicking, and a Trimmer that accepted them still sends a request.
+func FuzzTrimmerState(f *testing.F) {
+	msgs := turns(12)
+	opts := []history.Option{history.WithLowWater(0.7), history.WithPin(3)}
+	tr := plain.NewTrimmer(struct{}{}, opts)
+	empty, _ := tr.MarshalBinary()
+	f.Add(empty)
+	for n := 6; n <= len(msgs); n += 3 {
+		if _, _, err := tr.Trim(msgs[:n], 300); err != nil {
+			f.Fatal(err)
+		}
+		data, _ := tr.MarshalBinary()
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr := plain.NewTrimmer(struct{}{}, opts)
+		if err := tr.UnmarshalBinary(data); err != nil {
+			var se *history.StateError
+			if !errors.As(err, &se) {
+				t.Fatalf("%v: not a *history.StateError", err)
+			}
+			return
+		}
+		// A forged share of the budget the provider accepts can leave
+		// room for the latest turn alone (the core's state checks decide
+		// what a state may claim): still a request, with a *BudgetError.
+		out, _, err := tr.Trim(msgs, 300)
+		var be *history.BudgetError
+		if (err != nil && !errors.As(err, &be)) || len(out) == 0 {
+			t.Fatalf("a trim after an accepted state: %d messages, %v", len(out), err)
+		}
+	})
 }

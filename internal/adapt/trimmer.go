@@ -17,8 +17,10 @@ import (
 // transcript, which only grows. The part of the request the SDK takes
 // separately (a system prompt) is fixed at construction: it opens the
 // cached prompt, so a new one starts a new Trimmer. It is safe for
-// concurrent use; use one per conversation. Each adapter exports it as its
-// Trimmer, made by its NewTrimmer.
+// concurrent use; use one per conversation. Its state saves and restores
+// (MarshalBinary, UnmarshalBinary), which Conversations does for a
+// runtime's replicas. Each adapter exports it as its Trimmer, made by its
+// NewTrimmer.
 type Trimmer[R, N any] struct {
 	c    *Codec[R, N]
 	r    R
