@@ -146,10 +146,14 @@ func startSummary(t *testing.T, c *Conversations, key string, reqs [][]Message, 
 		res, err := c.Trim(context.Background(), key, msgs, 2000)
 		require.NoError(t, err)
 		checkResult(t, msgs, res, true)
+		c.mu.Lock()
+		tr := c.local[key].t
+		c.mu.Unlock()
 		select {
-		case <-s.started:
-			return i + 1
+		case <-tr.SummaryDone(): // none in flight
 		default:
+			wait(t, s.started, "the Summarizer's call") // it blocks until stopped
+			return i + 1
 		}
 	}
 	t.Fatal("setup: no background summary started")
@@ -201,24 +205,29 @@ func TestConversationsStopSummaries(t *testing.T) {
 			c := NewConversations(store, WithTrigger(0.6), WithClock(func() time.Time { return now }),
 				WithSummarizer(s, SummaryOptions{MaxTokens: 80, Timeout: time.Hour, Background: true}))
 			c.IdleAfter = 24 * time.Hour
+			t.Cleanup(func() { c.Close() })
 			next := startSummary(t, c, "k", reqs, s)
 			tc.drop(t, c, store, next, func() { now = now.Add(25 * time.Hour) })
 			err := wait(t, s.stopped, "the summary in flight")
 			assert.ErrorIs(t, err, context.Canceled, "stopped, not timed out")
 			require.NoError(t, c.Close())
 			require.NoError(t, c.Close(), "Close again")
-			for len(s.started) > 0 {
-				<-s.started // summaries started before Close, and stopped by it
-			}
 			// After Close, calls trim but start no background summary.
 			for _, key := range []string{"k", "new"} {
 				for i := next + 2; i < len(reqs); i += 3 {
 					res, err := c.Trim(context.Background(), key, reqs[i], 2000)
 					require.NoError(t, err)
 					checkResult(t, reqs[i], res, true)
+					c.mu.Lock()
+					tr := c.local[key].t
+					c.mu.Unlock()
+					select {
+					case <-tr.SummaryDone():
+					default:
+						t.Fatalf("request %d of %s: a background summary started after Close", i, key)
+					}
 				}
 			}
-			assert.Empty(t, s.started, "a summary started after Close")
 			goroutines(t, base)
 		})
 	}
