@@ -34,8 +34,9 @@ func TestTrimmerCloseWaitsForReplaced(t *testing.T) {
 			t.Fatal(err)
 		}
 		select {
-		case ctx = <-s.started:
+		case <-tr.SummaryDone(): // none in flight
 		default:
+			ctx = <-s.started // the call blocks until its ctx ends
 		}
 	}
 	if ctx == nil {
