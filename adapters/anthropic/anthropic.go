@@ -31,6 +31,10 @@ var codec = sdk.Codec()
 // RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
 // (history.WithPin) index the transcript. See docs/adapters.md, "The
 // stateful trimmer".
+//
+// MarshalBinary and UnmarshalBinary save and restore its state (for
+// another replica, or after a restart); [Conversations] keeps it in a
+// history.StateStore shared by a runtime's replicas.
 type Trimmer = adapt.Trimmer[[]anthropic.TextBlockParam, anthropic.MessageParam]
 
 // NewTrimmer returns a Trimmer for one conversation that trims with opts
@@ -38,6 +42,23 @@ type Trimmer = adapt.Trimmer[[]anthropic.TextBlockParam, anthropic.MessageParam]
 // fixed for its life.
 func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trimmer {
 	return codec.NewTrimmer(system, opts)
+}
+
+// Conversations trims many conversations, each with its own Trimmer, whose
+// state it keeps in a history.StateStore shared by a runtime's replicas
+// (history.Conversations over this package's messages): a conversation's
+// requests send the prompts of one process wherever they land. Its
+// methods are Trim(ctx, key, system, transcript, budget),
+// RecoverOverflow(ctx, key, system, transcript, providerErr, attempt),
+// Reset, Forget, Close and RecallStore, the system prompt passed with
+// every call; its fields OnState, MaxConversations and IdleAfter. See
+// docs/replicas.md.
+type Conversations = adapt.SystemConversations[[]anthropic.TextBlockParam, anthropic.MessageParam]
+
+// NewConversations returns Conversations that keep their state in store
+// and trim with opts (those of NewTrimmer, the same on every replica).
+func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
+	return adapt.NewSystemConversations(codec, store, opts)
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

@@ -24,7 +24,10 @@ func TestContract(t *testing.T) {
 			return RecoverOverflow(contractSystem, msgs, err, attempt, opts...)
 		},
 		Positions: Positions, Validate: Validate,
-		ToHistory:    func(msgs []msg) ([]history.Message, error) { return ToHistory(nil, msgs) },
+		ToHistory: func(msgs []msg) ([]history.Message, error) { return ToHistory(nil, msgs) },
+		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[msg] {
+			return adaptertest.BindSystem(NewConversations(s, opts...), contractSystem)
+		},
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[msg] { return NewTrimmer(contractSystem, opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,

@@ -100,12 +100,33 @@ func RecoverOverflow(system []anthropic.TextBlockParam, msgs []anthropic.Message
 // back as [Trim] maps them. Its methods are Trim(transcript, budget),
 // TrimContext, RecoverOverflow(transcript, providerErr, attempt) and Reset;
 // pins index the transcript (docs/adapters.md, "The stateful trimmer").
+//
+// MarshalBinary and UnmarshalBinary save and restore its state (for
+// another replica, or after a restart); [Conversations] keeps it in a
+// history.StateStore shared by a runtime's replicas.
 type Trimmer = adapt.Trimmer[[]anthropic.TextBlockParam, anthropic.MessageParam]
 
 // NewTrimmer returns a Trimmer for one conversation with this system
 // prompt that trims with opts, fixed for its life.
 func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trimmer {
 	return codec.NewTrimmer(system, opts)
+}
+
+// Conversations trims many conversations, each with its own Trimmer, whose
+// state it keeps in a history.StateStore shared by a runtime's replicas
+// (history.Conversations over this package's messages): a conversation's
+// requests send the prompts of one process wherever they land. Its
+// methods are Trim(ctx, key, system, transcript, budget),
+// RecoverOverflow(ctx, key, system, transcript, providerErr, attempt),
+// Reset, Forget, Close and RecallStore, the system prompt passed with
+// every call; its fields OnState, MaxConversations and IdleAfter. See
+// docs/replicas.md.
+type Conversations = adapt.SystemConversations[[]anthropic.TextBlockParam, anthropic.MessageParam]
+
+// NewConversations returns Conversations that keep their state in store
+// and trim with opts (those of NewTrimmer, the same on every replica).
+func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
+	return adapt.NewSystemConversations(codec, store, opts)
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

@@ -20,7 +20,7 @@
 // (github.com/histrim/history/adapters/anthropic): [ToHistory], [Trim],
 // [RecoverOverflow], [Overhead], [Validate], [ValidateRequest], pins
 // (history.WithPin, indices into msgs), elision and argument clearing,
-// [NewTrimmer] and [Positions], and the ready-made [Summarizer]
+// [NewTrimmer], [NewConversations] and [Positions], and the ready-made [Summarizer]
 // ([NewSummarizer], docs/summaries.md). The logic is the same code: both
 // adapters are small accessors over their SDK's types for the Messages
 // API logic the core keeps in an internal package (docs/adapters.md, "Anthropic

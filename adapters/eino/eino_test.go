@@ -438,6 +438,9 @@ func contractConversation() []*schema.Message {
 func TestContract(t *testing.T) {
 	c := &adaptertest.Contract[*schema.Message]{
 		Trim: Trim, RecoverOverflow: RecoverOverflow, Positions: Positions, Validate: Validate, ToHistory: ToHistory,
+		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[*schema.Message] {
+			return NewConversations(s, opts...)
+		},
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[*schema.Message] { return NewTrimmer(opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,

@@ -138,6 +138,10 @@ var codec = &adapt.Codec[*genai.Content, *genai.Content]{
 // RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
 // (history.WithPin) index the transcript. See docs/adapters.md, "The
 // stateful trimmer".
+//
+// MarshalBinary and UnmarshalBinary save and restore its state (for
+// another replica, or after a restart); [Conversations] keeps it in a
+// history.StateStore shared by a runtime's replicas.
 type Trimmer = adapt.Trimmer[*genai.Content, *genai.Content]
 
 // NewTrimmer returns a Trimmer for one conversation that trims with opts
@@ -145,6 +149,23 @@ type Trimmer = adapt.Trimmer[*genai.Content, *genai.Content]
 // fixed for its life.
 func NewTrimmer(system *genai.Content, opts ...history.Option) *Trimmer {
 	return codec.NewTrimmer(system, opts)
+}
+
+// Conversations trims many conversations, each with its own Trimmer, whose
+// state it keeps in a history.StateStore shared by a runtime's replicas
+// (history.Conversations over this package's messages): a conversation's
+// requests send the prompts of one process wherever they land. Its
+// methods are Trim(ctx, key, system, transcript, budget),
+// RecoverOverflow(ctx, key, system, transcript, providerErr, attempt),
+// Reset, Forget, Close and RecallStore, the system prompt passed with
+// every call; its fields OnState, MaxConversations and IdleAfter. See
+// docs/replicas.md.
+type Conversations = adapt.SystemConversations[*genai.Content, *genai.Content]
+
+// NewConversations returns Conversations that keep their state in store
+// and trim with opts (those of NewTrimmer, the same on every replica).
+func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
+	return adapt.NewSystemConversations(codec, store, opts)
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

@@ -798,6 +798,9 @@ func TestContract(t *testing.T) {
 			return RecoverOverflow(contractSystem, msgs, err, attempt, opts...)
 		},
 		Positions: Positions, Validate: Validate, ToHistory: ToHistory,
+		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[content] {
+			return adaptertest.BindSystem(NewConversations(s, opts...), contractSystem)
+		},
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[content] { return NewTrimmer(contractSystem, opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,

@@ -79,6 +79,8 @@
 // client. It has the shape every adapter shares (internal/adapt, see
 // docs/adapters.md): the conversion both ways, the provider's rules as a
 // table (Validate), and Overhead are its own; Trim, RecoverOverflow,
-// Positions, NewTrimmer (a stateful Trimmer) and the errors come from the
-// core's internal packages, so it is released together with the core.
+// Positions, NewTrimmer (a stateful Trimmer, whose state saves and
+// restores), NewConversations (history.Conversations over this package's
+// messages) and the errors come from the core's internal packages, so it
+// is released together with the core.
 package goopenai

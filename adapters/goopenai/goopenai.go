@@ -38,11 +38,31 @@ var codec = each.Codec()
 // RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
 // (history.WithPin) index the transcript. See docs/adapters.md, "The
 // stateful trimmer".
+//
+// MarshalBinary and UnmarshalBinary save and restore its state (for
+// another replica, or after a restart); [Conversations] keeps it in a
+// history.StateStore shared by a runtime's replicas.
 type Trimmer = adapt.Trimmer[struct{}, openai.ChatCompletionMessage]
 
 // NewTrimmer returns a Trimmer for one conversation that trims with opts,
 // fixed for its life.
 func NewTrimmer(opts ...history.Option) *Trimmer { return codec.NewTrimmer(struct{}{}, opts) }
+
+// Conversations trims many conversations, each with its own Trimmer, whose
+// state it keeps in a history.StateStore shared by a runtime's replicas
+// (history.Conversations over this package's messages): a conversation's
+// requests send the prompts of one process wherever they land. Its
+// methods are Trim(ctx, key, transcript, budget), RecoverOverflow(ctx,
+// key, transcript, providerErr, attempt), Reset, Forget, Close and
+// RecallStore; its fields OnState, MaxConversations and IdleAfter. See
+// docs/replicas.md.
+type Conversations = adapt.Conversations[openai.ChatCompletionMessage]
+
+// NewConversations returns Conversations that keep their state in store
+// and trim with opts (those of NewTrimmer, the same on every replica).
+func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
+	return adapt.NewConversations(codec, store, opts)
+}
 
 // Positions returns where msgs[i], for each index i, landed in the output
 // of the Trim or RecoverOverflow of msgs that returned res: the index to

@@ -61,6 +61,9 @@ func TestContract(t *testing.T) {
 		clientError(t, 401, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`))
 	c := &adaptertest.Contract[openai.ChatCompletionMessage]{
 		Trim: Trim, RecoverOverflow: RecoverOverflow, Positions: Positions, Validate: Validate, ToHistory: ToHistory,
+		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[openai.ChatCompletionMessage] {
+			return NewConversations(s, opts...)
+		},
 		NewTrimmer: func(opts ...history.Option) adaptertest.Trimmer[openai.ChatCompletionMessage] {
 			return NewTrimmer(opts...)
 		},

@@ -194,6 +194,12 @@
 // the output is trimmed later. Every adapter keeps the same contract
 // (docs/adapters.md, "The contract").
 //
+// A Trimmer's state saves and restores (MarshalBinary, UnmarshalBinary:
+// a restored Trimmer sends byte for byte what the original would), and
+// NewConversations keeps one per conversation, its state in a
+// history.StateStore shared by a runtime's replicas (history.Conversations
+// over this package's messages; docs/replicas.md).
+//
 // # Module
 //
 // This adapter is its own Go module, so the core library keeps its small

@@ -369,6 +369,9 @@ func TestContract(t *testing.T) {
 	overflow := adaptertest.OverflowText(1000, 2000)
 	c := &adaptertest.Contract[llms.MessageContent]{
 		Trim: Trim, RecoverOverflow: RecoverOverflow, Positions: Positions, Validate: Validate, ToHistory: ToHistory,
+		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[llms.MessageContent] {
+			return NewConversations(s, opts...)
+		},
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[llms.MessageContent] { return NewTrimmer(opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,

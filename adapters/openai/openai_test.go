@@ -931,6 +931,9 @@ func contractConversation() []openai.ChatCompletionMessageParamUnion {
 func TestContract(t *testing.T) {
 	c := &adaptertest.Contract[openai.ChatCompletionMessageParamUnion]{
 		Trim: Trim, RecoverOverflow: RecoverOverflow, Positions: Positions, Validate: Validate, ToHistory: ToHistory,
+		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[openai.ChatCompletionMessageParamUnion] {
+			return NewConversations(s, opts...)
+		},
 		NewTrimmer: func(opts ...history.Option) adaptertest.Trimmer[openai.ChatCompletionMessageParamUnion] {
 			return NewTrimmer(opts...)
 		},

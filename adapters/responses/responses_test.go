@@ -734,6 +734,9 @@ func contractConversation() []Item {
 func TestContract(t *testing.T) {
 	c := &adaptertest.Contract[Item]{
 		Trim: Trim, RecoverOverflow: RecoverOverflow, Positions: Positions, Validate: Validate, ToHistory: ToHistory,
+		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[Item] {
+			return NewConversations(s, opts...)
+		},
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[Item] { return NewTrimmer(opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,

@@ -17,17 +17,20 @@ import (
 // transcript, which only grows. The part of the request the SDK takes
 // separately (a system prompt) is fixed at construction: it opens the
 // cached prompt, so a new one starts a new Trimmer. It is safe for
-// concurrent use; use one per conversation. Each adapter exports it as its
-// Trimmer, made by its NewTrimmer.
+// concurrent use; use one per conversation. Its state saves and restores
+// (MarshalBinary, UnmarshalBinary), which Conversations does for a
+// runtime's replicas. Each adapter exports it as its Trimmer, made by its
+// NewTrimmer.
 type Trimmer[R, N any] struct {
 	c    *Codec[R, N]
 	r    R
 	opts []history.Option // the caller's, resolved once
 
-	mu     sync.Mutex
-	inner  *history.Trimmer
-	pins   []int // the pins inner was made with, in the converted history
-	closed bool  // Close was called: no background summary starts
+	mu      sync.Mutex
+	inner   *history.Trimmer
+	pins    []int          // the pins inner was made with, in the converted history
+	closed  bool           // Close was called: no background summary starts
+	retired sync.WaitGroup // the Close calls of the core Trimmers replaced
 }
 
 // NewTrimmer returns the Trimmer of c for requests with r (a system prompt
@@ -49,7 +52,13 @@ func (t *Trimmer[R, N]) Trim(transcript []N, budget int) ([]N, history.Result, e
 // TrimContext is Trim with a context for the summarizer of
 // history.WithSummarizer (see history.Trimmer.TrimContext).
 func (t *Trimmer[R, N]) TrimContext(ctx context.Context, transcript []N, budget int) ([]N, history.Result, error) {
-	p, err := t.c.prepare(t.r, transcript, t.opts)
+	return t.trim(ctx, t.r, transcript, budget)
+}
+
+// trim is TrimContext for requests with r (a Conversations' Trimmers take
+// the system prompt of each call).
+func (t *Trimmer[R, N]) trim(ctx context.Context, r R, transcript []N, budget int) ([]N, history.Result, error) {
+	p, err := t.c.prepare(r, transcript, t.opts)
 	if err != nil {
 		return nil, history.Result{Budget: budget}, err
 	}
@@ -67,31 +76,26 @@ func (t *Trimmer[R, N]) trimmer(opts []history.Option) *history.Trimmer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.inner == nil || !slices.Equal(pinned, t.pins) {
-		if old := t.inner; old != nil {
-			// Its background summary, if any, covers a plan that is gone.
-			go old.Close()
-		}
-		t.inner, t.pins = history.NewTrimmer(opts...), pinned
-		if t.closed {
-			t.inner.Close() // none in flight: it returns at once
-		}
+		t.installLocked(history.NewTrimmer(opts...), pinned)
 	}
 	return t.inner
 }
 
 // Close stops the background summary in flight, if any
 // (history.SummaryOptions.Background), and waits for the Summarizer's call
-// to return (see history.Trimmer.Close). The Trimmer still trims after
-// Close, but starts no background summary. It returns nil, and is safe to
-// call more than once, and concurrently with Trim.
+// to return (see history.Trimmer.Close), that of a plan the Trimmer
+// replaced too. The Trimmer still trims after Close, but starts no
+// background summary. It returns nil, and is safe to call more than once,
+// and concurrently with Trim.
 func (t *Trimmer[R, N]) Close() error {
 	t.mu.Lock()
 	t.closed = true
 	inner := t.inner
 	t.mu.Unlock()
 	if inner != nil {
-		return inner.Close()
+		inner.Close()
 	}
+	t.retired.Wait()
 	return nil
 }
 
@@ -139,7 +143,12 @@ func (t *Trimmer[R, N]) current() *history.Trimmer {
 // After a recovery the Trimmer's next plans fit what the provider said
 // (history.Trimmer.RecoverOverflow).
 func (t *Trimmer[R, N]) RecoverOverflow(transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
-	p, err := t.c.prepare(t.r, transcript, t.opts)
+	return t.recover(t.r, transcript, providerErr, attempt)
+}
+
+// recover is RecoverOverflow for requests with r.
+func (t *Trimmer[R, N]) recover(r R, transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
+	p, err := t.c.prepare(r, transcript, t.opts)
 	if err != nil {
 		return nil, history.Result{}, err
 	}

@@ -16,6 +16,8 @@ import (
 type Trimmer[N any] interface {
 	Trim(transcript []N, budget int) ([]N, history.Result, error)
 	RecoverOverflow(transcript []N, providerErr error, attempt int) ([]N, history.Result, error)
+	MarshalBinary() ([]byte, error)
+	UnmarshalBinary(data []byte) error
 }
 
 // Contract describes an adapter to Run, for native messages of type N (a
@@ -26,7 +28,10 @@ type Contract[N any] struct {
 	RecoverOverflow func(msgs []N, providerErr error, attempt int, opts ...history.Option) ([]N, history.Result, error)
 	Positions       func(msgs []N, res history.Result, i ...int) []int
 	NewTrimmer      func(opts ...history.Option) Trimmer[N]
-	Validate        func(msgs []N) error
+	// NewConversations returns the adapter's Conversations (a separate
+	// system prompt bound as in NewTrimmer, see BindSystem).
+	NewConversations func(store history.StateStore, opts ...history.Option) Conversations[N]
+	Validate         func(msgs []N) error
 	// ToHistory converts msgs alone (no separate system prompt): what a
 	// Result's Kept indexes.
 	ToHistory func(msgs []N) ([]history.Message, error)
@@ -61,13 +66,16 @@ func OverflowText(limit, used int) error {
 }
 
 // Run checks the adapter against the contract: errors, Kept, pins and
-// positions, recovery, and the stateful trimmer.
+// positions, recovery, the stateful trimmer, its saved state, and
+// Conversations on two replicas.
 func (c *Contract[N]) Run(t *testing.T) {
 	t.Run("errors", c.errors)
 	t.Run("kept", c.kept)
 	t.Run("pins", c.pins)
 	t.Run("recovery", c.recovery)
 	t.Run("trimmer", c.trimmer)
+	t.Run("state", c.state)
+	t.Run("conversations", c.conversations)
 }
 
 // size returns what the conversion of msgs counts.

@@ -23,9 +23,10 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // (Digest) for API 3, with the Trimmer's Close and SummaryDone and the
 // package summarize (issue 27), the rules tables, the shared wrapper
 // steps and errtree (issue 22), and the Messages API logic shared by the
-// Anthropic adapters with the origins of opaque blocks (issue 24), which
-// an adapter built before them does not notice.
-const apiDigest = "ab823782a556fea9"
+// Anthropic adapters with the origins of opaque blocks (issue 24), and the
+// Trimmer's saved state and the Conversations over native types (issue
+// 32), which an adapter built before them does not notice.
+const apiDigest = "13bdd1c46ff2e2ca"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
