@@ -185,7 +185,9 @@ func TestSaveWithoutRecall(t *testing.T) {
 func TestPurge(t *testing.T) {
 	d := dsn(t)
 	cfg, _ := pgx.ParseConfig(d)
-	s := open(t, d, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), storetest.Namespace(), 200*time.Millisecond)
+	// A TTL of a second: the live row must outlive the purge that follows
+	// its save (at 200 ms it did not, under load).
+	s := open(t, d, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), storetest.Namespace(), time.Second)
 	ctx := context.Background()
 	for _, k := range []string{"a", "b"} {
 		if _, err := s.Save(ctx, k, []byte(k), 0); err != nil {
@@ -195,7 +197,7 @@ func TestPurge(t *testing.T) {
 	if _, err := s.ObserveShared(ctx, "m", 100, 120); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond)
 	if _, err := s.Save(ctx, "c", []byte("c"), 0); err != nil {
 		t.Fatal(err)
 	}
