@@ -63,7 +63,7 @@ const (
 	srcGemini20Lite    = "https://ai.google.dev/gemini-api/docs/models/gemini-2.0-flash-lite"
 	srcGrok4           = "https://vercel.com/ai-gateway/models/grok-4"
 	srcGrok4Fast       = "https://openrouter.ai/x-ai/grok-4-fast"
-	srcGrok41Fast      = "https://openrouter.ai/x-ai/grok-4.1-fast"
+	srcGrok41Fast      = "https://openrouter.ai/x-ai/grok-4.1-fast:free/api" // the page that gives the xAI-served window
 	srcLlama31Bedrock  = "https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-meta-llama-3-1-70b-instruct.html"
 	srcQwen3Max        = "https://vercel.com/ai-gateway/models/qwen3-max"
 	srcQwen38Max       = "https://vercel.com/ai-gateway/models/qwen3.8-max-0902"
