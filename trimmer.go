@@ -244,9 +244,11 @@ func (t *Trimmer) trim(ctx context.Context, msgs []Message, budget int, o *optio
 //
 // Results are the package function's: [ErrNotOverflow] with msgs
 // untouched for an error that is not a context overflow; a Result and a
-// nil error when the request shrank; a *[RecoverError] wrapping
-// [ErrCannotRecover] when nothing more can be dropped. Before any Trim,
-// msgs is taken to be what was sent.
+// nil error when the request shrank (counts fewer tokens than what the
+// last Trim or recovery sent); a *[RecoverError] wrapping
+// [ErrCannotRecover] when nothing more can be dropped to make it smaller:
+// a retry never resends what was refused. Before any Trim, msgs is taken
+// to be what was sent.
 func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int) (Result, error) {
 	ov, ok := ParseOverflow(providerErr)
 	if !ok {
@@ -261,6 +263,10 @@ func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int
 	var cut cutInfo
 	var target int
 	c := &call{reason: ReasonOverflow, attempt: attempt, exact: true, cut: &cut}
+	// Without a Trim before, msgs is what was sent, orphans included: the
+	// sweep shrinks it. Otherwise the sweep of msgs is no progress (the
+	// Trim that sent it swept them too): only a smaller count is.
+	swept := sent <= 0
 	c.budgetFor = func(total int) int {
 		if sent <= 0 {
 			sent = total // no Trim before: msgs is what was sent
@@ -277,7 +283,7 @@ func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int
 	if err != nil && !errors.Is(err, ErrLatestTurnTooLarge) {
 		return res, err
 	}
-	if res.TokensAfter >= sent && res.OrphansRemoved == 0 {
+	if res.TokensAfter > sent || (res.TokensAfter == sent && !(swept && res.OrphansRemoved > 0)) {
 		return res, &RecoverError{Overflow: ov, Tokens: res.TokensAfter, Budget: res.Budget, Attempt: attempt, Err: providerErr}
 	}
 	var keys []promptKey

@@ -677,3 +677,20 @@ func TestTrimmerRecoverOverflow(t *testing.T) {
 		})
 	}
 }
+
+// TestTrimmerRecoverOverflowNeverResends: the Trimmer's recovery of a
+// transcript with an orphan (swept on every call) and nothing left to
+// drop must not report the sweep as progress: what it returns is what
+// its Trim sent, so it is ErrCannotRecover (issue 33).
+func TestTrimmerRecoverOverflowNeverResends(t *testing.T) {
+	msgs := []Message{
+		{Role: RoleSystem, Content: "be brief"},
+		{Role: RoleTool, ToolCallID: "stray", Content: "a result whose call is gone"},
+		{Role: RoleUser, Content: strings.Repeat("the user's long paste ", 400)},
+	}
+	tr := NewTrimmer()
+	sent, err := tr.Trim(msgs, 100_000)
+	require.NoError(t, err)
+	res, err := tr.RecoverOverflow(msgs, errors.New("prompt is too long: 9000 tokens > 4000 maximum"), 1)
+	require.ErrorIs(t, err, ErrCannotRecover, "%d -> %d tokens, %d orphans removed: the request sent again", sent.TokensAfter, res.TokensAfter, res.OrphansRemoved)
+}

@@ -737,6 +737,8 @@ func TestContract(t *testing.T) {
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[Item] { return NewTrimmer(opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
+		Task:       user,
+		Compaction: func(s string) Item { return compaction("cmp_1", s) },
 		Invalid:    []Item{user("hi"), {}},
 		Bad:        1,
 		Unpaired:   contractConversation()[:3],
