@@ -847,8 +847,8 @@ func loopOutput(l *adaptertest.Loop, id string) string {
 }
 
 // runLoop runs l.Turns user turns of 1 to 6 tool steps through the real
-// client against the fake API in loop mode, trimming the transcript to
-// l.Window before each request as the loop of this file's comment does.
+// client against the fake API in loop mode (l.Window its window),
+// trimming the transcript to l.Budget before each request as the loop of this file's comment does.
 // Errors that would reach the caller are recorded in l, and the loop goes
 // on with the next turn. kind "trim" trims with Trim and the Calibration;
 // "trimmer" with one Trimmer (low-water mark 0.7 on top of the options)
@@ -867,7 +867,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) (afterFirst int) {
 		history.WithElision(history.ElideOptions{}),
 		history.WithStepTrim(),
 	}
-	trim := func(transcript []Item) ([]Item, history.Result, error) { return Trim(transcript, l.Window, opts...) }
+	trim := func(transcript []Item) ([]Item, history.Result, error) { return Trim(transcript, l.Budget, opts...) }
 	recover := func(_, sent []Item, err error, attempt int) ([]Item, history.Result, error) {
 		return RecoverOverflow(sent, err, attempt, opts...)
 	}
@@ -877,7 +877,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) (afterFirst int) {
 			topts = append(topts, history.WithCalibration(&cal))
 		}
 		tr := NewTrimmer(topts...)
-		trim = func(transcript []Item) ([]Item, history.Result, error) { return tr.Trim(transcript, l.Window) }
+		trim = func(transcript []Item) ([]Item, history.Result, error) { return tr.Trim(transcript, l.Budget) }
 		recover = func(transcript, _ []Item, err error, attempt int) ([]Item, history.Result, error) {
 			return tr.RecoverOverflow(transcript, err, attempt)
 		}
@@ -976,13 +976,14 @@ func TestAgentLoop(t *testing.T) {
 
 // TestStatefulLoop runs the loop with the Trimmer against a provider
 // counting 1.3 times the library's estimate, with and without a
-// Calibration (issue 23: at most 1 rejection after the first recovery).
+// Calibration, at a budget of the window and of 1.25 times it (issues 23
+// and 33: at most 1 rejection after the first recovery; the refusal
+// states no sizes).
 func TestStatefulLoop(t *testing.T) {
-	for _, kind := range []string{"trimmer", "trimmer+cal"} {
-		l := adaptertest.NewLoop("responses", adaptertest.Skew(1.3), loopWindow)
+	adaptertest.StatefulLoops(t, "responses", loopWindow, func(t *testing.T, l *adaptertest.Loop, calibrate bool) {
 		if race.Enabled {
 			l.Turns = 20
 		}
-		adaptertest.CheckStateful(t, l, kind, runLoop(t, l, kind))
-	}
+		runLoop(t, l, map[bool]string{false: "trimmer", true: "trimmer+cal"}[calibrate])
+	})
 }
