@@ -54,6 +54,9 @@ type Server struct {
 	// Thinking makes the model open every reply with a signed thinking
 	// block.
 	Thinking bool
+	// Burst, when positive, makes each tool step of the script call from
+	// 1 to Burst tools (loopserver.Bursts) instead of 1 or 2.
+	Burst int
 	// Judge, when set, counts the prompt instead of history.Estimate and
 	// decides whether it fits (an adaptertest.Loop, with its counting
 	// mode and window), and hears of every request rejected for its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -34,17 +35,29 @@ func loopTools() []anthropic.BetaToolUnionParam {
 // loopResult is what one loop run counted.
 type loopResult struct {
 	requests, userErrors, guardTrims int
-	stats                            anthropicserver.Stats
+	// stepTrims counts the requests whose trim dropped steps of the
+	// latest turn, cuts the tool results it cut (history.ElideOptions.Cut).
+	stepTrims, cuts int
+	stats           anthropicserver.Stats
 }
 
+// loopSetup is a loop's server: its window, its compaction trigger, and
+// the most tools a step calls (0: the script's 1 or 2).
+type loopSetup struct {
+	window, trigger, burst int
+}
+
+// standard is TestServerCompactionLoop's setup.
+var standard = loopSetup{window: loopWindow, trigger: loopTrigger}
+
 // runLoop runs the script's agent loop for requests requests through the
-// real v2 client against the local Messages API: with server compaction
-// on and the library as the hard guard above its trigger (server), or
-// with the library's own maintenance alone (low-water mark 0.7, elision,
-// step trimming, breakpoints on the new prefix).
-func runLoop(t *testing.T, server bool, requests int) loopResult {
+// real v2 client against the local Messages API set up as su: with server
+// compaction on and the library as the hard guard above its trigger
+// (server), or with the library's own maintenance alone (low-water mark
+// 0.7, elision, step trimming, breakpoints on the new prefix).
+func runLoop(t *testing.T, su loopSetup, server bool, requests int) loopResult {
 	t.Helper()
-	srv := &anthropicserver.Server{Backend: "anthropic", Window: loopWindow}
+	srv := &anthropicserver.Server{Backend: "anthropic", Window: su.window, Burst: su.burst}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	client := anthropic.NewClient(option.WithBaseURL(ts.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
@@ -54,10 +67,10 @@ func runLoop(t *testing.T, server bool, requests int) loopResult {
 	var opts []history.Option
 	if server {
 		params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
-			OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: loopTrigger}},
+			OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: int64(su.trigger)}},
 		}}
 		var err error
-		if opts, err = Guard(params, loopWindow, history.WithCalibration(&cal)); err != nil {
+		if opts, err = Guard(params, su.window, history.WithCalibration(&cal)); err != nil {
 			t.Fatal(err)
 		}
 	} else {
@@ -71,7 +84,7 @@ func runLoop(t *testing.T, server bool, requests int) loopResult {
 	for turn := 1; res.requests < requests; turn++ {
 		transcript = append(transcript, anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock(loopserver.Task(turn))))
 		for res.requests < requests {
-			reply, sent, err := send(&client, tr, &params, transcript, opts, &res)
+			reply, sent, err := send(&client, tr, &params, transcript, su.window, opts, &res)
 			if err != nil {
 				res.userErrors++
 				t.Logf("request %d: %v", res.requests, err)
@@ -100,14 +113,18 @@ func runLoop(t *testing.T, server bool, requests int) loopResult {
 // send trims the transcript, sends it, and recovers from an overflow at
 // most twice.
 func send(client *anthropic.Client, tr *Trimmer, params *anthropic.BetaMessageNewParams, transcript []anthropic.BetaMessageParam,
-	opts []history.Option, res *loopResult) (*anthropic.BetaMessage, history.Result, error) {
-	out, r, err := tr.Trim(transcript, loopWindow)
+	window int, opts []history.Option, res *loopResult) (*anthropic.BetaMessage, history.Result, error) {
+	out, r, err := tr.Trim(transcript, window)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, r, err
 	}
 	if r.DroppedMessages > 0 {
 		res.guardTrims++
 	}
+	if r.DroppedSteps > 0 {
+		res.stepTrims++
+	}
+	res.cuts += r.CutResults
 	params.Messages = MarkPrefix(params.System, out, opts...)
 	res.requests++
 	reply, err := client.Beta.Messages.New(context.Background(), *params)
@@ -132,7 +149,7 @@ func TestServerCompactionLoop(t *testing.T) {
 	if testing.Short() {
 		n = 60
 	}
-	serverRun, libRun := runLoop(t, true, n), runLoop(t, false, n)
+	serverRun, libRun := runLoop(t, standard, true, n), runLoop(t, standard, false, n)
 	for _, c := range []struct {
 		name string
 		r    loopResult
@@ -160,6 +177,38 @@ func TestServerCompactionLoop(t *testing.T) {
 	}
 	if libRun.stats.ClientRewrites == 0 {
 		t.Errorf("the library's own maintenance never ran: %+v", libRun.stats)
+	}
+}
+
+// TestGuardBursts: the library as guard keeps the window whatever the
+// server does. Steps call 1 to 4 tools, so that a burst of results lands
+// in the latest turn between two requests, past the server's trigger and
+// past the window before the server can compact: Guard's step trimming
+// (and its cut rung) fit the request, at windows of 12,000 and 16,000
+// (compaction at two thirds of them), 200 requests each, none rejected
+// (issue 33: with whole-turn drops alone, 2 rejections in 200 at 12,000,
+// both errors to the user).
+func TestGuardBursts(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 60
+	}
+	for _, window := range []int{12_000, 16_000} {
+		t.Run(strconv.Itoa(window), func(t *testing.T) {
+			r := runLoop(t, loopSetup{window: window, trigger: window * 2 / 3, burst: 4}, true, n)
+			s := r.stats
+			t.Logf("window %d, bursts of 1-4: requests %d, rejected %d %v, user errors %d, compactions %d, requests with steps dropped %d, "+
+				"results cut %d, opaque sent back %d (byte-identical %d), cache prefix rewrites: client %d, server %d, both %d",
+				window, s.Requests, s.Requests-s.Accepted, s.Rejected, r.userErrors, s.Compactions, r.stepTrims, r.cuts, s.Opaque, s.Verbatim,
+				s.ClientRewrites, s.ServerRewrites, s.BothRewrites)
+			if s.Requests != s.Accepted || r.userErrors != 0 || s.Opaque != s.Verbatim {
+				t.Errorf("%d of %d requests rejected (%v), %d errors to the user, %d of %d opaque blocks byte for byte",
+					s.Requests-s.Accepted, s.Requests, s.Rejected, r.userErrors, s.Verbatim, s.Opaque)
+			}
+			if s.Compactions == 0 {
+				t.Errorf("the server never compacted")
+			}
+		})
 	}
 }
 
