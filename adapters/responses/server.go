@@ -9,6 +9,7 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/origins"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // ErrChained is wrapped by *ChainedError: the request continues a
@@ -40,10 +41,13 @@ func (e *ChainedError) Error() string {
 func (e *ChainedError) Unwrap() error { return ErrChained }
 
 // TrimRequest trims the input items of params (params.Input.OfInputItemList)
-// as [Trim] does and returns params with the trimmed items. It refuses a
-// request that chains onto server-held state (previous_response_id or a
-// conversation) with a *ChainedError: only a stateless request can be
-// trimmed from the client. params is not modified.
+// as [Trim] does and returns params with the trimmed items; with
+// params.Reasoning.Context "all_turns" it counts the reasoning items of
+// earlier turns too, which the API then reads (see "Counting reasoning" in
+// the package documentation). It refuses a request that chains onto
+// server-held state (previous_response_id or a conversation) with a
+// *ChainedError: only a stateless request can be trimmed from the client.
+// params is not modified.
 func TrimRequest(params responses.ResponseNewParams, budget int, opts ...history.Option) (responses.ResponseNewParams, history.Result, error) {
 	if params.PreviousResponseID.Valid() {
 		return params, history.Result{Budget: budget}, &ChainedError{PreviousResponseID: params.PreviousResponseID.Value}
@@ -51,7 +55,11 @@ func TrimRequest(params responses.ResponseNewParams, budget int, opts ...history
 	if raw, err := json.Marshal(params.Conversation); err == nil && string(raw) != "null" && string(raw) != `""` && string(raw) != "{}" {
 		return params, history.Result{Budget: budget}, &ChainedError{}
 	}
-	out, res, err := Trim(params.Input.OfInputItemList, budget, opts...)
+	rc := currentTurn
+	if params.Reasoning.Context == shared.ReasoningContextAllTurns {
+		rc.allTurns = true
+	}
+	out, res, err := codec.Trim(rc, params.Input.OfInputItemList, budget, opts)
 	if out != nil {
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: out}
 	}
