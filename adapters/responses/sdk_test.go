@@ -1023,9 +1023,6 @@ func TestAgentLoop(t *testing.T) {
 // states no sizes).
 func TestStatefulLoop(t *testing.T) {
 	adaptertest.StatefulLoops(t, "responses", loopWindow, func(t *testing.T, l *adaptertest.Loop, calibrate bool) {
-		if race.Enabled {
-			l.Turns = 20
-		}
 		runLoop(t, l, map[bool]string{false: "trimmer", true: "trimmer+cal"}[calibrate])
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/anthropicserver"
 	"github.com/histrim/history/internal/loopserver"
+	"github.com/histrim/history/internal/race"
 )
 
 const (
@@ -190,8 +191,8 @@ func TestServerCompactionLoop(t *testing.T) {
 // both errors to the user).
 func TestGuardBursts(t *testing.T) {
 	n := 200
-	if testing.Short() {
-		n = 60
+	if testing.Short() || race.Enabled {
+		n = 60 // the plain run covers all 200
 	}
 	for _, window := range []int{12_000, 16_000} {
 		t.Run(strconv.Itoa(window), func(t *testing.T) {
