@@ -11,6 +11,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/histrim/history/internal/errtree"
 )
 
 // Errors of the overflow-recovery path. Test with errors.Is.
@@ -48,7 +50,7 @@ type RecoverError struct {
 }
 
 // Error describes what is left, the target and what the provider said, then
-// the provider's own message.
+// the provider's own message (unless its Error method panics).
 func (e *RecoverError) Error() string {
 	var b strings.Builder
 	b.WriteString("history: cannot recover from context overflow: only the prefix and the latest turn are left (")
@@ -65,8 +67,12 @@ func (e *RecoverError) Error() string {
 	}
 	b.WriteString(")")
 	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		// A provider's error that does not read (a typed nil whose Error
+		// dereferences its receiver) is not read.
+		if s, ok := errtree.Error(e.Err); ok {
+			b.WriteString(": ")
+			b.WriteString(s)
+		}
 	}
 	return b.String()
 }
