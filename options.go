@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/histrim/history/internal/optset"
-	"github.com/histrim/history/models"
 	"github.com/histrim/history/internal/pins"
 	"github.com/histrim/history/internal/rules"
+	"github.com/histrim/history/models"
 )
 
 // Option configures [TrimToRecentTurns], [Trimmer], [RecoverOverflow] and
