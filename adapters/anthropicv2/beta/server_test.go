@@ -343,7 +343,11 @@ func TestCompactionErrorCodes(t *testing.T) {
 		t.Fatalf("no compaction: %v", err)
 	}
 	compacted := reply.ToParam()
-	good := []anthropic.BetaMessageParam{task, compacted, anthropic.NewBetaUserMessage(toolResults(reply)...)}
+	next := toolResults(reply)
+	if len(next) == 0 {
+		next = []anthropic.BetaContentBlockParamUnion{anthropic.NewBetaTextBlock("Go on.")} // the API refuses a message with no content
+	}
+	good := []anthropic.BetaMessageParam{task, compacted, anthropic.NewBetaUserMessage(next...)}
 	tampered := reply.ToParam()
 	tampered.OfAssistant.Content[0].OfCompaction.Content = param.NewOpt("a better summary")
 	tests := []struct {
