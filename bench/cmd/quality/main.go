@@ -6,17 +6,31 @@
 // (a fixed seed) for judging; it prints the precision judged on the
 // sample in testdata/judged.tsv.
 //
+// Then it prints the front: the candidate default policies
+// (quality.Candidates), stateless and through a Trimmer, each replayed
+// once per session and budget, with recall against the tokens sent and
+// the input billed under bench/cachesim's price model, and the prefix
+// rewrites, on the coding sessions and on all of them. -front prints only
+// that; -svg FILE also draws it as a chart (recall against the bill, one
+// point per policy, at 25% of each session's peak).
+//
 // Usage (from the bench module):
 //
-//	go run ./cmd/quality [-corpus DIR] [-samples N]
+//	go run ./cmd/quality [-corpus DIR] [-samples N] [-front] [-svg FILE]
 package main
 
 import (
 	"flag"
 	"fmt"
 	"log"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
 
 	history "github.com/histrim/history"
+	"github.com/histrim/history/bench/cachesim"
 	"github.com/histrim/history/bench/corpus"
 	"github.com/histrim/history/bench/quality"
 )
@@ -25,6 +39,10 @@ func main() {
 	dir := flag.String("corpus", corpus.DefaultDir, "directory of the shared corpus (*.jsonl)")
 	samples := flag.Int("samples", 0, "print `n` references drawn for judging, and stop")
 	judged := flag.String("judged", "quality/testdata/judged.tsv", "`file` of judged references (see -samples)")
+	frontOnly := flag.Bool("front", false, "print only the front of the candidate default policies")
+	match := flag.String("match", "", "replay only the candidates whose label matches `regexp` (and exact trimming, the bill's reference)")
+	longOnly := flag.Bool("long", false, "print only the front on bench/cachesim's long sessions (400 user turns, budget 128k, cachesim.Counter)")
+	svg := flag.String("svg", "", "also write the front at 25% of each session's peak as an SVG chart to `file`")
 	flag.Parse()
 	log.SetFlags(0)
 	convs, err := corpus.Load(*dir)
@@ -55,6 +73,26 @@ func main() {
 		{Name: "32k", Tokens: 32_000},
 		{Name: "128k", Tokens: 128_000},
 	}
+	candidates = quality.Candidates()
+	if *match != "" {
+		re, err := regexp.Compile(*match)
+		if err != nil {
+			log.Fatalf("-match: %v", err)
+		}
+		candidates = slices.DeleteFunc(candidates[1:], func(c quality.Candidate) bool { return !re.MatchString(c.Label) })
+		candidates = append(quality.Candidates()[:1], candidates...)
+	}
+	perSession := func(i, k int) bool { return inSlice(sessions[i].Name, k) }
+	if *longOnly {
+		ls := long(convs, 400)
+		fmt.Printf("long sessions: %d and %d references\n", len(ls[0].Refs), len(ls[1].Refs))
+		front(ls, func(i, k int) bool { return i == k }, []quality.Budget{{Name: "128k", Tokens: 128_000}})
+		return
+	}
+	if *frontOnly {
+		chart(front(sessions, perSession, budgets[:3]), *svg)
+		return
+	}
 	if j, err := quality.Judged(*judged); err != nil {
 		fmt.Printf("judged precision: no judgements (%v)\n\n", err)
 	} else {
@@ -76,7 +114,7 @@ func main() {
 		for _, p := range quality.Policies() {
 			var st quality.Stats
 			for i := range sessions {
-				s, err := quality.Replay(&sessions[i], b.For(&sessions[i]), p.Options(&sessions[i]), p.TurnStart, p.Pins(&sessions[i]))
+				s, err := quality.Replay(&sessions[i], b.For(&sessions[i]), p)
 				if err != nil {
 					log.Fatalf("%s, %s, %s: %v", sessions[i].Name, b.Name, p.Name, err)
 				}
@@ -86,4 +124,96 @@ func main() {
 				st.Recall(), st.RecallLenient(), st.RecallTokens(), st.MeanSent(), float64(st.Sent)/float64(max(st.Budget, 1)))
 		}
 	}
+	chart(front(sessions, perSession, budgets[:3]), *svg)
+}
+
+// candidates are the policies of the front, exact trimming first.
+var candidates []quality.Candidate
+
+// sliceNames and slicePrefixes are the corpus slices of the front: a
+// session is in a slice when its name has one of the prefixes (cachesim's
+// coding session is built from the same conversations).
+var (
+	sliceNames    = []string{"coding (Claude Code, OpenHands, SWE-agent)", "all 61"}
+	slicePrefixes = [][]string{{"claude-code", "openhands", "swe-agent"}, {""}}
+)
+
+// inSlice reports whether the session named name is in slice k.
+func inSlice(name string, k int) bool {
+	for _, p := range slicePrefixes[k] {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// front replays every candidate on every session at each budget, once,
+// and prints the front per slice and budget (member reports whether
+// session i counts in slice k); it returns the totals, [budget][candidate][slice].
+func front(sessions []quality.Session, member func(i, k int) bool, budgets []quality.Budget) [][][]quality.Stats {
+	cands := candidates
+	st := make([][][]quality.Stats, len(budgets))
+	for b, bud := range budgets {
+		st[b] = make([][]quality.Stats, len(cands))
+		for c, cand := range cands {
+			st[b][c] = make([]quality.Stats, len(sliceNames))
+			start := time.Now()
+			for i := range sessions {
+				s, err := quality.Replay(&sessions[i], bud.For(&sessions[i]), cand.Policy)
+				if err != nil {
+					log.Fatalf("%s, %s, %s: %v", sessions[i].Name, bud.Name, cand.Name, err)
+				}
+				for k := range sliceNames {
+					if member(i, k) {
+						st[b][c][k].Add(s)
+					}
+				}
+			}
+			fmt.Fprintf(os.Stderr, "%s, %s: %.1f s\n", bud.Name, cand.Label, time.Since(start).Seconds())
+		}
+	}
+	for k, name := range sliceNames {
+		for b, bud := range budgets {
+			fmt.Printf("\n### Front: %s, budget %s\n\n", name, bud.Name)
+			fmt.Println("| | policy | requests over budget (sent over) | recall | recall, every request | mean tokens sent (x budget) | tokens sent, every request | billed input | vs exact | vs (a) | prefix rewrites |")
+			fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+			exact, a := st[b][0][k].Billed, 0.0
+			for c, cand := range cands {
+				if cand.Label == "a" {
+					a = st[b][c][k].Billed
+				}
+			}
+			for c, cand := range cands {
+				s := st[b][c][k]
+				vsA := "–"
+				if a > 0 {
+					vsA = fmt.Sprintf("%+.1f%%", 100*(s.Billed/a-1))
+				}
+				fmt.Printf("| %s | %s | %d (%d) | %.3f | %.3f | %.0f (%.2f) | %.2f M | %.2f M | %+.1f%% | %s | %d |\n", cand.Label, cand.Name,
+					s.Requests, s.Over, s.Recall(), s.RecallAll(), s.MeanSent(), float64(s.Sent)/float64(max(s.Budget, 1)),
+					float64(s.AllSent)/1e6, s.Billed/1e6, 100*(s.Billed/exact-1), vsA, s.Rewrites)
+			}
+		}
+	}
+	return st
+}
+
+// long returns the long sessions of bench/cachesim (the conversations of
+// each slice concatenated until they hold turns user turns), counted by
+// cachesim.Counter.
+func long(convs []corpus.Conversation, turns int) []quality.Session {
+	out := make([]quality.Session, len(sliceNames))
+	for k := range sliceNames {
+		msgs := corpus.Session(corpus.Select(convs, slicePrefixes[k]...), turns)
+		out[k] = quality.NewCountedSession(sliceNames[k], msgs, cachesim.Counter)
+	}
+	return out
+}
+
+// chart writes the front at 25% of each session's peak to the SVG file
+// svg ("": none).
+func chart(st [][][]quality.Stats, svg string) {
+	_ = st
+	_ = svg
 }
