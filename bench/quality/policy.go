@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	history "github.com/histrim/history"
+	"github.com/histrim/history/fit"
 )
 
 // Budget is a budget for every session: a share of the session's peak
@@ -50,16 +51,25 @@ type Candidate struct {
 }
 
 // Marks are the (trigger, low-water) pairs of the candidates' grid: no
-// trigger (a trim starts past the budget) down to 0.5 or 0.4, and compact
-// triggers from 0.8 to 0.6.
-var Marks = [][2]float64{{1, 0.5}, {1, 0.4}, {0.8, 0.5}, {0.8, 0.4}, {0.7, 0.42}, {0.7, 0.35}, {0.6, 0.36}}
+// trigger (a trim starts past the budget) and no low-water mark (1, 1),
+// no trigger down to 0.9, 0.8, 0.7, 0.6, 0.5 or 0.4, and compact triggers from 0.8
+// to 0.6.
+var Marks = [][2]float64{{1, 1}, {1, 0.9}, {1, 0.8}, {1, 0.7}, {1, 0.6}, {1, 0.5}, {1, 0.4}, {0.8, 0.5}, {0.8, 0.4}, {0.7, 0.42}, {0.7, 0.35}, {0.6, 0.36}}
 
 // KeepRecents are the ElideOptions.KeepRecent values of the grid (3 is
 // the default).
-var KeepRecents = []int{3, 6, 10, 16}
+var KeepRecents = []int{3, 6, 10, 16, 24}
+
+// fitPolicy returns the candidate of package fit's policy opts: through a
+// Trimmer, as fit.New builds it (the budget is the replay's).
+func fitPolicy(label, name string, opts ...history.Option) Candidate {
+	return Candidate{Label: label, Policy: Policy{Name: name, Trimmer: true, TurnStart: history.UserWritten,
+		Options: func(*Session) []history.Option { return opts }}}
+}
 
 // Candidates returns the candidate default policies of the front (issue
-// 34): the baselines (exact and WithTask stateless trims), the documented
+// 34): the baselines (exact and WithTask stateless trims), package fit's
+// default and its two other points (fit.Cheaper, fit.KeepMore), the documented
 // recipes (b: the Trimmer with the task preset and low-water 0.7, fit's
 // placeholder; c: with the compact trigger; d: today's cheap policy, the
 // trigger without the preset; w: the Trimmer with whole turns only), then
@@ -85,6 +95,9 @@ func Candidates() []Candidate {
 		tr("c", "(c) Trimmer, WithTask, trigger 0.6, low-water 0.36", task(history.ElideOptions{}, history.WithTrigger(0.6), history.WithLowWater(0.36))),
 		tr("c1", "Trimmer, WithTask(-1, ElideOptions{KeepRecent: 1, MinTokens: 64}), trigger 0.6, low-water 0.36",
 			task(history.ElideOptions{KeepRecent: 1, MinTokens: 64}, history.WithTrigger(0.6), history.WithLowWater(0.36))),
+		fitPolicy("fit", "fit.New's default (fit.Policy): Trimmer, WithTask(-1, ElideOptions{KeepRecent: 6}), low-water 0.5", fit.Policy()...),
+		fitPolicy("cheaper", "fit.Cheaper(): Trimmer, WithTask(-1, ElideOptions{KeepRecent: 6}), trigger 0.6, low-water 0.36", fit.Cheaper()),
+		fitPolicy("more", "fit.KeepMore(): Trimmer, WithTask(-1, ElideOptions{KeepRecent: 16}), low-water 0.9", fit.KeepMore()),
 		{Label: "d", Policy: Policy{Name: "(d) Trimmer, trigger 0.6, low-water 0.36, WithElision(KeepRecent 1, MinTokens 64), WithStepTrim", Trimmer: true, Options: func(*Session) []history.Option {
 			return []history.Option{history.WithTrigger(0.6), history.WithLowWater(0.36),
 				history.WithElision(history.ElideOptions{KeepRecent: 1, MinTokens: 64}), history.WithStepTrim()}
@@ -94,11 +107,15 @@ func Candidates() []Candidate {
 		for _, k := range KeepRecents {
 			label := fmt.Sprintf("t%g/%g k%d", m[0], m[1], k)
 			name := fmt.Sprintf("Trimmer, WithTask(-1, ElideOptions{KeepRecent: %d}), trigger %g, low-water %g", k, m[0], m[1])
-			extra := []history.Option{history.WithLowWater(m[1])}
-			if m[0] < 1 {
-				extra = append(extra, history.WithTrigger(m[0]))
-			} else {
+			var extra []history.Option
+			switch {
+			case m[0] < 1:
+				extra = []history.Option{history.WithTrigger(m[0]), history.WithLowWater(m[1])}
+			case m[1] < 1:
+				extra = []history.Option{history.WithLowWater(m[1])}
 				name = fmt.Sprintf("Trimmer, WithTask(-1, ElideOptions{KeepRecent: %d}), low-water %g", k, m[1])
+			default:
+				name = fmt.Sprintf("Trimmer, WithTask(-1, ElideOptions{KeepRecent: %d})", k)
 			}
 			out = append(out, tr(label, name, task(history.ElideOptions{KeepRecent: k}, extra...)))
 		}
