@@ -211,9 +211,64 @@ func long(convs []corpus.Conversation, turns int) []quality.Session {
 	return out
 }
 
-// chart writes the front at 25% of each session's peak to the SVG file
-// svg ("": none).
+// chart writes the front at 25% of each session's peak (budget 1 of st)
+// to the SVG file svg ("": none): recall against the input billed, as a
+// share of exact trimming's bill, one point per candidate on the coding
+// sessions; the named policies labelled, the grid's points in grey.
 func chart(st [][][]quality.Stats, svg string) {
-	_ = st
-	_ = svg
+	if svg == "" || len(st) < 2 {
+		return
+	}
+	const (
+		w, h           = 640, 420
+		left, right    = 56, 20
+		top, bottom    = 30, 46
+		xMin, xMax     = 0.4, 1.3 // billed / exact
+		yMin, yMax     = 0.3, 0.9 // recall
+		plotW, plotH   = w - left - right, h - top - bottom
+		named, palette = "exact a b c d fit cheaper more", "#555"
+	)
+	x := func(v float64) float64 { return left + (min(max(v, xMin), xMax)-xMin)/(xMax-xMin)*plotW }
+	y := func(v float64) float64 { return top + (1-(min(max(v, yMin), yMax)-yMin)/(yMax-yMin))*plotH }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", w, h)
+	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="13">Reference recall against billed input, coding sessions, budget 25%% of each session's peak</text>`+"\n", left)
+	for v := xMin; v <= xMax+1e-9; v += 0.1 {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#eee"/><text x="%.1f" y="%d" text-anchor="middle">%.0f%%</text>`+"\n", x(v), top, x(v), top+plotH, x(v), top+plotH+14, 100*v)
+	}
+	for v := yMin; v <= yMax+1e-9; v += 0.1 {
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/><text x="%d" y="%.1f" text-anchor="end">%.1f</text>`+"\n", left, y(v), left+plotW, y(v), left-6, y(v)+4, v)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">billed input, share of exact trimming's (cached read 0.1x, write 1.25x)</text>`+"\n", left+plotW/2, h-8)
+	fmt.Fprintf(&b, `<text transform="translate(14 %d) rotate(-90)" text-anchor="middle">reference recall</text>`+"\n", top+plotH/2)
+	exact := st[1][0][0].Billed
+	for pass := range 2 { // the grid first, the named points over it
+		for c, cand := range candidates {
+			s := st[1][c][0]
+			px, py := x(s.Billed/exact), y(s.Recall())
+			isNamed := strings.Contains(" "+named+" ", " "+cand.Label+" ")
+			switch {
+			case pass == 0 && !isNamed:
+				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#bbb"><title>%s: recall %.3f, billed %.0f%%</title></circle>`+"\n", px, py, cand.Name, s.Recall(), 100*s.Billed/exact)
+			case pass == 1 && isNamed:
+				label := cand.Label
+				if r := s.Billed / exact; r > xMax {
+					label += fmt.Sprintf(" (billed %.0f%%, off the chart)", 100*r)
+				}
+				fill := palette
+				if strings.HasPrefix(cand.Name, "fit") {
+					fill = "#c03"
+				}
+				anchor, tx := "start", px+6
+				if px > left+plotW*0.7 {
+					anchor, tx = "end", px-6
+				}
+				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"><title>%s: recall %.3f, billed %.0f%%</title></circle><text x="%.1f" y="%.1f" fill="%s" text-anchor="%s">%s</text>`+"\n", px, py, fill, cand.Name, s.Recall(), 100*s.Billed/exact, tx, py-5, fill, anchor, label)
+			}
+		}
+	}
+	b.WriteString("</svg>\n")
+	if err := os.WriteFile(svg, []byte(b.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
 }
