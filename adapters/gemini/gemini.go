@@ -26,6 +26,13 @@ var ErrInvalidContent = errors.New("history/gemini: invalid content")
 // ErrUnpaired is wrapped by *PairingError, which Validate returns.
 var ErrUnpaired = errors.New("history/gemini: function calls and responses are not paired")
 
+// ErrNoContents is returned by Validate for a request without contents,
+// which Gemini refuses with HTTP 400 INVALID_ARGUMENT ("*
+// GenerateContentRequest.contents: contents is not specified"). Trim
+// returns no contents when the sweep leaves none (contents holding only
+// model contents, or only orphans): such a trim cannot be sent.
+var ErrNoContents = errors.New("history/gemini: no contents: Gemini refuses a request without any")
+
 // ErrMissingSignature is wrapped by *SignatureError, which Validate
 // returns for a function call Gemini 3 rejects for want of a thought
 // signature.

@@ -306,6 +306,19 @@ func TestTrimOverBudget(t *testing.T) {
 	}
 }
 
+// TestValidateNoContents: a request without contents is refused by
+// Gemini ("contents is not specified"), and by Validate (it passed).
+func TestValidateNoContents(t *testing.T) {
+	for _, in := range [][]*genai.Content{nil, {}} {
+		if err := Validate(in); !errors.Is(err, ErrNoContents) {
+			t.Errorf("Validate(%#v) = %v, want ErrNoContents", in, err)
+		}
+	}
+	if err := Validate([]*genai.Content{text("user", "hi")}); err != nil {
+		t.Errorf("one user content: %v", err)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	u := func(s string) *genai.Content { return text("user", s) }
 	m := func(parts ...*genai.Part) *genai.Content { return &genai.Content{Role: "model", Parts: parts} }
@@ -316,7 +329,6 @@ func TestValidate(t *testing.T) {
 		bad    int // index of the violation, -1 for none
 		reason string
 	}{
-		{"empty", nil, -1, "nothing to pair"},
 		{"plain chat", []*genai.Content{u("hi"), text("model", "hello"), u("bye")}, -1, "no calls"},
 		{"ids", []*genai.Content{u("x"), m(call("1", "f", nil), call("2", "f", nil)), r(resp("2", "f", nil), resp("1", "f", nil))}, -1, "ids pair in any order"},
 		{"names", []*genai.Content{u("x"), m(call("", "f", nil), call("", "g", nil)), r(resp("", "g", nil), resp("", "f", nil))}, -1, "names pair without ids"},
@@ -804,6 +816,7 @@ func TestContract(t *testing.T) {
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[content] { return NewTrimmer(contractSystem, opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,
+		Task:       func(s string) content { return text("user", s) },
 		Invalid:    []content{text("user", "hi"), nil},
 		Bad:        1,
 		Unpaired:   contractConversation()[:2],

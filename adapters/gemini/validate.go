@@ -34,13 +34,16 @@ func (e *SignatureError) Error() string {
 func (e *SignatureError) Unwrap() error { return ErrMissingSignature }
 
 // Validate checks contents against the rules the Gemini API enforces on
-// function calling (it answers a request that breaks them with HTTP 400,
+// the order of contents and on function calling (it answers a request
+// that breaks them with HTTP 400, "* GenerateContentRequest.contents:
+// contents is not specified",
 // "Please ensure that function call turn comes immediately after a user turn
 // or after a function response turn", "Please ensure that the number of
 // function response parts is equal to the number of function call parts of
 // the function call turn" or, from Gemini 3 on, "Function call is missing a
 // thought_signature in functionCall parts"):
 //
+//   - There is at least one content.
 //   - Every role is "user", "model" or "" (user). Function calls appear only
 //     in model contents, function responses only in user contents.
 //   - A model content with function calls comes immediately after a user
@@ -71,10 +74,10 @@ func (e *SignatureError) Unwrap() error { return ErrMissingSignature }
 // model text there was found (Trim drops one anyway, see the package
 // documentation), and a function call turn there breaks the order rule.
 //
-// Validate returns nil or the first violation, in content order: a
-// *PairingError wrapping ErrUnpaired, a *SignatureError wrapping
-// ErrMissingSignature, or an error wrapping ErrInvalidContent for a nil
-// content or part or an unknown role. It never modifies contents.
+// Validate returns nil or the first violation, in content order:
+// ErrNoContents, a *PairingError wrapping ErrUnpaired, a *SignatureError
+// wrapping ErrMissingSignature, or an error wrapping ErrInvalidContent for
+// a nil content or part or an unknown role. It never modifies contents.
 func Validate(contents []*genai.Content) error {
 	return adapt.Validate(providerRules, contents)
 }
@@ -82,6 +85,11 @@ func Validate(contents []*genai.Content) error {
 // providerRules is the provider's rules table that Validate walks
 // (docs/providers.md). On one content, a row above reports first.
 var providerRules = []adapt.Rule[*genai.Content]{{
+	Rule:   "a request holds at least one content",
+	Answer: "* GenerateContentRequest.contents: contents is not specified",
+	Source: "vercel/ai#3775, NousResearch/hermes-agent#57942",
+	Check:  checkNotEmpty,
+}, {
 	Rule:   "contents are user or model contents; function calls only in model contents, function responses only in user contents",
 	Answer: "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
 	Source: "continuedev/continue#11164, google.golang.org/genai Content",
@@ -102,6 +110,14 @@ var providerRules = []adapt.Rule[*genai.Content]{{
 	Source: "google-gemini/gemini-cli#18509",
 	Check:  checkResponses,
 }}
+
+// checkNotEmpty reports a request without contents.
+func checkNotEmpty(contents []*genai.Content) (int, error) {
+	if len(contents) == 0 {
+		return 0, ErrNoContents
+	}
+	return -1, nil
+}
 
 // shape counts the function calls and responses of c, and reports
 // whether c and its parts are all set.

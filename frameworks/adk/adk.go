@@ -3,6 +3,7 @@ package adk
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/histrim/history"
@@ -76,9 +77,20 @@ type Callbacks struct {
 	cfg Config
 	cal *history.Calibration
 
-	mu   sync.Mutex
-	sent map[callKey]history.Result // the Result behind each model call under way
+	mu sync.Mutex
+	// sent is the count of what each model call under way sent
+	// (Result.TokensAfter), for AfterModel to observe against Gemini's;
+	// old is the generation before, looked up too. A figure is released
+	// with its call (AfterModel, OnModelError, the plugin's AfterRun) and
+	// in any case after maxPending newer calls (see remember): a call
+	// that ends where no callback of this package runs leaves a few bytes,
+	// for a while.
+	sent, old map[callKey]int
 }
+
+// maxPending is how many model calls a generation of Callbacks.sent
+// holds: the calls under way at once that can all be observed.
+var maxPending = 1024
 
 // callKey names one model call under way: an invocation's branch of one
 // agent calls its model once at a time.
@@ -93,7 +105,7 @@ func New(cfg Config) (*Callbacks, error) {
 	if cfg.Budget <= 0 {
 		return nil, ErrNoBudget
 	}
-	c := &Callbacks{cfg: cfg, cal: cfg.Calibration, sent: make(map[callKey]history.Result)}
+	c := &Callbacks{cfg: cfg, cal: cfg.Calibration}
 	if c.cal == nil {
 		c.cal = &history.Calibration{}
 	}
@@ -112,7 +124,24 @@ func (c *Callbacks) Plugin() (*plugin.Plugin, error) {
 		BeforeModelCallback:  c.BeforeModel,
 		AfterModelCallback:   c.AfterModel,
 		OnModelErrorCallback: c.OnModelError,
+		AfterRunCallback:     c.afterRun,
 	})
+}
+
+// afterRun releases what the invocation's model calls left: calls that
+// ended where no callback of this package ran (a callback after this
+// one answered in the model's place, the stream was abandoned).
+func (c *Callbacks) afterRun(ctx agent.InvocationContext) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := ctx.InvocationID()
+	for _, m := range []map[callKey]int{c.sent, c.old} {
+		for k := range m {
+			if k.invocation == id {
+				delete(m, k)
+			}
+		}
+	}
 }
 
 // Install adds the callbacks to an agent's configuration, before its own
@@ -147,8 +176,12 @@ func (c *Callbacks) report(err error) {
 // calibrated; it never answers in the model's place (its response is
 // always nil). A request whose latest turn alone exceeds the budget is
 // sent with the smallest contents that keep it; one that does not
-// convert is sent as it was, its error given to Config.OnError.
+// convert is sent as it was, its error given to Config.OnError; so is
+// one the trim would leave without contents (only model contents, or
+// only orphans: Gemini refuses a request without contents), with an
+// error wrapping gemini.ErrNoContents.
 func (c *Callbacks) BeforeModel(ctx agent.CallbackContext, req *model.LLMRequest) (*model.LLMResponse, error) {
+	c.forget(ctx) // a figure left by an earlier call must not be observed against this one
 	if req == nil || len(req.Contents) == 0 {
 		return nil, nil
 	}
@@ -158,10 +191,17 @@ func (c *Callbacks) BeforeModel(ctx agent.CallbackContext, req *model.LLMRequest
 		c.report(err)
 		return nil, nil
 	}
+	if len(out) == 0 {
+		c.report(errNoContents)
+		return nil, nil
+	}
 	req.Contents = out
-	c.remember(ctx, res)
+	c.remember(ctx, res.TokensAfter)
 	return nil, nil
 }
+
+// errNoContents reports a trim that left nothing to send.
+var errNoContents = fmt.Errorf("history/adk: the trim leaves no contents; the request is sent as it came: %w", gemini.ErrNoContents)
 
 // OnModelError recovers from Gemini's rejection of req for its length
 // (history.IsContextOverflow: HTTP 400 INVALID_ARGUMENT, "The input token
@@ -169,9 +209,11 @@ func (c *Callbacks) BeforeModel(ctx agent.CallbackContext, req *model.LLMRequest
 // req.Contents with gemini.RecoverOverflow below the sizes Gemini stated
 // and resends req through Config.Model, at most MaxRetries times, and
 // returns the answer in place of the error. Any other error, a rejection
-// with nothing left to drop, or no Config.Model, leaves Gemini's error
-// as it is (nil, nil). A resend is not streamed.
+// with nothing left to drop (or that would leave no contents), or no
+// Config.Model, leaves Gemini's error as it is (nil, nil). A resend is
+// not streamed.
 func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMRequest, llmErr error) (*model.LLMResponse, error) {
+	c.forget(ctx) // the call failed: unless a resend is answered, there is nothing to observe
 	if c.cfg.Model == nil || req == nil || !history.IsContextOverflow(llmErr) {
 		return nil, nil
 	}
@@ -183,13 +225,13 @@ func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMReques
 	err := llmErr
 	for attempt := 1; attempt <= retries && history.IsContextOverflow(err); attempt++ {
 		out, res, rerr := gemini.RecoverOverflow(system(req), req.Contents, err, attempt, opts...)
-		if rerr != nil {
+		if rerr != nil || len(out) == 0 {
 			return nil, nil // nothing left to drop: Gemini's error stands
 		}
 		req.Contents = out
-		c.remember(ctx, res)
 		var resp *model.LLMResponse
 		if resp, err = generate(ctx, c.cfg.Model, req); err == nil {
+			c.remember(ctx, res.TokensAfter) // for AfterModel, which ADK calls on the answer
 			return resp, nil
 		}
 	}
@@ -220,32 +262,49 @@ func generate(ctx agent.CallbackContext, m model.LLM, req *model.LLMRequest) (*m
 // recovery, the resent one), and saves the Calibration under
 // Config.StateKey. It never changes the response (it returns nil, nil).
 func (c *Callbacks) AfterModel(ctx agent.CallbackContext, resp *model.LLMResponse, llmErr error) (*model.LLMResponse, error) {
-	if llmErr != nil || resp == nil || resp.Partial || resp.UsageMetadata == nil || resp.UsageMetadata.PromptTokenCount <= 0 {
+	if llmErr == nil && resp != nil && resp.Partial {
+		return nil, nil // more of the response is coming
+	}
+	sent, ok := c.take(ctx) // the call is over: its figure goes, observed or not
+	if !ok || llmErr != nil || resp == nil || resp.UsageMetadata == nil || resp.UsageMetadata.PromptTokenCount <= 0 {
 		return nil, nil
 	}
-	res, ok := c.take(ctx)
-	if !ok {
-		return nil, nil
-	}
-	adapt.Observe(c.cal, res.TokensAfter, int(resp.UsageMetadata.PromptTokenCount), c.cfg.OnObserve)
+	adapt.Observe(c.cal, sent, int(resp.UsageMetadata.PromptTokenCount), c.cfg.OnObserve)
 	c.save(ctx)
 	return nil, nil
 }
 
-func (c *Callbacks) remember(ctx agent.ReadonlyContext, res history.Result) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sent[keyOf(ctx)] = res
-}
-
-func (c *Callbacks) take(ctx agent.ReadonlyContext) (history.Result, bool) {
+// remember keeps sent, the count of what the model call of ctx sends,
+// for AfterModel. When the generation is full it becomes the old one,
+// and the old one goes: a figure outlives at most 2*maxPending newer
+// ones, whatever callbacks ADK skips.
+func (c *Callbacks) remember(ctx agent.ReadonlyContext, sent int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := keyOf(ctx)
-	res, ok := c.sent[k]
-	delete(c.sent, k)
-	return res, ok
+	delete(c.old, k)
+	if c.sent == nil || len(c.sent) >= maxPending {
+		c.old, c.sent = c.sent, make(map[callKey]int)
+	}
+	c.sent[k] = sent
 }
+
+// take returns and releases the figure of the model call of ctx.
+func (c *Callbacks) take(ctx agent.ReadonlyContext) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := keyOf(ctx)
+	sent, ok := c.sent[k]
+	if !ok {
+		sent, ok = c.old[k]
+	}
+	delete(c.sent, k)
+	delete(c.old, k)
+	return sent, ok
+}
+
+// forget releases the figure of the model call of ctx, if any.
+func (c *Callbacks) forget(ctx agent.ReadonlyContext) { c.take(ctx) }
 
 // save writes the Calibration to the session state under StateKey.
 func (c *Callbacks) save(ctx agent.CallbackContext) {

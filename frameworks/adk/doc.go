@@ -34,6 +34,20 @@
 // into a history.Calibration, so that the next trims aim at what Gemini
 // counts; with Config.StateKey it is kept in the session state.
 //
+// A request is never sent without contents, which Gemini refuses
+// ("contents is not specified"): when the trim would leave none (the
+// contents hold only model contents, as a session holding nothing but the
+// agent's greeting gives, or only orphans), the request is sent as it
+// came and Config.OnError receives an error wrapping gemini.ErrNoContents;
+// after an overflow, nothing empty is resent.
+//
+// Between BeforeModel and AfterModel the callbacks keep one figure per
+// model call, the count of what was sent, and release it with the call:
+// on its final response or error, in OnModelError unless a resend is
+// answered (ADK calls no AfterModel after a model error), when the
+// plugin's run ends, and in any case after 1,024 to 2,048 newer calls, so
+// that nothing outlives its request whichever callbacks ADK skips.
+//
 // # Order
 //
 // ADK v1.6.0 runs the plugins' model callbacks in the order of the

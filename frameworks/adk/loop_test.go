@@ -37,7 +37,7 @@ type output struct {
 }
 
 // tools returns the loop's 20 tools as ADK function tools.
-func tools(t *testing.T, words func(uint64) int) []tool.Tool {
+func tools(t testing.TB, words func(uint64) int) []tool.Tool {
 	t.Helper()
 	out := make([]tool.Tool, len(loopserver.ToolNames))
 	for i, name := range loopserver.ToolNames {
@@ -54,7 +54,7 @@ func tools(t *testing.T, words func(uint64) int) []tool.Tool {
 }
 
 // geminiModel returns ADK's Gemini model for the endpoint at url.
-func geminiModel(t *testing.T, url string) model.LLM {
+func geminiModel(t testing.TB, url string) model.LLM {
 	t.Helper()
 	m, err := gemini.NewModel(context.Background(), "gemini-local", &genai.ClientConfig{
 		APIKey: "local", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: url}})
@@ -66,7 +66,7 @@ func geminiModel(t *testing.T, url string) model.LLM {
 
 // newRunner returns a runner of an llmagent with the loop's tools over m,
 // set up by setup (callbacks, plugins), with an in-memory session service.
-func newRunner(t *testing.T, m model.LLM, words func(uint64) int, setup func(*llmagent.Config, *runner.Config)) (*runner.Runner, session.Service) {
+func newRunner(t testing.TB, m model.LLM, words func(uint64) int, setup func(*llmagent.Config, *runner.Config)) (*runner.Runner, session.Service) {
 	t.Helper()
 	acfg := llmagent.Config{Name: "coder", Model: m, Instruction: loopserver.SystemPrompt, Tools: tools(t, words)}
 	sessions := session.InMemoryService()

@@ -33,7 +33,10 @@
 // as arguments. A tool message is one tool message per result (text,
 // error text, or media as a file), plus a nudge for its other parts.
 // Provider-executed calls and results (web search and the like) count as
-// their JSON and are not paired.
+// their JSON and are not paired. A nil or typed-nil part, a result whose
+// output is nil or a typed nil, and an error output whose error is nil or
+// panics when read (fantasy's providers would dereference them) are a
+// *MessageError.
 //
 // Kept messages are the caller's values. A message the trim changed is a
 // new message of the same role and provider options over the caller's

@@ -3,19 +3,22 @@ package fantasy
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 
 	"charm.land/fantasy"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/errtree"
 	"github.com/histrim/history/internal/mediapart"
 	"github.com/histrim/history/internal/regroup"
 )
 
 // MessageError reports a message the adapter cannot convert: an unknown
-// role, a nil part, a tool call without an id or with an id its message
-// already has, a tool result without a call id, a tool call in a message
-// that is not the assistant's. It wraps [history.ErrInvalidMessage].
+// role, a nil or typed-nil part, a tool call without an id or with an id
+// its message already has, a tool result without a call id or without an
+// output (nil or a typed nil), an error output whose error is nil or
+// panics when read, a tool call in a message that is not the assistant's. It wraps [history.ErrInvalidMessage].
 // Index is the position of the message in the caller's slice, Reason
 // says what is wrong with it.
 type MessageError = adapt.MessageError
@@ -91,9 +94,10 @@ func toMessages(m *fantasy.Message, i int) ([]history.Message, []regroup.Slot, e
 	}
 	h := history.Message{Role: role}
 	var calls []int
+	var ids map[string]bool // the calls' ids, once there are many
 	for k, p := range m.Content {
-		if p == nil {
-			return nil, nil, errors.New("part " + strconv.Itoa(k) + " is nil")
+		if err := checkPart(p, k); err != nil {
+			return nil, nil, err
 		}
 		if c, ok := fantasy.AsMessagePart[fantasy.ToolCallPart](p); ok && !c.ProviderExecuted {
 			if role != history.RoleAssistant {
@@ -102,10 +106,8 @@ func toMessages(m *fantasy.Message, i int) ([]history.Message, []regroup.Slot, e
 			if c.ToolCallID == "" {
 				return nil, nil, errors.New("tool call " + strconv.Itoa(k) + " has no id")
 			}
-			for _, d := range h.ToolCalls {
-				if d.ID == c.ToolCallID {
-					return nil, nil, errors.New("two tool calls with id " + strconv.Quote(c.ToolCallID))
-				}
+			if ids, ok = seen(ids, h.ToolCalls, c.ToolCallID); ok {
+				return nil, nil, errors.New("two tool calls with id " + strconv.Quote(c.ToolCallID))
 			}
 			h.ToolCalls = append(h.ToolCalls, history.ToolCall{ID: c.ToolCallID, Name: c.ToolName, Arguments: c.Input})
 			calls = append(calls, k)
@@ -120,6 +122,29 @@ func toMessages(m *fantasy.Message, i int) ([]history.Message, []regroup.Slot, e
 	return []history.Message{h}, []regroup.Slot{{Native: i, Calls: calls}}, nil
 }
 
+// seen reports whether calls, the calls of a message so far, hold id, and
+// records id: by a scan while they are few, in ids (made here) once they
+// are many, so that a message of n calls costs O(n).
+func seen(ids map[string]bool, calls []history.ToolCall, id string) (map[string]bool, bool) {
+	if ids == nil && len(calls) < 16 {
+		for _, d := range calls {
+			if d.ID == id {
+				return nil, true
+			}
+		}
+		return nil, false
+	}
+	if ids == nil {
+		ids = make(map[string]bool, 2*len(calls))
+		for _, d := range calls {
+			ids[d.ID] = true
+		}
+	}
+	dup := ids[id]
+	ids[id] = true
+	return ids, dup
+}
+
 // toolMessages converts a tool message: one tool message per result, and
 // one user message of history.KindNudge for its other parts (a nudge
 // neither opens a turn nor separates results from their calls).
@@ -129,8 +154,8 @@ func toolMessages(m *fantasy.Message, i int) ([]history.Message, []regroup.Slot,
 	other := []int{}
 	nudge := history.Message{Role: history.RoleUser, Kind: history.KindNudge}
 	for k, p := range m.Content {
-		if p == nil {
-			return nil, nil, errors.New("part " + strconv.Itoa(k) + " is nil")
+		if err := checkPart(p, k); err != nil {
+			return nil, nil, err
 		}
 		r, ok := fantasy.AsMessagePart[fantasy.ToolResultPart](p)
 		if !ok || r.ProviderExecuted {
@@ -163,11 +188,46 @@ func toolMessages(m *fantasy.Message, i int) ([]history.Message, []regroup.Slot,
 	return out, slots, nil
 }
 
-func errorText(err error) string {
-	if err == nil {
-		return ""
+// checkPart returns why p, the part at k, cannot be read or sent: nil or
+// a typed nil (fantasy reads a part by dereferencing it), or a tool
+// result (a provider-executed one too, which is sent as its JSON) whose
+// output is nil or a typed nil, or an error output whose error is nil
+// or panics when read (fantasy's providers send an error output as
+// Error.Error()).
+func checkPart(p fantasy.MessagePart, k int) error {
+	if isNil(p) {
+		return errors.New("part " + strconv.Itoa(k) + " is nil")
 	}
-	return err.Error()
+	r, ok := fantasy.AsMessagePart[fantasy.ToolResultPart](p)
+	if !ok {
+		return nil
+	}
+	if isNil(r.Output) {
+		return errors.New("tool result " + strconv.Itoa(k) + " has no output")
+	}
+	if o, ok := fantasy.AsToolResultOutputType[fantasy.ToolResultOutputContentError](r.Output); ok {
+		if _, ok := errtree.Error(o.Error); o.Error == nil || !ok {
+			return errors.New("tool result " + strconv.Itoa(k) + " has an error output whose error is nil or does not read")
+		}
+	}
+	return nil
+}
+
+// isNil reports whether v is nil or a typed nil: a nil pointer in an
+// interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
+}
+
+// errorText is the text of an error output's error, which checkPart
+// found readable.
+func errorText(err error) string {
+	s, _ := errtree.Error(err)
+	return s
 }
 
 // toPart converts a part that is not a plain tool call or result: text and
@@ -185,8 +245,19 @@ func toPart(p fantasy.MessagePart) history.Part {
 	if f, ok := fantasy.AsMessagePart[fantasy.FilePart](p); ok {
 		return file(f.MediaType, f.Data)
 	}
-	b, _ := json.Marshal(p) // a part that does not encode counts as nothing
-	return history.Part{Type: history.PartText, Text: string(b)}
+	return history.Part{Type: history.PartText, Text: encode(p)}
+}
+
+// encode returns the JSON text of p, or "" when p does not encode (or its
+// MarshalJSON panics): such a part counts as nothing.
+func encode(p fantasy.MessagePart) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	b, _ := json.Marshal(p)
+	return string(b)
 }
 
 // file converts a file's bytes: an image by the dimensions its header

@@ -37,7 +37,7 @@ func tools(words func(uint64) int) []fantasy.AgentTool {
 
 // languageModel returns fantasy's OpenAI-compatible model for the
 // endpoint at url.
-func languageModel(t *testing.T, url string) fantasy.LanguageModel {
+func languageModel(t testing.TB, url string) fantasy.LanguageModel {
 	t.Helper()
 	p, err := openaicompat.New(openaicompat.WithBaseURL(url), openaicompat.WithAPIKey("sk-local"))
 	if err != nil {

@@ -30,7 +30,9 @@ func Overhead(tools []fantasy.Tool, c history.Counter) int {
 		case fantasy.FunctionTool:
 			out = append(out, map[string]any{"type": "function", "function": function{t.Name, t.Description, t.InputSchema}})
 		case *fantasy.FunctionTool:
-			out = append(out, map[string]any{"type": "function", "function": function{t.Name, t.Description, t.InputSchema}})
+			if t != nil {
+				out = append(out, map[string]any{"type": "function", "function": function{t.Name, t.Description, t.InputSchema}})
+			}
 		case nil:
 		default:
 			out = append(out, t)

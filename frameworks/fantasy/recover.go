@@ -1,11 +1,11 @@
 package fantasy
 
 import (
-	"errors"
 	"fmt"
 
 	"charm.land/fantasy"
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/errtree"
 )
 
 // RecoverOverflow trims msgs after the provider rejected them for their
@@ -38,17 +38,34 @@ func RecoverOverflow(msgs []fantasy.Message, providerErr error, attempt int, opt
 // length: a *fantasy.ProviderError whose IsContextTooLarge() holds, or an
 // error history.IsContextOverflow recognises.
 func IsOverflow(err error) bool {
-	var pe *fantasy.ProviderError
-	return errors.As(err, &pe) && pe.IsContextTooLarge() || history.IsContextOverflow(err)
+	return tooLarge(err) != nil || history.IsContextOverflow(err)
 }
+
+// tooLarge returns the first *fantasy.ProviderError in err's tree whose
+// IsContextTooLarge() holds, or nil. The tree is walked without trusting
+// it (errtree.Walk): a typed nil is no ProviderError, and an Unwrap that
+// panics ends its branch.
+func tooLarge(err error) (found *fantasy.ProviderError) {
+	errtree.Walk(err, maxWalk, func(e error) bool {
+		pe, ok := e.(*fantasy.ProviderError)
+		if ok && pe != nil && pe.IsContextTooLarge() {
+			found = pe
+		}
+		return found != nil
+	})
+	return found
+}
+
+// maxWalk bounds the errors tooLarge visits in one tree.
+const maxWalk = 256
 
 // overflow returns err for the core's classifier: a ProviderError that
 // fantasy found too large becomes a contextError stating its sizes in
 // words the core reads (it reads errors by their text and knows no SDK
 // type), wrapping err so that errors.Is and errors.As still find it.
 func overflow(err error) error {
-	var pe *fantasy.ProviderError
-	if !errors.As(err, &pe) || !pe.IsContextTooLarge() {
+	pe := tooLarge(err)
+	if pe == nil {
 		return err
 	}
 	return &contextError{used: pe.ContextUsedTokens, limit: pe.ContextMaxTokens, err: err}

@@ -3,6 +3,7 @@ package genkit
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/firebase/genkit/go/ai"
@@ -14,7 +15,9 @@ import (
 
 // MessageError reports a message the adapter cannot convert: a nil
 // message or part, an unknown role, a tool request outside a model
-// message, a tool response outside a tool message. It wraps
+// message, a tool response outside a tool message, a tool request or
+// response part without its payload (a nil ToolRequest or ToolResponse),
+// a tool request whose input does not encode as JSON. It wraps
 // [history.ErrInvalidMessage]. Index is the position of the message in
 // the caller's slice, Reason says what is wrong with it.
 type MessageError = adapt.MessageError
@@ -128,6 +131,9 @@ func toMessage(m *ai.Message, i int) (history.Message, error) {
 			if m.Role != ai.RoleModel {
 				return h, errors.New("a tool request in a " + string(m.Role) + " message")
 			}
+			if p.ToolRequest == nil {
+				return h, errors.New("tool request " + strconv.Itoa(k) + " has no payload (ToolRequest is nil)")
+			}
 			args, err := json.Marshal(p.ToolRequest.Input)
 			if err != nil {
 				return h, errors.New("tool request " + strconv.Itoa(k) + ": " + err.Error())
@@ -167,10 +173,17 @@ func toolMessages(m *ai.Message, i int, open *[]history.ToolCall) ([]history.Mes
 			continue
 		}
 		r := p.ToolResponse
+		if r == nil {
+			return nil, nil, errors.New("tool response " + strconv.Itoa(k) + " has no payload (ToolResponse is nil)")
+		}
 		h := history.Message{Role: history.RoleTool, ToolCallID: "#r" + strconv.Itoa(i) + "." + strconv.Itoa(k), Name: r.Name}
 		if j := answers(*open, r); j >= 0 {
 			h.ToolCallID = (*open)[j].ID
-			*open = append((*open)[:j:j], (*open)[j+1:]...)
+			if j == 0 {
+				*open = (*open)[1:] // the usual order: no copy, so that n responses cost O(n)
+			} else {
+				*open = slices.Delete(*open, j, j+1) // open is the converter's own copy
+			}
 		}
 		if s, ok := r.Output.(string); ok {
 			h.Content = s

@@ -50,6 +50,8 @@ func TestToHistory(t *testing.T) {
 		{ai.NewUserMessage(request("grep", nil)), "a request in a user message"},
 		{ai.NewModelMessage(response("grep", "x")), "a response in a model message"},
 		{ai.NewUserMessage(nil), "a nil part"},
+		{ai.NewModelMessage(&ai.Part{Kind: ai.PartToolRequest}), "a tool request without its payload (it panicked)"},
+		{ai.NewMessage(ai.RoleTool, nil, &ai.Part{Kind: ai.PartToolResponse}), "a tool response without its payload (it panicked)"},
 	} {
 		_, err := ToHistory([]*ai.Message{ai.NewUserTextMessage("first"), tc.in})
 		var me *MessageError

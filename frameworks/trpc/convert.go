@@ -276,7 +276,3 @@ func rebuild(u model.Message, m *history.Message) model.Message {
 		})
 	return u
 }
-
-// errNoMessages is returned for an empty request, which trpc-agent-go
-// never tailors.
-var errNoMessages = errors.New("history/trpc: no messages")

@@ -3,6 +3,7 @@ package trpc
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/histrim/history"
 	"trpc.group/trpc-go/trpc-agent-go/model"
@@ -98,8 +99,8 @@ func (s *Strategy) Counter() *Counter { return &Counter{c: s.counter} }
 // (history.BreadcrumbText) where turns were dropped. A message the trim
 // changed (a tool result Elision elided, an assistant message whose
 // unanswered calls the orphan sweep stripped) is a copy; the caller's
-// messages are never modified. When messages fit, they come back as they
-// are.
+// messages are never modified. When messages fit, or there are none, they
+// come back as they are.
 //
 // It reads a long history from its end: the leading system messages, the
 // latest turn whole, and the messages before it back to the first at
@@ -120,7 +121,7 @@ func (s *Strategy) Counter() *Counter { return &Counter{c: s.counter} }
 // which trpc-agent-go sends as its best effort.
 func (s *Strategy) TailorMessages(ctx context.Context, messages []model.Message, maxTokens int) ([]model.Message, error) {
 	if len(messages) == 0 {
-		return messages, errNoMessages
+		return messages, nil // nothing to tailor
 	}
 	sl, _ := ctx.Value(slotKey{}).(*slot)
 	opts, budget := s.opts, maxTokens
@@ -128,23 +129,37 @@ func (s *Strategy) TailorMessages(ctx context.Context, messages []model.Message,
 		opts = append(opts[:len(opts):len(opts)], history.WithOverhead(sl.overhead))
 		budget = saturatingAdd(maxTokens, sl.overhead)
 	}
+	var event *history.Event // the trim's, reported once the decision stands
+	if s.onTrim != nil {
+		opts = append(opts[:len(opts):len(opts)], history.WithOnTrim(func(e history.Event) { event = &e }))
+	}
 	hist, p, w, err := s.window(messages, budget, opts, false)
 	if err != nil {
 		return messages, err
 	}
-	if s.onTrim != nil {
-		opts = append(opts[:len(opts):len(opts)], history.WithOnTrim(func(e history.Event) {
-			if w > p { // the trim dropped the stand-in for messages[p:w]
-				e.DroppedTurns += turnStarts(messages[p:w]) - 1
-				e.DroppedMessages += w - p - 1
-				e.TokensBefore = -1
-			}
-			s.onTrim(e)
-		}))
-	}
 	res, err := history.TrimToRecentTurns(hist, budget, opts...)
+	if w > p && slices.Contains(res.Kept, p) {
+		// The trim kept the stand-in for messages[p:w]: Config.Options
+		// count otherwise than the Strategy reads (a counter, elision or
+		// overhead given there), so the read stopped too early. Decide on
+		// the whole history.
+		event = nil
+		if hist, p, w, err = s.window(messages, budget, opts, true); err != nil {
+			return messages, err
+		}
+		res, err = history.TrimToRecentTurns(hist, budget, opts...)
+	}
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return messages, err
+	}
+	if event != nil {
+		e := *event
+		if w > p { // the trim dropped the stand-in for messages[p:w]
+			e.DroppedTurns += turnStarts(messages[p:w]) - 1
+			e.DroppedMessages += w - p - 1
+			e.TokensBefore = -1
+		}
+		s.onTrim(e)
 	}
 	if sl != nil {
 		sl.set(res)

@@ -183,6 +183,33 @@ func TestStrategyReadsOnlyTheEnd(t *testing.T) {
 	}
 }
 
+// TestStrategyOptionsCountOtherwise: elision, a counter or a calibration
+// given in Config.Options, not in the fields the Strategy reads the
+// history's end by, make the trim keep more than the read assumed it
+// could: the Strategy then decides on the whole history, as the trim of
+// the whole history does. It sent the stand-in for the unread messages
+// back as the first of them (a tool result without its call, found by
+// FuzzHostile).
+func TestStrategyOptionsCountOtherwise(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		msgs := gen(seed, 30)
+		hist, _ := ToHistory(msgs)
+		total := history.Estimate(hist, nil)
+		cal := &history.Calibration{}
+		cal.Observe(1000, 500) // a provider counting half what the library does
+		cal.Observe(2000, 1000)
+		for _, opts := range [][]history.Option{
+			{history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: -1})},
+			{history.WithCounter(history.CounterFunc(func(m history.Message) int { return len(m.Content) / 16 }))},
+			{history.WithCalibration(cal)},
+		} {
+			for _, budget := range []int{40, total / 20, total / 5, total / 2} {
+				checkEquivalent(t, msgs, Config{Options: opts}, budget)
+			}
+		}
+	}
+}
+
 // FuzzStrategy is TestStrategyReadsOnlyTheEnd over any seed, length,
 // budget and option set.
 func FuzzStrategy(f *testing.F) {
