@@ -226,3 +226,23 @@ func TestDocsNameNoMachinePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeDoor checks that the README's table of the door has a line
+// for every published module, linking its README, so that a new module
+// is not left out of the first page a user reads.
+func TestReadmeDoor(t *testing.T) {
+	readme := readDoc(t, "README.md")
+	_, door, ok := strings.Cut(readme, "\n## The door\n")
+	if !ok {
+		t.Fatal(`README.md has no section "## The door"`)
+	}
+	door, _, _ = strings.Cut(door, "\n## ")
+	for _, m := range modules(t) {
+		if m.Dir == "." {
+			continue
+		}
+		if !strings.Contains(door, "]("+m.Dir+"/README.md)") {
+			t.Errorf("the README's door has no line for %s (a link to %s/README.md)", m.Path, m.Dir)
+		}
+	}
+}
