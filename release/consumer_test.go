@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/internal/version"
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
@@ -50,6 +51,9 @@ import (
 func TestConsumerModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs every published module in a module of its own")
+	}
+	if race.Enabled {
+		t.Skip("runs without the race detector (CI's release step): it runs go commands, no concurrent code of the project's, and took minutes under -race")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -132,6 +136,9 @@ func TestConsumerModule(t *testing.T) {
 func TestCommandInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command twice")
+	}
+	if race.Enabled {
+		t.Skip("runs without the race detector (CI's release step): it runs go commands, no concurrent code of the project's")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
