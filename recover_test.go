@@ -419,7 +419,7 @@ func TestRecoverOverflowHostileError(t *testing.T) {
 
 // TestRecoverOverflowAimsAtTheProvider: a recovery aims at the provider's
 // number; the caching options of the trim (low water, trigger), passed to
-// it as the README's loop does, do not cut deeper.
+// it as the loop of docs/options.md does, do not cut deeper.
 func TestRecoverOverflowAimsAtTheProvider(t *testing.T) {
 	msgs := longChatForCalibration()
 	sent := Estimate(msgs, nil)

@@ -6,112 +6,274 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/internal/version"
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
 )
 
-// published are the modules a release tags, by their directory in the
-// repository.
-var published = map[string]string{
-	"github.com/histrim/history":                      ".",
-	"github.com/histrim/history/adapters/anthropic":   "adapters/anthropic",
-	"github.com/histrim/history/adapters/eino":        "adapters/eino",
-	"github.com/histrim/history/adapters/gemini":      "adapters/gemini",
-	"github.com/histrim/history/adapters/langchaingo": "adapters/langchaingo",
-	"github.com/histrim/history/adapters/openai":      "adapters/openai",
-	"github.com/histrim/history/adapters/responses":   "adapters/responses",
-}
-
-// consumer is a program that imports the core and the openai adapter; the
-// others are imported by every.go, which the test loads but does not
-// compile (their SDKs would take minutes to build in an empty module
-// cache).
-const consumer = `package main
-
-import (
-	"fmt"
-
-	"github.com/histrim/history"
-	hopenai "github.com/histrim/history/adapters/openai"
-	"github.com/openai/openai-go/v3"
-)
-
-func main() {
-	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("be brief"), openai.UserMessage("hello")}
-	out, res, err := hopenai.Trim(msgs, 1000, history.WithStepTrim())
-	fmt.Println(len(out), res.TokensAfter > 0, err)
-}
-`
-
-// TestConsumerModule builds a consumer module that requires the core and
-// every adapter at version.Core with plain require lines, resolved from a
-// file-based module proxy made of this repository's modules (the other
-// dependencies come from the local module cache, or the proxy configured
-// for the go command when it lacks one), with no workspace and no replace:
-// what a user's `go get` of a release gives. It fails when an adapter
-// requires a core version that is not the release (a placeholder, which
-// no proxy serves), or when a published module does not build on its own.
+// TestConsumerModule installs every published module in a module of its
+// own outside the repository, as a user does from the docs, before and
+// after a release, and builds the program its document gives and its
+// example programs, copied as a user copies them (their tests left out).
+//
+// Before the release, the consumer runs the commands of the module's
+// document (beforeRelease: a replace of each module it needs with its
+// directory in a checkout, here a link to this tree; go get; go mod
+// tidy), with the go command's environment as given (its module cache,
+// its proxy for the other dependencies), and builds.
+//
+// After the release, the consumer runs the document's commands that move
+// it to the release (afterRelease: drop the replace lines; go get; go mod
+// tidy), against a file-based module proxy made of this repository's
+// modules at version.Core, in an empty module cache: what a user's go get
+// of the release gives, with plain require lines and no replace. It fails
+// when a module requires a version of another that the release does not
+// tag, when a module's files do not make a module zip, or when its
+// packages do not load from it.
+//
+// After each go get, the module's package must load with -mod=readonly:
+// a module whose go.mod lacks a module its package imports fails there
+// (go mod tidy would add it silently).
+//
+// The consumers build with the build cache the go command has, which
+// holds the SDKs when the modules' own tests or vet ran before (CI). After
+// the release, the consumers of the core and of the go-openai adapter
+// build, the others only load their packages: their files are the ones
+// built before the release, and what the build cache holds was compiled
+// from another module cache (the SDKs of all the modules take minutes to
+// compile anew).
 func TestConsumerModule(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds every module from a proxy")
+		t.Skip("installs every published module in a module of its own")
+	}
+	if race.Enabled {
+		t.Skip("runs without the race detector (CI's release step): it runs go commands, no concurrent code of the project's, and took minutes under -race")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
+	root := repoRoot(t)
+	mods := modules(t)
+	tmp := t.TempDir()
+	// The checkout the commands name, beside the consumers.
+	if err := os.Symlink(root, filepath.Join(tmp, filepath.Base(checkout))); err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
-	for path, dir := range published {
-		publish(t, proxy, module.Version{Path: path, Version: version.Core}, filepath.Join(root, dir))
+	for _, m := range mods {
+		publish(t, proxy, module.Version{Path: m.Path, Version: version.Core}, filepath.Join(root, filepath.FromSlash(m.Dir)))
 	}
-
-	app := filepath.Join(tmp, "consumer")
-	write(t, filepath.Join(app, "main.go"), consumer)
-	every := "package every\n\nimport (\n"
-	for path := range published {
-		every += "\t_ \"" + path + "\"\n"
-	}
-	write(t, filepath.Join(app, "every", "every.go"), every+")\n")
-	var req strings.Builder
-	for path := range published {
-		req.WriteString("\t" + path + " " + version.Core + "\n")
-	}
-	write(t, filepath.Join(app, "go.mod"), "module example.com/consumer\n\ngo 1.24\n\nrequire (\n"+req.String()+")\n")
 
 	cache := strings.TrimSpace(goEnv(t, goBin, "GOMODCACHE"))
 	proxies := "file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(cache, "cache", "download"))
 	if p := strings.TrimSpace(goEnv(t, goBin, "GOPROXY")); p != "" && p != "off" {
 		proxies += "," + p
 	}
-	env := append(os.Environ(), "GOWORK=off", "GOPROXY="+proxies, "GOSUMDB=off", "GONOSUMDB=github.com/histrim",
-		"GOFLAGS=-mod=mod -modcacherw -trimpath", "GOMODCACHE="+filepath.Join(tmp, "modcache"), "GOTOOLCHAIN=local")
-	run := func(args ...string) string {
-		cmd := exec.Command(goBin, args...)
-		cmd.Dir, cmd.Env = app, env
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		t.Logf("go %s: %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-		if err != nil {
-			t.Fatalf("go %s in the consumer module: %v\n%s", strings.Join(args, " "), err, out)
+	// The go command as a user runs it: no workspace, no flags.
+	before := withEnv(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	// ... and after the release, with the release's proxy in an empty
+	// module cache (writable, so that the test can remove it; -trimpath,
+	// so that what it compiles does not depend on the module cache's path
+	// and the build cache keeps it for the next run).
+	after := withEnv(before, "GOPROXY="+proxies, "GONOSUMDB="+corePath, "GOFLAGS=-modcacherw -trimpath",
+		"GOMODCACHE="+filepath.Join(tmp, "modcache"))
+
+	for _, m := range mods {
+		name := m.Dir
+		if name == "." {
+			name = "core"
 		}
-		return string(out)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			need := closure(t, mods, m)
+			app := filepath.Join(tmp, "app-"+strings.ReplaceAll(name, "/", "-"))
+			write(t, filepath.Join(app, "main.go"), program(t, docOf(m)))
+			copyExamples(t, filepath.Join(root, filepath.FromSlash(m.Dir), "examples"), filepath.Join(app, "examples"))
+			run(t, goBin, app, before, "mod", "init", "example.com/app")
+			// What go get of the module gives builds its package: its go.mod
+			// requires every module that package imports.
+			loads := func(env []string) {
+				run(t, goBin, app, env, "list", "-mod=readonly", "-deps", m.Path)
+			}
+
+			commands(t, goBin, app, before, beforeRelease(m, need), loads)
+			run(t, goBin, app, before, "build", "./...")
+
+			commands(t, goBin, app, after, afterRelease(m, need), loads)
+			gomod, err := os.ReadFile(filepath.Join(app, "go.mod"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(gomod), "replace") {
+				t.Fatalf("the consumer's go.mod still replaces a module:\n%s", gomod)
+			}
+			for _, x := range need {
+				if v := strings.TrimSpace(run(t, goBin, app, after, "list", "-m", "-f", "{{.Version}}", x.Path)); v != version.Core {
+					t.Errorf("the consumer got %s %s from the release's proxy, want %s", x.Path, v, version.Core)
+				}
+			}
+			if buildAfter[m.Dir] {
+				run(t, goBin, app, after, "build", "-o", os.DevNull, ".")
+			} else {
+				run(t, goBin, app, after, "list", "-mod=readonly", "-deps", "./...")
+			}
+		})
 	}
-	// Every adapter's packages resolve and load from the published
-	// modules alone; the core and one adapter build and run.
-	run("list", "-deps", "./every")
-	out := run("run", ".")
-	if got := strings.TrimSpace(lastLine(out)); got != "2 true <nil>" {
-		t.Fatalf("the consumer printed %q, want %q", got, "2 true <nil>")
+}
+
+// TestCommandInstall runs the commands of docs/cli.md that install the
+// histrim command: go install in a checkout before the release, and go
+// install of the package at the latest version after it (from a
+// file-based module proxy made of the core at version.Core, in an empty
+// module cache); each must leave a histrim that runs.
+func TestCommandInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command twice")
 	}
+	if race.Enabled {
+		t.Skip("runs without the race detector (CI's release step): it runs go commands, no concurrent code of the project's")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	_, text, _ := strings.Cut(readDoc(t, "docs/cli.md"), "```sh\n")
+	text, _, _ = strings.Cut(text, "```")
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "go install ") {
+			lines = append(lines, line)
+		}
+	}
+	want := []string{"./cmd/histrim", corePath + "/cmd/histrim@latest"}
+	if len(lines) != 2 || !strings.Contains(lines[0], " "+want[0]+" ") || !strings.Contains(lines[1], " "+want[1]+" ") {
+		t.Fatalf("docs/cli.md's first block installs with %q, want go install %s (before the release) and go install %s (after it)", lines, want[0], want[1])
+	}
+	root := repoRoot(t)
+	tmp := t.TempDir()
+	proxy := filepath.Join(tmp, "proxy")
+	publish(t, proxy, module.Version{Path: corePath, Version: version.Core}, root)
+	cache := strings.TrimSpace(goEnv(t, goBin, "GOMODCACHE"))
+	proxies := "file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(cache, "cache", "download"))
+	if p := strings.TrimSpace(goEnv(t, goBin, "GOPROXY")); p != "" && p != "off" {
+		proxies += "," + p
+	}
+	for i, env := range [][]string{
+		withEnv(os.Environ(), "GOFLAGS=", "GOBIN="+filepath.Join(tmp, "before")),
+		withEnv(os.Environ(), "GOWORK=off", "GOFLAGS=-modcacherw -trimpath", "GOBIN="+filepath.Join(tmp, "after"),
+			"GOPROXY="+proxies, "GONOSUMDB="+corePath, "GOMODCACHE="+filepath.Join(tmp, "modcache")),
+	} {
+		dir := root // in the checkout
+		if i == 1 {
+			dir = tmp // anywhere
+		}
+		commands(t, goBin, dir, env, lines[i], nil)
+		bin := filepath.Join(tmp, []string{"before", "after"}[i], "histrim")
+		out, err := exec.Command(bin, "-budget", "900", filepath.Join(root, "cmd", "histrim", "testdata", "chat.jsonl")).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "dropped 2 turns") {
+			t.Errorf("%s: %v\n%s", lines[i], err, out)
+		}
+	}
+}
+
+// copyExamples copies the example programs of a module, in the
+// directories under dir, to the directories of the same names under to:
+// their files but the tests, as a user copies them.
+func copyExamples(t *testing.T, dir, to string) {
+	t.Helper()
+	progs, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, prog := range progs {
+		files, _ := filepath.Glob(filepath.Join(prog, "*"))
+		for _, f := range files {
+			if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() || strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(to, filepath.Base(prog), filepath.Base(f)), string(data))
+		}
+	}
+}
+
+// buildAfter are the modules whose consumers build after the release
+// too, by directory: the core, and an adapter whose SDK compiles in
+// seconds.
+var buildAfter = map[string]bool{".": true, "adapters/goopenai": true}
+
+// commands runs the shell commands of block in dir, as the docs give
+// them: lines joined where they end in a backslash, comments and the
+// checkout's git clone (the test links the tree in its place) left out,
+// and every other command a go command. After each go get it calls
+// afterGet, when it is not nil.
+func commands(t *testing.T, goBin, dir string, env []string, block string, afterGet func(env []string)) {
+	t.Helper()
+	var cmds []string
+	var cur strings.Builder
+	for _, line := range strings.Split(block, "\n") {
+		if i := strings.Index(line, "#"); i >= 0 && (i == 0 || line[i-1] == ' ') {
+			line = strings.TrimRight(line[:i], " ") // a comment
+		}
+		if more, ok := strings.CutSuffix(line, "\\"); ok {
+			cur.WriteString(more + " ")
+			continue
+		}
+		cur.WriteString(line)
+		if s := strings.TrimSpace(cur.String()); s != "" {
+			cmds = append(cmds, s)
+		}
+		cur.Reset()
+	}
+	for _, c := range cmds {
+		args := strings.Fields(c)
+		switch {
+		case args[0] == "git" && args[1] == "clone" && args[len(args)-1] == checkout:
+			continue
+		case args[0] != "go":
+			t.Fatalf("the docs' command %q is not a go command", c)
+		}
+		run(t, goBin, dir, env, args[1:]...)
+		if args[1] == "get" && afterGet != nil {
+			afterGet(env)
+		}
+	}
+}
+
+// run runs the go command with args in dir and returns its output; it
+// fails the test if the command fails.
+func run(t *testing.T, goBin, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("go %s: %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("go %s in the consumer module: %v\n%s%s", strings.Join(args, " "), err, out.String(), stderr.String())
+	}
+	return out.String()
+}
+
+// withEnv returns env with the settings kv (KEY=value) in place of those
+// of the same keys.
+func withEnv(env []string, kv ...string) []string {
+	out := slices.Clone(env)
+	for _, s := range kv {
+		key, _, _ := strings.Cut(s, "=")
+		out = slices.DeleteFunc(out, func(e string) bool { return strings.HasPrefix(e, key+"=") })
+		out = append(out, s)
+	}
+	return out
 }
 
 // publish writes module m, whose files are in dir, to the file-based
@@ -137,7 +299,7 @@ func publish(t *testing.T, proxy string, m module.Version, dir string) {
 	}
 	defer f.Close()
 	if err := modzip.Create(f, m, moduleFiles(t, dir)); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", m.Path, err)
 	}
 }
 
@@ -195,9 +357,4 @@ func goEnv(t *testing.T, goBin, key string) string {
 		t.Fatal(err)
 	}
 	return string(out)
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	return s[strings.LastIndex(s, "\n")+1:]
 }

@@ -29,7 +29,8 @@ func TestServerCompactionV1(t *testing.T) {
 	defer ts.Close()
 	client := anthropic.NewClient(option.WithBaseURL(ts.URL), option.WithAPIKey("test"), option.WithMaxRetries(0),
 		option.WithJSONSet("context_management", map[string]any{"edits": []any{map[string]any{
-			"type": "compact_20260112", "trigger": map[string]any{"type": "input_tokens", "value": 8000}}}}))
+			"type": "compact_20260112", "trigger": map[string]any{"type": "input_tokens", "value": 8000}}}}),
+		option.WithHeaderAdd("anthropic-beta", "compact-2026-01-12")) // compaction is a beta: its header on every request
 	system := []anthropic.TextBlockParam{{Text: loopserver.SystemPrompt}}
 	params := anthropic.MessageNewParams{Model: "claude-sonnet-5-5", MaxTokens: 1024, System: system}
 	tr := NewTrimmer(system)

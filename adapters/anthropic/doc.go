@@ -150,7 +150,8 @@
 // long: N tokens > M maximum", [RecoverOverflow] trims the request that
 // was sent to fit the numbers the API stated, and the caller retries; see
 // its documentation for the loop, and examples/agentloop for a complete
-// runtime against a local server that speaks the API's wire format.
+// runtime (its test runs it against a local server that speaks the API's
+// wire format).
 //
 // # Extended thinking
 //

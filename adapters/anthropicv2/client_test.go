@@ -27,7 +27,8 @@ func TestClientLoop(t *testing.T) {
 		opts := []option.RequestOption{option.WithBaseURL(ts.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)}
 		if compact {
 			opts = append(opts, option.WithJSONSet("context_management", map[string]any{"edits": []any{map[string]any{
-				"type": "compact_20260112", "trigger": map[string]any{"type": "input_tokens", "value": 8000}}}}))
+				"type": "compact_20260112", "trigger": map[string]any{"type": "input_tokens", "value": 8000}}}}),
+				option.WithHeaderAdd("anthropic-beta", "compact-2026-01-12")) // compaction is a beta: its header on every request
 		}
 		client := anthropic.NewClient(opts...)
 		system := []anthropic.TextBlockParam{{Text: loopserver.SystemPrompt, CacheControl: anthropic.NewCacheControlEphemeralParam()}}

@@ -6,8 +6,8 @@
 //
 // # Usage
 //
-// The loop a runtime runs before each request (examples/agentloop runs it
-// against a local endpoint):
+// The loop a runtime runs before each request (examples/agentloop is it
+// as a program; its test runs it against a local endpoint):
 //
 //	var cal history.Calibration // one per model, kept across requests
 //	opts := []history.Option{

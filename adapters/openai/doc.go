@@ -15,7 +15,7 @@
 //
 // A runtime that sends tools and wants every request to fit the model's
 // window, as the provider counts it, runs this loop (examples/agentloop
-// runs it against a local endpoint):
+// is it as a program; its test runs it against a local endpoint):
 //
 //	var cal history.Calibration // one per model, kept across requests
 //	opts := []history.Option{

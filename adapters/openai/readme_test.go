@@ -1,8 +1,9 @@
 package openai_test
 
-// The complete loop of the repository's README, verbatim, compiled and run
-// against the simulated provider, so that the README cannot drift from the
-// API.
+// The complete loop of the repository's docs/options.md (the loop by hand,
+// every option named; it was the README's before the README showed the
+// door), verbatim, compiled and run against the simulated provider, so that
+// the page cannot drift from the API.
 
 import (
 	"context"
@@ -60,7 +61,7 @@ func complete(ctx context.Context, client openai.Client, params openai.ChatCompl
 
 // End of the README block.
 
-// TestREADMELoop runs the README's loop for ten tasks against a provider
+// TestREADMELoop runs that loop for ten tasks against a provider
 // that counts 1.3x: every request succeeds.
 func TestREADMELoop(t *testing.T) {
 	const window = 12_000
@@ -92,13 +93,13 @@ func TestREADMELoop(t *testing.T) {
 	}
 }
 
-// TestREADMEVerbatim holds the loop above to the README's: the block that
-// starts with "var cal history.Calibration" in the repository's README.md
-// is the code between the markers of this file.
+// TestREADMEVerbatim holds the loop above to docs/options.md's: the block
+// that starts with "var cal history.Calibration" in the repository's
+// docs/options.md is the code between the markers of this file.
 func TestREADMEVerbatim(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/options.md")
 	if err != nil {
-		t.Skipf("no README beside the module (%v): the module is used outside the repository", err)
+		t.Skipf("no docs/options.md beside the module (%v): the module is used outside the repository", err)
 	}
 	src, err := os.ReadFile("readme_test.go")
 	if err != nil {
@@ -108,7 +109,7 @@ func TestREADMEVerbatim(t *testing.T) {
 	i := strings.Index(r, "var cal history.Calibration")
 	j := strings.Index(r[i:], "```")
 	if i < 0 || j < 0 {
-		t.Fatal("the README has no loop block")
+		t.Fatal("docs/options.md has no loop block")
 	}
 	s := string(src)
 	a := strings.Index(s, "// The README block, from here to TestREADMELoop.\n")
@@ -118,6 +119,6 @@ func TestREADMEVerbatim(t *testing.T) {
 	}
 	a += len("// The README block, from here to TestREADMELoop.\n")
 	if got, want := strings.TrimSpace(s[a:b]), strings.TrimSpace(r[i:i+j]); got != want {
-		t.Errorf("the README's loop and readme_test.go differ:\nREADME:\n%s\n\ntest:\n%s", want, got)
+		t.Errorf("docs/options.md's loop and readme_test.go differ:\ndocs/options.md:\n%s\n\ntest:\n%s", want, got)
 	}
 }

@@ -23,6 +23,43 @@ func (s *Server) resolveThread(req *request) ([]message, *apiError) {
 	return append(slices.Clip(stored), req.Messages...), nil
 }
 
+// betaOf is the beta header that turns on each beta feature of the
+// request body: the context_management edits, by type, and threads.
+var betaOf = map[string]string{
+	"compact_20260112":         "compact-2026-01-12",
+	"clear_tool_uses_20250919": "context-management-2025-06-27",
+	"clear_thinking_20251015":  "context-management-2025-06-27",
+	"thread":                   "message-threads-2026-08-12",
+}
+
+// checkBetas rejects a request that turns on a beta feature without its
+// beta header (anthropic-beta, one header a value or values joined with
+// commas, as the SDKs send them): Anthropic's guides ask for the header
+// on every request that uses the feature.
+func checkBetas(req *request, h http.Header) *apiError {
+	sent := map[string]bool{}
+	for _, v := range h.Values("anthropic-beta") {
+		for _, b := range strings.Split(v, ",") {
+			sent[strings.TrimSpace(b)] = true
+		}
+	}
+	var features []string
+	if req.ContextManagement != nil {
+		for _, e := range req.ContextManagement.Edits {
+			features = append(features, e.Type)
+		}
+	}
+	if req.Thread != nil {
+		features = append(features, "thread")
+	}
+	for _, f := range features {
+		if beta, ok := betaOf[f]; ok && !sent[beta] {
+			return badRequest("", fmt.Sprintf("%s is a beta feature: send the header `anthropic-beta: %s` to use it.", f, beta))
+		}
+	}
+	return nil
+}
+
 // checkBreakpoints rejects a request with more than 4 cache_control
 // breakpoints, as the API does.
 // Automatic caching (a top-level cache_control) takes one. It also rejects

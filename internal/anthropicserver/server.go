@@ -20,6 +20,13 @@
 //   - message threads: thread {"type":"create"} stores the conversation,
 //     {"type":"continue"} extends it, and an expired or unknown thread is
 //     a 404 thread_not_found;
+//   - the beta header of each beta feature a request turns on: a
+//     compact_20260112 edit without anthropic-beta compact-2026-01-12,
+//     a clear_tool_uses_20250919 or clear_thinking_20251015 edit without
+//     context-management-2025-06-27, a thread without
+//     message-threads-2026-08-12 is a 400 invalid_request_error (the
+//     status and type the API answers for a beta feature asked without
+//     its header; the message is this server's);
 //   - at most 4 cache_control breakpoints, tool pairing, and the window
 //     ("prompt is too long: N tokens > M maximum").
 //
@@ -156,7 +163,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, badRequest("", "malformed request"))
 		return
 	}
-	out, aerr := s.answer(&req, id)
+	aerr := checkBetas(&req, r.Header)
+	var out []byte
+	if aerr == nil {
+		out, aerr = s.answer(&req, id)
+	}
 	if aerr != nil {
 		s.reject(w, aerr)
 		return

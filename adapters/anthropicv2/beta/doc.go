@@ -9,7 +9,11 @@
 //     clear_thinking_20251015, and a continued thread);
 //   - [Guard] returns the options that make the library the hard guard
 //     above the server's trigger, so that each rewrite of the prompt has
-//     one owner (a *GuardError when the budget is not above the trigger);
+//     one owner (a *GuardError when the budget is not above the trigger).
+//     The server's features are betas: send each one's header with every
+//     request (params.Betas: anthropic.AnthropicBetaCompact2026_01_12 for
+//     compaction, AnthropicBetaContextManagement2025_06_27 for context
+//     editing), or the API refuses it;
 //   - [InputTokens] and [Observe] give a history.Calibration the count of
 //     the prompt before the server's edits (input plus cache reads and
 //     writes plus cleared tokens) and skip a request in which a

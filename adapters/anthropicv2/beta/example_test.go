@@ -21,6 +21,7 @@ func ExampleGuard() {
 	params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
 		OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: 8_000}},
 	}}
+	params.Betas = []anthropic.AnthropicBeta{anthropic.AnthropicBetaCompact2026_01_12} // compaction is a beta: its header on every request
 	s := beta.ServerOf(params)
 	fmt.Println("server compacts from", s.CompactTrigger)
 

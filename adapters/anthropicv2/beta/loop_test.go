@@ -36,6 +36,9 @@ func loopTools() []anthropic.BetaToolUnionParam {
 // loopResult is what one loop run counted.
 type loopResult struct {
 	requests, userErrors, guardTrims int
+	// tooLarge counts the trims that returned ErrLatestTurnTooLarge (the
+	// request was sent anyway, as the loop does).
+	tooLarge int
 	// stepTrims counts the requests whose trim dropped steps of the
 	// latest turn, cuts the tool results it cut (history.ElideOptions.Cut).
 	stepTrims, cuts int
@@ -43,9 +46,12 @@ type loopResult struct {
 }
 
 // loopSetup is a loop's server: its window, its compaction trigger, and
-// the most tools a step calls (0: the script's 1 or 2).
+// the most tools a step calls (0: the script's 1 or 2). With clear set,
+// the server clears tool uses (clear_tool_uses_20250919) from trigger
+// instead of compacting.
 type loopSetup struct {
 	window, trigger, burst int
+	clear                  bool
 }
 
 // standard is TestServerCompactionLoop's setup.
@@ -70,6 +76,14 @@ func runLoop(t *testing.T, su loopSetup, server bool, requests int) loopResult {
 		params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
 			OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: int64(su.trigger)}},
 		}}
+		params.Betas = []anthropic.AnthropicBeta{anthropic.AnthropicBetaCompact2026_01_12} // compaction is a beta: its header on every request
+		if su.clear {
+			params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
+				OfClearToolUses20250919: &anthropic.BetaClearToolUses20250919EditParam{
+					Trigger: anthropic.BetaClearToolUses20250919EditTriggerUnionParam{OfInputTokens: &anthropic.BetaInputTokensTriggerParam{Value: int64(su.trigger)}}},
+			}}
+			params.Betas = []anthropic.AnthropicBeta{anthropic.AnthropicBetaContextManagement2025_06_27}
+		}
 		var err error
 		if opts, err = Guard(params, su.window, history.WithCalibration(&cal)); err != nil {
 			t.Fatal(err)
@@ -118,6 +132,9 @@ func send(client *anthropic.Client, tr *Trimmer, params *anthropic.BetaMessageNe
 	out, r, err := tr.Trim(transcript, window)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, r, err
+	}
+	if err != nil {
+		res.tooLarge++
 	}
 	if r.DroppedMessages > 0 {
 		res.guardTrims++
@@ -208,6 +225,42 @@ func TestGuardBursts(t *testing.T) {
 			}
 			if s.Compactions == 0 {
 				t.Errorf("the server never compacted")
+			}
+		})
+	}
+}
+
+// TestClearToolUsesLoop: 200 requests of the agent loop with context
+// editing on (clear_tool_uses_20250919 from 8,000 tokens, its beta header
+// context-management-2025-06-27 on every request) and the library as the
+// hard guard above the trigger (Guard), at the window of
+// TestServerCompactionLoop, then with bursts of 1-4 results per step: no
+// request rejected, no error to the user. The server clears the oldest
+// tool results past its trigger, and the library, which counts the
+// request as the client sends it (before the server's edits), acts only
+// over the window. docs/server-side.md gives the numbers it logs.
+func TestClearToolUsesLoop(t *testing.T) {
+	n := 200
+	if testing.Short() || race.Enabled {
+		n = 60 // the plain run covers all 200
+	}
+	for _, su := range []loopSetup{
+		{window: loopWindow, trigger: loopTrigger, clear: true},
+		{window: loopWindow, trigger: loopTrigger, clear: true, burst: 4},
+	} {
+		t.Run("burst"+strconv.Itoa(su.burst), func(t *testing.T) {
+			r := runLoop(t, su, true, n)
+			s := r.stats
+			t.Logf("window %d, clear_tool_uses from %d, burst %d: requests %d, rejected %d %v, user errors %d, "+
+				"trims over the window %d (latest turn too large %d, steps dropped %d, results cut %d), requests the server edited %d "+
+				"(%d tokens cleared), cache prefix rewrites: client %d, server %d, both %d",
+				su.window, su.trigger, su.burst, s.Requests, s.Requests-s.Accepted, s.Rejected, r.userErrors,
+				r.guardTrims, r.tooLarge, r.stepTrims, r.cuts, s.Edits, s.ClearedTokens, s.ClientRewrites, s.ServerRewrites, s.BothRewrites)
+			if s.Requests != s.Accepted || r.userErrors != 0 {
+				t.Errorf("%d of %d requests rejected (%v), %d errors to the user", s.Requests-s.Accepted, s.Requests, s.Rejected, r.userErrors)
+			}
+			if s.Edits == 0 {
+				t.Errorf("the server never cleared a tool use")
 			}
 		})
 	}

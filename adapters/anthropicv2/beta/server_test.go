@@ -112,6 +112,7 @@ func switchRun(t *testing.T, retarget bool) anthropicserver.Stats {
 	params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
 		OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: loopTrigger}},
 	}}
+	params.Betas = []anthropic.AnthropicBeta{anthropic.AnthropicBetaCompact2026_01_12} // compaction is a beta: its header on every request
 	opts, err := Guard(params, loopWindow)
 	if err != nil {
 		t.Fatal(err)
@@ -243,6 +244,7 @@ func TestGuardRungs(t *testing.T) {
 	params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
 		OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: 4_000}},
 	}}
+	params.Betas = []anthropic.AnthropicBeta{anthropic.AnthropicBetaCompact2026_01_12} // compaction is a beta: its header on every request
 	const window = 6_000
 	opts, err := Guard(params, window)
 	if err != nil {
@@ -336,6 +338,7 @@ func TestCompactionErrorCodes(t *testing.T) {
 	params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
 		OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: 200}},
 	}}
+	params.Betas = []anthropic.AnthropicBeta{anthropic.AnthropicBetaCompact2026_01_12} // compaction is a beta: its header on every request
 	task := anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock(loopserver.Task(1) + strings.Repeat(" context", 400)))
 	params.Messages = []anthropic.BetaMessageParam{task}
 	reply, err := client.Beta.Messages.New(context.Background(), params)

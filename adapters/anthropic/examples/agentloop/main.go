@@ -11,68 +11,94 @@
 //     the oldest steps of a long task (history.WithStepTrim);
 //
 // and when the API still answers "prompt is too long", it trims further
-// with RecoverOverflow and retries, at most twice.
+// with RecoverOverflow and retries, at most twice. The tools stand in for
+// a coding agent's (each returns a long listing).
 //
-// It runs offline: the API is a local httptest server (the adapter's
-// internal/fakeprovider) that counts 1.3 times the library's estimate, as
-// a tokenizer of its own would, and from turn 20 on 1.7 times, as when the
-// model behind a name changes; the real anthropic-sdk-go client talks to it.
-// It prints a summary and exits 0, or 1 if an error reached the loop.
+// Against Anthropic, with a task per argument:
+//
+//	ANTHROPIC_API_KEY=... go run . "Review module mod1 and summarise it"
+//
+// -base-url, -model and -window point it elsewhere. Its test
+// (standin_test.go) runs it for 30 tasks against a local server speaking the
+// Messages API that counts 1.3 times the library's estimate, and from task
+// 20 on 1.7 times, as when the model behind a name changes.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"net/http/httptest"
+	"hash/fnv"
+	"log"
 	"os"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/histrim/history"
 	hanthropic "github.com/histrim/history/adapters/anthropic"
-	"github.com/histrim/history/adapters/anthropic/internal/fakeprovider"
 )
 
-const (
-	window     = 10_000 // the model's input window, in the provider's tokens
-	maxRetries = 2      // RecoverOverflow attempts per request
-	turns      = 30
-)
+// maxRetries bounds the RecoverOverflow attempts per request.
+const maxRetries = 2
 
 func main() {
-	prov := fakeprovider.New(1.3, window)
-	srv := httptest.NewServer(prov)
-	defer srv.Close()
-	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-ant-example"))
-
-	a := newAgent(client, anthropic.MessageNewParams{
-		Model:     fakeprovider.Model,
-		MaxTokens: 1024,
-		System:    []anthropic.TextBlockParam{{Text: "You are a coding agent. Use the tools to inspect and change the repository."}},
-		Tools:     fakeprovider.Tools(),
-	})
-	ctx := context.Background()
-	for turn := 1; turn <= turns; turn++ {
-		if turn == 20 {
-			prov.SetFactor(1.7)
-		}
-		if err := a.runTurn(ctx, fakeprovider.Task(turn)); err != nil {
-			fmt.Fprintf(os.Stderr, "agentloop: turn %d: %v\n", turn, err)
-			os.Exit(1)
-		}
+	baseURL := flag.String("base-url", "https://api.anthropic.com", "the Messages API's base URL")
+	model := flag.String("model", "claude-sonnet-4-5", "the model")
+	window := flag.Int("window", 200_000-8_192, "the tokens a request may hold: the model's window less the reply's room")
+	flag.Parse()
+	tasks := flag.Args()
+	if len(tasks) == 0 {
+		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
+	}
+	a, err := run(context.Background(), config{BaseURL: *baseURL, APIKey: os.Getenv("ANTHROPIC_API_KEY"),
+		Model: *model, Window: *window, Tasks: tasks})
+	if err != nil {
+		log.Fatal(err)
 	}
 	scale, overhead, margin, _ := a.cal.Model()
-	fmt.Printf("%d turns, %d requests (%d trimmed), transcript of %d messages\n", turns, a.requests, a.trimmed, len(a.transcript))
+	fmt.Printf("%d tasks, %d requests (%d trimmed), transcript of %d messages\n", len(tasks), a.requests, a.trimmed, len(a.transcript))
 	fmt.Printf("rejected for length: %d, all recovered by RecoverOverflow\n", a.overflows)
-	fmt.Printf("trimmed requests used %.1f%% of the window on average, as the provider counts\n", 100*float64(a.promptSum)/float64(max(a.trimmed, 1))/window)
 	fmt.Printf("calibration: provider = %.3f x estimate + %.0f tokens (margin %.0f)\n", scale, overhead, margin)
+}
+
+// config is what the loop runs against.
+type config struct {
+	BaseURL, APIKey, Model string
+	// Window is the tokens a request may hold.
+	Window int
+	// Tasks are the user's requests, one turn each.
+	Tasks []string
+	// beforeTask, when set, is called before task n (from 1) is sent.
+	beforeTask func(n int)
+}
+
+// run runs one user turn per task.
+func run(ctx context.Context, cfg config) (*agent, error) {
+	client := anthropic.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey))
+	a := newAgent(client, anthropic.MessageNewParams{
+		Model:     anthropic.Model(cfg.Model),
+		MaxTokens: 1024,
+		System:    []anthropic.TextBlockParam{{Text: "You are a coding agent. Use the tools to inspect and change the repository."}},
+		Tools:     tools(),
+	}, cfg.Window)
+	for i, task := range cfg.Tasks {
+		if cfg.beforeTask != nil {
+			cfg.beforeTask(i + 1)
+		}
+		if err := a.runTurn(ctx, task); err != nil {
+			return nil, fmt.Errorf("agentloop: task %d: %w", i+1, err)
+		}
+	}
+	return a, nil
 }
 
 // agent keeps the whole transcript and sends a trimmed view of it with
 // every request.
 type agent struct {
 	client     anthropic.Client
+	window     int                        // the tokens a request may hold: the model's input window
 	params     anthropic.MessageNewParams // model, system prompt, tools: the same on every request
 	transcript []anthropic.MessageParam
 	cal        history.Calibration // one per model; save it with json.Marshal(&cal) across restarts
@@ -81,8 +107,8 @@ type agent struct {
 	requests, trimmed, overflows, promptSum int
 }
 
-func newAgent(client anthropic.Client, params anthropic.MessageNewParams) *agent {
-	a := &agent{client: client, params: params}
+func newAgent(client anthropic.Client, params anthropic.MessageNewParams, window int) *agent {
+	a := &agent{client: client, params: params, window: window}
 	a.opts = []history.Option{
 		history.WithCalibration(&a.cal),
 		history.WithOverhead(hanthropic.Overhead(params, nil)), // the tools are sent with every request
@@ -108,7 +134,7 @@ func (a *agent) runTurn(ctx context.Context, task string) error {
 		var results []anthropic.ContentBlockParamUnion
 		for _, b := range reply.Content {
 			if call, ok := b.AsAny().(anthropic.ToolUseBlock); ok {
-				results = append(results, anthropic.NewToolResultBlock(call.ID, fakeprovider.RunTool(call.ID), false))
+				results = append(results, anthropic.NewToolResultBlock(call.ID, runTool(call.Name, string(call.Input)), false))
 			}
 		}
 		a.transcript = append(a.transcript, anthropic.NewUserMessage(results...))
@@ -120,7 +146,7 @@ func (a *agent) runTurn(ctx context.Context, task string) error {
 // maxRetries times. The transcript itself is never cut: what was dropped
 // from the request is still there for the next one to reconsider.
 func (a *agent) send(ctx context.Context) (*anthropic.Message, error) {
-	msgs, res, err := hanthropic.Trim(a.params.System, a.transcript, window, a.opts...)
+	msgs, res, err := hanthropic.Trim(a.params.System, a.transcript, a.window, a.opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, err // invalid messages or options
 	}
@@ -153,4 +179,42 @@ func (a *agent) send(ctx context.Context) (*anthropic.Message, error) {
 		}
 		a.overflows++
 	}
+}
+
+// toolNames are the agent's tools.
+var toolNames = []string{
+	"read_file", "write_file", "list_dir", "grep", "glob", "run_tests", "run_command", "git_status",
+	"git_diff", "git_log", "git_blame", "open_pr", "fetch_url", "search_docs", "lint", "format",
+	"build", "list_symbols", "find_references", "rename_symbol",
+}
+
+// tools returns the definitions of the agent's tools, sent with every
+// request.
+func tools() []anthropic.ToolUnionParam {
+	var out []anthropic.ToolUnionParam
+	for _, name := range toolNames {
+		t := anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{
+			Properties: map[string]any{
+				"path":  map[string]any{"type": "string", "description": "Path of the file or directory, relative to the repository root."},
+				"query": map[string]any{"type": "string", "description": "What to look for or run; see the tool's description."},
+			},
+			Required: []string{"path"},
+		}, name)
+		t.OfTool.Description = anthropic.String("Use " + name + " in the repository workspace. Returns plain text.")
+		out = append(out, t)
+	}
+	return out
+}
+
+// runTool stands in for a tool: it returns a listing of 20 to 80 lines, as
+// a grep or a test run does, the same for the same call.
+func runTool(name, input string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name + input))
+	n := 20 + int(h.Sum32()%61)
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%s:%d: func handler%d(ctx context.Context, req *Request) error returns nil when the request is valid\n", name, i+1, i)
+	}
+	return b.String()
 }

@@ -1,18 +1,32 @@
 // Command agent runs a trpc-agent-go agent (llmagent, runner, its OpenAI
-// model, 20 function tools) for 30 user turns against a local OpenAI
-// chat-completions endpoint with a 16k window that counts 1.3 times the
-// library's estimate and answers an overflow with OpenAI's 400. The
-// model tailors with the histrim Strategy and is wrapped to recover and
-// calibrate. It prints what the provider saw.
+// model, function tools) whose model tailors every request with the
+// histrim Strategy and is wrapped with htrpc.Wrap: whole turns go, a tool
+// call never leaves its result, an overflow is recovered from, usage feeds
+// the calibration. The runner's session keeps every event. Copy it; the
+// tools stand in for a coding agent's (each returns a long listing).
+//
+// Against OpenAI, with a task per argument:
+//
+//	OPENAI_API_KEY=... go run . "Review module mod1 and summarise it"
+//
+// -base-url, -model and -window point it at another OpenAI-compatible
+// server. Its test (standin_test.go) runs it for 30 tasks against a local
+// OpenAI chat-completions endpoint with a 16k window that counts 1.3
+// times the library's estimate and answers an overflow with OpenAI's 400.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
 	"log"
+	"os"
+	"strings"
 
 	"github.com/histrim/history"
 	htrpc "github.com/histrim/history/frameworks/trpc"
-	"github.com/histrim/history/internal/loopserver"
 	"trpc.group/trpc-go/trpc-agent-go/agent/llmagent"
 	"trpc.group/trpc-go/trpc-agent-go/model"
 	"trpc.group/trpc-go/trpc-agent-go/model/openai"
@@ -22,50 +36,110 @@ import (
 )
 
 func main() {
-	srv, ts := loopserver.ExampleOpenAI()
-	defer ts.Close()
+	baseURL := flag.String("base-url", "https://api.openai.com/v1", "the OpenAI-compatible API's base URL")
+	name := flag.String("model", "gpt-4o", "the model")
+	window := flag.Int("window", 128_000, "the model's context window, in tokens")
+	flag.Parse()
+	tasks := flag.Args()
+	if len(tasks) == 0 {
+		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
+	}
+	rep, err := run(context.Background(), config{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"),
+		Model: *name, Window: *window, Tasks: tasks})
+	if err != nil {
+		log.Fatal(err)
+	}
+	scale, overhead, _, _ := rep.Calibration.Model()
+	fmt.Printf("%d tasks: %d requests trimmed\n", len(tasks), rep.Trims)
+	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
+}
 
-	var cal history.Calibration
-	trims := 0
+// config is what the agent runs against.
+type config struct {
+	BaseURL, APIKey, Model string
+	// Window is the model's context window.
+	Window int
+	// Tasks are the user's requests, one turn each.
+	Tasks []string
+}
+
+// report is what the agent did.
+type report struct {
+	Trims       int
+	Calibration history.Calibration
+}
+
+// run runs one user turn per task through a trpc-agent-go runner.
+func run(ctx context.Context, cfg config) (*report, error) {
+	rep := &report{}
 	s := htrpc.NewStrategy(htrpc.Config{
-		Calibration: &cal,
-		Elision:     &history.ElideOptions{},
-		StepTrim:    true,
-		OnTrim:      func(history.Event) { trims++ },
+		Calibration: &rep.Calibration,
+		Elision:     &history.ElideOptions{}, // old tool results go first
+		StepTrim:    true,                    // then old steps of a long task
+		OnTrim:      func(history.Event) { rep.Trims++ },
 	})
-	m := htrpc.Wrap(openai.New("local-16k",
-		openai.WithBaseURL(ts.URL+"/v1"), openai.WithAPIKey("sk-local"),
-		openai.WithEnableTokenTailoring(true), openai.WithContextWindow(loopserver.ExampleWindow),
+	m := htrpc.Wrap(openai.New(cfg.Model,
+		openai.WithBaseURL(cfg.BaseURL), openai.WithAPIKey(cfg.APIKey),
+		openai.WithEnableTokenTailoring(true), openai.WithContextWindow(cfg.Window),
 		openai.WithTailoringStrategy(s), openai.WithTokenCounter(s.Counter()),
 		// The calibration learns the provider's count: no 10% margin.
 		openai.WithTokenTailoringConfig(&model.TokenTailoringConfig{ProtocolOverheadTokens: 1, ReserveOutputTokens: 1, SafetyMarginRatio: 1e-4}),
 	), s)
 
 	var tools []tool.Tool
-	for _, name := range loopserver.ToolNames {
-		tools = append(tools, function.NewFunctionTool(func(_ context.Context, in loopserver.ToolArgs) (string, error) {
-			return loopserver.ToolResult(name+in.Path+in.Reason, loopserver.Words(150, 500)), nil
-		}, function.WithName(name), function.WithDescription(loopserver.ToolDescription(name))))
+	for _, name := range toolNames {
+		tools = append(tools, function.NewFunctionTool(func(_ context.Context, args toolArgs) (string, error) {
+			return runTool(name, args.Path+args.Reason), nil
+		}, function.WithName(name), function.WithDescription("Use "+name+" in the repository workspace.")))
 	}
-	ag := llmagent.New("coder", llmagent.WithModel(m), llmagent.WithInstruction(loopserver.SystemPrompt),
-		llmagent.WithTools(tools), llmagent.WithGenerationConfig(model.GenerationConfig{Stream: false}))
+	ag := llmagent.New("coder", llmagent.WithModel(m), llmagent.WithTools(tools),
+		llmagent.WithInstruction("You are a coding agent. Use the tools to inspect the repository before you answer."),
+		llmagent.WithGenerationConfig(model.GenerationConfig{Stream: false}))
 	r := runner.NewRunner("example", ag)
 	defer r.Close()
 
-	failed := 0
-	for turn := 1; turn <= loopserver.ExampleTurns; turn++ {
-		events, err := r.Run(context.Background(), "user", "session", model.NewUserMessage(loopserver.Task(turn)))
+	for i, task := range cfg.Tasks {
+		events, err := r.Run(ctx, "user", "session", model.NewUserMessage(task))
 		if err != nil {
-			log.Fatal(err)
+			return nil, err
 		}
+		var failed error
 		for ev := range events {
-			if ev.Response != nil && ev.Response.Error != nil {
-				failed++
-				log.Printf("turn %d: %s", turn, ev.Response.Error.Message)
+			if ev.Response != nil && ev.Response.Error != nil && failed == nil {
+				failed = fmt.Errorf("task %d: %w", i+1, errors.New(ev.Response.Error.Message))
 			}
 		}
+		if failed != nil {
+			return nil, failed
+		}
 	}
-	if err := loopserver.Report(srv.Stats(), "the runner's session kept whole", trims, failed, &cal); err != nil {
-		log.Fatal(err)
+	return rep, nil
+}
+
+// toolNames are the agent's tools.
+var toolNames = []string{
+	"read_file", "write_file", "list_dir", "grep", "run_tests", "run_command", "git_diff", "git_log",
+	"search_docs", "fetch_url", "open_issue", "comment_issue", "build", "lint", "format_code",
+	"query_db", "describe_table", "read_logs", "deploy_preview", "ask_user",
+}
+
+// toolArgs are the arguments every tool takes.
+type toolArgs struct {
+	// Path is the file or directory the tool works on.
+	Path string `json:"path"`
+	// Reason says why the tool is called.
+	Reason string `json:"reason"`
+}
+
+// runTool stands in for a tool: it returns a listing of 15 to 50 lines, as
+// a grep or a test run does, the same for the same call.
+func runTool(name, arguments string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name + arguments))
+	n := 15 + int(h.Sum32()%36)
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%s:%d: func handler%d(ctx context.Context, req *Request) error returns nil when the request is valid\n", name, i+1, i)
 	}
+	return b.String()
 }

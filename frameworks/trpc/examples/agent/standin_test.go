@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/histrim/history/internal/loopserver"
+	"github.com/histrim/history/internal/race"
+)
+
+// TestAgent runs the program's agent against a local OpenAI
+// chat-completions endpoint (internal/loopserver) with a 16k window that
+// counts 1.3 times the library's estimate, whose scripted model calls the
+// program's tools: no request breaks the tool pairing, every overflow is
+// recovered from, and every turn ends with an answer.
+func TestAgent(t *testing.T) {
+	if !slices.Equal(toolNames, loopserver.ToolNames) {
+		t.Fatalf("the program's tools %v are not those the scripted model calls, %v", toolNames, loopserver.ToolNames)
+	}
+	srv, ts := loopserver.ExampleOpenAI()
+	defer ts.Close()
+	turns := loopserver.ExampleTurns
+	if race.Enabled {
+		turns = 10 // as the framework loops do under the race detector
+	}
+	var tasks []string
+	for turn := 1; turn <= turns; turn++ {
+		tasks = append(tasks, loopserver.Task(turn))
+	}
+	rep, err := run(context.Background(), config{BaseURL: ts.URL + "/v1", APIKey: "sk-local", Model: "local-16k",
+		Window: loopserver.ExampleWindow, Tasks: tasks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := srv.Stats()
+	if err := loopserver.Report(st, "the runner's session kept whole", rep.Trims, 0, &rep.Calibration); err != nil {
+		t.Error(err)
+	}
+	if rep.Trims == 0 || st.Accepted == 0 {
+		t.Errorf("%d trims, %d requests accepted: the loop did not outgrow the window", rep.Trims, st.Accepted)
+	}
+	if p := srv.Problems(); len(p) > 0 {
+		t.Errorf("the server found problems: %v", p)
+	}
+}
