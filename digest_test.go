@@ -32,7 +32,7 @@ func textCost(s string) int { return EstimateText(s) }
 
 func TestDigest(t *testing.T) {
 	text := listing(200, 120, 150)
-	d := digest(text, "/repo/config.go", 120, digestHeadTail, textCost)
+	d := digest(text, "/repo/config.go", 120, digestHeadTail, textCost, nil)
 	require.NotEmpty(t, d)
 	assert.LessOrEqual(t, textCost(d), 120, "the digest fits its size")
 	assert.True(t, strings.HasPrefix(d, "excerpt of /repo/config.go:\n"), "the call's target comes first: %q", d)
@@ -41,7 +41,7 @@ func TestDigest(t *testing.T) {
 	assert.Contains(t, d, "func parseConfigFile(path string) error {", "a definition")
 	assert.Contains(t, d, "panic: runtime error", "an error report")
 	assert.Contains(t, d, " lines]", "the gaps are marked")
-	assert.Equal(t, d, digest(text, "/repo/config.go", 120, digestHeadTail, textCost), "the same input gives the same digest")
+	assert.Equal(t, d, digest(text, "/repo/config.go", 120, digestHeadTail, textCost, nil), "the same input gives the same digest")
 
 	// Gaps count the lines left out: every line is shown or counted once.
 	shown, gaps := 0, 0
@@ -58,12 +58,12 @@ func TestDigest(t *testing.T) {
 
 	// A measure that counts more than the estimate: the digest shrinks to fit it.
 	double := func(s string) int { return 2 * EstimateText(s) }
-	d2 := digest(text, "", 120, digestHeadTail, double)
+	d2 := digest(text, "", 120, digestHeadTail, double, nil)
 	assert.LessOrEqual(t, double(d2), 120)
 	assert.True(t, strings.HasPrefix(d2, "excerpt:"))
 
-	assert.Empty(t, digest(text, "x", 0, digestHeadTail, textCost), "size 0: no digest")
-	assert.Empty(t, digest("", "", 50, digestHeadTail, textCost), "nothing to show")
+	assert.Empty(t, digest(text, "x", 0, digestHeadTail, textCost, nil), "size 0: no digest")
+	assert.Empty(t, digest("", "", 50, digestHeadTail, textCost, nil), "nothing to show")
 }
 
 func TestDigestLongLine(t *testing.T) {
@@ -74,7 +74,7 @@ func TestDigestLongLine(t *testing.T) {
 		b.WriteString(`{"name":"item","value":` + strconv.Itoa(i) + `},`)
 	}
 	b.WriteString(`{"reservation_id":"ZFA04Y"}]}`)
-	d := digest(b.String(), "", 150, digestHeadTail, textCost)
+	d := digest(b.String(), "", 150, digestHeadTail, textCost, nil)
 	assert.LessOrEqual(t, textCost(d), 150)
 	assert.Contains(t, d, "ZFA04Y", "an id deep in a long line")
 	assert.Contains(t, d, `{"items":[`, "the head of the line")

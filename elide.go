@@ -70,8 +70,9 @@ func ElideToolResults(msgs []Message, opts ElideOptions) (ElideResult, error) {
 	if len(cands) == 0 {
 		return ElideResult{Messages: msgs[:len(msgs):len(msgs)]}, nil
 	}
+	mt := &mentions{msgs: msgs, from: cands[0].idx}
 	for i := range cands {
-		cands[i].finish(msgs, c)
+		cands[i].finish(msgs, c, mt)
 	}
 	if err := archive(msgs, cands, &opts); err != nil {
 		return ElideResult{Messages: msgs[:len(msgs):len(msgs)]}, err
@@ -248,8 +249,8 @@ func evalCandidate(m *Message, i, count, from int, calls *callIndex, opts *Elide
 
 // finish builds the digest of cand, a candidate of msgs (the view it was
 // found in) with the budget's Counter c, when it keeps one, and sets its
-// exact saving.
-func (cand *elideCand) finish(msgs []Message, c Counter) {
+// exact saving. mt indexes what later messages mention (nil: nothing).
+func (cand *elideCand) finish(msgs []Message, c Counter, mt *mentions) {
 	if cand.built || cand.argsOnly {
 		return
 	}
@@ -261,7 +262,7 @@ func (cand *elideCand) finish(msgs []Message, c Counter) {
 	}
 	head := cand.head
 	measure := func(d string) int { return clampCount(c.CountMessage(elided(*m, head+"\n"+d))) - cand.bare }
-	if d := digest(resultText(m), target, cand.digest, digestHeadTail, measure); d != "" {
+	if d := digest(resultText(m), target, cand.digest, digestHeadTail, measure, mt.after(cand.idx)); d != "" {
 		cand.text = head + "\n" + d
 	}
 	cand.saved = cand.count - clampCount(c.CountMessage(elided(*m, cand.text))) + cand.argSaved
@@ -270,8 +271,8 @@ func (cand *elideCand) finish(msgs []Message, c Counter) {
 // cutTo turns cand, elided in a plan at tokens, into a cut result whose
 // head and tail digest takes room more tokens than its elided form, and
 // returns the plan's tokens (at most tokens+room). It leaves cand as it
-// is when the cut would not show more.
-func (cand *elideCand) cutTo(msgs []Message, c Counter, room, tokens int, store bool) int {
+// is when the cut would not show more. mt: see finish.
+func (cand *elideCand) cutTo(msgs []Message, c Counter, room, tokens int, store bool, mt *mentions) int {
 	if cand.argsOnly {
 		return tokens
 	}
@@ -288,7 +289,7 @@ func (cand *elideCand) cutTo(msgs []Message, c Counter, room, tokens int, store 
 		target = callTarget(msgs[cand.from].ToolCalls[cand.fromCall].Arguments)
 	}
 	measure := func(d string) int { return clampCount(c.CountMessage(elided(*m, head+"\n"+d))) - bare }
-	d := digest(resultText(m), target, size, cutHeadTail, measure)
+	d := digest(resultText(m), target, size, cutHeadTail, measure, mt.after(cand.idx))
 	if d == "" {
 		return tokens
 	}

@@ -1,8 +1,9 @@
 // This file owns digests: the short excerpt of a tool result that an
 // elided or cut result keeps after its marker (the target of its call,
 // its head and tail, the lines likely to be used again), and the target
-// of a call. A digest is a pure function of the result, its call and its
-// size; it is built only for the results a trim elides or cuts.
+// of a call. A digest is a function of the result, its call, its size and
+// the words that later messages mention (mentions); it is built only for
+// the results a trim elides or cuts.
 
 package history
 
@@ -39,16 +40,18 @@ type digestItem struct {
 
 // digest returns the digest of text, the content of a tool result whose
 // call names target, in at most size tokens as measure counts them
+// (later, when not nil, tells what later messages do with the salient
+// words: see mentions.after)
 // (measure returns the cost of a digest as sent; a digest that measure
 // finds too large loses its last chosen lines until it fits). share is
 // the percentage of size given to head and tail lines before the others.
 // It returns "" when size is 0 or less or nothing fits.
-func digest(text, target string, size, share int, measure func(string) int) string {
+func digest(text, target string, size, share int, measure func(string) int, later func(string) int) string {
 	if size <= 0 || (text == "" && target == "") {
 		return ""
 	}
 	text = strings.TrimRight(text, "\n")
-	items := digestItems(text)
+	items := digestItems(text, later)
 	head := ""
 	if target != "" {
 		head = "excerpt of " + clipText(target, 120) + ":"
@@ -83,8 +86,8 @@ func digest(text, target string, size, share int, measure func(string) int) stri
 
 // digestItems splits text into lines, and long lines into pieces of at
 // most maxItem bytes (cut on rune boundaries), with their costs and
-// scores.
-func digestItems(text string) []digestItem {
+// scores (later: see digest).
+func digestItems(text string, later func(string) int) []digestItem {
 	items := make([]digestItem, 0, strings.Count(text, "\n")+1+len(text)/(4*maxItem))
 	seen := make(map[string]bool, len(text)/128)
 	line := 0
@@ -104,7 +107,7 @@ func digestItems(text string) []digestItem {
 				e--
 			}
 			it := digestItem{start: s, end: e, line: line, piece: piece}
-			it.score = lineScore + newTokens(text[s:e], seen)
+			it.score = lineScore + newTokens(text[s:e], seen, later)
 			items = append(items, it)
 			if e == s {
 				break
@@ -214,11 +217,13 @@ func equalFoldASCII(s, lower string) bool {
 }
 
 // newTokens scores the salient words of s not seen before in the result
-// (seen records them): 2 each, at most 8. Salient words are those a
-// reader copies: paths, dotted, underscored and camelCase names, ids and
-// hashes, error codes.
-func newTokens(s string, seen map[string]bool) int {
-	score := 0
+// (seen records them): 2 each, at most 8, and mentionScore each that a
+// later message mentions, at most 3 of them; a word that a later result
+// shows again scores nothing (later: see mentions.after; nil: none of
+// that is known). Salient words are those a reader copies: paths, dotted,
+// underscored and camelCase names, ids and hashes, error codes.
+func newTokens(s string, seen map[string]bool, later func(string) int) int {
+	score, mentioned := 0, 0
 	for i := 0; i < len(s); {
 		if !wordChar(s[i]) {
 			i++
@@ -241,11 +246,132 @@ func newTokens(s string, seen map[string]bool) int {
 			continue
 		}
 		seen[w] = true
-		if score < 8 {
+		v := 0
+		if later != nil {
+			v = laterOf(w, later)
+		}
+		switch {
+		case v < 0:
+		case v > 0 && mentioned < 3:
+			mentioned++
+			fallthrough
+		default:
 			score += 2
 		}
 	}
-	return score
+	return min(score, 8) + mentioned*mentionScore
+}
+
+// mentionScore is what a digest line scores for each salient word that a
+// later message mentions: more than an error line, so that what the agent
+// went on to use goes first.
+const mentionScore = 10
+
+// mentionKeys calls f with the keys a salient word w is indexed and
+// looked up by, until f returns true: w and each of its suffixes after a
+// '/' or a '.' that is itself salient (a path's file name, a dotted
+// name's last part).
+func mentionKeys(w string, f func(string) bool) bool {
+	if f(w) {
+		return true
+	}
+	for k := 0; k < len(w)-1; k++ {
+		if (w[k] == '/' || w[k] == '.') && len(w)-k-1 >= 4 && salientWord(w[k+1:]) && f(w[k+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// laterOf returns what later says of w itself (a later result shows it:
+// -1), or else of the first of its keys a later message mentions (1), or
+// 0.
+func laterOf(w string, later func(string) int) int {
+	if v := later(w); v != 0 {
+		return v
+	}
+	if mentionKeys(w, func(k string) bool { return later(k) > 0 }) {
+		return 1
+	}
+	return 0
+}
+
+// mentions indexes the salient words of a view from index from on: each
+// at the index of the last message that mentions it (the text of assistant
+// and user-role messages, and the arguments of tool calls), and of the
+// last tool result that shows it. A digest prefers the lines of a result
+// whose words a later message went on to mention (an identifier, a path
+// or an error the agent used again is likely used once more), and gives no
+// credit for the words a later result shows again (that result is the
+// current one: a re-read file, a listing run again). It is built on first
+// use.
+type mentions struct {
+	msgs          []Message
+	from          int
+	last, results map[string]int
+}
+
+// after returns the test of a digest for the result at index i: 1 when a
+// message after it mentions a word (and no later result shows it), -1
+// when a later result shows it, 0 otherwise. A nil mentions has none.
+func (mt *mentions) after(i int) func(string) int {
+	if mt == nil {
+		return nil
+	}
+	if mt.last == nil {
+		mt.build()
+	}
+	return func(w string) int {
+		if j, ok := mt.results[w]; ok && j > i {
+			return -1
+		}
+		if j, ok := mt.last[w]; ok && j > i {
+			return 1
+		}
+		return 0
+	}
+}
+
+func (mt *mentions) build() {
+	mt.last, mt.results = map[string]int{}, map[string]int{}
+	for i := max(mt.from, 0); i < len(mt.msgs); i++ {
+		m := &mt.msgs[i]
+		switch {
+		case m.Role == RoleSystem || m.Kind == KindElided:
+		case m.Role == RoleTool:
+			mt.index(mt.results, resultText(m), i)
+		default:
+			mt.index(mt.last, resultText(m), i)
+			for _, c := range m.ToolCalls {
+				mt.index(mt.last, c.Arguments, i)
+			}
+		}
+	}
+}
+
+// index records the salient words of s in at, at i (see mentionKeys).
+func (mt *mentions) index(at map[string]int, s string, i int) {
+	for a := 0; a < len(s); {
+		if !wordChar(s[a]) {
+			a++
+			continue
+		}
+		b := a
+		for b < len(s) && wordChar(s[b]) {
+			b++
+		}
+		x, y := a, b
+		a = b
+		for x < y && (s[x] == '.' || s[x] == '-' || s[x] == '/') {
+			x++
+		}
+		for y > x && (s[y-1] == '.' || s[y-1] == '-' || s[y-1] == '/') {
+			y--
+		}
+		if w := s[x:y]; len(w) >= 4 && salientWord(w) {
+			mentionKeys(w, func(k string) bool { at[k] = i; return false })
+		}
+	}
 }
 
 func wordChar(c byte) bool {

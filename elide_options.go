@@ -93,14 +93,18 @@ type ElideOptions struct {
 	// stays in view: the target of its call (the path it read, the
 	// command it ran), its first and last lines, and the lines that
 	// report errors, define things or carry identifiers, paths and ids
-	// not seen earlier in the result, in their order, with the gaps
-	// marked ("[… 12 lines …]"; a line longer than 160 bytes is shown in
-	// pieces). The digest costs at most Digest tokens, and at most half
-	// of what eliding the result saves, as the budget's Counter counts
-	// the elided result (the trim's, or Counter for [ElideToolResults]).
-	// It is a pure function of the result, its call and these options, so
-	// the same result always gets the same digest (the prompt cache
-	// survives), and it counts against the budget. A custom Placeholder
+	// not seen earlier in the result (first those that later messages of
+	// the history went on to mention, in their text or their calls'
+	// arguments; no credit for those a later tool result shows again), in
+	// their order, with the gaps marked ("[… 12 lines …]"; a line longer
+	// than 160 bytes is shown in pieces). The digest costs at most Digest
+	// tokens, and at most half of what eliding the result saves, as the
+	// budget's Counter counts the elided result (the trim's, or Counter
+	// for [ElideToolResults]). It is a function of the result, its call,
+	// these options and the messages after it, so the same history always
+	// gives the same digest; a [Trimmer] keeps it until its next
+	// maintenance point, where later mentions may change it. It counts
+	// against the budget. A custom Placeholder
 	// is followed by the digest too, after a newline. A trim builds
 	// digests only for the results it elides. 0 or less: no digest, the
 	// placeholder alone.

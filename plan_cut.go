@@ -52,7 +52,7 @@ func (p *planner) chooseCuts(items, elide, at []int, tokens, limit int) (after i
 		m := &p.view[k.idx]
 		measure := func(d string) int { return clampCount(c.CountMessage(elided(*m, k.head+"\n"+d))) - k.bare }
 		text := k.head
-		if d := digest(resultText(m), k.target, lo, cutHeadTail, measure); d != "" {
+		if d := digest(resultText(m), k.target, lo, cutHeadTail, measure, nil); d != "" {
 			text += "\n" + d
 		}
 		saved := k.count - clampCount(c.CountMessage(elided(*m, text)))

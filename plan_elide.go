@@ -17,13 +17,14 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 		return tokens, nil, nil
 	}
 	hits := p.elisionOrder(items, tokens)
+	mt := &mentions{msgs: p.view, from: p.cands[0].idx}
 	k := 0
 	for ; k < len(hits); k++ {
 		if tokens <= p.target && !p.c.prune {
 			break
 		}
 		c := &p.cands[hits[k].ci]
-		c.finish(p.view, p.o.counter)
+		c.finish(p.view, p.o.counter, mt)
 		elide = append(elide, hits[k].ci)
 		at = append(at, hits[k].j)
 		tokens -= c.saved
@@ -31,7 +32,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	if e := p.o.elide; e.Cut && !p.c.prune && k > 0 && tokens < p.target {
 		// The result whose elision brought the plan within the target is
 		// cut instead, to a digest that fills the room left.
-		tokens = p.cands[hits[k-1].ci].cutTo(p.view, p.o.counter, p.target-tokens, tokens, e.Store != nil)
+		tokens = p.cands[hits[k-1].ci].cutTo(p.view, p.o.counter, p.target-tokens, tokens, e.Store != nil, mt)
 	}
 	sortPairs(elide, at)
 	if p.o.elide.ClearArguments <= 0 {
@@ -59,7 +60,7 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	for ; k < len(hits) && tokens > p.target && !p.c.prune; k++ {
 		h := hits[k]
 		c := &p.cands[h.ci]
-		c.finish(p.view, p.o.counter)
+		c.finish(p.view, p.o.counter, mt)
 		elide = append(elide, h.ci)
 		at = append(at, h.j)
 		tokens -= c.saved - c.argSaved

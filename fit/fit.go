@@ -87,7 +87,6 @@ func Options(m models.Model) []history.Option {
 		history.WithModel(m),
 		history.WithCounter(Counter(m)),
 		history.WithCalibration(new(history.Calibration)),
-		history.WithTask(-1, history.ElideOptions{}),
 	}, Policy()...)
 }
 
@@ -103,14 +102,66 @@ func Counter(m models.Model) history.Counter {
 	return history.NewCache(history.Heuristic(), 0)
 }
 
-// Policy returns the default cache policy's options: at a maintenance
-// point the prompt is trimmed down to a low-water mark, so that the next
-// requests append to a cached prefix instead of rewriting it (see
-// docs/prompt-caching.md for the measurements behind the choice).
+// Policy returns the default policy's options, chosen on the shared
+// corpus against the bill, the prefix rewrites and what the agent goes on
+// to use (docs/prompt-caching.md, "Choosing the default"): the task
+// preset ([history.WithTask], no goal named) with the 6 most recent tool
+// results whole and digests of up to 1,600 tokens (at most half of what
+// eliding a result saves: the larger the result, the more of it stays),
+// and at a maintenance point the prompt trimmed down to [DefaultLowWater]
+// of the budget, so that the next requests append to a cached prefix
+// instead of rewriting it.
+//
+// [Cheaper] and [KeepMore] are the two other useful points; a runtime that
+// knows its task's opening request passes [history.WithTask] with it (and
+// the same [history.ElideOptions]) after them.
 func Policy() []history.Option {
-	return []history.Option{history.WithLowWater(DefaultLowWater)}
+	return []history.Option{
+		history.WithTask(-1, history.ElideOptions{KeepRecent: 6, Digest: 1600}),
+		history.WithLowWater(DefaultLowWater),
+	}
 }
 
 // DefaultLowWater is the low-water mark of the default policy: the share
 // of the budget a maintenance point trims down to.
-const DefaultLowWater = 0.7
+const DefaultLowWater = 0.5
+
+// Cheaper returns the policy that bills the least input for what it
+// keeps: a compact trigger at 0.6 of the budget ([history.WithTrigger]),
+// trimmed down to 0.36 at a maintenance point, the task preset with the 3
+// most recent tool results whole and digests of up to 800 tokens. On the
+// corpus's coding sessions at a quarter of each session's peak it bills
+// about a fifth less input than the default and keeps about a seventh
+// fewer of the references (see docs/prompt-caching.md). Pass it to [New]
+// after the model's name.
+func Cheaper() history.Option {
+	return join(
+		history.WithTask(-1, history.ElideOptions{KeepRecent: 3, Digest: 800}),
+		history.WithTrigger(0.6),
+		history.WithLowWater(0.36),
+	)
+}
+
+// KeepMore returns the policy that keeps the most of what the agent goes
+// on to use while still appending to a cached prefix: the task preset
+// with the 16 most recent tool results whole and digests of up to 800
+// tokens, trimmed down to 0.9 of the budget at a maintenance point (a
+// maintenance point comes more often). It bills more input than the
+// default (see docs/prompt-caching.md). Pass it to [New] after the
+// model's name.
+func KeepMore() history.Option {
+	return join(
+		history.WithTask(-1, history.ElideOptions{KeepRecent: 16, Digest: 800}),
+		history.WithLowWater(0.9),
+	)
+}
+
+// join returns one option that applies opts in order. (The options'
+// argument type is the core's own: inference names it.)
+func join[O ~func(P), P any](opts ...O) O {
+	return func(p P) {
+		for _, o := range opts {
+			o(p)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package fit_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
@@ -59,6 +61,56 @@ func TestCounter(t *testing.T) {
 	} {
 		if got, want := history.Estimate(msgs, fit.Counter(tc.m)), history.Estimate(msgs, history.Heuristic()); got != want {
 			t.Errorf("%s: %d, want %d", tc.reason, got, want)
+		}
+	}
+}
+
+// TestPolicies checks the three policy points on one growing tool loop:
+// where a maintenance point trims down to, and whether the trigger acts
+// below the budget.
+func TestPolicies(t *testing.T) {
+	m := models.Model{Name: "test", Window: 20_000, Output: 4_000}
+	loop := func(n int) []history.Message {
+		msgs := []history.Message{{Role: history.RoleSystem, Content: "You are a coding agent."}, {Role: history.RoleUser, Content: "Fix the parser."}}
+		for i := range n {
+			id := fmt.Sprint("c", i)
+			msgs = append(msgs,
+				history.Message{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: id, Name: "read", Arguments: fmt.Sprintf(`{"path":"/repo/f%d.go"}`, i)}}},
+				history.Message{Role: history.RoleTool, ToolCallID: id, Content: strings.Repeat(fmt.Sprintf("func f%d() { return }\n", i), 60)},
+			)
+		}
+		return msgs
+	}
+	for _, tc := range []struct {
+		name     string
+		opts     []history.Option
+		low, hi  float64 // the first trim's size, as shares of the budget: in (low, hi]
+		trimFrom float64 // the share of the budget from which the first trim comes
+		reason   string
+	}{
+		{"default", nil, 0.3, 0.5, 1, "trims past the budget, down to half of it"},
+		{"Cheaper", []history.Option{fit.Cheaper()}, 0.2, 0.36, 0.6, "trims past 0.6 of the budget, down to 0.36"},
+		{"KeepMore", []history.Option{fit.KeepMore()}, 0.5, 0.9, 1, "trims past the budget, down to 0.9 of it"},
+	} {
+		tr := fit.For(m, tc.opts...)
+		for n := 1; ; n++ {
+			msgs := loop(n)
+			res, err := tr.Fit(context.Background(), msgs)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if !res.Trimmed {
+				if before := history.Estimate(msgs, fit.Counter(m)); before > res.Budget {
+					t.Fatalf("%s: %d tokens over the budget %d sent whole", tc.name, before, res.Budget)
+				}
+				continue
+			}
+			before := float64(history.Estimate(msgs, fit.Counter(m)))
+			b := float64(res.Budget)
+			if got := float64(res.TokensAfter) / b; got <= tc.low || got > tc.hi || before/b <= tc.trimFrom || before/b > tc.trimFrom+0.1 {
+				t.Errorf("%s (%s): the first trim went from %.2f to %.2f of the budget", tc.name, tc.reason, before/b, got)
+			}
+			break
 		}
 	}
 }

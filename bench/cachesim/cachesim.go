@@ -311,13 +311,13 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 	trim := replicas(cfg, tropts)
 
 	var (
-		st        Stats
-		stored    []history.Message // pattern (a): the persisted history
-		prev      []history.Message // the previous prompt
-		prevCache bool              // the previous prompt was cached
-		next      int               // first message of session not yet in stored
-		users     int               // user turns so far
-		seen      int               // messages of session looked at for user turns
+		st     Stats
+		stored []history.Message // pattern (a): the persisted history
+		prev   []history.Message // the previous prompt
+		meter  = Meter{Prices: cfg.Prices}
+		next   int // first message of session not yet in stored
+		users  int // user turns so far
+		seen   int // messages of session looked at for user turns
 	)
 	st.MinAtLimit = -1
 	p := cfg.Prices
@@ -366,27 +366,14 @@ func Replay(session []history.Message, cfg Config) (Stats, error) {
 		}
 
 		tokens := st.count(transcript, prompt, cfg.Budget, res.Trimmed)
-
-		l := commonPrefix(prev, prompt)
-		if prev != nil && l < len(prev) {
+		b := meter.Add(prompt, tokens, expired)
+		if b.Rewrite {
 			st.Rewrites++
 		}
-		var bill float64
-		switch {
-		case tokens < MinCacheable:
-			st.Uncached += tokens
-			prevCache = false
-			bill = p.Uncached * float64(tokens)
-		default:
-			read := 0
-			if prevCache && !expired {
-				read = history.Estimate(prompt[:l], Counter)
-			}
-			st.Read += read
-			st.Write += tokens - read
-			prevCache = true
-			bill = p.Read*float64(read) + p.Write*float64(tokens-read)
-		}
+		st.Read += b.Read
+		st.Write += b.Write
+		st.Uncached += b.Uncached
+		bill := b.Billed
 		if expired && prev != nil {
 			st.Cold++
 			st.ColdSent += tokens

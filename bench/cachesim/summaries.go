@@ -240,9 +240,9 @@ type sumReplay struct {
 	tr     *history.Trimmer
 	events []history.Event // of the current request
 
-	prev      []history.Message // the previous prompt
-	prevCache bool              // it was cached
-	st        SummaryStats
+	prev  []history.Message // the previous prompt
+	meter Meter             // bills the prompts; InCache: the previous one is cached
+	st    SummaryStats
 
 	// Background: the summary in flight (done is its SummaryDone channel,
 	// nil when none), its call waiting for the clock (blocked), the
@@ -337,7 +337,7 @@ func (r *sumReplay) request(transcript []history.Message) error {
 	if r.cfg.Mode == SummarySync {
 		r.chargeSync(calls)
 	}
-	prevCache := r.prevCache
+	prevCache := r.meter.InCache()
 	r.bill(transcript, res)
 	if r.cfg.Mode == SummaryBackground {
 		r.track(at, prompt, prevCache)
@@ -396,7 +396,7 @@ func (r *sumReplay) chargeSync(calls int) {
 		r.st.Jobs++
 	}
 	for _, in := range inputs {
-		r.charge(in, history.Estimate(r.prev, Counter), r.prevCache)
+		r.charge(in, history.Estimate(r.prev, Counter), r.meter.InCache())
 	}
 }
 
@@ -428,23 +428,14 @@ func (r *sumReplay) bill(transcript []history.Message, res history.Result) {
 	st := &r.st
 	prompt := res.Messages
 	tokens := st.count(transcript, prompt, r.cfg.Base.Budget, res.Trimmed)
-	l := commonPrefix(r.prev, prompt)
-	if r.prev != nil && l < len(r.prev) {
+	b := r.meter.Add(prompt, tokens, false)
+	if b.Rewrite {
 		st.Rewrites++
 	}
-	cached := r.prevCache
-	if tokens < MinCacheable {
-		st.Uncached += tokens
-		r.prevCache = false
-	} else {
-		read := 0
-		if cached {
-			read = history.Estimate(prompt[:l], Counter)
-		}
-		st.Read += read
-		st.Write += tokens - read
-		r.prevCache = true
-	}
+	st.Read += b.Read
+	st.Write += b.Write
+	st.Uncached += b.Uncached
+	cached, l := b.Cached, b.Prefix
 	for j := range prompt {
 		if prompt[j].Kind != history.KindSummary {
 			continue
@@ -477,7 +468,7 @@ func (r *sumReplay) track(at time.Time, prompt []history.Message, prevCache bool
 	if d != r.done {
 		r.done, r.at = d, at
 		r.st.Jobs++
-		r.prefix, r.cached = history.Estimate(prompt, Counter), r.prevCache
+		r.prefix, r.cached = history.Estimate(prompt, Counter), r.meter.InCache()
 		if len(r.events) > 0 {
 			r.prefix, r.cached = history.Estimate(r.prev, Counter), prevCache
 		}

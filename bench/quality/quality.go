@@ -16,6 +16,15 @@
 // need trimming (the history before t is over the budget), and count
 // nothing as kept in a request sent over the budget; Lenient counts the
 // references of those requests as kept.
+//
+// # Per token
+//
+// A replay also counts every request of the session, needing trimming or
+// not: the tokens it sends, the references it keeps, and what it bills
+// under bench/cachesim's price model (a cached read at 0.1x, a cache write
+// at 1.25x, prompts under 1,024 tokens uncached at 1x; cachesim.Meter),
+// with its prefix rewrites. Every policy is then a point (billed input,
+// recall) on one chart, at the same budgets and on the same requests.
 package quality
 
 import (
@@ -24,7 +33,19 @@ import (
 	"strconv"
 
 	history "github.com/histrim/history"
+	"github.com/histrim/history/bench/cachesim"
+	"github.com/histrim/history/internal/refs"
 )
+
+// Ref is a reference (see the package doc and internal/refs).
+type Ref = refs.Ref
+
+// Common is the number of tool results above which a token is common to
+// many results and makes no reference (see internal/refs).
+const Common = refs.Common
+
+// References returns the references of a session, ordered by T, then R.
+func References(msgs []history.Message) []Ref { return refs.Of(msgs) }
 
 // Session is one conversation prepared for replay.
 type Session struct {
@@ -32,20 +53,39 @@ type Session struct {
 	Messages []history.Message
 	Refs     []Ref
 	// Peak is the largest request of the session (the history before its
-	// last assistant message), by history.Heuristic.
+	// last assistant message), by Counter.
 	Peak int
 	// Goal is the index of the opening request of the session's task:
 	// the first user message (what a runtime passes to history.WithTask),
 	// or -1 when there is none.
 	Goal int
+	// Counter counts the session for its budgets, its trims and its bill
+	// (nil: history.Heuristic).
+	Counter history.Counter
+	// sizes[i] is the tokens of Messages[:i], by Counter.
+	sizes []int
 }
 
-// NewSession prepares msgs for replay.
+// NewSession prepares msgs for replay, counted by history.Heuristic.
 func NewSession(name string, msgs []history.Message) Session {
-	s := Session{Name: name, Messages: msgs, Refs: References(msgs), Goal: -1}
+	return NewCountedSession(name, msgs, nil)
+}
+
+// NewCountedSession prepares msgs for replay, counted by c (nil:
+// history.Heuristic): the trims count with it too. bench/cachesim's
+// Counter makes the replay of a long session fast.
+func NewCountedSession(name string, msgs []history.Message, c history.Counter) Session {
+	s := Session{Name: name, Messages: msgs, Refs: References(msgs), Goal: -1, Counter: c}
+	if c == nil {
+		c = history.Heuristic()
+	}
+	s.sizes = make([]int, len(msgs)+1)
+	for i := range msgs {
+		s.sizes[i+1] = s.sizes[i] + history.Estimate(msgs[i:i+1], c)
+	}
 	for i := len(msgs) - 1; i > 0; i-- {
 		if msgs[i].Role == history.RoleAssistant {
-			s.Peak = history.Estimate(msgs[:i], nil)
+			s.Peak = s.sizes[i]
 			break
 		}
 	}
@@ -63,6 +103,12 @@ func NewSession(name string, msgs []history.Message) Session {
 type Policy struct {
 	Name    string
 	Options func(s *Session) []history.Option
+	// Trimmer replays the session through one history.Trimmer with the
+	// options, fed every request as a runtime feeds it (its plan kept
+	// between requests, a compact trigger acting below the budget);
+	// otherwise each request that needs trimming is trimmed on its own by
+	// TrimToRecentTurns, and the others are sent as they are.
+	Trimmer bool
 	// TurnStart is the turn rule the options set (nil: the default), and
 	// Goal whether they pin the session's goal, for the floor.
 	TurnStart func(history.Message) bool
@@ -91,6 +137,17 @@ type Stats struct {
 	// arguments cleared, its results at their cut markers) and the
 	// breadcrumbs exceeds it.
 	Floor, StepFloor int
+
+	// Every request of the session, needing trimming or not: All counts
+	// them, AllRefs their references, AllKept those kept (none in a
+	// request over the budget), AllSent their tokens.
+	All, AllRefs, AllKept, AllSent int
+	// The bill of every request (bench/cachesim's price model, prompts
+	// counted by history.Heuristic): tokens read from the cache, written
+	// to it and uncached, Billed their price-weighted sum in
+	// uncached-token units, Rewrites the prefix rewrites.
+	Read, Write, Uncached, Rewrites int
+	Billed                          float64
 }
 
 // Add adds o to s.
@@ -107,6 +164,15 @@ func (s *Stats) Add(o Stats) {
 	s.Budget += o.Budget
 	s.Floor += o.Floor
 	s.StepFloor += o.StepFloor
+	s.All += o.All
+	s.AllRefs += o.AllRefs
+	s.AllKept += o.AllKept
+	s.AllSent += o.AllSent
+	s.Read += o.Read
+	s.Write += o.Write
+	s.Uncached += o.Uncached
+	s.Rewrites += o.Rewrites
+	s.Billed += o.Billed
 }
 
 // Recall returns Kept/Refs.
@@ -118,6 +184,9 @@ func (s Stats) RecallLenient() float64 { return ratio(s.KeptLenient, s.Refs) }
 // RecallTokens returns TokensKept/Tokens.
 func (s Stats) RecallTokens() float64 { return ratio(s.TokensKept, s.Tokens) }
 
+// RecallAll returns AllKept/AllRefs: recall over every request.
+func (s Stats) RecallAll() float64 { return ratio(s.AllKept, s.AllRefs) }
+
 // MeanSent returns the mean tokens sent per request that needs trimming.
 func (s Stats) MeanSent() float64 { return ratio(s.Sent, s.Requests) }
 
@@ -128,30 +197,50 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// Replay trims every request of s that needs trimming at budget with
-// opts, and counts what it keeps. turnStart is the policy's turn rule
-// (nil: the default) and pins the messages it pins, for the floor.
-func Replay(s *Session, budget int, opts []history.Option, turnStart func(history.Message) bool, pins []int) (Stats, error) {
+// Replay replays s at budget under p: it trims every request of s that
+// needs trimming (all of them with p.Trimmer), counts what each keeps of
+// the references, and bills every request.
+func Replay(s *Session, budget int, p Policy) (Stats, error) {
 	var st Stats
-	refs := s.Refs
+	opts := p.Options(s)
+	c := s.Counter
+	if c != nil {
+		opts = append(slices.Clip(opts), history.WithCounter(c))
+	} else {
+		c = history.Heuristic()
+	}
+	var tr *history.Trimmer
+	if p.Trimmer {
+		tr = history.NewTrimmer(opts...)
+	}
+	meter := cachesim.Meter{Counter: c}
+	pins := p.Pins(s)
+	rest := s.Refs
 	for t := 1; t < len(s.Messages); t++ {
 		if s.Messages[t].Role != history.RoleAssistant {
 			continue
 		}
+		for len(rest) > 0 && rest[0].T < t {
+			rest = rest[1:]
+		}
 		var mine []Ref
-		for len(refs) > 0 && refs[0].T < t {
-			refs = refs[1:]
-		}
-		for len(refs) > 0 && refs[0].T == t {
-			mine = append(mine, refs[0])
-			refs = refs[1:]
-		}
+		mine, rest = refs.At(rest, t)
 		hist := s.Messages[:t]
-		if history.Estimate(hist, nil) <= budget {
-			continue
+		size := s.sizes[t]
+		need := size > budget
+		var (
+			res  history.Result
+			err  error
+			over bool
+		)
+		switch {
+		case tr != nil:
+			res, err = tr.Trim(hist, budget)
+		case need:
+			res, err = history.TrimToRecentTurns(hist, budget, opts...)
+		default:
+			res = history.Result{Messages: hist, TokensAfter: size} // sent as it is
 		}
-		res, err := history.TrimToRecentTurns(hist, budget, opts...)
-		over := false
 		if err != nil {
 			var be *history.BudgetError
 			if !errors.As(err, &be) {
@@ -159,12 +248,38 @@ func Replay(s *Session, budget int, opts []history.Option, turnStart func(histor
 			}
 			over = true
 		}
+		b := meter.Add(res.Messages, res.TokensAfter, false)
+		st.All++
+		st.AllSent += res.TokensAfter
+		st.Read += b.Read
+		st.Write += b.Write
+		st.Uncached += b.Uncached
+		st.Billed += b.Billed
+		if b.Rewrite {
+			st.Rewrites++
+		}
+		kept, keptTokens := 0, 0
+		switch {
+		case over:
+		case res.Kept == nil:
+			kept = len(mine)
+			for _, r := range mine {
+				keptTokens += len(r.Tokens)
+			}
+		default:
+			kept, keptTokens = refs.Kept(hist, &res, mine)
+		}
+		st.AllRefs += len(mine)
+		st.AllKept += kept
+		if !need {
+			continue
+		}
 		st.Requests++
 		st.Sent += res.TokensAfter
 		st.Budget += budget
 		if over {
 			st.Over++
-			f, step := floor(hist, turnStart, pins)
+			f, step := floor(hist, c, p.TurnStart, pins)
 			if f > budget {
 				st.Floor++
 			}
@@ -172,51 +287,22 @@ func Replay(s *Session, budget int, opts []history.Option, turnStart func(histor
 				st.StepFloor++
 			}
 		}
-		at := make(map[int]int, len(res.Kept))
-		for j, k := range res.Kept {
-			if k >= 0 {
-				at[k] = j
-			}
-		}
+		n := 0
 		for _, r := range mine {
-			st.Refs++
-			st.KeptLenient++
-			st.Tokens += len(r.Tokens)
-			st.TokensKeptLenient += len(r.Tokens)
-			if over {
-				continue
-			}
-			st.KeptLenient--
-			st.TokensKeptLenient -= len(r.Tokens)
-			j, ok := at[r.R]
-			n := 0
-			if ok {
-				n = shown(&res.Messages[j], &s.Messages[r.R], r.Tokens)
-			}
-			st.TokensKept += n
+			n += len(r.Tokens)
+		}
+		st.Refs += len(mine)
+		st.Tokens += n
+		st.Kept += kept
+		st.TokensKept += keptTokens
+		st.KeptLenient += kept
+		st.TokensKeptLenient += keptTokens
+		if over {
+			st.KeptLenient += len(mine)
 			st.TokensKeptLenient += n
-			if n == len(r.Tokens) {
-				st.Kept++
-				st.KeptLenient++
-			}
 		}
 	}
 	return st, nil
-}
-
-// shown returns how many of toks sent, the message sent for orig, shows.
-func shown(sent, orig *history.Message, toks []string) int {
-	if sent.Content == orig.Content && len(sent.Parts) == len(orig.Parts) {
-		return len(toks) // sent as it is
-	}
-	s := text(sent)
-	n := 0
-	for _, t := range toks {
-		if visible(s, t) {
-			n++
-		}
-	}
-	return n
 }
 
 // floor returns the tokens of what no trim that keeps the user's request
@@ -225,8 +311,7 @@ func shown(sent, orig *history.Message, toks []string) int {
 // the messages the runtime sent with it, up to the agent's first step),
 // under turnStart (nil: the default rule); and step, that floor with
 // what the cut rung cannot shrink (see Stats.StepFloor).
-func floor(hist []history.Message, turnStart func(history.Message) bool, pins []int) (n, step int) {
-	c := history.Heuristic()
+func floor(hist []history.Message, c history.Counter, turnStart func(history.Message) bool, pins []int) (n, step int) {
 	var opts []history.Option
 	if turnStart != nil {
 		opts = append(opts, history.WithTurnStart(turnStart))
@@ -236,7 +321,7 @@ func floor(hist []history.Message, turnStart func(history.Message) bool, pins []
 	if len(turns) > 0 {
 		lead = turns[0].Start
 	}
-	n = history.Estimate(hist[:lead], nil)
+	n = history.Estimate(hist[:lead], c)
 	if len(turns) == 0 {
 		return n, n
 	}
@@ -276,7 +361,7 @@ func floor(hist []history.Message, turnStart func(history.Message) bool, pins []
 			for k := range m.ToolCalls {
 				cost := c.CountMessage(history.Message{Role: history.RoleAssistant, Content: m.ToolCalls[k].Arguments}) - c.CountMessage(history.Message{Role: history.RoleAssistant})
 				cleared := `{"elided":"[arguments elided: ` + strconv.Itoa(cost) + ` tokens]"}`
-				if history.EstimateText(cleared) < cost {
+				if c.CountMessage(history.Message{Role: history.RoleAssistant, Content: cleared})-c.CountMessage(history.Message{Role: history.RoleAssistant}) < cost {
 					m.ToolCalls[k].Arguments = cleared
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	history "github.com/histrim/history"
+	"github.com/histrim/history/internal/refs"
 )
 
 // Sample is one reference drawn for judging, with its key.
@@ -64,8 +65,8 @@ func Describe(s Sample, msgs []history.Message) string {
 	b.WriteString("   R: " + callOf(msgs, s.Ref.R) + "\n")
 	for _, tok := range s.Ref.Tokens {
 		b.WriteString("   token " + strconv.Quote(tok) + "\n")
-		b.WriteString("     in R: " + lineWith(text(r), tok) + "\n")
-		at := text(t)
+		b.WriteString("     in R: " + lineWith(refs.Text(r), tok) + "\n")
+		at := refs.Text(t)
 		for _, c := range t.ToolCalls {
 			at += "\n" + c.Name + " " + c.Arguments
 		}
@@ -90,7 +91,7 @@ func callOf(msgs []history.Message, r int) string {
 
 func lineWith(s, tok string) string {
 	for _, l := range strings.Split(s, "\n") {
-		if visible(l, tok) {
+		if refs.Visible(l, tok) {
 			return clip(strings.TrimSpace(l), 220)
 		}
 	}

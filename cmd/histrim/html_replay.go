@@ -16,7 +16,27 @@ type replayChart struct {
 	// writes with the billed input, Cumulative the bill so far against no
 	// cache.
 	Prompt, Cache, Cumulative plot
-	Rows                      []requestRow
+	// Front is recall against the bill, one point per policy (nil when the
+	// replay has no front).
+	Front *frontChart
+	Rows  []requestRow
+}
+
+// frontChart is the replay's front: each policy a dot at (billed input,
+// reference recall).
+type frontChart struct {
+	ID, Title           string
+	H, Top, Bottom      int
+	YTicks              []ytick
+	XTicks              []tick
+	Dots                []frontDot
+	XLabelY, TickLabelY int
+}
+
+// frontDot is one policy on the front; This marks the trim's options.
+type frontDot struct {
+	X, Y, Label, Title, Anchor, LabelX string
+	This                               bool
 }
 
 // plot is one chart of the replay: requests along x.
@@ -92,6 +112,8 @@ func newReplayChart(o htmlOptions, rv *replayView) *replayChart {
 		{"vs_no_cache", "billed vs no cache", saving},
 		{"mean_prompt_at_limit", "mean prompt at the limit", ftoa(t.MeanAtLimit, 2) + "× budget"},
 		{"min_prompt_at_limit", "smallest prompt at the limit", num(t.MinAtLimit)},
+		{"references", "references (tokens of a tool result the reply uses)", num(t.References)},
+		{"recall", "reference recall", ftoa(ratio(t.Kept, t.References), 3)},
 	}
 	if len(rv.Requests) == 0 {
 		return c
@@ -178,6 +200,8 @@ func newReplayChart(o htmlOptions, rv *replayView) *replayChart {
 	cu.XTicks = pr.XTicks
 	c.Cumulative = cu
 
+	c.Front = newFrontChart(rv.Front)
+
 	c.Rows = make([]requestRow, n)
 	for r, q := range rv.Requests {
 		c.Rows[r] = requestRow{
@@ -187,6 +211,40 @@ func newReplayChart(o htmlOptions, rv *replayView) *replayChart {
 		}
 	}
 	return c
+}
+
+// newFrontChart lays out the front: recall from 0 to 1 up, the bill from 0
+// to the largest along x.
+func newFrontChart(pts []frontPoint) *frontChart {
+	if len(pts) == 0 {
+		return nil
+	}
+	f := &frontChart{ID: "replay-front", Title: "What each policy keeps of what the agent goes on to use, against what it bills", Top: 14, Bottom: 14 + plotH, H: replayH}
+	f.TickLabelY, f.XLabelY = f.Bottom+16, f.Bottom+34
+	y := func(r float64) float64 { return float64(f.Bottom) - r*plotH }
+	for r := 0.0; r <= 1.0001; r += 0.25 {
+		f.YTicks = append(f.YTicks, ytick{Y: coord(y(r)), Label: ftoa(r, 2)})
+	}
+	bMax := 1.0
+	for _, p := range pts {
+		bMax = max(bMax, p.Billed)
+	}
+	step := niceStep(bMax / 4)
+	bMax = step * float64(int(bMax/step)+1)
+	x := func(b float64) float64 { return float64(chartX) + b/bMax*float64(chartW) }
+	for v := 0.0; v <= bMax+step/2; v += step {
+		f.XTicks = append(f.XTicks, tick{Pos: coord(x(v)), Label: short(v)})
+	}
+	for i, p := range pts {
+		px := x(p.Billed)
+		d := frontDot{X: coord(px), Y: coord(y(p.Recall)), Label: p.Policy, This: i == 0, Anchor: "start", LabelX: coord(px + 7),
+			Title: p.Policy + ": recall " + ftoa(p.Recall, 3) + " of " + num(p.References) + " references, billed " + fnum(p.Billed) + ", " + num(p.Rewrites) + " prefix rewrites"}
+		if px > float64(chartX)+0.7*float64(chartW) {
+			d.Anchor, d.LabelX = "end", coord(px-7)
+		}
+		f.Dots = append(f.Dots, d)
+	}
+	return f
 }
 
 // newPlot returns an empty plot with its y axis from 0 to maxV.
@@ -204,6 +262,14 @@ func newPlot(id, title string, maxV, n int) plot {
 // y is the y coordinate of v on a plot whose axis ends at maxV.
 func (p *plot) y(v float64, maxV int) float64 {
 	return float64(p.Bottom) - v/float64(max(maxV, 1))*plotH
+}
+
+// ratio returns a/b, 0 when b is 0.
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 // point appends "x,y " to a polyline's points.

@@ -294,6 +294,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(exitInput, "%s: replay: %v", name, err)
 		}
+		if rv.Front, err = front(rv, msgs, counts, counter, cfg.budget, cfg.prices); err != nil {
+			return fail(exitInput, "%s: replay: %v", name, err)
+		}
 		r.Replay = rv
 	}
 	if cfg.asJSON {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/fit"
+	"github.com/histrim/history/internal/refs"
 )
 
 // A pricePreset names one of the core's price presets for -prices.
@@ -56,6 +58,58 @@ type replayView struct {
 	Write    float64       `json:"write_price"`
 	Requests []requestView `json:"requests"`
 	Totals   replayTotals  `json:"totals"`
+	// Front puts the options of the trim beside package fit's three
+	// policies and whole turns alone, each replayed on the same session:
+	// what each keeps of what the agent goes on to use against what it
+	// bills (the first point is the options of the trim).
+	Front []frontPoint `json:"front"`
+}
+
+// frontPoint is one policy replayed on the session: its reference recall
+// (see bench/quality: the share of the tokens the agent took from a tool
+// result that the request for its reply still shows) against its bill.
+type frontPoint struct {
+	Policy     string  `json:"policy"`
+	Recall     float64 `json:"recall"`
+	References int     `json:"references"`
+	Billed     float64 `json:"billed"`
+	Rewrites   int     `json:"rewrites"`
+	Sent       int     `json:"sent"`
+}
+
+// frontPolicies are the policies a replay's front compares with the
+// options of the trim.
+var frontPolicies = []struct {
+	name string
+	opts []history.Option
+}{
+	{"whole turns (no ladder)", nil},
+	{"fit's default", fit.Policy()},
+	{"fit.Cheaper()", []history.Option{fit.Cheaper()}},
+	{"fit.KeepMore()", []history.Option{fit.KeepMore()}},
+}
+
+// front replays msgs under each of frontPolicies (with c, as the replay
+// rv of the trim's options was) and returns rv's point, then theirs.
+func front(rv *replayView, msgs []history.Message, counts []int, c history.Counter, budget int, preset pricePreset) ([]frontPoint, error) {
+	out := []frontPoint{rv.Totals.point("the options of this trim")}
+	for _, p := range frontPolicies {
+		o, err := replay(msgs, counts, c, budget, append(slices.Clip(p.opts), history.WithCounter(c)), preset)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o.Totals.point(p.name))
+	}
+	return out, nil
+}
+
+// point returns the totals as a point of the front.
+func (t *replayTotals) point(name string) frontPoint {
+	recall := 0.0
+	if t.References > 0 {
+		recall = float64(t.Kept) / float64(t.References)
+	}
+	return frontPoint{Policy: name, Recall: recall, References: t.References, Billed: t.Billed, Rewrites: t.Rewrites, Sent: t.Sent}
 }
 
 // requestView is one request of a replay.
@@ -109,6 +163,11 @@ type replayTotals struct {
 	// share of the budget; MinAtLimit the smallest of them (0 when none).
 	MeanAtLimit float64 `json:"mean_prompt_at_limit"`
 	MinAtLimit  int     `json:"min_prompt_at_limit"`
+	// References counts the references of the requests (a token of a
+	// tool result that the reply goes on to use; see internal/refs), Kept
+	// those the prompt still shows (none in a prompt over the budget).
+	References int `json:"references"`
+	Kept       int `json:"references_kept"`
 }
 
 // replay sends a request before every assistant message of msgs but the
@@ -127,11 +186,17 @@ func replay(msgs []history.Message, counts []int, c history.Counter, budget int,
 	var prev prompt
 	full := 0 // tokens of msgs[:i]
 	t := &rv.Totals
+	rest := refs.Of(msgs)
 	for i := range msgs {
 		if i == 0 || msgs[i].Role != history.RoleAssistant {
 			full = satAdd(full, counts[i])
 			continue
 		}
+		for len(rest) > 0 && rest[0].T < i {
+			rest = rest[1:]
+		}
+		var mine []refs.Ref
+		mine, rest = refs.At(rest, i)
 		now = now.Add(30 * time.Second)
 		ev = nil
 		res, err := tr.Trim(msgs[:i], budget)
@@ -153,6 +218,11 @@ func replay(msgs []history.Message, counts []int, c history.Counter, budget int,
 		r.Billed = float64(r.Read)*preset.Prices.Read + float64(r.Write)*preset.Prices.Write
 		rv.Requests = append(rv.Requests, r)
 		t.add(&r, budget)
+		t.References += len(mine)
+		if !r.Over && len(mine) > 0 {
+			kept, _ := refs.Kept(msgs[:i], &res, mine)
+			t.Kept += kept
+		}
 		prev = p
 		full = satAdd(full, counts[i])
 	}
@@ -255,6 +325,16 @@ func (rv *replayView) write(w io.Writer) {
 	p("cache:   %d read, %d written; billed %.0f, %.0f without a cache (%+.1f%%)\n", t.Read, t.Write, t.Billed, t.NoCache, saving)
 	if t.AtLimit > 0 {
 		p("limit:   mean prompt %.2fx the budget, smallest %d tokens\n", t.MeanAtLimit, t.MinAtLimit)
+	}
+	if len(rv.Front) > 0 {
+		p("\nfront:   each policy replayed on this session; recall of the %d references against the bill\n", rv.Front[0].References)
+		for _, f := range rv.Front {
+			recall := "–"
+			if f.References > 0 {
+				recall = strconv.FormatFloat(f.Recall, 'f', 3, 64)
+			}
+			p("  %-26s  recall %5s  billed %10.0f  rewrites %4d\n", f.Policy, recall, f.Billed, f.Rewrites)
+		}
 	}
 	p("\nrequests:\n  request  before  transcript  prompt    read   write    billed\n")
 	for i := range rv.Requests {

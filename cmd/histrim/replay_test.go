@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/refs"
 )
 
 // corpusDir is the shared corpus of real transcripts, beside the
@@ -81,6 +84,7 @@ func checkReplay(t *testing.T, msgs []history.Message, budget int, opts []histor
 	tr := history.NewTrimmer(append(opts, history.WithCounter(c))...)
 	var prev []history.Message
 	var want replayTotals
+	all := refs.Of(msgs)
 	n := 0
 	for i := 1; i < len(msgs); i++ {
 		if msgs[i].Role != history.RoleAssistant {
@@ -143,6 +147,25 @@ func checkReplay(t *testing.T, msgs []history.Message, budget int, opts []histor
 			t.Errorf("request %d: between maintenance points the prompt only grows, but it reads %d of the previous %d tokens", n, got.Read, rv.Requests[n-2].Prompt)
 		}
 		want.add(&wantReq, budget)
+		// The references of the reply, kept when the prompt (within the
+		// budget) shows each of their tokens in their result.
+		for _, r := range all {
+			if r.T != i {
+				continue
+			}
+			want.References++
+			j := slices.Index(res.Kept, r.R)
+			if wantReq.Over || j < 0 {
+				continue
+			}
+			shown := true
+			for _, tok := range r.Tokens {
+				shown = shown && (res.Messages[j].Content == msgs[r.R].Content || refs.Visible(refs.Text(&res.Messages[j]), tok))
+			}
+			if shown {
+				want.Kept++
+			}
+		}
 		prev = res.Messages
 	}
 	want.finish(budget)
@@ -226,5 +249,63 @@ func TestPricePresets(t *testing.T) {
 	}
 	if pricePresets[0].Name != "anthropic" {
 		t.Errorf("default preset %s, want anthropic (docs/cli.md)", pricePresets[0].Name)
+	}
+}
+
+// TestReplayFront replays the coding sessions of the corpus at a quarter
+// of their size and reads the front back: the trim's own point is its
+// replay's totals, every policy of the front is there, and on the whole
+// the task preset of fit's default keeps more of what the agent goes on to
+// use than whole turns alone, for less input billed.
+func TestReplayFront(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the coding sessions of the corpus five times")
+	}
+	var whole, def frontPoint
+	sessions := 0
+	for _, f := range corpusFiles(t) {
+		if !strings.HasPrefix(filepath.Base(f), "claude-code") {
+			continue
+		}
+		msgs := readSession(t, f)
+		c := history.Heuristic()
+		counts := countAll(msgs, c)
+		total := 0
+		for _, k := range counts {
+			total += k
+		}
+		budget := max(total/4, 500)
+		opts := []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(), history.WithLowWater(0.7), history.WithCounter(c)}
+		rv, err := replay(msgs, counts, c, budget, opts, pricePresets[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts, err := front(rv, msgs, counts, c, budget, pricePresets[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pts) != 1+len(frontPolicies) || pts[0] != rv.Totals.point("the options of this trim") {
+			t.Fatalf("%s: front %+v: the trim's point first, then each policy", f, pts)
+		}
+		for i, p := range frontPolicies {
+			if pts[i+1].Policy != p.name || pts[i+1].References != rv.Totals.References {
+				t.Errorf("%s: point %d is %+v, want %s on the same %d references", f, i+1, pts[i+1], p.name, rv.Totals.References)
+			}
+		}
+		sessions++
+		whole.References += pts[1].References
+		whole.Recall += pts[1].Recall * float64(pts[1].References)
+		whole.Billed += pts[1].Billed
+		def.References += pts[2].References
+		def.Recall += pts[2].Recall * float64(pts[2].References)
+		def.Billed += pts[2].Billed
+	}
+	if sessions == 0 {
+		t.Skip("no coding session in the corpus")
+	}
+	t.Logf("%d sessions: whole turns recall %.3f billed %.0f; fit's default recall %.3f billed %.0f", sessions,
+		whole.Recall/float64(max(whole.References, 1)), whole.Billed, def.Recall/float64(max(def.References, 1)), def.Billed)
+	if def.Recall <= whole.Recall || def.Billed >= whole.Billed {
+		t.Errorf("fit's default does not keep more for less than whole turns alone")
 	}
 }

@@ -1,4 +1,4 @@
-package quality
+package refs
 
 import (
 	"encoding/json"
@@ -250,10 +250,10 @@ func hasLetter(w string) bool {
 	return false
 }
 
-// visible reports whether token t appears in text s as a whole token: not
+// Visible reports whether token t appears in text s as a whole token: not
 // inside a longer identifier (the bytes around it are not letters, digits
 // or underscores).
-func visible(s, t string) bool {
+func Visible(s, t string) bool {
 	for off := 0; ; {
 		i := strings.Index(s[off:], t)
 		if i < 0 {

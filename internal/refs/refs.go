@@ -1,4 +1,14 @@
-package quality
+// Package refs is the reference-recall measure of bench/quality, shared
+// with cmd/histrim's replay: what a trimmed request keeps of what the agent
+// goes on to use.
+//
+// A reference (see [Ref]) is a pair (T, R): the assistant message at T uses
+// salient tokens (file paths, dotted, underscored or camelCase
+// identifiers, ids and hashes, error codes) that it could only have got
+// from the earlier tool result R. A request for the message at T keeps the
+// reference when it still shows every one of its tokens inside R ([Kept]):
+// R is sent, and no token is hidden behind a placeholder or cut away.
+package refs
 
 import (
 	"slices"
@@ -26,9 +36,9 @@ type Ref struct {
 	Tokens []string
 }
 
-// text returns the text of m that a model reads: its content and its
+// Text returns the text of m that a model reads: its content and its
 // text parts.
-func text(m *history.Message) string {
+func Text(m *history.Message) string {
 	if len(m.Parts) == 0 {
 		return m.Content
 	}
@@ -43,8 +53,8 @@ func text(m *history.Message) string {
 	return b.String()
 }
 
-// References returns the references of a session, ordered by T, then R.
-func References(msgs []history.Message) []Ref {
+// Of returns the references of a session, ordered by T, then R.
+func Of(msgs []history.Message) []Ref {
 	first := map[string]history.Role{} // who first wrote a token
 	userSys := tokenSet{}              // tokens of user and system messages
 	results := map[string][]int{}      // tool results holding a token, ascending
@@ -56,7 +66,7 @@ func References(msgs []history.Message) []Ref {
 		var set tokenSet
 		switch m.Role {
 		case history.RoleAssistant:
-			set = tokensOf(text(m), nil)
+			set = tokensOf(Text(m), nil)
 			calls = map[string]string{}
 			for _, c := range m.ToolCalls {
 				v := argValues(c.Arguments)
@@ -65,13 +75,13 @@ func References(msgs []history.Message) []Ref {
 			}
 			refs = append(refs, refsAt(t, set, first, userSys, results, argsOf)...)
 		case history.RoleTool:
-			set = tokensOf(text(m), nil)
+			set = tokensOf(Text(m), nil)
 			argsOf[t] = tokensOf(calls[m.ToolCallID], nil)
 			for tok := range set {
 				results[tok] = append(results[tok], t)
 			}
 		default:
-			set = tokensOf(text(m), nil)
+			set = tokensOf(Text(m), nil)
 			for tok := range set {
 				userSys.add(tok)
 			}
@@ -117,7 +127,7 @@ func dedupeParts(toks []string) []string {
 	for i, t := range toks {
 		part := false
 		for j, u := range toks {
-			if j != i && len(u) > len(t) && visible(u, t) {
+			if j != i && len(u) > len(t) && Visible(u, t) {
 				part = true
 				break
 			}

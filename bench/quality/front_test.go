@@ -1,0 +1,57 @@
+package quality
+
+import (
+	"testing"
+
+	"github.com/histrim/history/bench/corpus"
+)
+
+// TestFront replays the policies of package fit on the corpus's coding
+// sessions at a quarter of each session's peak, and checks the front
+// docs/prompt-caching.md publishes: the default keeps more of what the
+// agent goes on to use than the policy it replaced (the Trimmer with the
+// task preset and low-water 0.7) for less input billed and fewer prefix
+// rewrites; fit.Cheaper bills less than the default, fit.KeepMore keeps
+// more, and neither is beaten on both counts by the default.
+func TestFront(t *testing.T) {
+	if testing.Short() {
+		t.Skip("corpus replay: not in -short")
+	}
+	convs, err := corpus.Load(corpus.DefaultDir)
+	if err != nil {
+		t.Skipf("shared corpus not available: %v", err)
+	}
+	convs = corpus.Select(convs, "claude-code", "openhands", "swe-agent")
+	sessions := make([]Session, len(convs))
+	for i, c := range convs {
+		sessions[i] = NewSession(c.Name, c.Messages)
+	}
+	by := map[string]Stats{}
+	for _, c := range Candidates() {
+		switch c.Label {
+		case "b", "fit", "cheaper", "more":
+		default:
+			continue
+		}
+		var st Stats
+		for i := range sessions {
+			s, err := Replay(&sessions[i], Budget{Share: 0.25}.For(&sessions[i]), c.Policy)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", sessions[i].Name, c.Label, err)
+			}
+			st.Add(s)
+		}
+		by[c.Label] = st
+		t.Logf("%-8s recall %.3f, billed %.2f M, %d prefix rewrites", c.Label, st.Recall(), st.Billed/1e6, st.Rewrites)
+	}
+	old, def, cheap, more := by["b"], by["fit"], by["cheaper"], by["more"]
+	if def.Recall() <= old.Recall() || def.Billed >= old.Billed || def.Rewrites >= old.Rewrites {
+		t.Errorf("the default does not beat the policy it replaced on every count")
+	}
+	if cheap.Billed >= def.Billed || cheap.Recall() >= def.Recall() {
+		t.Errorf("fit.Cheaper is not cheaper than the default (or it is better on both counts: it should be the default)")
+	}
+	if more.Recall() <= def.Recall() || more.Billed <= def.Billed {
+		t.Errorf("fit.KeepMore keeps no more than the default (or it is better on both counts: it should be the default)")
+	}
+}
