@@ -86,6 +86,7 @@ const maxErrorBody = 1 << 20
 
 // model is what a Transport keeps per API and model name.
 type model struct {
+	api     API
 	m       models.Model
 	err     error
 	counter history.Counter
@@ -98,9 +99,42 @@ type model struct {
 }
 
 // group is the conversations of one model whose requests send the same
-// overhead (the core's option): one adapt Conversations.
+// overhead (the core's option): the adapt Conversations of the API's
+// codec.
 type group struct {
-	chat *adapt.Conversations[struct{}, json.RawMessage]
+	trim    func(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error)
+	recover func(ctx context.Context, key string, r *Request, providerErr error, attempt int) ([]json.RawMessage, history.Result, error)
+	close   func() error
+}
+
+// newGroup returns the group of api's requests, trimmed with opts, their
+// state in store.
+func newGroup(api API, store history.StateStore, opts []history.Option, onState func(key, state string)) *group {
+	switch api {
+	case AnthropicMessages:
+		cs := adapt.NewSystemConversations(anthropicCodec, store, opts)
+		cs.OnState = onState
+		return &group{
+			trim: func(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error) {
+				return cs.Trim(ctx, key, r.system, r.items, budget)
+			},
+			recover: func(ctx context.Context, key string, r *Request, perr error, attempt int) ([]json.RawMessage, history.Result, error) {
+				return cs.RecoverOverflow(ctx, key, r.system, r.items, perr, attempt)
+			},
+			close: cs.Close,
+		}
+	}
+	cs := adapt.NewConversations(chatCodec, struct{}{}, store, opts)
+	cs.OnState = onState
+	return &group{
+		trim: func(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error) {
+			return cs.Trim(ctx, key, r.items, budget)
+		},
+		recover: func(ctx context.Context, key string, r *Request, perr error, attempt int) ([]json.RawMessage, history.Result, error) {
+			return cs.RecoverOverflow(ctx, key, r.items, perr, attempt)
+		},
+		close: cs.Close,
+	}
 }
 
 // maxGroups bounds the overheads a model keeps conversations for.
@@ -150,7 +184,7 @@ func (t *Transport) model(ctx context.Context, api API, name string) *model {
 	if err == nil && (m.Window <= 0 || m.Output < 0) {
 		err = errors.New("history/wire: model " + strconv.Quote(name) + " has no window")
 	}
-	md = &model{m: m, err: err, groups: map[int]*group{}}
+	md = &model{api: api, m: m, err: err, groups: map[int]*group{}}
 	if err == nil {
 		md.counter = fit.Counter(m)
 		md.cal = new(history.Calibration)
@@ -179,28 +213,17 @@ func (t *Transport) group(md *model, overhead int) *group {
 	}
 	if len(md.groups) >= maxGroups {
 		for k, g := range md.groups { // any: a conversation's next trim restores its state
-			g.close()
+			_ = g.close()
 			delete(md.groups, k)
 			break
 		}
 	}
 	opts := append(fit.Options(md.m), history.WithCounter(md.counter), history.WithCalibration(md.cal), history.WithOverhead(overhead))
 	opts = append(opts, t.Options...)
-	g := &group{chat: adapt.NewConversations(chatCodec, struct{}{}, t.store, opts)}
-	g.chat.OnState = t.OnState
+	g := newGroup(md.api, t.store, opts, t.OnState)
 	md.groups[overhead] = g
 	return g
 }
-
-func (g *group) trim(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error) {
-	return g.chat.Trim(ctx, key, r.items, budget)
-}
-
-func (g *group) recover(ctx context.Context, key string, r *Request, providerErr error, attempt int) ([]json.RawMessage, history.Result, error) {
-	return g.chat.RecoverOverflow(ctx, key, r.items, providerErr, attempt)
-}
-
-func (g *group) close() { _ = g.chat.Close() }
 
 // budget returns the input budget of a request of md: the door's (the
 // window less the output room, less history.MarginShare of the window
