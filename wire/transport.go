@@ -261,7 +261,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base().RoundTrip(req)
 	}
 	t.init()
-	body, err := io.ReadAll(req.Body)
+	body, err := readBody(req)
 	_ = req.Body.Close()
 	if err != nil {
 		return nil, err
@@ -449,4 +449,16 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 // prompt.
 func truncation(sent, reported int) bool {
 	return reported < sent/2 && sent-reported > 512
+}
+
+// readBody reads req's body whole, in one buffer of its stated length
+// when it states one.
+func readBody(req *http.Request) ([]byte, error) {
+	if req.ContentLength <= 0 || req.ContentLength > 1<<30 {
+		return io.ReadAll(req.Body)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(req.ContentLength) + bytes.MinRead)
+	_, err := buf.ReadFrom(req.Body)
+	return buf.Bytes(), err
 }
