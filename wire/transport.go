@@ -48,7 +48,9 @@ type Transport struct {
 	// Models returns the model a request names (the body's "model", or
 	// Gemini's path); nil means models.Lookup. An error forwards the
 	// request untouched and is reported in its Event: a window is never
-	// guessed. Its answer is kept per API and name.
+	// guessed. Its answer is kept per API and name (an error only when it
+	// wraps models.ErrUnknownModel: another, a discovery that failed, is
+	// asked again on the next request).
 	Models func(ctx context.Context, name string) (models.Model, error)
 	// Options are added after the door's (fit.Options of the model, the
 	// request's overhead) to every trim: history.WithOnTrim,
@@ -189,8 +191,8 @@ func (t *Transport) model(ctx context.Context, api API, name string) *model {
 		md.counter = fit.Counter(m)
 		md.cal = new(history.Calibration)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return md // the caller's context, not the model: ask again next time
+	if err != nil && !errors.Is(err, models.ErrUnknownModel) {
+		return md // a server that did not answer, a context done: ask again next time
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -262,3 +262,32 @@ func (md *model) observations() int {
 	defer md.mu.Unlock()
 	return md.observed
 }
+
+// TestModelsRetried: a model the table does not know is remembered as
+// unknown, but a discovery that failed (a local server not up yet) is
+// asked again on the next request, which is then trimmed.
+func TestModelsRetried(t *testing.T) {
+	up := &recorder{answer: okAnswer(10)}
+	ts := httptest.NewServer(up)
+	defer ts.Close()
+	calls := 0
+	var evs []Event
+	tr := &Transport{Logger: quiet(), OnEvent: func(e Event) {
+		if e.Kind == EventRequest {
+			evs = append(evs, e)
+		}
+	},
+		Models: func(_ context.Context, name string) (models.Model, error) {
+			calls++
+			if calls == 1 {
+				return models.Model{}, fmt.Errorf("discover: connection refused")
+			}
+			return models.Model{Name: name, Window: 2_000}, nil
+		}}
+	body := chatBody(20, 100)
+	post(t, tr, ts.URL+"/v1/chat/completions", body)
+	post(t, tr, ts.URL+"/v1/chat/completions", body)
+	if len(evs) != 2 || !evs[0].Forwarded || evs[1].Forwarded || !evs[1].Trimmed {
+		t.Fatalf("events %+v: want the first forwarded, the second trimmed", evs)
+	}
+}
