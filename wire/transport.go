@@ -464,3 +464,36 @@ func readBody(req *http.Request) ([]byte, error) {
 	_, err := buf.ReadFrom(req.Body)
 	return buf.Bytes(), err
 }
+
+// CloseIdleConnections closes Base's idle connections, when Base has
+// that method (http.Client.CloseIdleConnections calls it).
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base().(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// Close stops every background summary in flight in the conversations
+// the Transport keeps (history.Conversations.Close), for a graceful
+// shutdown, and returns nil. The Transport still trims afterwards.
+func (t *Transport) Close() error {
+	t.init()
+	t.mu.Lock()
+	mds := make([]*model, 0, len(t.models))
+	for _, md := range t.models {
+		mds = append(mds, md)
+	}
+	t.mu.Unlock()
+	for _, md := range mds {
+		md.mu.Lock()
+		gs := make([]*group, 0, len(md.groups))
+		for _, g := range md.groups {
+			gs = append(gs, g)
+		}
+		md.mu.Unlock()
+		for _, g := range gs {
+			_ = g.close()
+		}
+	}
+	return nil
+}

@@ -291,3 +291,52 @@ func TestModelsRetried(t *testing.T) {
 		t.Fatalf("events %+v: want the first forwarded, the second trimmed", evs)
 	}
 }
+
+// TestConversationKey checks where a request's conversation key comes
+// from, in order, with the reason for each case; the header never
+// reaches the upstream.
+func TestConversationKey(t *testing.T) {
+	opening := `{"role":"system","content":"s"},{"role":"user","content":"first"}`
+	cases := []struct {
+		name, header, body, wantFrom, wantKey string
+	}{
+		{"the header wins", "conv-1", `{"model":"m","prompt_cache_key":"pk","messages":[` + opening + `]}`, KeyHeader, "conv-1"},
+		{"prompt_cache_key", "", `{"model":"m","prompt_cache_key":"pk","user":"u","messages":[` + opening + `]}`, KeyRequest, "pk"},
+		{"user when no cache key", "", `{"model":"m","user":"u","messages":[` + opening + `]}`, KeyRequest, "u"},
+		{"Anthropic's metadata.user_id", "", `{"model":"m","max_tokens":10,"metadata":{"user_id":"au"},"messages":[{"role":"user","content":"x"}]}`, KeyRequest, "au"},
+		{"the opening otherwise", "", `{"model":"m","messages":[` + opening + `]}`, KeyOpening, ""},
+	}
+	var openingKey string
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			up := &recorder{answer: okAnswer(10)}
+			ts := httptest.NewServer(up)
+			defer ts.Close()
+			var ev Event
+			tr := &Transport{Models: fixedModel(100_000), Logger: quiet(), OnEvent: func(e Event) { ev = e }}
+			path := "/v1/chat/completions"
+			if strings.Contains(c.body, "metadata") {
+				path = "/v1/messages"
+			}
+			var h []string
+			if c.header != "" {
+				h = []string{ConversationHeader, c.header}
+			}
+			post(t, tr, ts.URL+path, c.body, h...)
+			if ev.KeyFrom != c.wantFrom || (c.wantKey != "" && ev.Conversation != c.wantKey) {
+				t.Errorf("key %q from %q, want %q from %q", ev.Conversation, ev.KeyFrom, c.wantKey, c.wantFrom)
+			}
+			if up.heads[0].Get(ConversationHeader) != "" {
+				t.Error("the conversation header reached the upstream")
+			}
+			if c.wantFrom == KeyOpening {
+				openingKey = ev.Conversation
+				// The same conversation a turn later: the same key.
+				post(t, tr, ts.URL+path, `{"model":"m","messages":[`+opening+`,{"role":"assistant","content":"a"},{"role":"user","content":"second"}]}`)
+				if ev.Conversation != openingKey {
+					t.Errorf("the next turn's key %q differs from %q", ev.Conversation, openingKey)
+				}
+			}
+		})
+	}
+}
