@@ -96,3 +96,37 @@ func BenchmarkTransport(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTransportAnthropic is BenchmarkTransport's JSON case for a
+// Messages body of 100k tokens (thinking blocks, tool calls and results).
+func BenchmarkTransportAnthropic(b *testing.B) {
+	turns := max(100_000/history.EstimateText(anthropicBody(1, 200)), 1)
+	body := []byte(anthropicBody(turns, 200))
+	tr := &Transport{Base: canned{}, Logger: quiet(), Models: func(_ context.Context, name string) (models.Model, error) {
+		return models.Model{Name: name, Window: 50_000}, nil
+	}}
+	for _, mode := range []string{"forward", "trim"} {
+		b.Run("100k/"+mode, func(b *testing.B) {
+			var rt http.RoundTripper = canned{}
+			if mode == "trim" {
+				rt = tr
+			}
+			b.ReportAllocs()
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/messages", bytes.NewReader(body))
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+				times = append(times, time.Since(start))
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
