@@ -306,14 +306,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		ev.Overflows++
 		next, nres, rerr := g.recover(ctx, key, r, perr, attempt)
-		if next == nil || sameBytes(next, sent) {
-			break // nothing left to drop: the provider's answer stands
-		}
-		if rerr != nil && !errors.Is(rerr, history.ErrLatestTurnTooLarge) {
-			var re *history.RecoverError
-			if !errors.As(rerr, &re) {
-				break
-			}
+		if rerr != nil || next == nil || sameBytes(next, sent) {
+			// Nothing more can go (history.ErrCannotRecover: what is
+			// left cannot fit what the provider said), or the trim
+			// failed: the provider's answer stands.
+			break
 		}
 		_ = resp.Body.Close()
 		sent, res = next, nres
