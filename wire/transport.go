@@ -425,12 +425,15 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 		return
 	}
 	if truncation(sent, reported) {
-		md.mu.Lock()
-		if md.truncated == 0 || reported < md.truncated {
-			md.truncated = reported
-		}
-		md.mu.Unlock()
 		ev.Kind, ev.Truncated, ev.Reported, ev.Err = EventTruncation, true, reported, nil
+		if truncates(md.m.Provider) && reported >= minLearntWindow {
+			md.mu.Lock()
+			if md.truncated == 0 || reported < md.truncated {
+				md.truncated = reported
+			}
+			md.mu.Unlock()
+			ev.Learnt = true
+		}
 		t.emit(ev)
 		return
 	}
@@ -438,6 +441,25 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 	md.mu.Lock()
 	md.observed++
 	md.mu.Unlock()
+}
+
+// minLearntWindow is the smallest window a silent truncation teaches: a
+// count below it is no window a server runs a model with (Ollama's
+// smallest default num_ctx is 2,048), but a usage misread.
+const minLearntWindow = 512
+
+// truncates reports whether a model's provider may truncate a prompt
+// silently: a local or routed server, or a model the caller described.
+// The providers of the models table that refuse a prompt over the window
+// with an error (the only way their usage reads far below what was sent
+// is a misread usage) do not teach a window: the Event says what was
+// seen, and nothing else changes.
+func truncates(provider string) bool {
+	switch provider {
+	case "openai", "anthropic", "google", "mistral", "deepseek", "xai":
+		return false
+	}
+	return true
 }
 
 // truncation reports whether an upstream that counted reported tokens of

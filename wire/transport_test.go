@@ -340,3 +340,39 @@ func TestConversationKey(t *testing.T) {
 		})
 	}
 }
+
+// TestTruncationProviders: a count far below what was sent teaches the
+// window only for a provider that may truncate silently (a local server,
+// a model the caller described); for a hosted provider that refuses an
+// over-long prompt with an error it can only be a misread usage, and the
+// Event says so without changing later budgets.
+func TestTruncationProviders(t *testing.T) {
+	for _, c := range []struct {
+		provider string
+		learn    bool
+	}{
+		{"ollama", true}, {"", true}, {"meta", true}, {"openai", false}, {"anthropic", false},
+	} {
+		t.Run(c.provider, func(t *testing.T) {
+			up := &recorder{answer: okAnswer(2048)}
+			ts := httptest.NewServer(up)
+			defer ts.Close()
+			var trunc []Event
+			tr := &Transport{Logger: quiet(), OnEvent: func(e Event) {
+				if e.Kind == EventTruncation {
+					trunc = append(trunc, e)
+				}
+			}, Models: func(_ context.Context, name string) (models.Model, error) {
+				return models.Model{Name: name, Provider: c.provider, Window: 128_000}, nil
+			}}
+			post(t, tr, ts.URL+"/v1/chat/completions", chatBody(20, 200))
+			if len(trunc) != 1 || trunc[0].Learnt != c.learn {
+				t.Fatalf("truncation events %+v, want one with Learnt %v", trunc, c.learn)
+			}
+			md := tr.model(context.Background(), ChatCompletions, "gpt-4.1")
+			if got := md.budget(&Request{}); (got < 2048) != c.learn {
+				t.Errorf("budget %d after the truncation", got)
+			}
+		})
+	}
+}
