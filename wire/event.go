@@ -71,7 +71,9 @@ type Event struct {
 	Truncated bool
 	Reported  int
 	// Learnt reports that later budgets of the model stay within
-	// Reported: for a model of a local or routed server, or one the
+	// Reported (the larger of two truncations in a row that agree within
+	// 10%, each at least 2,048 tokens): for a model of a local or routed
+	// server, or one the
 	// caller described (models.Model.Provider other than a provider of
 	// the models table that refuses an over-long prompt with an error:
 	// openai, anthropic, google, mistral, deepseek, xai).

@@ -97,6 +97,7 @@ type model struct {
 	mu        sync.Mutex
 	truncated int            // the window a silent truncation showed, 0 for none
 	observed  int            // the responses whose usage the Calibration observed
+	pending   int            // the count of the last response that showed a truncation, not yet confirmed
 	groups    map[int]*group // by overhead
 }
 
@@ -418,8 +419,11 @@ func sameBytes(a, b []json.RawMessage) bool {
 }
 
 // observe feeds a response's usage to md's Calibration, or, when the
-// upstream counted far less than was sent (a silent truncation), learns
-// the window it showed and reports it.
+// upstream counted far less than was sent (a silent truncation), reports
+// it, and learns the window it showed once two truncations in a row
+// agree within 10% (a server truncating to its window reports about the
+// window every time; a server that counts only what its cache did not
+// hold reports what each request added, which varies).
 func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 	if sent <= 0 || reported <= 0 {
 		return
@@ -428,25 +432,42 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 		ev.Kind, ev.Truncated, ev.Reported, ev.Err = EventTruncation, true, reported, nil
 		if truncates(md.m.Provider) && reported >= minLearntWindow {
 			md.mu.Lock()
-			if md.truncated == 0 || reported < md.truncated {
-				md.truncated = reported
+			if p := md.pending; p > 0 && 10*abs(p-reported) <= max(p, reported) {
+				w := max(p, reported)
+				if md.truncated == 0 || w < md.truncated {
+					md.truncated = w
+				}
+				ev.Learnt = true
+				md.pending = 0
+			} else {
+				md.pending = reported
 			}
 			md.mu.Unlock()
-			ev.Learnt = true
 		}
 		t.emit(ev)
 		return
 	}
 	md.cal.Observe(sent, reported)
 	md.mu.Lock()
+	md.pending = 0
 	md.observed++
 	md.mu.Unlock()
 }
 
 // minLearntWindow is the smallest window a silent truncation teaches: a
 // count below it is no window a server runs a model with (Ollama's
-// smallest default num_ctx is 2,048), but a usage misread.
-const minLearntWindow = 512
+// smallest default num_ctx is 2,048), but a misread usage or a prompt
+// mostly read from the server's cache (Ollama counts only what it
+// evaluated).
+const minLearntWindow = 2048
+
+// abs is |n|.
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
 
 // truncates reports whether a model's provider may truncate a prompt
 // silently: a local or routed server, or a model the caller described.
