@@ -259,9 +259,21 @@ func (md *model) budget(r *Request) int {
 // parse, an unknown model, a message that does not convert) is sent
 // untouched, and its Event says why.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.do(req, t.base().RoundTrip)
+}
+
+// Middleware is RoundTrip in the shape of the middleware of openai-go and
+// anthropic-sdk-go (option.WithMiddleware(tr.Middleware)): next, the rest
+// of the SDK's chain, sends the requests in place of Base.
+func (t *Transport) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return t.do(req, next)
+}
+
+// do is RoundTrip with next sending the requests.
+func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	api := Detect(req.URL.Path)
 	if api == 0 || req.Method != http.MethodPost || req.Body == nil || req.Body == http.NoBody || req.Header.Get("Content-Encoding") != "" {
-		return t.base().RoundTrip(req)
+		return next(req)
 	}
 	t.init()
 	body, err := readBody(req)
@@ -273,14 +285,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r, err := Parse(req.URL.Path, body)
 	if err != nil {
 		ev.Err = err
-		return t.forward(req, body, ev)
+		return t.forward(req, body, ev, next)
 	}
 	ev.Model = r.Model
 	ctx := req.Context()
 	md := t.model(ctx, api, r.Model)
 	if md.err != nil {
 		ev.Err = md.err
-		return t.forward(req, body, ev)
+		return t.forward(req, body, ev, next)
 	}
 	ev.Conversation, ev.KeyFrom = req.Header.Get(ConversationHeader), KeyHeader
 	if ev.Conversation == "" {
@@ -295,10 +307,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent, res, err := g.trim(ctx, key, r, ev.Budget)
 	if sent == nil {
 		ev.Err = err
-		return t.forward(req, body, ev)
+		return t.forward(req, body, ev, next)
 	}
 	ev.Err = err // a latest turn over the budget: sent as trimmed, the provider judges
-	resp, err := t.send(req, r.Body(sent))
+	resp, err := send(req, r.Body(sent), next)
 	for attempt := 1; err == nil && attempt <= t.retries() && refusal(resp.StatusCode); attempt++ {
 		var perr error
 		resp, perr = readError(resp)
@@ -306,17 +318,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			break
 		}
 		ev.Overflows++
-		next, nres, rerr := g.recover(ctx, key, r, perr, attempt)
-		if rerr != nil || next == nil || sameBytes(next, sent) {
+		smaller, nres, rerr := g.recover(ctx, key, r, perr, attempt)
+		if rerr != nil || smaller == nil || sameBytes(smaller, sent) {
 			// Nothing more can go (history.ErrCannotRecover: what is
 			// left cannot fit what the provider said), or the trim
 			// failed: the provider's answer stands.
 			break
 		}
 		_ = resp.Body.Close()
-		sent, res = next, nres
+		sent, res = smaller, nres
 		ev.Recovered++
-		resp, err = t.send(req, r.Body(sent))
+		resp, err = send(req, r.Body(sent), next)
 	}
 	ev.Status = 0
 	if resp != nil {
@@ -334,9 +346,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // forward sends body untouched and reports ev.
-func (t *Transport) forward(req *http.Request, body []byte, ev Event) (*http.Response, error) {
+func (t *Transport) forward(req *http.Request, body []byte, ev Event, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	ev.Forwarded = true
-	resp, err := t.send(req, body)
+	resp, err := send(req, body, next)
 	if resp != nil {
 		ev.Status = resp.StatusCode
 	}
@@ -344,15 +356,15 @@ func (t *Transport) forward(req *http.Request, body []byte, ev Event) (*http.Res
 	return resp, err
 }
 
-// send sends a clone of req with body.
-func (t *Transport) send(req *http.Request, body []byte) (*http.Response, error) {
+// send sends a clone of req with body through next.
+func send(req *http.Request, body []byte, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.Header.Del(ConversationHeader)
 	out.Header.Del("Content-Length")
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	out.ContentLength = int64(len(body))
-	return t.base().RoundTrip(out)
+	return next(out)
 }
 
 // refusal reports whether status is one a provider answers a request over
