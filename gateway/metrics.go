@@ -105,3 +105,14 @@ func (m *metrics) write(w io.Writer) {
 	}
 	_, _ = io.WriteString(w, b.String())
 }
+
+// total returns the sum of metric d's series.
+func (m *metrics) total(d metricDef) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n uint64
+	for _, v := range m.v[d.name] {
+		n += v
+	}
+	return n
+}
