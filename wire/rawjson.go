@@ -1,0 +1,252 @@
+package wire
+
+// A small scanner over raw JSON: where the members of an object and the
+// elements of an array start and end in the bytes as they came, so that a
+// body is rewritten by splicing (what is not replaced stays byte for
+// byte) rather than by decoding and encoding it again. It checks the
+// structure it walks (brackets, strings, literals' first bytes), not
+// every value: a member it does not read is passed on as it came, and the
+// provider judges it. It never panics and runs in time linear in the
+// input, with the depth of nesting bounded.
+
+import "errors"
+
+// errSyntax is returned for bytes that are not the JSON value expected.
+var errSyntax = errors.New("history/wire: malformed JSON")
+
+// maxDepth bounds the nesting the scanner follows.
+const maxDepth = 10_000
+
+// ws reports whether c is JSON whitespace.
+func ws(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// skipWS returns the index of the first non-whitespace byte of b at or
+// after i.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && ws(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at b[i] (i at its
+// first byte, no whitespace before it).
+func skipValue(b []byte, i int) (int, error) {
+	depth := 0
+	for {
+		if i >= len(b) {
+			return 0, errSyntax
+		}
+		switch c := b[i]; {
+		case c == '"':
+			j, err := skipString(b, i)
+			if err != nil {
+				return 0, err
+			}
+			i = j
+		case c == '{' || c == '[':
+			if depth++; depth > maxDepth {
+				return 0, errSyntax
+			}
+			i++
+			continue
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return 0, errSyntax
+			}
+			depth--
+			i++
+		case c == ',' || c == ':' || ws(c):
+			if depth == 0 {
+				return 0, errSyntax
+			}
+			i++
+			continue
+		case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n':
+			for i < len(b) && !ws(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ':' && b[i] != '"' && b[i] != '{' && b[i] != '[' {
+				i++
+			}
+		default:
+			return 0, errSyntax
+		}
+		if depth == 0 {
+			return i, nil
+		}
+	}
+}
+
+// skipString returns the end of the JSON string starting at b[i] ('"').
+func skipString(b []byte, i int) (int, error) {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, nil
+		}
+	}
+	return 0, errSyntax
+}
+
+// span is the bytes b[start:end] of a value in the body.
+type span struct{ start, end int }
+
+// member is one member of a JSON object: its key as it came (quotes and
+// escapes included), the span of its key's first byte to its value's
+// end, and its value's.
+type member struct {
+	key   []byte
+	whole span // from the key's opening quote to the value's end
+	val   span
+}
+
+// name returns the key's text when it has no escapes (every key this
+// package reads is plain ASCII), else "".
+func (m member) name() string {
+	k := m.key
+	if len(k) < 2 {
+		return ""
+	}
+	k = k[1 : len(k)-1]
+	for _, c := range k {
+		if c == '\\' {
+			return ""
+		}
+	}
+	return string(k)
+}
+
+// objectMembers returns the members of the JSON object that is exactly b
+// (whitespace around it allowed), in order.
+func objectMembers(b []byte) ([]member, error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, errSyntax
+	}
+	var out []member
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		if skipWS(b, i+1) != len(b) {
+			return nil, errSyntax
+		}
+		return out, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, errSyntax
+		}
+		k, err := skipString(b, i)
+		if err != nil {
+			return nil, err
+		}
+		j := skipWS(b, k)
+		if j >= len(b) || b[j] != ':' {
+			return nil, errSyntax
+		}
+		v := skipWS(b, j+1)
+		e, err := skipValue(b, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, member{key: b[i:k], whole: span{i, e}, val: span{v, e}})
+		i = skipWS(b, e)
+		if i >= len(b) {
+			return nil, errSyntax
+		}
+		if b[i] == '}' {
+			if skipWS(b, i+1) != len(b) {
+				return nil, errSyntax
+			}
+			return out, nil
+		}
+		if b[i] != ',' {
+			return nil, errSyntax
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+// arrayElements returns the spans of the elements of the JSON array that
+// is exactly b (whitespace around it allowed).
+func arrayElements(b []byte) ([]span, error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, errSyntax
+	}
+	var out []span
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		if skipWS(b, i+1) != len(b) {
+			return nil, errSyntax
+		}
+		return out, nil
+	}
+	for {
+		e, err := skipValue(b, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, span{i, e})
+		i = skipWS(b, e)
+		if i >= len(b) {
+			return nil, errSyntax
+		}
+		if b[i] == ']' {
+			if skipWS(b, i+1) != len(b) {
+				return nil, errSyntax
+			}
+			return out, nil
+		}
+		if b[i] != ',' {
+			return nil, errSyntax
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+// find returns the last member named name (the one encoding/json reads),
+// or false.
+func find(ms []member, name string) (member, bool) {
+	for k := len(ms) - 1; k >= 0; k-- {
+		if ms[k].name() == name {
+			return ms[k], true
+		}
+	}
+	return member{}, false
+}
+
+// replaceMember returns obj, a JSON object whose members are ms, with the
+// value of the member named name replaced by val (the last such member,
+// as encoding/json reads it); with val nil, the member is removed (with
+// the comma that joins it to its neighbour). Everything else is kept as
+// it came. obj itself is not written to. ok is false when there is no
+// such member.
+func replaceMember(obj []byte, ms []member, name string, val []byte) ([]byte, bool) {
+	k := -1
+	for j := len(ms) - 1; j >= 0; j-- {
+		if ms[j].name() == name {
+			k = j
+			break
+		}
+	}
+	if k < 0 {
+		return nil, false
+	}
+	m := ms[k]
+	if val != nil {
+		out := make([]byte, 0, len(obj)-(m.val.end-m.val.start)+len(val))
+		out = append(out, obj[:m.val.start]...)
+		out = append(out, val...)
+		return append(out, obj[m.val.end:]...), true
+	}
+	from, to := m.whole.start, m.whole.end
+	switch {
+	case k+1 < len(ms): // drop up to the next member
+		to = ms[k+1].whole.start
+	case k > 0: // the last: drop from the previous member's end
+		from = ms[k-1].whole.end
+	}
+	out := make([]byte, 0, len(obj)-(to-from))
+	out = append(out, obj[:from]...)
+	return append(out, obj[to:]...), true
+}

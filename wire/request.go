@@ -1,0 +1,218 @@
+package wire
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// API is a provider API whose requests the package reads.
+type API uint8
+
+// The APIs the package reads. The zero API is none: a request on another
+// path is forwarded untouched.
+const (
+	// ChatCompletions is OpenAI's POST /v1/chat/completions, and the
+	// servers that speak it (vLLM, llama.cpp, Ollama's /v1, LM Studio,
+	// OpenRouter).
+	ChatCompletions API = iota + 1
+)
+
+// String returns the API's name as events and metrics show it.
+func (a API) String() string {
+	switch a {
+	case ChatCompletions:
+		return "chat_completions"
+	}
+	return "unknown"
+}
+
+// Detect returns the API a request path belongs to (the path's end, so
+// that any base URL or version prefix works), or 0 for a path the package
+// does not read.
+func Detect(path string) API {
+	path = strings.TrimRight(path, "/")
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return ChatCompletions
+	}
+	return 0
+}
+
+// ErrUnknownAPI is returned by [Parse] for a path that [Detect] does not
+// recognise.
+var ErrUnknownAPI = errors.New("history/wire: not a request of an API the package reads")
+
+// ErrNoMessages is returned by [Parse] for a body with no messages array.
+var ErrNoMessages = errors.New("history/wire: the request has no messages")
+
+// Request is a request body as the package reads it: the few fields the
+// trim needs, and the messages, each kept as the bytes it came in.
+// Everything else of the body stays as it came, in its order, and
+// [Request.Body] re-emits it byte for byte. A Request is read-only once
+// parsed and does not share memory the caller writes to: Parse keeps its
+// own reference to body, which the caller must not modify afterwards.
+type Request struct {
+	// API is the request's API.
+	API API
+	// Model is the model named by the body ("model").
+	Model string
+	// Stream reports whether the response is streamed ("stream": true).
+	Stream bool
+	// MaxOutput is the output room the request asks for
+	// (max_completion_tokens, else max_tokens); 0 when it names none.
+	MaxOutput int
+	// Key is the request's own conversation key: prompt_cache_key, else
+	// user; "" when it has none.
+	Key string
+
+	body  []byte
+	msgs  span              // the messages array in body
+	items []json.RawMessage // its elements, sharing body's memory
+	extra []string          // what the request sends besides its messages, counted as overhead
+}
+
+// Parse reads body, the JSON body of a request to path. It returns
+// ErrUnknownAPI for a path that [Detect] does not recognise, ErrNoMessages
+// for a body without a messages array, and an error for a body that is
+// not a JSON object. It never panics, whatever the bytes, and never
+// modifies body.
+func Parse(path string, body []byte) (*Request, error) {
+	api := Detect(path)
+	if api == 0 {
+		return nil, ErrUnknownAPI
+	}
+	ms, err := objectMembers(body)
+	if err != nil {
+		return nil, err
+	}
+	r := &Request{API: api, body: body}
+	str := func(name string) string {
+		var s string
+		if m, ok := find(ms, name); ok {
+			_ = json.Unmarshal(body[m.val.start:m.val.end], &s) // not a string: ""
+		}
+		return s
+	}
+	num := func(name string) int {
+		var n int
+		if m, ok := find(ms, name); ok {
+			_ = json.Unmarshal(body[m.val.start:m.val.end], &n)
+		}
+		return max(n, 0)
+	}
+	raw := func(name string) string {
+		if m, ok := find(ms, name); ok {
+			return string(body[m.val.start:m.val.end])
+		}
+		return ""
+	}
+	r.Model = str("model")
+	if m, ok := find(ms, "stream"); ok {
+		r.Stream = string(body[m.val.start:m.val.end]) == "true"
+	}
+	switch api {
+	case ChatCompletions:
+		r.MaxOutput = num("max_completion_tokens")
+		if r.MaxOutput == 0 {
+			r.MaxOutput = num("max_tokens")
+		}
+		r.Key = str("prompt_cache_key")
+		if r.Key == "" {
+			r.Key = str("user")
+		}
+		r.extra = []string{raw("tools"), raw("functions"), raw("response_format")}
+		if err := r.readMessages(ms, "messages"); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// readMessages reads the array member name as the request's messages.
+func (r *Request) readMessages(ms []member, name string) error {
+	m, ok := find(ms, name)
+	if !ok {
+		return ErrNoMessages
+	}
+	arr := r.body[m.val.start:m.val.end]
+	els, err := arrayElements(arr)
+	if err != nil {
+		return ErrNoMessages
+	}
+	r.msgs = m.val
+	r.items = make([]json.RawMessage, len(els))
+	for i, e := range els {
+		r.items[i] = json.RawMessage(arr[e.start:e.end:e.end])
+	}
+	return nil
+}
+
+// Messages returns the request's messages, each as the bytes it came in,
+// in order. The slice is the caller's; the bytes must not be modified.
+func (r *Request) Messages() []json.RawMessage {
+	return append([]json.RawMessage(nil), r.items...)
+}
+
+// Body returns the request's body with msgs in place of its messages:
+// every byte before and after the messages array as it came, the array
+// the elements of msgs joined by commas. Body(r.Messages()) differs from
+// the body parsed only in the whitespace between the array's elements;
+// the body parsed is returned itself when msgs are its messages, the same
+// bytes in the same order.
+func (r *Request) Body(msgs []json.RawMessage) []byte {
+	if sameMessages(msgs, r.items) {
+		return r.body
+	}
+	n := len(r.body) - (r.msgs.end - r.msgs.start) + 2 + len(msgs)
+	for _, m := range msgs {
+		n += len(m)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, r.body[:r.msgs.start]...)
+	out = append(out, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	out = append(out, ']')
+	return append(out, r.body[r.msgs.end:]...)
+}
+
+// sameMessages reports whether a and b are the same bytes (not merely
+// equal ones) in the same order.
+func sameMessages(a, b []json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) || (len(a[i]) > 0 && &a[i][0] != &b[i][0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// opening returns the key of a conversation that names none: a hash of
+// its opening as it came (the leading system messages and the message
+// after them), which a client that keeps its whole transcript resends
+// first on every request of the conversation.
+func (r *Request) opening() string {
+	h := sha256.New()
+	h.Write([]byte(r.API.String()))
+	for _, m := range r.items {
+		h.Write([]byte{0})
+		h.Write(m)
+		var role struct {
+			Role string `json:"role"`
+		}
+		if json.Unmarshal(m, &role) == nil && role.Role != "system" && role.Role != "developer" {
+			break
+		}
+	}
+	return "opening:" + hex.EncodeToString(h.Sum(nil)[:16])
+}

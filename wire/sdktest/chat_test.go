@@ -1,0 +1,255 @@
+package sdktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/loopserver"
+	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/models"
+	"github.com/histrim/history/wire"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	goopenai "github.com/sashabaranov/go-openai"
+)
+
+// localModel is the model the stand-in serves: its window is the loop's,
+// and the Transport learns it from its Models (as from models.Discover
+// for a local server).
+func localModels(window int) func(context.Context, string) (models.Model, error) {
+	return func(_ context.Context, name string) (models.Model, error) {
+		if name != "local" {
+			return models.Model{}, &models.UnknownModelError{Name: name}
+		}
+		return models.Model{Name: name, Provider: "vllm", Window: window}, nil
+	}
+}
+
+// events counts the Transport's events.
+type events struct {
+	mu                            sync.Mutex
+	requests, trimmed, forwarded  int
+	overflows, recovered, errored int
+}
+
+func (e *events) on(ev wire.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ev.Kind != wire.EventRequest {
+		return
+	}
+	e.requests++
+	if ev.Trimmed {
+		e.trimmed++
+	}
+	if ev.Forwarded {
+		e.forwarded++
+	}
+	if ev.Err != nil {
+		e.errored++
+	}
+	e.overflows += ev.Overflows
+	e.recovered += ev.Recovered
+}
+
+// client is one SDK's chat call: msgs the runtime's whole transcript
+// (role, content, calls, results as the SDK declares them), the reply's
+// text and calls.
+type chatClient interface {
+	user(task string)
+	// step sends the transcript and appends the reply; it returns the
+	// calls the reply made, and the usage's prompt tokens.
+	step(ctx context.Context) (calls []string, prompt int, err error)
+	result(id, text string)
+}
+
+// runChatLoop runs l.Turns user turns of tool steps with c, whose
+// transcript is never trimmed by the runtime: the Transport trims what
+// goes out.
+func runChatLoop(t *testing.T, l *adaptertest.Loop, c chatClient) {
+	t.Helper()
+	ctx := context.Background()
+	for turn := 1; turn <= l.Turns; turn++ {
+		task := loopserver.Task(turn)
+		l.Turn(turn, task)
+		c.user(task)
+		for step := 0; ; step++ {
+			if step > 8 {
+				t.Fatalf("turn %d does not end", turn)
+			}
+			calls, prompt, err := c.step(ctx)
+			if err != nil {
+				l.Error(err)
+				break
+			}
+			l.Accepted(true, prompt)
+			if len(calls) == 0 {
+				break
+			}
+			for _, id := range calls {
+				c.result(id, loopserver.ToolResult(id, l.Words))
+			}
+		}
+	}
+}
+
+// openaiGo is the loop's runtime on openai-go.
+type openaiGo struct {
+	client openai.Client
+	params openai.ChatCompletionNewParams
+	stream bool
+}
+
+func (o *openaiGo) user(task string) {
+	o.params.Messages = append(o.params.Messages, openai.UserMessage(task))
+}
+func (o *openaiGo) result(id, text string) {
+	o.params.Messages = append(o.params.Messages, openai.ToolMessage(text, id))
+}
+
+func (o *openaiGo) step(ctx context.Context) ([]string, int, error) {
+	var msg openai.ChatCompletionMessage
+	var prompt int
+	if o.stream {
+		o.params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		s := o.client.Chat.Completions.NewStreaming(ctx, o.params)
+		var acc openai.ChatCompletionAccumulator
+		for s.Next() {
+			acc.AddChunk(s.Current())
+		}
+		if err := s.Err(); err != nil {
+			return nil, 0, err
+		}
+		if len(acc.Choices) != 1 {
+			return nil, 0, errors.New("no choice in the stream")
+		}
+		msg, prompt = acc.Choices[0].Message, int(acc.Usage.PromptTokens)
+	} else {
+		c, err := o.client.Chat.Completions.New(ctx, o.params)
+		if err != nil {
+			return nil, 0, err
+		}
+		msg, prompt = c.Choices[0].Message, int(c.Usage.PromptTokens)
+	}
+	o.params.Messages = append(o.params.Messages, msg.ToParam())
+	var ids []string
+	for _, c := range msg.ToolCalls {
+		ids = append(ids, c.ID)
+	}
+	return ids, prompt, nil
+}
+
+func openaiGoTools() []openai.ChatCompletionToolUnionParam {
+	out := make([]openai.ChatCompletionToolUnionParam, len(loopserver.ToolNames))
+	for i, name := range loopserver.ToolNames {
+		out[i] = openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: name,
+			Description: openai.String(loopserver.ToolDescription(name)), Parameters: loopserver.ToolParameters()})
+	}
+	return out
+}
+
+// goOpenAI is the loop's runtime on go-openai.
+type goOpenAI struct {
+	client *goopenai.Client
+	req    goopenai.ChatCompletionRequest
+}
+
+func (o *goOpenAI) user(task string) {
+	o.req.Messages = append(o.req.Messages, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, Content: task})
+}
+func (o *goOpenAI) result(id, text string) {
+	o.req.Messages = append(o.req.Messages, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleTool, ToolCallID: id, Content: text})
+}
+func (o *goOpenAI) step(ctx context.Context) ([]string, int, error) {
+	resp, err := o.client.CreateChatCompletion(ctx, o.req)
+	if err != nil {
+		return nil, 0, err
+	}
+	msg := resp.Choices[0].Message
+	o.req.Messages = append(o.req.Messages, msg)
+	var ids []string
+	for _, c := range msg.ToolCalls {
+		ids = append(ids, c.ID)
+	}
+	return ids, resp.Usage.PromptTokens, nil
+}
+
+func goOpenAITools() []goopenai.Tool {
+	out := make([]goopenai.Tool, len(loopserver.ToolNames))
+	for i, name := range loopserver.ToolNames {
+		out[i] = goopenai.Tool{Type: goopenai.ToolTypeFunction, Function: &goopenai.FunctionDefinition{
+			Name: name, Description: loopserver.ToolDescription(name), Parameters: loopserver.ToolParameters()}}
+	}
+	return out
+}
+
+// TestChatLoops runs 50 user turns of tool calls through the Transport
+// with openai-go (streamed and not) and go-openai, at 16k and 32k windows,
+// against a provider counting 1.35 times the library's estimate and one
+// drifting from 1.0 to 1.4: the runtime sends its whole transcript every
+// time and no turn fails, no request breaks the pairing or lacks the
+// latest task, and each refusal for length is recovered inside the
+// Transport.
+func TestChatLoops(t *testing.T) {
+	clients := []string{"openai-go", "openai-go/stream", "go-openai"}
+	windows := []int{16_000, 32_000}
+	for _, name := range clients {
+		for _, window := range windows {
+			for _, mode := range []adaptertest.Mode{adaptertest.Modes()[0], adaptertest.Modes()[2]} {
+				t.Run(fmt.Sprintf("%s/%d/%s", name, window, mode.Name), func(t *testing.T) {
+					t.Parallel()
+					l := adaptertest.NewLoop(name, mode, window)
+					if race.Enabled {
+						l.Turns = 15
+					}
+					srv := &loopserver.OpenAI{Judge: l, Window: window}
+					ts := httptest.NewServer(srv)
+					defer ts.Close()
+					var ev events
+					tr := &wire.Transport{Models: localModels(window), OnEvent: ev.on, Logger: slog.New(slog.DiscardHandler)}
+					hc := &http.Client{Transport: tr}
+					var c chatClient
+					switch name {
+					case "openai-go", "openai-go/stream":
+						c = &openaiGo{
+							client: openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0), option.WithHTTPClient(hc)),
+							params: openai.ChatCompletionNewParams{Model: "local", Tools: openaiGoTools(),
+								Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(loopserver.SystemPrompt)}},
+							stream: name == "openai-go/stream",
+						}
+					case "go-openai":
+						cfg := goopenai.DefaultConfig("sk-test")
+						cfg.BaseURL, cfg.HTTPClient = ts.URL+"/v1", hc
+						c = &goOpenAI{client: goopenai.NewClientWithConfig(cfg), req: goopenai.ChatCompletionRequest{Model: "local", Tools: goOpenAITools(),
+							Messages: []goopenai.ChatCompletionMessage{{Role: goopenai.ChatMessageRoleSystem, Content: loopserver.SystemPrompt}}}}
+					}
+					runChatLoop(t, l, c)
+					s := l.Stats()
+					st := srv.Stats()
+					t.Logf("%s\n%s\ntransport: %d requests, %d trimmed, %d refused for length, %d resent", adaptertest.TableHeader, s.Row(),
+						ev.requests, ev.trimmed, ev.overflows, ev.recovered)
+					for _, p := range srv.Problems() {
+						t.Error("server: " + p)
+					}
+					if s.Errors > 0 || s.Violations > 0 || s.Missing > 0 || st.BadRequests > 0 {
+						t.Errorf("%d failed turns, %d pairing violations, %d requests without the latest task, %d bad requests\n%v",
+							s.Errors, s.Violations, s.Missing, st.BadRequests, l.Notes())
+					}
+					if ev.forwarded > 0 || ev.trimmed < 10 {
+						t.Errorf("%d requests forwarded untrimmed, %d trimmed: the loop does not exercise the trim", ev.forwarded, ev.trimmed)
+					}
+					if ev.overflows != ev.recovered || st.Overflows != ev.overflows {
+						t.Errorf("%d refusals for length, %d resent, the server refused %d", ev.overflows, ev.recovered, st.Overflows)
+					}
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,22 @@
+module github.com/histrim/history/wire/sdktest
+
+go 1.24
+
+require (
+	github.com/histrim/history v0.1.0
+	github.com/openai/openai-go/v3 v3.44.0
+	github.com/sashabaranov/go-openai v1.43.0
+)
+
+require (
+	github.com/dlclark/regexp2 v1.10.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/pkoukk/tiktoken-go v0.1.8 // indirect
+	github.com/pkoukk/tiktoken-go-loader v0.0.2 // indirect
+	github.com/tidwall/gjson v1.18.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
+)
+
+replace github.com/histrim/history => ../..

@@ -1,0 +1,429 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/fit"
+	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/models"
+)
+
+// ConversationHeader is the request header that names a request's
+// conversation for the [Transport]: requests with the same value share a
+// Trimmer (their state in [Transport.Store]). The Transport removes it
+// from what it forwards.
+const ConversationHeader = "Histrim-Conversation"
+
+// DefaultMaxRetries is how many times a [Transport] resends a request the
+// provider refused for its length when [Transport.MaxRetries] is 0.
+const DefaultMaxRetries = 2
+
+// Transport is an [http.RoundTripper] that trims every request of the APIs
+// [Detect] recognises to the window of the model it names, and passes
+// every other request through untouched (see the package documentation
+// for what it does per request). Set its fields before the first request;
+// the zero value is ready: [http.DefaultTransport] below it, conversations
+// kept in memory, models from [models.Lookup].
+//
+// It never modifies the caller's request or its body, never sends a
+// request the provider already refused for its length again, and never
+// delays a byte of a response: the usage is read from the bytes as the
+// caller reads them. It is safe for concurrent use.
+type Transport struct {
+	// Base sends the requests; nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Store keeps each conversation's Trimmer state, shared by the
+	// replicas of a deployment (a Redis or PostgreSQL store); nil keeps
+	// it in this Transport's memory.
+	Store history.StateStore
+	// Models returns the model a request names (the body's "model", or
+	// Gemini's path); nil means models.Lookup. An error forwards the
+	// request untouched and is reported in its Event: a window is never
+	// guessed. Its answer is kept per API and name.
+	Models func(ctx context.Context, name string) (models.Model, error)
+	// Options are added after the door's (fit.Options of the model, the
+	// request's overhead) to every trim: history.WithOnTrim,
+	// history.WithLabels, a policy.
+	Options []history.Option
+	// MaxRetries bounds the resends of a request refused for its length:
+	// 0 means DefaultMaxRetries, a negative value none.
+	MaxRetries int
+	// OnEvent, when set, receives an [Event] for every request the
+	// Transport read, and for every response whose usage shows a silent
+	// truncation. It must be safe for concurrent use.
+	OnEvent func(Event)
+	// OnState, when set, is the history.Conversations OnState of every
+	// conversation: where its state came from on each trim (a store that
+	// is down shows there).
+	OnState func(key, state string)
+	// Logger receives the events too (Info for a request trimmed,
+	// recovered or forwarded untouched for an error, Warn for a silent
+	// truncation, Debug otherwise); nil means slog.Default(). Headers are
+	// never logged.
+	Logger *slog.Logger
+
+	once   sync.Once
+	store  history.StateStore
+	mu     sync.Mutex
+	models map[string]*model
+}
+
+// maxModels bounds the model names a Transport remembers (names come
+// from requests; past it, a name's answer is not kept).
+const maxModels = 1024
+
+// maxErrorBody bounds what is read of an error response to classify it.
+const maxErrorBody = 1 << 20
+
+// model is what a Transport keeps per API and model name.
+type model struct {
+	m       models.Model
+	err     error
+	counter history.Counter
+	cal     *history.Calibration
+
+	mu        sync.Mutex
+	truncated int            // the window a silent truncation showed, 0 for none
+	observed  int            // the responses whose usage the Calibration observed
+	groups    map[int]*group // by overhead
+}
+
+// group is the conversations of one model whose requests send the same
+// overhead (the core's option): one adapt Conversations.
+type group struct {
+	chat *adapt.Conversations[struct{}, json.RawMessage]
+}
+
+// maxGroups bounds the overheads a model keeps conversations for.
+const maxGroups = 64
+
+func (t *Transport) init() {
+	t.once.Do(func() {
+		t.store = t.Store
+		if t.store == nil {
+			t.store = &history.MemoryStateStore{}
+		}
+		t.models = map[string]*model{}
+	})
+}
+
+func (t *Transport) base() http.RoundTripper {
+	if t.Base != nil {
+		return t.Base
+	}
+	return http.DefaultTransport
+}
+
+func (t *Transport) retries() int {
+	switch {
+	case t.MaxRetries == 0:
+		return DefaultMaxRetries
+	case t.MaxRetries < 0:
+		return 0
+	}
+	return t.MaxRetries
+}
+
+// model returns what the Transport keeps for the model name of api.
+func (t *Transport) model(ctx context.Context, api API, name string) *model {
+	k := api.String() + "\x00" + name
+	t.mu.Lock()
+	md, ok := t.models[k]
+	t.mu.Unlock()
+	if ok {
+		return md
+	}
+	lookup := t.Models
+	if lookup == nil {
+		lookup = func(_ context.Context, name string) (models.Model, error) { return models.Lookup(name) }
+	}
+	m, err := lookup(ctx, name)
+	if err == nil && (m.Window <= 0 || m.Output < 0) {
+		err = errors.New("history/wire: model " + strconv.Quote(name) + " has no window")
+	}
+	md = &model{m: m, err: err, groups: map[int]*group{}}
+	if err == nil {
+		md.counter = fit.Counter(m)
+		md.cal = new(history.Calibration)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return md // the caller's context, not the model: ask again next time
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if prev, ok := t.models[k]; ok {
+		return prev
+	}
+	if len(t.models) < maxModels {
+		t.models[k] = md
+	}
+	return md
+}
+
+// group returns the model's conversations for requests of api whose
+// overhead is overhead.
+func (t *Transport) group(md *model, overhead int) *group {
+	md.mu.Lock()
+	defer md.mu.Unlock()
+	if g, ok := md.groups[overhead]; ok {
+		return g
+	}
+	if len(md.groups) >= maxGroups {
+		for k, g := range md.groups { // any: a conversation's next trim restores its state
+			g.close()
+			delete(md.groups, k)
+			break
+		}
+	}
+	opts := append(fit.Options(md.m), history.WithCounter(md.counter), history.WithCalibration(md.cal), history.WithOverhead(overhead))
+	opts = append(opts, t.Options...)
+	g := &group{chat: adapt.NewConversations(chatCodec, struct{}{}, t.store, opts)}
+	g.chat.OnState = t.OnState
+	md.groups[overhead] = g
+	return g
+}
+
+func (g *group) trim(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error) {
+	return g.chat.Trim(ctx, key, r.items, budget)
+}
+
+func (g *group) recover(ctx context.Context, key string, r *Request, providerErr error, attempt int) ([]json.RawMessage, history.Result, error) {
+	return g.chat.RecoverOverflow(ctx, key, r.items, providerErr, attempt)
+}
+
+func (g *group) close() { _ = g.chat.Close() }
+
+// budget returns the input budget of a request of md: the door's (the
+// window less the output room, less history.MarginShare of the window
+// until the model's Calibration is warm), the window being the one a
+// silent truncation showed when it is smaller.
+func (md *model) budget(r *Request) int {
+	md.mu.Lock()
+	w := md.m.Window
+	if md.truncated > 0 && md.truncated < w {
+		w = md.truncated
+	}
+	md.mu.Unlock()
+	out := md.m.Output
+	if r.MaxOutput > 0 && (out == 0 || r.MaxOutput < out) {
+		out = r.MaxOutput
+	}
+	if out >= w { // a window learnt from a truncation, below the output asked
+		out = w / 2
+	}
+	b := history.Budget{Window: w, Output: out}
+	if _, _, _, warm := md.cal.Model(); !warm {
+		b.Reserve = int(float64(w) * history.MarginShare)
+	}
+	return max(b.Input(), 1)
+}
+
+// RoundTrip trims req's body when its path is that of an API the package
+// reads and sends it with Base; see the package documentation. Its errors
+// are Base's; a request that cannot be trimmed (a body that does not
+// parse, an unknown model, a message that does not convert) is sent
+// untouched, and its Event says why.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	api := Detect(req.URL.Path)
+	if api == 0 || req.Method != http.MethodPost || req.Body == nil || req.Body == http.NoBody || req.Header.Get("Content-Encoding") != "" {
+		return t.base().RoundTrip(req)
+	}
+	t.init()
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	ev := Event{Kind: EventRequest, API: api}
+	r, err := Parse(req.URL.Path, body)
+	if err != nil {
+		ev.Err = err
+		return t.forward(req, body, ev)
+	}
+	ev.Model = r.Model
+	ctx := req.Context()
+	md := t.model(ctx, api, r.Model)
+	if md.err != nil {
+		ev.Err = md.err
+		return t.forward(req, body, ev)
+	}
+	ev.Conversation, ev.KeyFrom = req.Header.Get(ConversationHeader), KeyHeader
+	if ev.Conversation == "" {
+		ev.Conversation, ev.KeyFrom = r.Key, KeyRequest
+	}
+	if ev.Conversation == "" {
+		ev.Conversation, ev.KeyFrom = r.opening(), KeyOpening
+	}
+	key := api.String() + "\x00" + md.m.Name + "\x00" + ev.Conversation
+	g := t.group(md, adapt.Overhead(md.counter, r.extra...))
+	ev.Budget = md.budget(r)
+	sent, res, err := g.trim(ctx, key, r, ev.Budget)
+	if sent == nil {
+		ev.Err = err
+		return t.forward(req, body, ev)
+	}
+	ev.Err = err // a latest turn over the budget: sent as trimmed, the provider judges
+	resp, err := t.send(req, r.Body(sent))
+	for attempt := 1; err == nil && attempt <= t.retries() && refusal(resp.StatusCode); attempt++ {
+		var perr error
+		resp, perr = readError(resp)
+		if !history.IsContextOverflow(perr) {
+			break
+		}
+		ev.Overflows++
+		next, nres, rerr := g.recover(ctx, key, r, perr, attempt)
+		if next == nil || sameBytes(next, sent) {
+			break // nothing left to drop: the provider's answer stands
+		}
+		if rerr != nil && !errors.Is(rerr, history.ErrLatestTurnTooLarge) {
+			var re *history.RecoverError
+			if !errors.As(rerr, &re) {
+				break
+			}
+		}
+		_ = resp.Body.Close()
+		sent, res = next, nres
+		ev.Recovered++
+		resp, err = t.send(req, r.Body(sent))
+	}
+	ev.Status = 0
+	if resp != nil {
+		ev.Status = resp.StatusCode
+	}
+	ev.fill(res, len(r.items), len(sent))
+	t.emit(ev)
+	if err != nil || resp.StatusCode/100 != 2 || resp.Header.Get("Content-Encoding") != "" {
+		return resp, err
+	}
+	resp.Body = newUsageBody(resp.Body, api, isSSE(resp), func(reported int) {
+		t.observe(md, ev, res.TokensAfter, reported)
+	})
+	return resp, nil
+}
+
+// forward sends body untouched and reports ev.
+func (t *Transport) forward(req *http.Request, body []byte, ev Event) (*http.Response, error) {
+	ev.Forwarded = true
+	resp, err := t.send(req, body)
+	if resp != nil {
+		ev.Status = resp.StatusCode
+	}
+	t.emit(ev)
+	return resp, err
+}
+
+// send sends a clone of req with body.
+func (t *Transport) send(req *http.Request, body []byte) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Header.Del(ConversationHeader)
+	out.Header.Del("Content-Length")
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	out.ContentLength = int64(len(body))
+	return t.base().RoundTrip(out)
+}
+
+// refusal reports whether status is one a provider answers a request over
+// the window with (400; 413 for a body over its size limit).
+func refusal(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge
+}
+
+// readError reads resp's body (up to maxErrorBody, the rest left to the
+// caller) and returns resp with a body that gives the same bytes, and the
+// upstream's answer as an error the core's classifier reads.
+func readError(resp *http.Response) (*http.Response, error) {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	rest := resp.Body
+	var body io.Reader = bytes.NewReader(b)
+	if err != nil {
+		body = io.MultiReader(body, errReader{err})
+	} else if len(b) == maxErrorBody {
+		body = io.MultiReader(body, rest)
+	}
+	resp.Body = readCloser{body, rest}
+	return resp, &upstreamError{StatusCode: resp.StatusCode, Body: string(b)}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+func (r readCloser) Close() error { return r.c.Close() }
+
+// upstreamError is an upstream's answer other than a success, as the
+// core's overflow classifier reads it: the status (a field, as SDK errors
+// keep it) and the body (RawJSON, as openai-go and anthropic-sdk-go keep
+// it, and in the text).
+type upstreamError struct {
+	StatusCode int
+	Body       string
+}
+
+func (e *upstreamError) Error() string {
+	return "history/wire: upstream answered " + strconv.Itoa(e.StatusCode) + ": " + e.Body
+}
+
+// RawJSON returns the body.
+func (e *upstreamError) RawJSON() string { return e.Body }
+
+// sameBytes reports whether a and b hold equal messages in the same
+// order.
+func sameBytes(a, b []json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// observe feeds a response's usage to md's Calibration, or, when the
+// upstream counted far less than was sent (a silent truncation), learns
+// the window it showed and reports it.
+func (t *Transport) observe(md *model, ev Event, sent, reported int) {
+	if sent <= 0 || reported <= 0 {
+		return
+	}
+	if truncation(sent, reported) {
+		md.mu.Lock()
+		if md.truncated == 0 || reported < md.truncated {
+			md.truncated = reported
+		}
+		md.mu.Unlock()
+		ev.Kind, ev.Truncated, ev.Reported, ev.Err = EventTruncation, true, reported, nil
+		t.emit(ev)
+		return
+	}
+	md.cal.Observe(sent, reported)
+	md.mu.Lock()
+	md.observed++
+	md.mu.Unlock()
+}
+
+// truncation reports whether an upstream that counted reported tokens of
+// a request the trim counted at sent truncated it: under half, by more
+// than a rounding (512 tokens). The counts of a provider and the library
+// differ by far less (a Calibration's scale stays within a few tenths of
+// 1), so a count this low means the upstream did not read the whole
+// prompt.
+func truncation(sent, reported int) bool {
+	return reported < sent/2 && sent-reported > 512
+}
