@@ -43,6 +43,13 @@ type Config struct {
 	// registered with [RegisterStore] (the histrim-gateway command adds
 	// redis:// and postgres://).
 	Store string
+	// Window, when positive, is the context window in tokens of every
+	// model the upstream serves, instead of the models table's
+	// (HISTRIM_WINDOW, -window): a local server run with a smaller
+	// context (llama.cpp -c, Ollama num_ctx, vLLM --max-model-len), or a
+	// model the table does not know. 0: the table's; a model it does not
+	// know is forwarded untrimmed.
+	Window int
 	// MaxBodyBytes bounds a request's body (HISTRIM_MAX_BODY_BYTES,
 	// -max-body-bytes); a larger one gets 413. 0: [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
@@ -72,6 +79,7 @@ var envNames = []struct{ env, flag string }{
 	{"HISTRIM_ADDR", "addr"},
 	{"HISTRIM_UPSTREAM", "upstream"},
 	{"HISTRIM_STORE", "store"},
+	{"HISTRIM_WINDOW", "window"},
 	{"HISTRIM_MAX_BODY_BYTES", "max-body-bytes"},
 	{"HISTRIM_HEADER_TIMEOUT", "header-timeout"},
 	{"HISTRIM_UPSTREAM_TIMEOUT", "upstream-timeout"},
@@ -107,6 +115,7 @@ func (c *Config) bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "`address` to listen on (default "+DefaultAddr+"; HISTRIM_ADDR)")
 	fs.StringVar(&c.Upstream, "upstream", c.Upstream, "base `URL` to forward to (default: each API's public endpoint; HISTRIM_UPSTREAM)")
 	fs.StringVar(&c.Store, "store", c.Store, "conversation state store `URL` (default "+DefaultStore+"; "+strings.Join(StoreSchemes(), ", ")+"; HISTRIM_STORE)")
+	fs.IntVar(&c.Window, "window", c.Window, "context window in `tokens` of every model, instead of the models table (default: the table's; HISTRIM_WINDOW)")
 	fs.Var((*bytesValue)(&c.MaxBodyBytes), "max-body-bytes", "largest request body in `bytes` (default "+strconv.Itoa(DefaultMaxBodyBytes)+"; HISTRIM_MAX_BODY_BYTES)")
 	fs.DurationVar(&c.HeaderTimeout, "header-timeout", c.HeaderTimeout, "time to read a request's headers (default "+DefaultHeaderTimeout.String()+"; HISTRIM_HEADER_TIMEOUT)")
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", c.UpstreamTimeout, "time for a whole upstream exchange, stream included (default "+DefaultUpstreamTimeout.String()+"; HISTRIM_UPSTREAM_TIMEOUT)")
@@ -164,6 +173,9 @@ func (c Config) resolve() (settings, error) {
 	}
 	if s.Store == "" {
 		s.Store = DefaultStore
+	}
+	if s.Window < 0 {
+		return s, &ConfigError{Setting: "window", Value: strconv.Itoa(s.Window), Err: fmt.Errorf("want a positive number of tokens, or 0 for the models table")}
 	}
 	if s.MaxBodyBytes <= 0 {
 		s.MaxBodyBytes = DefaultMaxBodyBytes

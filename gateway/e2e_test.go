@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/wire"
 )
 
 // nodeRun is one loop of a node client, as loop.mjs reports it.
@@ -31,6 +33,7 @@ type nodeRun struct {
 // e2eRun is one loop's setting and what the stand-in saw.
 type e2eRun struct {
 	label         string
+	path          string // the API's path
 	window        int
 	stream, dense bool
 	viaGateway    bool
@@ -44,11 +47,11 @@ type e2eRun struct {
 
 // e2eClients are the npm clients the test drives, with the model each
 // asks for.
-var e2eClients = []struct{ name, model string }{
-	{"chat", "gpt-4o-mini"},
-	{"anthropic", "claude-sonnet-4-5"},
-	{"agents-responses", "gpt-4.1-mini"},
-	{"agents-chat", "gpt-4o-mini"},
+var e2eClients = []struct{ name, model, path string }{
+	{"chat", "gpt-4o-mini", "/v1/chat/completions"},
+	{"anthropic", "claude-sonnet-4-5", "/v1/messages"},
+	{"agents-responses", "gpt-4.1-mini", "/v1/responses"},
+	{"agents-chat", "gpt-4o-mini", "/v1/chat/completions"},
 }
 
 // TestNodeClients drives the vendors' own TypeScript clients from npm
@@ -83,7 +86,7 @@ func TestNodeClients(t *testing.T) {
 				for _, window := range []int{16_000, 32_000} {
 					for _, stream := range []bool{false, true} {
 						for _, via := range []bool{true, false} {
-							r := &e2eRun{window: window, stream: stream, dense: stream, viaGateway: via, model: c.model, turns: turns,
+							r := &e2eRun{path: c.path, window: window, stream: stream, dense: stream, viaGateway: via, model: c.model, turns: turns,
 								loop: adaptertest.NewLoop(c.name, adaptertest.Skew(1), window)}
 							r.loop.Turns = turns
 							kind, mode, where := "code", "json", "direct"
@@ -102,7 +105,7 @@ func TestNodeClients(t *testing.T) {
 							t.Cleanup(srv.Close)
 							r.base, r.control = srv.URL, srv.URL
 							if via {
-								g, gsrv := newTestGateway(t, Config{Upstream: srv.URL})
+								g, gsrv := newTestGateway(t, Config{Upstream: srv.URL, Window: window})
 								r.gw, r.base = g, gsrv.URL
 							}
 							runs = append(runs, r)
@@ -138,14 +141,27 @@ func TestNodeClients(t *testing.T) {
 		}
 	}
 	if trims == 0 {
-		t.Skip("the gateways trimmed nothing: this tree has no trimming transport under the gateway yet (package wire); the clients through it fail as they do without it")
+		t.Fatal("the gateways trimmed nothing")
 	}
+	var unread []string
 	for _, r := range all {
 		s := r.loop.Stats()
-		if r.viaGateway && (r.node.Failed > 0 || s.Violations > 0 || s.Missing > 0) {
+		if !r.viaGateway {
+			continue
+		}
+		if wire.Detect(r.path) == 0 {
+			if !slices.Contains(unread, r.path) {
+				unread = append(unread, r.path)
+			}
+			continue
+		}
+		if r.node.Failed > 0 || s.Violations > 0 || s.Missing > 0 {
 			t.Errorf("%s through the gateway: %d failed turns, %d pairing violations, %d requests without the latest user message; errors %v; notes %v",
 				r.label, r.node.Failed, s.Violations, s.Missing, r.node.Errors, r.loop.Notes())
 		}
+	}
+	if len(unread) > 0 {
+		t.Logf("not checked through the gateway: the trimming transport does not read %v yet (package wire), so the gateway forwards those requests untouched", unread)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/models"
+	"github.com/histrim/history/wire"
 )
 
 // Gateway is the reverse proxy: an http.Handler that forwards every request
@@ -57,10 +59,40 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	return g, nil
 }
 
-// transport returns what carries the requests: base, under the trimming
-// transport over the gateway's store once package wire provides it.
+// transport returns what carries the requests: the trimming transport
+// over the gateway's store, base below it, its events counted in the
+// metrics and logged.
 func (g *Gateway) transport(base http.RoundTripper) http.RoundTripper {
-	return base
+	t := &wire.Transport{
+		Base:    base,
+		Store:   g.store,
+		OnEvent: g.metrics.event,
+		OnState: func(_, state string) {
+			if state == history.StateUnavailable {
+				g.metrics.add(mStoreErrors, "", 1)
+			}
+		},
+		Options: []history.Option{history.WithOnTrim(func(ev history.Event) {
+			if ev.Rewritten > 0 && ev.State != history.StateNew {
+				g.metrics.add(mRewrites, "", 1)
+			}
+		})},
+		Logger: g.log,
+	}
+	if w := g.s.Window; w > 0 {
+		t.Models = func(_ context.Context, name string) (models.Model, error) {
+			m, err := models.Lookup(name)
+			if err != nil {
+				m = models.Model{Name: name, Provider: "gateway"}
+			}
+			m.Window = w
+			if m.Output >= w {
+				m.Output = 0 // the request's own max tokens, or none
+			}
+			return m, nil
+		}
+	}
+	return t
 }
 
 // Close closes the store when it has a Close method; it is safe to call

@@ -279,7 +279,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 		`histrim_gateway_tokens_after_total{api="gemini"} 0`,
 		`histrim_gateway_trims_total{api="responses"} 0`,
 		`histrim_gateway_overflows_recovered_total{api="messages"} 0`,
-		`histrim_gateway_prefix_rewrites_total{api="chat"} 0`,
+		`histrim_gateway_prefix_rewrites_total 0`,
 		`histrim_gateway_store_errors_total 1`,
 		"# TYPE histrim_gateway_trims_total counter",
 	} {

@@ -25,7 +25,7 @@ func Main(ctx context.Context, name string, args []string, getenv func(string) s
 	fs.SetOutput(stderr)
 	cfg.RegisterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s [-addr ADDR] [-upstream URL] [-store URL] [-max-body-bytes N] [-header-timeout D] [-upstream-timeout D] [-idle-timeout D] [-shutdown-timeout D]\n", name)
+		fmt.Fprintf(stderr, "usage: %s [-addr ADDR] [-upstream URL] [-store URL] [-window N] [-max-body-bytes N] [-header-timeout D] [-upstream-timeout D] [-idle-timeout D] [-shutdown-timeout D]\n", name)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

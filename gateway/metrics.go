@@ -1,12 +1,16 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/histrim/history/models"
+	"github.com/histrim/history/wire"
 )
 
 // A metric the gateway exports: its name, help and whether it is labelled
@@ -20,10 +24,10 @@ type metricDef struct {
 var (
 	mRequests      = metricDef{"histrim_gateway_requests_total", "Requests answered, by API and HTTP status (499: the client went away).", true}
 	mTrims         = metricDef{"histrim_gateway_trims_total", "Requests the trimming transport trimmed before sending, by API.", true}
-	mTokensBefore  = metricDef{"histrim_gateway_tokens_before_total", "Tokens of the requests' messages as the clients sent them, by API.", true}
+	mTokensBefore  = metricDef{"histrim_gateway_tokens_before_total", "Tokens of the requests' messages as the clients sent them (where the trim counted them), by API.", true}
 	mTokensAfter   = metricDef{"histrim_gateway_tokens_after_total", "Tokens of the requests' messages as sent upstream, by API.", true}
 	mRecovered     = metricDef{"histrim_gateway_overflows_recovered_total", "Context-window overflows answered by the upstream and recovered by a smaller retry, by API.", true}
-	mRewrites      = metricDef{"histrim_gateway_prefix_rewrites_total", "Requests whose trim rewrote the prompt-cache prefix of the previous one, by API.", true}
+	mRewrites      = metricDef{"histrim_gateway_prefix_rewrites_total", "Trims that changed what is dropped or elided, rewriting the prompt-cache prefix of the conversation's previous request.", false}
 	mStoreErrors   = metricDef{"histrim_gateway_store_errors_total", "State store failures (the trim went on with this replica's state).", false}
 	mTruncations   = metricDef{"histrim_gateway_silent_truncations_total", "Answers whose reported prompt was far below what was sent (the upstream cut it silently), by API.", true}
 	mUnknownModels = metricDef{"histrim_gateway_unknown_models_total", "Requests forwarded untrimmed because their model's window is not known, by API.", true}
@@ -115,4 +119,47 @@ func (m *metrics) total(d metricDef) uint64 {
 		n += v
 	}
 	return n
+}
+
+// apiLabel is the metrics' label of a wire API.
+func apiLabel(a wire.API) string {
+	switch name := a.String(); {
+	case a == wire.ChatCompletions:
+		return apiChat
+	case strings.Contains(name, "response"):
+		return apiResponses
+	case strings.Contains(name, "message"), strings.Contains(name, "anthropic"):
+		return apiMessages
+	case strings.Contains(name, "gemini"):
+		return apiGemini
+	}
+	return apiOther
+}
+
+// event counts what the trimming transport reports of a request or a
+// response.
+func (m *metrics) event(ev wire.Event) {
+	api := apiLabel(ev.API)
+	if ev.Kind == wire.EventTruncation || ev.Truncated {
+		m.add(mTruncations, api, 1)
+		return
+	}
+	if ev.Forwarded {
+		if errors.Is(ev.Err, models.ErrUnknownModel) {
+			m.add(mUnknownModels, api, 1)
+		}
+		return
+	}
+	if ev.Trimmed {
+		m.add(mTrims, api, 1)
+	}
+	if ev.TokensBefore >= 0 {
+		m.add(mTokensBefore, api, uint64(ev.TokensBefore))
+	}
+	if ev.TokensAfter > 0 {
+		m.add(mTokensAfter, api, uint64(ev.TokensAfter))
+	}
+	if ev.Recovered > 0 {
+		m.add(mRecovered, api, uint64(ev.Recovered))
+	}
 }
