@@ -47,11 +47,18 @@ type e2eRun struct {
 
 // e2eClients are the npm clients the test drives, with the model each
 // asks for.
-var e2eClients = []struct{ name, model, path string }{
-	{"chat", "gpt-4o-mini", "/v1/chat/completions"},
-	{"anthropic", "claude-sonnet-4-5", "/v1/messages"},
-	{"agents-responses", "gpt-4.1-mini", "/v1/responses"},
-	{"agents-chat", "gpt-4o-mini", "/v1/chat/completions"},
+// The window and streaming of each client's loops in the default run
+// (window, stream): the four cover both windows and both modes; with
+// HISTRIM_E2E_FULL set, every client runs all four.
+var e2eClients = []struct {
+	name, model, path string
+	window            int
+	stream            bool
+}{
+	{"chat", "gpt-4o-mini", "/v1/chat/completions", 16_000, false},
+	{"anthropic", "claude-sonnet-4-5", "/v1/messages", 32_000, true},
+	{"agents-responses", "gpt-4.1-mini", "/v1/responses", 16_000, true},
+	{"agents-chat", "gpt-4o-mini", "/v1/chat/completions", 32_000, false},
 }
 
 // TestNodeClients drives the vendors' own TypeScript clients from npm
@@ -62,7 +69,10 @@ var e2eClients = []struct{ name, model, path string }{
 // through the gateway, once pointed at the stand-in directly (the
 // baseline). Through the gateway: 0 failed turns, 0 pairing violations, 0
 // requests without the latest user message; directly: most turns fail.
-// One node process per client; 10 turns under the race detector.
+// Streamed loops get id-dense tool output, the others code-like output.
+// One node process per client, each client at one window and mode (the
+// four together cover both of each), or all four with HISTRIM_E2E_FULL
+// set (docs/gateway.md's table); 10 turns under the race detector.
 func TestNodeClients(t *testing.T) {
 	node := os.Getenv("HISTRIM_NODE")
 	if node == "" {
@@ -76,6 +86,7 @@ func TestNodeClients(t *testing.T) {
 	if race.Enabled {
 		turns = 10
 	}
+	full := os.Getenv("HISTRIM_E2E_FULL") != ""
 	var mu sync.Mutex
 	var all []*e2eRun
 	t.Run("clients", func(t *testing.T) {
@@ -85,6 +96,9 @@ func TestNodeClients(t *testing.T) {
 				var runs []*e2eRun
 				for _, window := range []int{16_000, 32_000} {
 					for _, stream := range []bool{false, true} {
+						if !full && (window != c.window || stream != c.stream) {
+							continue
+						}
 						for _, via := range []bool{true, false} {
 							r := &e2eRun{path: c.path, window: window, stream: stream, dense: stream, viaGateway: via, model: c.model, turns: turns,
 								loop: adaptertest.NewLoop(c.name, adaptertest.Skew(1), window)}
