@@ -150,7 +150,13 @@ func TestNodeClients(t *testing.T) {
 	}
 	t.Logf("the npm clients' loops (%d turns):\n%s", turns, table.String())
 	for _, r := range all {
-		if !r.viaGateway && 2*r.node.Failed <= r.node.Turns {
+		// Most turns fail without the gateway; in the race detector's 10
+		// turns the history has only begun to outgrow the window.
+		most := 2*r.node.Failed > r.node.Turns
+		if race.Enabled {
+			most = r.node.Failed > 0
+		}
+		if !r.viaGateway && !most {
 			t.Errorf("%s: without the gateway only %d of %d turns failed: the baseline does not overflow (notes: %v)", r.label, r.node.Failed, r.node.Turns, r.loop.Notes())
 		}
 	}
