@@ -71,6 +71,7 @@ func (g *Gateway) transport(base http.RoundTripper) http.RoundTripper {
 			if state == history.StateUnavailable {
 				g.metrics.add(mStoreErrors, "", 1)
 			}
+			g.log.Debug("gateway: conversation state", "state", state)
 		},
 		Options: []history.Option{history.WithOnTrim(func(ev history.Event) {
 			if ev.Rewritten > 0 && ev.State != history.StateNew {
