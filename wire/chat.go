@@ -79,7 +79,7 @@ type chatPart struct {
 // chatEach is the chat conversion in the shape every adapter shares.
 var chatEach = &adapt.Each[json.RawMessage]{
 	Name: "wire/chat", Noun: "message",
-	To: chatToMessage, Notice: chatNotice, Elide: chatElide, Calls: chatCalls,
+	To: chatToMessageCached, Notice: chatNotice, Elide: chatElide, Calls: chatCalls,
 }
 
 var chatCodec = chatEach.Codec()

@@ -63,3 +63,24 @@ func ExampleTransport() {
 	// trimmed: true, 58 of 121 messages sent, within a budget of 3800
 	// 200 OK
 }
+
+// Parse reads a body's messages as the bytes they came in; Body puts
+// others in their place and leaves every other byte as it came.
+func ExampleParse() {
+	body := []byte(`{"model": "gpt-4.1", "x_unknown": {"kept": true},
+  "messages": [{"role":"system","content":"Be brief."}, {"role":"user","content":"old"}, {"role":"user","content":"new"}],
+  "temperature": 0}`)
+	r, err := wire.Parse("/v1/chat/completions", body)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	msgs := r.Messages()
+	fmt.Println(r.API, r.Model, len(msgs))
+	fmt.Printf("%s\n", r.Body([]json.RawMessage{msgs[0], msgs[2]}))
+	// Output:
+	// chat_completions gpt-4.1 3
+	// {"model": "gpt-4.1", "x_unknown": {"kept": true},
+	//   "messages": [{"role":"system","content":"Be brief."},{"role":"user","content":"new"}],
+	//   "temperature": 0}
+}

@@ -18,6 +18,8 @@ const (
 	// servers that speak it (vLLM, llama.cpp, Ollama's /v1, LM Studio,
 	// OpenRouter).
 	ChatCompletions API = iota + 1
+	// AnthropicMessages is Anthropic's POST /v1/messages.
+	AnthropicMessages
 )
 
 // String returns the API's name as events and metrics show it.
@@ -25,18 +27,23 @@ func (a API) String() string {
 	switch a {
 	case ChatCompletions:
 		return "chat_completions"
+	case AnthropicMessages:
+		return "anthropic_messages"
 	}
 	return "unknown"
 }
 
-// Detect returns the API a request path belongs to (the path's end, so
-// that any base URL or version prefix works), or 0 for a path the package
-// does not read.
+// Detect returns the API a request path belongs to, read from the path's
+// end so that any base URL or prefix works: .../chat/completions is
+// ChatCompletions, .../v1/messages AnthropicMessages; 0 for a path the
+// package does not read.
 func Detect(path string) API {
 	path = strings.TrimRight(path, "/")
 	switch {
 	case strings.HasSuffix(path, "/chat/completions"):
 		return ChatCompletions
+	case strings.HasSuffix(path, "/v1/messages"):
+		return AnthropicMessages
 	}
 	return 0
 }
@@ -65,13 +72,15 @@ type Request struct {
 	// (max_completion_tokens, else max_tokens); 0 when it names none.
 	MaxOutput int
 	// Key is the request's own conversation key: prompt_cache_key, else
-	// user; "" when it has none.
+	// user (Chat Completions); metadata.user_id (Anthropic); "" when it
+	// has none.
 	Key string
 
-	body  []byte
-	msgs  span              // the messages array in body
-	items []json.RawMessage // its elements, sharing body's memory
-	extra []string          // what the request sends besides its messages, counted as overhead
+	body   []byte
+	msgs   span              // the messages array in body
+	items  []json.RawMessage // its elements, sharing body's memory
+	system json.RawMessage   // a system prompt the API takes apart (Anthropic's "system")
+	extra  []string          // what the request sends besides its messages, counted as overhead
 }
 
 // Parse reads body, the JSON body of a request to path. It returns
@@ -124,6 +133,31 @@ func Parse(path string, body []byte) (*Request, error) {
 			r.Key = str("user")
 		}
 		r.extra = []string{raw("tools"), raw("functions"), raw("response_format")}
+		if err := r.readMessages(ms, "messages"); err != nil {
+			return nil, err
+		}
+	case AnthropicMessages:
+		r.MaxOutput = num("max_tokens")
+		if m, ok := find(ms, "metadata"); ok {
+			var md struct {
+				UserID string `json:"user_id"`
+			}
+			_ = json.Unmarshal(body[m.val.start:m.val.end], &md)
+			r.Key = md.UserID
+		}
+		if m, ok := find(ms, "system"); ok {
+			r.system = json.RawMessage(body[m.val.start:m.val.end:m.val.end])
+		}
+		// What the adapters count besides the messages and system: the
+		// tools and the output schema, as one text.
+		var extra []byte
+		for _, name := range []string{"tools", "output_config", "output_format"} {
+			if v := raw(name); v != "" {
+				extra = append(extra, v...)
+				extra = append(extra, '\n')
+			}
+		}
+		r.extra = []string{string(extra)}
 		if err := r.readMessages(ms, "messages"); err != nil {
 			return nil, err
 		}
@@ -204,6 +238,8 @@ func sameMessages(a, b []json.RawMessage) bool {
 func (r *Request) opening() string {
 	h := sha256.New()
 	h.Write([]byte(r.API.String()))
+	h.Write([]byte{0})
+	h.Write(r.system)
 	for _, m := range r.items {
 		h.Write([]byte{0})
 		h.Write(m)

@@ -48,7 +48,9 @@ type Transport struct {
 	// Models returns the model a request names (the body's "model", or
 	// Gemini's path); nil means models.Lookup. An error forwards the
 	// request untouched and is reported in its Event: a window is never
-	// guessed. Its answer is kept per API and name.
+	// guessed. Its answer is kept per API and name (an error only when it
+	// wraps models.ErrUnknownModel: another, a discovery that failed, is
+	// asked again on the next request).
 	Models func(ctx context.Context, name string) (models.Model, error)
 	// Options are added after the door's (fit.Options of the model, the
 	// request's overhead) to every trim: history.WithOnTrim,
@@ -86,6 +88,7 @@ const maxErrorBody = 1 << 20
 
 // model is what a Transport keeps per API and model name.
 type model struct {
+	api     API
 	m       models.Model
 	err     error
 	counter history.Counter
@@ -98,9 +101,42 @@ type model struct {
 }
 
 // group is the conversations of one model whose requests send the same
-// overhead (the core's option): one adapt Conversations.
+// overhead (the core's option): the adapt Conversations of the API's
+// codec.
 type group struct {
-	chat *adapt.Conversations[struct{}, json.RawMessage]
+	trim    func(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error)
+	recover func(ctx context.Context, key string, r *Request, providerErr error, attempt int) ([]json.RawMessage, history.Result, error)
+	close   func() error
+}
+
+// newGroup returns the group of api's requests, trimmed with opts, their
+// state in store.
+func newGroup(api API, store history.StateStore, opts []history.Option, onState func(key, state string)) *group {
+	switch api {
+	case AnthropicMessages:
+		cs := adapt.NewSystemConversations(anthropicCodec, store, opts)
+		cs.OnState = onState
+		return &group{
+			trim: func(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error) {
+				return cs.Trim(ctx, key, r.system, r.items, budget)
+			},
+			recover: func(ctx context.Context, key string, r *Request, perr error, attempt int) ([]json.RawMessage, history.Result, error) {
+				return cs.RecoverOverflow(ctx, key, r.system, r.items, perr, attempt)
+			},
+			close: cs.Close,
+		}
+	}
+	cs := adapt.NewConversations(chatCodec, struct{}{}, store, opts)
+	cs.OnState = onState
+	return &group{
+		trim: func(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error) {
+			return cs.Trim(ctx, key, r.items, budget)
+		},
+		recover: func(ctx context.Context, key string, r *Request, perr error, attempt int) ([]json.RawMessage, history.Result, error) {
+			return cs.RecoverOverflow(ctx, key, r.items, perr, attempt)
+		},
+		close: cs.Close,
+	}
 }
 
 // maxGroups bounds the overheads a model keeps conversations for.
@@ -150,13 +186,13 @@ func (t *Transport) model(ctx context.Context, api API, name string) *model {
 	if err == nil && (m.Window <= 0 || m.Output < 0) {
 		err = errors.New("history/wire: model " + strconv.Quote(name) + " has no window")
 	}
-	md = &model{m: m, err: err, groups: map[int]*group{}}
+	md = &model{api: api, m: m, err: err, groups: map[int]*group{}}
 	if err == nil {
 		md.counter = fit.Counter(m)
 		md.cal = new(history.Calibration)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return md // the caller's context, not the model: ask again next time
+	if err != nil && !errors.Is(err, models.ErrUnknownModel) {
+		return md // a server that did not answer, a context done: ask again next time
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -179,28 +215,17 @@ func (t *Transport) group(md *model, overhead int) *group {
 	}
 	if len(md.groups) >= maxGroups {
 		for k, g := range md.groups { // any: a conversation's next trim restores its state
-			g.close()
+			_ = g.close()
 			delete(md.groups, k)
 			break
 		}
 	}
 	opts := append(fit.Options(md.m), history.WithCounter(md.counter), history.WithCalibration(md.cal), history.WithOverhead(overhead))
 	opts = append(opts, t.Options...)
-	g := &group{chat: adapt.NewConversations(chatCodec, struct{}{}, t.store, opts)}
-	g.chat.OnState = t.OnState
+	g := newGroup(md.api, t.store, opts, t.OnState)
 	md.groups[overhead] = g
 	return g
 }
-
-func (g *group) trim(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error) {
-	return g.chat.Trim(ctx, key, r.items, budget)
-}
-
-func (g *group) recover(ctx context.Context, key string, r *Request, providerErr error, attempt int) ([]json.RawMessage, history.Result, error) {
-	return g.chat.RecoverOverflow(ctx, key, r.items, providerErr, attempt)
-}
-
-func (g *group) close() { _ = g.chat.Close() }
 
 // budget returns the input budget of a request of md: the door's (the
 // window less the output room, less history.MarginShare of the window
@@ -238,7 +263,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base().RoundTrip(req)
 	}
 	t.init()
-	body, err := io.ReadAll(req.Body)
+	body, err := readBody(req)
 	_ = req.Body.Close()
 	if err != nil {
 		return nil, err
@@ -426,4 +451,49 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 // prompt.
 func truncation(sent, reported int) bool {
 	return reported < sent/2 && sent-reported > 512
+}
+
+// readBody reads req's body whole, in one buffer of its stated length
+// when it states one.
+func readBody(req *http.Request) ([]byte, error) {
+	if req.ContentLength <= 0 || req.ContentLength > 1<<30 {
+		return io.ReadAll(req.Body)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(req.ContentLength) + bytes.MinRead)
+	_, err := buf.ReadFrom(req.Body)
+	return buf.Bytes(), err
+}
+
+// CloseIdleConnections closes Base's idle connections, when Base has
+// that method (http.Client.CloseIdleConnections calls it).
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base().(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// Close stops every background summary in flight in the conversations
+// the Transport keeps (history.Conversations.Close), for a graceful
+// shutdown, and returns nil. The Transport still trims afterwards.
+func (t *Transport) Close() error {
+	t.init()
+	t.mu.Lock()
+	mds := make([]*model, 0, len(t.models))
+	for _, md := range t.models {
+		mds = append(mds, md)
+	}
+	t.mu.Unlock()
+	for _, md := range mds {
+		md.mu.Lock()
+		gs := make([]*group, 0, len(md.groups))
+		for _, g := range md.groups {
+			gs = append(gs, g)
+		}
+		md.mu.Unlock()
+		for _, g := range gs {
+			_ = g.close()
+		}
+	}
+	return nil
 }

@@ -262,3 +262,81 @@ func (md *model) observations() int {
 	defer md.mu.Unlock()
 	return md.observed
 }
+
+// TestModelsRetried: a model the table does not know is remembered as
+// unknown, but a discovery that failed (a local server not up yet) is
+// asked again on the next request, which is then trimmed.
+func TestModelsRetried(t *testing.T) {
+	up := &recorder{answer: okAnswer(10)}
+	ts := httptest.NewServer(up)
+	defer ts.Close()
+	calls := 0
+	var evs []Event
+	tr := &Transport{Logger: quiet(), OnEvent: func(e Event) {
+		if e.Kind == EventRequest {
+			evs = append(evs, e)
+		}
+	},
+		Models: func(_ context.Context, name string) (models.Model, error) {
+			calls++
+			if calls == 1 {
+				return models.Model{}, fmt.Errorf("discover: connection refused")
+			}
+			return models.Model{Name: name, Window: 2_000}, nil
+		}}
+	body := chatBody(20, 100)
+	post(t, tr, ts.URL+"/v1/chat/completions", body)
+	post(t, tr, ts.URL+"/v1/chat/completions", body)
+	if len(evs) != 2 || !evs[0].Forwarded || evs[1].Forwarded || !evs[1].Trimmed {
+		t.Fatalf("events %+v: want the first forwarded, the second trimmed", evs)
+	}
+}
+
+// TestConversationKey checks where a request's conversation key comes
+// from, in order, with the reason for each case; the header never
+// reaches the upstream.
+func TestConversationKey(t *testing.T) {
+	opening := `{"role":"system","content":"s"},{"role":"user","content":"first"}`
+	cases := []struct {
+		name, header, body, wantFrom, wantKey string
+	}{
+		{"the header wins", "conv-1", `{"model":"m","prompt_cache_key":"pk","messages":[` + opening + `]}`, KeyHeader, "conv-1"},
+		{"prompt_cache_key", "", `{"model":"m","prompt_cache_key":"pk","user":"u","messages":[` + opening + `]}`, KeyRequest, "pk"},
+		{"user when no cache key", "", `{"model":"m","user":"u","messages":[` + opening + `]}`, KeyRequest, "u"},
+		{"Anthropic's metadata.user_id", "", `{"model":"m","max_tokens":10,"metadata":{"user_id":"au"},"messages":[{"role":"user","content":"x"}]}`, KeyRequest, "au"},
+		{"the opening otherwise", "", `{"model":"m","messages":[` + opening + `]}`, KeyOpening, ""},
+	}
+	var openingKey string
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			up := &recorder{answer: okAnswer(10)}
+			ts := httptest.NewServer(up)
+			defer ts.Close()
+			var ev Event
+			tr := &Transport{Models: fixedModel(100_000), Logger: quiet(), OnEvent: func(e Event) { ev = e }}
+			path := "/v1/chat/completions"
+			if strings.Contains(c.body, "metadata") {
+				path = "/v1/messages"
+			}
+			var h []string
+			if c.header != "" {
+				h = []string{ConversationHeader, c.header}
+			}
+			post(t, tr, ts.URL+path, c.body, h...)
+			if ev.KeyFrom != c.wantFrom || (c.wantKey != "" && ev.Conversation != c.wantKey) {
+				t.Errorf("key %q from %q, want %q from %q", ev.Conversation, ev.KeyFrom, c.wantKey, c.wantFrom)
+			}
+			if up.heads[0].Get(ConversationHeader) != "" {
+				t.Error("the conversation header reached the upstream")
+			}
+			if c.wantFrom == KeyOpening {
+				openingKey = ev.Conversation
+				// The same conversation a turn later: the same key.
+				post(t, tr, ts.URL+path, `{"model":"m","messages":[`+opening+`,{"role":"assistant","content":"a"},{"role":"user","content":"second"}]}`)
+				if ev.Conversation != openingKey {
+					t.Errorf("the next turn's key %q differs from %q", ev.Conversation, openingKey)
+				}
+			}
+		})
+	}
+}

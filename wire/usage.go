@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"sync"
@@ -128,13 +129,48 @@ func (u *usageBody) finish() {
 // promptTokens returns the prompt's count in a response body or a stream
 // event of api, or 0.
 func promptTokens(api API, b []byte) int {
-	var v struct {
-		Usage *struct {
-			PromptTokens int `json:"prompt_tokens"`
-		} `json:"usage"`
+	type usage struct {
+		PromptTokens int `json:"prompt_tokens"`
+		// Anthropic's input is the three together.
+		InputTokens              int `json:"input_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 	}
-	if json.Unmarshal(b, &v) != nil || v.Usage == nil {
+	var v struct {
+		Usage   *usage `json:"usage"`
+		Message *struct {
+			Usage *usage `json:"usage"`
+		} `json:"message"` // Anthropic's message_start event
+	}
+	if json.Unmarshal(b, &v) != nil {
 		return 0
 	}
-	return v.Usage.PromptTokens
+	u := v.Usage
+	if u == nil && v.Message != nil {
+		u = v.Message.Usage
+	}
+	if u == nil {
+		return 0
+	}
+	switch api {
+	case AnthropicMessages:
+		return satSum(u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens)
+	}
+	return u.PromptTokens
+}
+
+// satSum is the sum of counts, negatives counting 0, saturating at
+// math.MaxInt.
+func satSum(ns ...int) int {
+	total := 0
+	for _, n := range ns {
+		if n <= 0 {
+			continue
+		}
+		if n > math.MaxInt-total {
+			return math.MaxInt
+		}
+		total += n
+	}
+	return total
 }

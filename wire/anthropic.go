@@ -1,0 +1,144 @@
+package wire
+
+// Anthropic Messages: a request's "messages", each kept as the bytes it
+// came in, and its "system", read by the Messages API logic every
+// Anthropic adapter shares (internal/anthropicmsg) through its accessor
+// over raw JSON: every message is read through its JSON, as the adapters
+// read a message built with param.Override. Pairing, thinking blocks and
+// their signatures, compaction blocks and the cache breakpoints (at most
+// four) hold as in the adapters. A message the trim keeps whole is its
+// own bytes; one it cuts down (a result elided, a call's input cleared,
+// calls stripped) is re-encoded from its members.
+
+import (
+	"encoding/json"
+
+	"github.com/histrim/history/internal/anthropicmsg"
+)
+
+var anthropicSDK = &anthropicmsg.SDK[json.RawMessage, json.RawMessage, json.RawMessage]{
+	Name:        "wire/anthropic",
+	Message:     anthropicMessage,
+	WithContent: anthropicWithContent,
+	ElideResult: func(b *json.RawMessage, text string) (json.RawMessage, bool) {
+		content := appendString([]byte(`[{"type":"text","text":`), text)
+		return withMember(*b, "content", append(content, "}]"...))
+	},
+	WithInput: func(b *json.RawMessage, args string) (json.RawMessage, bool) {
+		if !json.Valid([]byte(args)) {
+			return nil, false
+		}
+		return withMember(*b, "input", []byte(args))
+	},
+	Override:      func(raw json.RawMessage) json.RawMessage { return raw },
+	OverrideBlock: func(raw json.RawMessage) json.RawMessage { return raw },
+	Type: func(b *json.RawMessage) string {
+		var v struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(*b, &v)
+		return v.Type
+	},
+	// Describe is left nil: every block is read through its JSON
+	// (anthropicmsg.DescribeJSON), as the adapters read a block their SDK
+	// does not model.
+	Notice: func(role, text string) json.RawMessage {
+		out := []byte(`{"role":"` + role + `","content":[{"type":"text","text":`)
+		out = appendString(out, text)
+		return append(out, "}]}"...)
+	},
+	System: anthropicSystem,
+}
+
+var anthropicCodec = anthropicSDK.Codec()
+
+// anthropicSystem reads a request's system prompt: a string, or text
+// blocks (each cache_control marker counts as a breakpoint).
+func anthropicSystem(raw json.RawMessage) ([]string, []bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return nil, nil
+		}
+		return []string{s}, []bool{false}
+	}
+	var blocks []struct {
+		Text         string          `json:"text"`
+		CacheControl json.RawMessage `json:"cache_control"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return nil, nil
+	}
+	texts, cached := make([]string, len(blocks)), make([]bool, len(blocks))
+	for i, b := range blocks {
+		texts[i] = b.Text
+		cached[i] = len(b.CacheControl) > 0 && string(b.CacheControl) != "null"
+	}
+	return texts, cached
+}
+
+// anthropicMessage returns the role and the content blocks of a message
+// whose content is an array, each block the bytes it came in; ok is false
+// for a string content or a message that does not read, which the shared
+// logic then reads through its JSON.
+func anthropicMessage(m *json.RawMessage) (string, []json.RawMessage, bool) {
+	ms, err := objectMembers(*m)
+	if err != nil {
+		return "", nil, false
+	}
+	r, ok := find(ms, "role")
+	c, ok2 := find(ms, "content")
+	if !ok || !ok2 {
+		return "", nil, false
+	}
+	var role string
+	if json.Unmarshal((*m)[r.val.start:r.val.end], &role) != nil {
+		return "", nil, false
+	}
+	arr := (*m)[c.val.start:c.val.end]
+	els, err := arrayElements(arr)
+	if err != nil {
+		return "", nil, false
+	}
+	blocks := make([]json.RawMessage, len(els))
+	for i, e := range els {
+		blocks[i] = json.RawMessage(arr[e.start:e.end:e.end])
+	}
+	return role, blocks, true
+}
+
+// anthropicWithContent returns the message m, which anthropicMessage
+// read, with content as its blocks: every other byte of m as it came.
+func anthropicWithContent(m json.RawMessage, content []json.RawMessage) json.RawMessage {
+	ms, err := objectMembers(m)
+	if err != nil {
+		return m
+	}
+	arr := []byte{'['}
+	for i, b := range content {
+		if i > 0 {
+			arr = append(arr, ',')
+		}
+		arr = append(arr, b...)
+	}
+	out, ok := replaceMember(m, ms, "content", append(arr, ']'))
+	if !ok {
+		return m
+	}
+	return out
+}
+
+// withMember returns the JSON object obj with the value of its member
+// name replaced by val, every other byte as it came; ok is false when obj
+// is not an object with such a member.
+func withMember(obj json.RawMessage, name string, val []byte) (json.RawMessage, bool) {
+	ms, err := objectMembers(obj)
+	if err != nil {
+		return nil, false
+	}
+	out, ok := replaceMember(obj, ms, name, val)
+	return out, ok
+}

@@ -1,0 +1,80 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/models"
+)
+
+// canned is an upstream that reads the request's body, as a connection
+// would, and answers with a small completion: what the benchmark measures
+// is the Transport's own work.
+type canned struct{}
+
+func (canned) RoundTrip(req *http.Request) (*http.Response, error) {
+	_, _ = io.Copy(io.Discard, req.Body)
+	_ = req.Body.Close()
+	body := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1000,"completion_tokens":2}}`
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}, nil
+}
+
+// benchBody returns a chat body of about tokens tokens (the Heuristic's
+// count): a tool loop whose results are 200 words each.
+func benchBody(tokens int) []byte {
+	turns := max(tokens/history.EstimateText(chatBody(1, 200)), 1)
+	return []byte(chatBody(turns, 200))
+}
+
+// BenchmarkTransport measures the latency a Transport adds to a chat
+// request of 10k, 100k and 1M tokens (JSON) over forwarding the same body
+// untouched: "forward" is the upstream alone, "trim" the Transport over
+// it, with a window of half the body (so that it trims; the
+// conversation's plan kept from request to request, as in a loop whose
+// client resends its transcript). Each reports p50 and p99 of one
+// request's time, besides ns/op. The time to the first byte of a stream
+// is the same sum: the Transport does its work before the request leaves,
+// and passes the stream's bytes on as they come.
+func BenchmarkTransport(b *testing.B) {
+	for _, tokens := range []int{10_000, 100_000, 1_000_000} {
+		body := benchBody(tokens)
+		window := tokens / 2
+		tr := &Transport{Base: canned{}, Logger: quiet(), Models: func(_ context.Context, name string) (models.Model, error) {
+			return models.Model{Name: name, Window: window}, nil
+		}}
+		for _, mode := range []string{"forward", "trim"} {
+			b.Run(fmt.Sprintf("%dk/%s", tokens/1000, mode), func(b *testing.B) {
+				var rt http.RoundTripper = canned{}
+				if mode == "trim" {
+					rt = tr
+				}
+				b.ReportAllocs()
+				b.SetBytes(int64(len(body)))
+				var times []time.Duration
+				for b.Loop() {
+					start := time.Now()
+					req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/chat/completions", bytes.NewReader(body))
+					resp, err := rt.RoundTrip(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					times = append(times, time.Since(start))
+				}
+				slices.Sort(times)
+				b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+			})
+		}
+	}
+}

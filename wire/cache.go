@@ -1,0 +1,53 @@
+package wire
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/histrim/history"
+)
+
+// A client resends its whole transcript on every request, so a message is
+// converted again and again: the conversion of each message is kept, by
+// its exact bytes (the map's key is the message itself, so a hit is an
+// equal message, never a hash collision), up to maxCachedBytes of
+// messages, after which the cache starts afresh. The core never modifies
+// the messages it is given, so one conversion serves every request.
+const maxCachedBytes = 64 << 20
+
+type convCache struct {
+	mu    sync.Mutex
+	m     map[string]history.Message
+	bytes int
+}
+
+// get returns the conversion of raw by conv, cached.
+func (c *convCache) get(raw json.RawMessage, conv func(*json.RawMessage) (history.Message, error)) (history.Message, error) {
+	c.mu.Lock()
+	m, ok := c.m[string(raw)]
+	c.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := conv(&raw)
+	if err != nil {
+		return m, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+len(raw) > maxCachedBytes {
+		c.m, c.bytes = map[string]history.Message{}, 0
+	}
+	if len(raw) <= maxCachedBytes {
+		c.m[string(raw)] = m
+		c.bytes += len(raw)
+	}
+	return m, nil
+}
+
+var chatCache convCache
+
+// chatToMessageCached is chatToMessage through chatCache.
+func chatToMessageCached(u *json.RawMessage) (history.Message, error) {
+	return chatCache.get(*u, chatToMessage)
+}
