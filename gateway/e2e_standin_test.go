@@ -141,7 +141,14 @@ func (s *standin) messages(w http.ResponseWriter, r *http.Request) {
 		start[k] = v
 	}
 	start["content"], start["stop_reason"] = []any{}, nil
-	start["usage"] = map[string]any{"input_tokens": usage["input_tokens"], "output_tokens": 1}
+	// message_start carries the input's usage whole (cache reads and
+	// writes with it), as the API sends it; output_tokens comes last.
+	startUsage := map[string]any{}
+	for k, v := range usage {
+		startUsage[k] = v
+	}
+	startUsage["output_tokens"] = 1
+	start["usage"] = startUsage
 	ev("message_start", map[string]any{"message": start})
 	for i, c := range content {
 		blk, _ := c.(map[string]any)

@@ -96,12 +96,21 @@ func (g *Gateway) transport(base http.RoundTripper) http.RoundTripper {
 	return t
 }
 
-// Close closes the store when it has a Close method; it is safe to call
-// more than once.
+// Close stops the trimming transport's background work, closes its idle
+// upstream connections and the store (when it has a Close method); it is
+// safe to call more than once.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
-		if c, ok := g.store.(interface{ Close() error }); ok {
+		if c, ok := g.rt.(interface{ Close() error }); ok {
 			g.closeErr = c.Close()
+		}
+		if c, ok := g.rt.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
+		if c, ok := g.store.(interface{ Close() error }); ok {
+			if err := c.Close(); g.closeErr == nil {
+				g.closeErr = err
+			}
 		}
 	})
 	return g.closeErr
