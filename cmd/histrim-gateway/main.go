@@ -47,14 +47,24 @@ func register() {
 	gateway.RegisterStore("postgresql", openPostgres)
 }
 
-// closing is a store and what closes its connections.
-type closing struct {
-	history.StateStore
-	close func() error
+// redisStore is a Redis store and its client, which Close closes. The
+// store's own methods (the shared Calibration's among them) are its.
+type redisStore struct {
+	*redisstore.Store
+	rdb *redis.Client
 }
 
-// Close closes the store's connections.
-func (c closing) Close() error { return c.close() }
+// Close closes the client's connections.
+func (s redisStore) Close() error { return s.rdb.Close() }
+
+// pgStore is a PostgreSQL store and its pool, which Close closes.
+type pgStore struct {
+	*pgstore.Store
+	pool *pgxpool.Pool
+}
+
+// Close closes the pool's connections.
+func (s pgStore) Close() error { s.pool.Close(); return nil }
 
 // histrimParam removes the query parameter name from u and returns its
 // value: the store's own setting, which the driver would not accept.
@@ -85,7 +95,7 @@ func openRedis(ctx context.Context, u *url.URL) (history.StateStore, error) {
 		rdb.Close()
 		return nil, err
 	}
-	return closing{s, rdb.Close}, nil
+	return redisStore{s, rdb}, nil
 }
 
 // openPostgres opens a postgres:// or postgresql:// store, creating its
@@ -105,5 +115,5 @@ func openPostgres(ctx context.Context, u *url.URL) (history.StateStore, error) {
 		pool.Close()
 		return nil, err
 	}
-	return closing{s, func() error { pool.Close(); return nil }}, nil
+	return pgStore{s, pool}, nil
 }

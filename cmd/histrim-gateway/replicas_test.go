@@ -152,7 +152,7 @@ func TestReplicasOverRedis(t *testing.T) {
 	}
 	for i := range one {
 		if !bytes.Equal(one[i], three[i]) {
-			t.Fatalf("request %d differs between one gateway and three (%d and %d bytes)", i, len(one[i]), len(three[i]))
+			t.Fatalf("request %d differs between one gateway and three (%d and %d bytes): each replica's trims aim with its own Calibration of the model (docs/gateway.md, Limits)", i, len(one[i]), len(three[i]))
 		}
 	}
 	if failedOne != 0 || failedThree != 0 {
