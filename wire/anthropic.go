@@ -33,15 +33,13 @@ var anthropicSDK = &anthropicmsg.SDK[json.RawMessage, json.RawMessage, json.RawM
 	Override:      func(raw json.RawMessage) json.RawMessage { return raw },
 	OverrideBlock: func(raw json.RawMessage) json.RawMessage { return raw },
 	Type: func(b *json.RawMessage) string {
-		var v struct {
-			Type string `json:"type"`
-		}
-		_ = json.Unmarshal(*b, &v)
-		return v.Type
+		in, _ := anthropicDescribe(b)
+		return in.Type
 	},
-	// Describe is left nil: every block is read through its JSON
-	// (anthropicmsg.DescribeJSON), as the adapters read a block their SDK
-	// does not model.
+	// Every block is read through its JSON (anthropicmsg.DescribeJSON),
+	// as the adapters read a block their SDK does not model, once per
+	// distinct block.
+	Describe: anthropicDescribe,
 	Notice: func(role, text string) json.RawMessage {
 		out := []byte(`{"role":"` + role + `","content":[{"type":"text","text":`)
 		out = appendString(out, text)

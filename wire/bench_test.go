@@ -18,13 +18,17 @@ import (
 // canned is an upstream that reads the request's body, as a connection
 // would, and answers with a small completion: what the benchmark measures
 // is the Transport's own work.
-type canned struct{}
+type canned struct{ stream bool }
 
-func (canned) RoundTrip(req *http.Request) (*http.Response, error) {
+func (c canned) RoundTrip(req *http.Request) (*http.Response, error) {
 	_, _ = io.Copy(io.Discard, req.Body)
 	_ = req.Body.Close()
-	body := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1000,"completion_tokens":2}}`
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+	body, ct := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1000,"completion_tokens":2}}`, "application/json"
+	if c.stream {
+		body, ct = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1000,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n", "text/event-stream"
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ct}},
 		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}, nil
 }
 
@@ -41,9 +45,9 @@ func benchBody(tokens int) []byte {
 // it, with a window of half the body (so that it trims; the
 // conversation's plan kept from request to request, as in a loop whose
 // client resends its transcript). Each reports p50 and p99 of one
-// request's time, besides ns/op. The time to the first byte of a stream
-// is the same sum: the Transport does its work before the request leaves,
-// and passes the stream's bytes on as they come.
+// request's time, besides ns/op. "stream-forward" and "stream-trim" are
+// the same with "stream": true and a streamed answer, timed to the first
+// byte of the stream the caller reads.
 func BenchmarkTransport(b *testing.B) {
 	for _, tokens := range []int{10_000, 100_000, 1_000_000} {
 		body := benchBody(tokens)
@@ -51,15 +55,26 @@ func BenchmarkTransport(b *testing.B) {
 		tr := &Transport{Base: canned{}, Logger: quiet(), Models: func(_ context.Context, name string) (models.Model, error) {
 			return models.Model{Name: name, Window: window}, nil
 		}}
-		for _, mode := range []string{"forward", "trim"} {
+		stream := bytes.Replace(body, []byte(`"stream": false`), []byte(`"stream": true`), 1)
+		trs := &Transport{Base: canned{stream: true}, Logger: quiet(), Models: tr.Models}
+		for _, mode := range []string{"forward", "trim", "stream-forward", "stream-trim"} {
 			b.Run(fmt.Sprintf("%dk/%s", tokens/1000, mode), func(b *testing.B) {
-				var rt http.RoundTripper = canned{}
-				if mode == "trim" {
+				var rt http.RoundTripper
+				body := body
+				switch mode {
+				case "forward":
+					rt = canned{}
+				case "trim":
 					rt = tr
+				case "stream-forward":
+					rt, body = canned{stream: true}, stream
+				case "stream-trim":
+					rt, body = trs, stream
 				}
 				b.ReportAllocs()
 				b.SetBytes(int64(len(body)))
 				var times []time.Duration
+				var first [1]byte
 				for b.Loop() {
 					start := time.Now()
 					req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/chat/completions", bytes.NewReader(body))
@@ -67,14 +82,51 @@ func BenchmarkTransport(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
+					if _, err := resp.Body.Read(first[:]); err != nil {
+						b.Fatal(err)
+					}
+					times = append(times, time.Since(start)) // to the first byte
 					_, _ = io.Copy(io.Discard, resp.Body)
 					_ = resp.Body.Close()
-					times = append(times, time.Since(start))
 				}
 				slices.Sort(times)
 				b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
 				b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
 			})
 		}
+	}
+}
+
+// BenchmarkTransportAnthropic is BenchmarkTransport's JSON case for a
+// Messages body of 100k tokens (thinking blocks, tool calls and results).
+func BenchmarkTransportAnthropic(b *testing.B) {
+	turns := max(100_000/history.EstimateText(anthropicBody(1, 200)), 1)
+	body := []byte(anthropicBody(turns, 200))
+	tr := &Transport{Base: canned{}, Logger: quiet(), Models: func(_ context.Context, name string) (models.Model, error) {
+		return models.Model{Name: name, Window: 50_000}, nil
+	}}
+	for _, mode := range []string{"forward", "trim"} {
+		b.Run("100k/"+mode, func(b *testing.B) {
+			var rt http.RoundTripper = canned{}
+			if mode == "trim" {
+				rt = tr
+			}
+			b.ReportAllocs()
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/messages", bytes.NewReader(body))
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+				times = append(times, time.Since(start))
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+		})
 	}
 }

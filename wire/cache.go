@@ -2,9 +2,11 @@ package wire
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/anthropicmsg"
 )
 
 // A client resends its whole transcript on every request, so a message is
@@ -15,14 +17,14 @@ import (
 // the messages it is given, so one conversion serves every request.
 const maxCachedBytes = 64 << 20
 
-type convCache struct {
+type convCache[T any] struct {
 	mu    sync.Mutex
-	m     map[string]history.Message
+	m     map[string]T
 	bytes int
 }
 
 // get returns the conversion of raw by conv, cached.
-func (c *convCache) get(raw json.RawMessage, conv func(*json.RawMessage) (history.Message, error)) (history.Message, error) {
+func (c *convCache[T]) get(raw json.RawMessage, conv func(*json.RawMessage) (T, error)) (T, error) {
 	c.mu.Lock()
 	m, ok := c.m[string(raw)]
 	c.mu.Unlock()
@@ -36,7 +38,7 @@ func (c *convCache) get(raw json.RawMessage, conv func(*json.RawMessage) (histor
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.bytes+len(raw) > maxCachedBytes {
-		c.m, c.bytes = map[string]history.Message{}, 0
+		c.m, c.bytes = map[string]T{}, 0
 	}
 	if len(raw) <= maxCachedBytes {
 		c.m[string(raw)] = m
@@ -45,9 +47,23 @@ func (c *convCache) get(raw json.RawMessage, conv func(*json.RawMessage) (histor
 	return m, nil
 }
 
-var chatCache convCache
+var chatCache convCache[history.Message]
 
 // chatToMessageCached is chatToMessage through chatCache.
 func chatToMessageCached(u *json.RawMessage) (history.Message, error) {
 	return chatCache.get(*u, chatToMessage)
+}
+
+var anthropicCache convCache[anthropicmsg.Info]
+
+// anthropicDescribe reads a content block as anthropicmsg reads a block
+// through its JSON (DescribeJSON), cached by the block's bytes; its parts
+// clipped, so that an append to them never writes to the cached array.
+func anthropicDescribe(b *json.RawMessage) (anthropicmsg.Info, bool) {
+	in, _ := anthropicCache.get(*b, func(raw *json.RawMessage) (anthropicmsg.Info, error) {
+		in := anthropicmsg.DescribeJSON(*raw)
+		in.Parts = slices.Clip(in.Parts)
+		return in, nil
+	})
+	return in, true
 }

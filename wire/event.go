@@ -66,10 +66,18 @@ type Event struct {
 	Overflows, Recovered int
 	// Truncated reports (EventTruncation) that the upstream counted
 	// Reported tokens of a prompt the trim counted at TokensAfter: far
-	// less, so it truncated the prompt silently. Later budgets of the
-	// model stay within Reported.
+	// less, so it truncated the prompt silently (or its usage was
+	// misread). The count does not teach the model's Calibration.
 	Truncated bool
 	Reported  int
+	// Learnt reports that later budgets of the model stay within
+	// Reported (the larger of two truncations in a row that agree within
+	// 10%, each at least 2,048 tokens): for a model of a local or routed
+	// server, or one the
+	// caller described (models.Model.Provider other than a provider of
+	// the models table that refuses an over-long prompt with an error:
+	// openai, anthropic, google, mistral, deepseek, xai).
+	Learnt bool
 }
 
 // fill sets the trim's figures from res.
@@ -105,7 +113,7 @@ func (e Event) LogValue() slog.Value {
 		attrs = append(attrs, slog.Int("overflows", e.Overflows), slog.Int("recovered", e.Recovered))
 	}
 	if e.Truncated {
-		attrs = append(attrs, slog.Int("reported", e.Reported))
+		attrs = append(attrs, slog.Int("reported", e.Reported), slog.Bool("learnt", e.Learnt))
 	}
 	return slog.GroupValue(attrs...)
 }

@@ -9,7 +9,10 @@ package wire
 // provider judges it. It never panics and runs in time linear in the
 // input, with the depth of nesting bounded.
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+)
 
 // errSyntax is returned for bytes that are not the JSON value expected.
 var errSyntax = errors.New("history/wire: malformed JSON")
@@ -75,15 +78,25 @@ func skipValue(b []byte, i int) (int, error) {
 	}
 }
 
-// skipString returns the end of the JSON string starting at b[i] ('"').
+// skipString returns the end of the JSON string starting at b[i] ('"'):
+// the next quote that an even number of backslashes precedes, found with
+// bytes.IndexByte (most of a body is the text of its strings).
 func skipString(b []byte, i int) (int, error) {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, nil
+	j := i + 1
+	for j <= len(b) {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
 	}
 	return 0, errSyntax
 }

@@ -97,6 +97,7 @@ type model struct {
 	mu        sync.Mutex
 	truncated int            // the window a silent truncation showed, 0 for none
 	observed  int            // the responses whose usage the Calibration observed
+	pending   int            // the count of the last response that showed a truncation, not yet confirmed
 	groups    map[int]*group // by overhead
 }
 
@@ -258,9 +259,21 @@ func (md *model) budget(r *Request) int {
 // parse, an unknown model, a message that does not convert) is sent
 // untouched, and its Event says why.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.do(req, t.base().RoundTrip)
+}
+
+// Middleware is RoundTrip in the shape of the middleware of openai-go and
+// anthropic-sdk-go (option.WithMiddleware(tr.Middleware)): next, the rest
+// of the SDK's chain, sends the requests in place of Base.
+func (t *Transport) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return t.do(req, next)
+}
+
+// do is RoundTrip with next sending the requests.
+func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	api := Detect(req.URL.Path)
 	if api == 0 || req.Method != http.MethodPost || req.Body == nil || req.Body == http.NoBody || req.Header.Get("Content-Encoding") != "" {
-		return t.base().RoundTrip(req)
+		return next(req)
 	}
 	t.init()
 	body, err := readBody(req)
@@ -272,14 +285,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r, err := Parse(req.URL.Path, body)
 	if err != nil {
 		ev.Err = err
-		return t.forward(req, body, ev)
+		return t.forward(req, body, ev, next)
 	}
 	ev.Model = r.Model
 	ctx := req.Context()
 	md := t.model(ctx, api, r.Model)
 	if md.err != nil {
 		ev.Err = md.err
-		return t.forward(req, body, ev)
+		return t.forward(req, body, ev, next)
 	}
 	ev.Conversation, ev.KeyFrom = req.Header.Get(ConversationHeader), KeyHeader
 	if ev.Conversation == "" {
@@ -294,10 +307,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent, res, err := g.trim(ctx, key, r, ev.Budget)
 	if sent == nil {
 		ev.Err = err
-		return t.forward(req, body, ev)
+		return t.forward(req, body, ev, next)
 	}
 	ev.Err = err // a latest turn over the budget: sent as trimmed, the provider judges
-	resp, err := t.send(req, r.Body(sent))
+	resp, err := send(req, r.Body(sent), next)
 	for attempt := 1; err == nil && attempt <= t.retries() && refusal(resp.StatusCode); attempt++ {
 		var perr error
 		resp, perr = readError(resp)
@@ -305,20 +318,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			break
 		}
 		ev.Overflows++
-		next, nres, rerr := g.recover(ctx, key, r, perr, attempt)
-		if next == nil || sameBytes(next, sent) {
-			break // nothing left to drop: the provider's answer stands
-		}
-		if rerr != nil && !errors.Is(rerr, history.ErrLatestTurnTooLarge) {
-			var re *history.RecoverError
-			if !errors.As(rerr, &re) {
-				break
-			}
+		smaller, nres, rerr := g.recover(ctx, key, r, perr, attempt)
+		if rerr != nil || smaller == nil || sameBytes(smaller, sent) {
+			// Nothing more can go (history.ErrCannotRecover: what is
+			// left cannot fit what the provider said), or the trim
+			// failed: the provider's answer stands.
+			break
 		}
 		_ = resp.Body.Close()
-		sent, res = next, nres
+		sent, res = smaller, nres
 		ev.Recovered++
-		resp, err = t.send(req, r.Body(sent))
+		resp, err = send(req, r.Body(sent), next)
 	}
 	ev.Status = 0
 	if resp != nil {
@@ -336,9 +346,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // forward sends body untouched and reports ev.
-func (t *Transport) forward(req *http.Request, body []byte, ev Event) (*http.Response, error) {
+func (t *Transport) forward(req *http.Request, body []byte, ev Event, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	ev.Forwarded = true
-	resp, err := t.send(req, body)
+	resp, err := send(req, body, next)
 	if resp != nil {
 		ev.Status = resp.StatusCode
 	}
@@ -346,15 +356,15 @@ func (t *Transport) forward(req *http.Request, body []byte, ev Event) (*http.Res
 	return resp, err
 }
 
-// send sends a clone of req with body.
-func (t *Transport) send(req *http.Request, body []byte) (*http.Response, error) {
+// send sends a clone of req with body through next.
+func send(req *http.Request, body []byte, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.Header.Del(ConversationHeader)
 	out.Header.Del("Content-Length")
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	out.ContentLength = int64(len(body))
-	return t.base().RoundTrip(out)
+	return next(out)
 }
 
 // refusal reports whether status is one a provider answers a request over
@@ -421,26 +431,68 @@ func sameBytes(a, b []json.RawMessage) bool {
 }
 
 // observe feeds a response's usage to md's Calibration, or, when the
-// upstream counted far less than was sent (a silent truncation), learns
-// the window it showed and reports it.
+// upstream counted far less than was sent (a silent truncation), reports
+// it, and learns the window it showed once two truncations in a row
+// agree within 10% (a server truncating to its window reports about the
+// window every time; a server that counts only what its cache did not
+// hold reports what each request added, which varies).
 func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 	if sent <= 0 || reported <= 0 {
 		return
 	}
 	if truncation(sent, reported) {
-		md.mu.Lock()
-		if md.truncated == 0 || reported < md.truncated {
-			md.truncated = reported
-		}
-		md.mu.Unlock()
 		ev.Kind, ev.Truncated, ev.Reported, ev.Err = EventTruncation, true, reported, nil
+		if truncates(md.m.Provider) && reported >= minLearntWindow {
+			md.mu.Lock()
+			if p := md.pending; p > 0 && 10*abs(p-reported) <= max(p, reported) {
+				w := max(p, reported)
+				if md.truncated == 0 || w < md.truncated {
+					md.truncated = w
+				}
+				ev.Learnt = true
+				md.pending = 0
+			} else {
+				md.pending = reported
+			}
+			md.mu.Unlock()
+		}
 		t.emit(ev)
 		return
 	}
 	md.cal.Observe(sent, reported)
 	md.mu.Lock()
+	md.pending = 0
 	md.observed++
 	md.mu.Unlock()
+}
+
+// minLearntWindow is the smallest window a silent truncation teaches: a
+// count below it is no window a server runs a model with (Ollama's
+// smallest default num_ctx is 2,048), but a misread usage or a prompt
+// mostly read from the server's cache (Ollama counts only what it
+// evaluated).
+const minLearntWindow = 2048
+
+// abs is |n|.
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// truncates reports whether a model's provider may truncate a prompt
+// silently: a local or routed server, or a model the caller described.
+// The providers of the models table that refuse a prompt over the window
+// with an error (the only way their usage reads far below what was sent
+// is a misread usage) do not teach a window: the Event says what was
+// seen, and nothing else changes.
+func truncates(provider string) bool {
+	switch provider {
+	case "openai", "anthropic", "google", "mistral", "deepseek", "xai":
+		return false
+	}
+	return true
 }
 
 // truncation reports whether an upstream that counted reported tokens of

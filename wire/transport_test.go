@@ -218,24 +218,27 @@ func TestSilentTruncation(t *testing.T) {
 	var mu sync.Mutex
 	tr := &Transport{Models: fixedModel(128_000), Logger: quiet(), OnEvent: func(e Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }}
 	body := chatBody(20, 200) // about 12k tokens
+	// Two responses in a row show the same truncation: the window is
+	// learnt from the second.
+	post(t, tr, ts.URL+"/v1/chat/completions", body)
 	post(t, tr, ts.URL+"/v1/chat/completions", body)
 	mu.Lock()
-	var trunc *Event
+	var trunc []Event
 	for i := range evs {
 		if evs[i].Kind == EventTruncation {
-			trunc = &evs[i]
+			trunc = append(trunc, evs[i])
 		}
 	}
 	mu.Unlock()
-	if trunc == nil || !trunc.Truncated || trunc.Reported != 2048 {
-		t.Fatalf("no truncation event: %+v", evs)
+	if len(trunc) != 2 || !trunc[0].Truncated || trunc[0].Reported != 2048 || trunc[0].Learnt || !trunc[1].Learnt {
+		t.Fatalf("truncation events %+v: want two, the second learning the window", trunc)
 	}
 	md := tr.model(context.Background(), ChatCompletions, "gpt-4.1")
 	if n := md.observations(); n != 0 {
 		t.Errorf("the truncated count taught the Calibration (%d observations)", n)
 	}
 	post(t, tr, ts.URL+"/v1/chat/completions", body)
-	r, err := Parse("/v1/chat/completions", up.bodies[1])
+	r, err := Parse("/v1/chat/completions", up.bodies[2])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,5 +341,68 @@ func TestConversationKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTruncationProviders: a count far below what was sent teaches the
+// window only for a provider that may truncate silently (a local server,
+// a model the caller described); for a hosted provider that refuses an
+// over-long prompt with an error it can only be a misread usage, and the
+// Event says so without changing later budgets.
+func TestTruncationProviders(t *testing.T) {
+	for _, c := range []struct {
+		provider string
+		learn    bool
+	}{
+		{"ollama", true}, {"", true}, {"meta", true}, {"openai", false}, {"anthropic", false},
+	} {
+		t.Run(c.provider, func(t *testing.T) {
+			up := &recorder{answer: okAnswer(2048)}
+			ts := httptest.NewServer(up)
+			defer ts.Close()
+			var trunc []Event
+			tr := &Transport{Logger: quiet(), OnEvent: func(e Event) {
+				if e.Kind == EventTruncation {
+					trunc = append(trunc, e)
+				}
+			}, Models: func(_ context.Context, name string) (models.Model, error) {
+				return models.Model{Name: name, Provider: c.provider, Window: 128_000}, nil
+			}}
+			post(t, tr, ts.URL+"/v1/chat/completions", chatBody(20, 200))
+			post(t, tr, ts.URL+"/v1/chat/completions", chatBody(20, 200))
+			if len(trunc) != 2 || trunc[0].Learnt || trunc[1].Learnt != c.learn {
+				t.Fatalf("truncation events %+v, want two, the second with Learnt %v", trunc, c.learn)
+			}
+			md := tr.model(context.Background(), ChatCompletions, "gpt-4.1")
+			if got := md.budget(&Request{}); (got < 2048) != c.learn {
+				t.Errorf("budget %d after the truncation", got)
+			}
+		})
+	}
+}
+
+// TestCachedPromptNotTruncation: a server that counts only the part of
+// the prompt its cache did not hold (Ollama's prompt_eval_count) reports
+// far less than was sent on every request of a conversation, each time a
+// different count: reported, never learnt as the window.
+func TestCachedPromptNotTruncation(t *testing.T) {
+	counts := []int{2100, 3300, 2500, 4100, 2900}
+	up := &recorder{}
+	up.answer = func(w http.ResponseWriter, body []byte, n int) { okAnswer(counts[(n-1)%len(counts)])(w, body, n) }
+	ts := httptest.NewServer(up)
+	defer ts.Close()
+	learnt := 0
+	tr := &Transport{Logger: quiet(), OnEvent: func(e Event) {
+		if e.Learnt {
+			learnt++
+		}
+	}, Models: func(_ context.Context, name string) (models.Model, error) {
+		return models.Model{Name: name, Provider: "ollama", Window: 128_000}, nil
+	}}
+	for range counts {
+		post(t, tr, ts.URL+"/v1/chat/completions", chatBody(20, 200))
+	}
+	if learnt > 0 {
+		t.Errorf("a window was learnt from counts that do not agree")
 	}
 }

@@ -80,9 +80,14 @@ func TestAnthropicLoops(t *testing.T) {
 					for i, name := range loopserver.ToolNames {
 						tools[i] = anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{Properties: loopserver.ToolParameters()["properties"]}, name)
 					}
+					// The http.Client, or the SDK's middleware chain
+					// (thinking's loops): both ways of installing it.
+					install := option.WithHTTPClient(&http.Client{Transport: tr})
+					if thinking {
+						install = option.WithMiddleware(tr.Middleware)
+					}
 					c := &anthropicV2{
-						client: anthropic.NewClient(option.WithBaseURL(ts.URL), option.WithAPIKey("test"), option.WithMaxRetries(0),
-							option.WithHTTPClient(&http.Client{Transport: tr})),
+						client: anthropic.NewClient(option.WithBaseURL(ts.URL), option.WithAPIKey("test"), option.WithMaxRetries(0), install),
 						params: anthropic.MessageNewParams{Model: "local", MaxTokens: 1024,
 							System: []anthropic.TextBlockParam{{Text: loopserver.SystemPrompt}}, Tools: tools},
 					}

@@ -201,17 +201,20 @@ func goOpenAITools() []goopenai.Tool {
 }
 
 // TestChatLoops runs 50 user turns of tool calls through the Transport
-// with openai-go (streamed and not) and go-openai, at 16k and 32k windows
-// (loopModes): the runtime sends its whole transcript every
+// with openai-go (streamed and not, and through option.WithMiddleware)
+// and go-openai, at 16k and 32k windows (loopModes): the runtime sends its whole transcript every
 // time and no turn fails, no request breaks the pairing or lacks the
 // latest task, and each refusal for length is recovered inside the
 // Transport.
 func TestChatLoops(t *testing.T) {
-	clients := []string{"openai-go", "openai-go/stream", "go-openai"}
+	clients := []string{"openai-go", "openai-go/stream", "go-openai", "openai-go/middleware"}
 	windows := []int{16_000, 32_000}
 	for _, name := range clients {
 		for _, window := range windows {
 			for _, mode := range loopModes(window) {
+				if name == "openai-go/middleware" && (window > 16_000 || mode.Name != adaptertest.Modes()[2].Name) {
+					continue // CI time: the middleware's chain once
+				}
 				t.Run(fmt.Sprintf("%s/%d/%s", name, window, mode.Name), func(t *testing.T) {
 					t.Parallel()
 					l := adaptertest.NewLoop(name, mode, window)
@@ -232,6 +235,12 @@ func TestChatLoops(t *testing.T) {
 							params: openai.ChatCompletionNewParams{Model: "local", Tools: openaiGoTools(),
 								Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(loopserver.SystemPrompt)}},
 							stream: name == "openai-go/stream",
+						}
+					case "openai-go/middleware":
+						c = &openaiGo{
+							client: openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0), option.WithMiddleware(tr.Middleware)),
+							params: openai.ChatCompletionNewParams{Model: "local", Tools: openaiGoTools(),
+								Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(loopserver.SystemPrompt)}},
 						}
 					case "go-openai":
 						cfg := goopenai.DefaultConfig("sk-test")

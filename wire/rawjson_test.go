@@ -1,0 +1,51 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzObjectMembers checks the scanner against encoding/json: a valid
+// JSON object reads as its members, each key and value valid JSON, as
+// many as the decoder's tokens say, and the spans tile the object; it
+// never panics on other bytes.
+func FuzzObjectMembers(f *testing.F) {
+	for _, s := range []string{`{}`, ` {"a":1} `, `{"a":"\\","b":"\"","c":"\\\"x"}`, `{"a":[1,{"b":"]}"}],"a":null}`,
+		`{"k\u00e9":"\ud83d\ude00","t":true,"f":false,"n":-1.5e3}`, `{"a":`, `{"a" 1}`, `["x"]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ms, err := objectMembers(b)
+		if !json.Valid(b) {
+			return
+		}
+		trimmed := bytes.TrimSpace(b)
+		if len(trimmed) == 0 || trimmed[0] != '{' {
+			return
+		}
+		if err != nil {
+			t.Fatalf("valid object refused: %v", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		_, _ = dec.Token()
+		n := 0
+		for dec.More() {
+			_, _ = dec.Token() // key
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				t.Fatal("decoder failed on a valid object")
+			}
+			if n >= len(ms) || !bytes.Equal(b[ms[n].val.start:ms[n].val.end], v) {
+				t.Fatalf("member %d: scanner and decoder disagree", n)
+			}
+			if !json.Valid(ms[n].key) {
+				t.Fatalf("key %q is not a JSON string", ms[n].key)
+			}
+			n++
+		}
+		if n != len(ms) {
+			t.Fatalf("%d members, the decoder read %d", len(ms), n)
+		}
+	})
+}
