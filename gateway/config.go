@@ -47,8 +47,11 @@ type Config struct {
 	// model the upstream serves, instead of the models table's
 	// (HISTRIM_WINDOW, -window): a local server run with a smaller
 	// context (llama.cpp -c, Ollama num_ctx, vLLM --max-model-len), or a
-	// model the table does not know. 0: the table's; a model it does not
-	// know is forwarded untrimmed.
+	// model the table does not know. The transport then takes the
+	// upstream for one that may cut an over-long prompt silently, as a
+	// local server does, and learns a smaller window from a usage that
+	// shows it. 0: the table's; a model it does not know is forwarded
+	// untrimmed.
 	Window int
 	// MaxBodyBytes bounds a request's body (HISTRIM_MAX_BODY_BYTES,
 	// -max-body-bytes); a larger one gets 413. 0: [DefaultMaxBodyBytes].

@@ -84,9 +84,12 @@ func (g *Gateway) transport(base http.RoundTripper) http.RoundTripper {
 		t.Models = func(_ context.Context, name string) (models.Model, error) {
 			m, err := models.Lookup(name)
 			if err != nil {
-				m = models.Model{Name: name, Provider: "gateway"}
+				m = models.Model{Name: name}
 			}
-			m.Window = w
+			// A model the operator describes, served by whatever runs
+			// it: one that may cut a prompt silently (the transport
+			// learns a smaller window from that), as a local server does.
+			m.Window, m.Provider = w, "gateway"
 			if m.Output >= w {
 				m.Output = 0 // the request's own max tokens, or none
 			}
