@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/histrim/history/internal/race"
 )
@@ -163,7 +164,7 @@ func TestStreamsSurvive(t *testing.T) {
 // TestStreamFlushedEventByEvent checks that each event reaches the client
 // before the upstream writes the next: the upstream waits for the client
 // to have read event k before it writes event k+1, so a gateway that
-// buffers would deadlock (the test's context then ends it).
+// buffers would deadlock (the request's deadline then ends it).
 func TestStreamFlushedEventByEvent(t *testing.T) {
 	read := make(chan int)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -181,7 +182,11 @@ func TestStreamFlushedEventByEvent(t *testing.T) {
 	}))
 	defer up.Close()
 	_, gw := newTestGateway(t, Config{Upstream: up.URL})
-	resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true}`))
+	// A bound on the deadlock a buffering gateway would cause, not a wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, gw.URL+"/v1/chat/completions", strings.NewReader(`{"stream":true}`))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +200,10 @@ func TestStreamFlushedEventByEvent(t *testing.T) {
 		if string(buf[:len(want)]) != want {
 			t.Fatalf("event %d = %q, want %q", k, buf[:len(want)], want)
 		}
-		read <- k
+		select {
+		case read <- k:
+		case <-ctx.Done():
+			t.Fatalf("event %d: %v", k, ctx.Err())
+		}
 	}
 }
