@@ -31,7 +31,10 @@
 // server-sent events as they pass, without holding a byte back) into the
 // model's Calibration, and reports an upstream that counted far less
 // than was sent (a server truncating silently, Ollama over its num_ctx):
-// the window it showed then bounds that model's later budgets.
+// once two such counts in a row agree, the window they showed bounds that
+// model's later budgets. [Transport.Middleware] is the same in the shape
+// of openai-go's and anthropic-sdk-go's middleware. docs/wire.md says what
+// the Transport does and never does, with its measurements.
 //
 // The caller's request is never modified: the Transport sends a clone
 // with a new body.

@@ -21,8 +21,8 @@ const (
 const (
 	// KeyHeader: the request's [ConversationHeader].
 	KeyHeader = "header"
-	// KeyRequest: the API's own key in the body (prompt_cache_key,
-	// user).
+	// KeyRequest: the API's own key in the body (prompt_cache_key, else
+	// user; Anthropic's metadata.user_id).
 	KeyRequest = "request"
 	// KeyOpening: a hash of the conversation's opening (its system
 	// messages and the message after them).
@@ -73,10 +73,10 @@ type Event struct {
 	// Learnt reports that later budgets of the model stay within
 	// Reported (the larger of two truncations in a row that agree within
 	// 10%, each at least 2,048 tokens): for a model of a local or routed
-	// server, or one the
-	// caller described (models.Model.Provider other than a provider of
-	// the models table that refuses an over-long prompt with an error:
-	// openai, anthropic, google, mistral, deepseek, xai).
+	// server, or one the caller described (models.Model.Provider other
+	// than a provider of the models table that refuses an over-long
+	// prompt with an error: openai, anthropic, google, mistral, deepseek,
+	// xai).
 	Learnt bool
 }
 
