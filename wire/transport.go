@@ -43,7 +43,10 @@ type Transport struct {
 	Base http.RoundTripper
 	// Store keeps each conversation's Trimmer state, shared by the
 	// replicas of a deployment (a Redis or PostgreSQL store); nil keeps
-	// it in this Transport's memory.
+	// it in this Transport's memory. A store that also shares each
+	// model's Calibration (LoadCalibration and ObserveShared, as the
+	// stores/redis and stores/postgres stores do) is loaded before each
+	// trim and told each usage, so that replicas trim as one process.
 	Store history.StateStore
 	// Models returns the model a request names (the body's "model", or
 	// Gemini's path); nil means models.Lookup. An error forwards the
@@ -303,6 +306,9 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 	}
 	key := api.String() + "\x00" + md.m.Name + "\x00" + ev.Conversation
 	g := t.group(md, adapt.Overhead(md.counter, r.extra...))
+	if sc, ok := t.store.(sharedCalibration); ok {
+		_ = sc.LoadCalibration(ctx, md.m.Name, md.cal) // unchanged when none is saved or the store fails
+	}
 	ev.Budget = md.budget(r)
 	sent, res, err := g.trim(ctx, key, r, ev.Budget)
 	if sent == nil {
@@ -318,6 +324,9 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 			break
 		}
 		ev.Overflows++
+		if sc, ok := t.store.(sharedCalibration); ok {
+			shareOverflow(ctx, sc, md.m.Name, res.TokensAfter, perr)
+		}
 		smaller, nres, rerr := g.recover(ctx, key, r, perr, attempt)
 		if rerr != nil || smaller == nil || sameBytes(smaller, sent) {
 			// Nothing more can go (history.ErrCannotRecover: what is
@@ -460,10 +469,38 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 		return
 	}
 	md.cal.Observe(sent, reported)
+	if sc, ok := t.store.(sharedCalibration); ok {
+		_, _ = sc.ObserveShared(context.Background(), md.m.Name, sent, reported)
+	}
 	md.mu.Lock()
 	md.pending = 0
 	md.observed++
 	md.mu.Unlock()
+}
+
+// sharedCalibration is a [Transport.Store] that also keeps each model's
+// Calibration for every replica (stores/redis, stores/postgres): the
+// Transport loads it before each trim and records each usage in it, so
+// that replicas aim their trims as one process would.
+type sharedCalibration interface {
+	LoadCalibration(ctx context.Context, model string, cal *history.Calibration) error
+	ObserveShared(ctx context.Context, model string, sent, reported int) (history.Verdict, error)
+	ObserveOverflowShared(ctx context.Context, model string, sent, limit int) error
+}
+
+// shareOverflow records in the shared Calibration a request of sent
+// tokens the provider refused with perr, as history.RecoverOverflow
+// records it in the Transport's: the count the error states as a usage,
+// else the refusal as a cap.
+func shareOverflow(ctx context.Context, sc sharedCalibration, model string, sent int, perr error) {
+	ov, ok := history.ParseOverflow(perr)
+	if !ok || sent <= 1 {
+		return
+	}
+	if v, err := sc.ObserveShared(ctx, model, sent, ov.Used); err == nil && (v == history.VerdictUsed || v == history.VerdictRestarted) {
+		return
+	}
+	_ = sc.ObserveOverflowShared(ctx, model, sent, ov.Limit)
 }
 
 // minLearntWindow is the smallest window a silent truncation teaches: a

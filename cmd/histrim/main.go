@@ -3,6 +3,7 @@
 //
 // Usage:
 //
+//	histrim serve [-addr ADDR] [-upstream URL] [-store URL] [...]
 //	histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic]
 //		[-elide [-clear N]] [-steptrim] [-task] [-userturns=false] [-trigger F] [-lowwater F]
 //		[-json] [-html FILE] [-replay [-prices PRESET]] [FILE]
@@ -28,6 +29,11 @@
 // self-contained HTML report of the trim, and of the replay with -replay,
 // to FILE, besides the report on standard output.
 //
+// histrim serve runs the gateway (package gateway, docs/gateway.md): a
+// reverse proxy that trims every request to an LLM API on its way, with
+// its conversations in memory; its flags and environment are the
+// gateway's (histrim serve -h).
+//
 // Exit status: 0 when the result fits the budget (trimmed or not), 3 when
 // even the latest turn does not fit (the result is still printed), 1 for
 // input that cannot be read or parsed or breaks the message model, or an
@@ -36,17 +42,21 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/gateway"
 	"github.com/histrim/history/tiktoken"
 )
 
@@ -62,6 +72,11 @@ const (
 const usageLine = "usage: histrim -budget N [-model NAME] [-format auto|jsonl|openai|anthropic] [-elide [-clear N]] [-steptrim] [-task] [-userturns=false] [-trigger F] [-lowwater F] [-json] [-html FILE] [-replay [-prices PRESET]] [FILE]"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		os.Exit(gateway.Main(ctx, "histrim serve", os.Args[2:], os.Getenv, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
