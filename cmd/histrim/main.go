@@ -393,25 +393,20 @@ func newReport(msgs []history.Message, res history.Result, event *history.Event,
 		OrphansRemoved: res.OrphansRemoved, Event: event,
 		Turns: []turnReport{}, Sent: []messageReport{},
 	}
-	kept := make([]bool, len(msgs))
-	for _, k := range res.Kept {
-		if k >= 0 {
-			kept[k] = true
-		}
-	}
 	turns := history.Turns(msgs, opts...) // the turns of the trim's rule
 	prefixEnd := len(msgs)
 	if len(turns) > 0 {
 		prefixEnd = turns[0].Start
 	}
+	dropped := droppedTurns(turns, sentPositions(len(msgs), res), sweptMessages(msgs), res.DroppedTurns)
 	all := append([]history.Turn{{Start: 0, End: prefixEnd}}, turns...)
 	for n, t := range all {
-		tr := turnReport{Turn: n, Start: t.Start, End: t.End, Status: "dropped"}
+		tr := turnReport{Turn: n, Start: t.Start, End: t.End, Status: "kept"}
+		if n > 0 && dropped[n-1] {
+			tr.Status = "dropped"
+		}
 		for i := t.Start; i < t.End; i++ {
 			tr.Tokens += counts[i]
-			if kept[i] {
-				tr.Status = "kept"
-			}
 		}
 		if n == 0 && t.Len() == 0 {
 			continue
