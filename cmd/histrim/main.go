@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -306,7 +307,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		r.write(stdout)
 	}
 	if cfg.html != "" {
-		o := htmlOptions{name: name, format: used, counter: counterName, budget: cfg.budget,
+		// The report names its input by its base name: a file that is meant
+		// to be shared should not carry the directories of the machine it
+		// was made on.
+		o := htmlOptions{name: filepath.Base(name), format: used, counter: counterName, budget: cfg.budget,
 			trigger: cfg.trigger, lowWater: cfg.lowWater, ladder: cfg.ladderName()}
 		if err := writeHTMLFile(cfg.html, o, r, newTrimView(msgs, res, counts, counter, cfg.ladder(msgs)...)); err != nil {
 			return fail(exitInput, "%v", err)

@@ -103,3 +103,28 @@ func TestTurnsAgree(t *testing.T) {
 		})
 	}
 }
+
+// TestHTMLNamesBaseName: the report names its input by its base name, not
+// the path it was given, which would carry the directories of the machine
+// it was made on into a file meant to be shared.
+func TestHTMLNamesBaseName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "home", "someone", "private")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("testdata/chat.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "session.jsonl")
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := renderCase(t, []string{"-budget", "900", in}, 0)
+	if bytes.Contains(page, []byte("someone")) || bytes.Contains(page, []byte(dir)) {
+		t.Error("the report holds the input's directories")
+	}
+	if !bytes.Contains(page, []byte(`<span class="file">session.jsonl</span>`)) {
+		t.Error("the report does not name its input session.jsonl")
+	}
+}
