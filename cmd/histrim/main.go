@@ -465,7 +465,7 @@ func (r *report) write(w io.Writer) {
 	default:
 		p("result:  fits: nothing dropped, %d turns\n", r.KeptTurns)
 	}
-	p("tokens:  %d before, %d after\n", r.TokensBefore, r.TokensAfter)
+	p("tokens:  %s before, %d after\n", tokensBefore(r.TokensBefore, strconv.Itoa), r.TokensAfter)
 	if r.OrphansRemoved > 0 {
 		p("orphans: %d unpaired tool calls/results removed\n", r.OrphansRemoved)
 	}

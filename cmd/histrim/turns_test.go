@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/histrim/history"
 )
 
 var turnRowRE = regexp.MustCompile(`(?m)^\s+turn \d+\s+messages\s+\S+\s+\d+ tokens\s+(kept|dropped)$`)
@@ -126,5 +128,25 @@ func TestHTMLNamesBaseName(t *testing.T) {
 	}
 	if !bytes.Contains(page, []byte(`<span class="file">session.jsonl</span>`)) {
 		t.Error("the report does not name its input session.jsonl")
+	}
+}
+
+// TestTokensBeforeNotCounted: a TokensBefore of -1 (a trim that did not
+// count what it dropped, the library's default) is shown as "not counted"
+// in the text report and the HTML's figures, not as -1.
+func TestTokensBeforeNotCounted(t *testing.T) {
+	r := &report{Trimmed: true, TokensBefore: -1, TokensAfter: 500, Budget: 600}
+	var text bytes.Buffer
+	r.write(&text)
+	if !strings.Contains(text.String(), "tokens:  not counted before, 500 after") {
+		t.Errorf("text report:\n%s", text.String())
+	}
+	e := &history.Event{Type: history.EventType, Reason: history.ReasonBudget, TokensBefore: -1, TokensAfter: 500}
+	for name, ps := range map[string][]pair{"figures": trimNumbers(r), "event": eventPairs(e)} {
+		for _, p := range ps {
+			if p.Key == "tokens_before" && p.Value != "not counted" {
+				t.Errorf("%s: tokens before %q", name, p.Value)
+			}
+		}
 	}
 }
