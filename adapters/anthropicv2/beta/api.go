@@ -95,22 +95,13 @@ func RecoverOverflow(system []anthropic.BetaTextBlockParam, msgs []anthropic.Bet
 	return codec.RecoverOverflow(system, msgs, providerErr, attempt, opts)
 }
 
-// Trimmer is the stateful trimmer of a conversation's messages: a
-// history.Trimmer over the caller's whole transcript, its decisions mapped
-// back as [Trim] maps them. Its methods are Trim(transcript, budget),
-// TrimContext, RecoverOverflow(transcript, providerErr, attempt) and Reset;
-// pins index the transcript (docs/adapters.md, "The stateful trimmer").
-//
-// MarshalBinary and UnmarshalBinary save and restore its state (for
-// another replica, or after a restart); [Conversations] keeps it in a
-// history.StateStore shared by a runtime's replicas.
-type Trimmer = adapt.Trimmer[[]anthropic.BetaTextBlockParam, anthropic.BetaMessageParam]
-
 // NewTrimmer returns a Trimmer for one conversation with this system
 // prompt that trims with opts, fixed for its life.
 func NewTrimmer(system []anthropic.BetaTextBlockParam, opts ...history.Option) *Trimmer {
-	return codec.NewTrimmer(system, opts)
+	return &Trimmer{t: codec.NewTrimmer(system, opts)}
 }
+
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.BetaTextBlockParam -message anthropic.BetaMessageParam
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas
