@@ -1,3 +1,6 @@
+1i\
+// Code generated from the GA package's file of the same name by rename.sed (go generate); DO NOT EDIT.\
+
 s/^package anthropicv2$/package beta/
 s/anthropic\.ContentBlockParamUnion/anthropic.BetaContentBlockParamUnion/g
 s/anthropic\.MessageParam\b/anthropic.BetaMessageParam/g

@@ -1,3 +1,5 @@
+// Code generated from the GA package's file of the same name by rename.sed (go generate); DO NOT EDIT.
+
 package beta
 
 import (
