@@ -1,6 +1,9 @@
 package doccheck
 
-import "maps"
+import (
+	"maps"
+	"strings"
+)
 
 // A context is what a snippet compiles with: the module whose dependencies
 // it may import, the package names the docs use for those packages, and
@@ -14,10 +17,11 @@ type context struct {
 	// packages maps a package name, as the docs write it, to its import
 	// path; a snippet's own imports come first.
 	packages map[string]string
-	// names maps a well-known name to the package-level declaration that
-	// gives it its type; it is declared when a snippet uses the name
-	// without declaring it. The declarations name packages of packages.
-	names map[string]string
+	// names are the package-level declarations of the well-known names,
+	// one a name (the identifier after var or type), each declared when a
+	// snippet uses the name without declaring it. They name packages of
+	// packages.
+	names []string
 }
 
 // common are the packages every context knows: the standard library's
@@ -47,36 +51,36 @@ var common = map[string]string{
 // commonNames are the well-known names every context declares the same
 // way. The prose uses them as inputs that the caller has: a snippet
 // declares what it computes (res, err, ...) itself.
-var commonNames = map[string]string{
-	"ctx":            "var ctx context.Context",
-	"window":         "var window int // the model's context window, in tokens",
-	"budget":         "var budget int // what the messages may take, in tokens",
-	"maxOutput":      "var maxOutput int",
-	"attempt":        "var attempt int",
-	"conversationID": "var conversationID string",
-	"providerErr":    "var providerErr error // the provider's answer to the request",
-	"cal":            "var cal history.Calibration // one per model",
-	"opts":           "var opts []history.Option",
-	"logger":         "var logger *slog.Logger",
-	"store":          "var store interface { history.StateStore; Recall(scope string) history.Store } // a backend: redisstore, pgstore",
+var commonNames = []string{
+	"var ctx context.Context",
+	"var window int // the model's context window, in tokens",
+	"var budget int // what the messages may take, in tokens",
+	"var maxOutput int",
+	"var attempt int",
+	"var conversationID string",
+	"var providerErr error // the provider's answer to the request",
+	"var cal history.Calibration // one per model",
+	"var opts []history.Option",
+	"var logger *slog.Logger",
+	"var store interface { history.StateStore; Recall(scope string) history.Store } // a backend: redisstore, pgstore",
 }
 
 // coreNames are the names of the snippets on the core's types
 // (history.Message): the core's and the stores'.
-var coreNames = map[string]string{
-	"msgs":         "var msgs []history.Message",
-	"transcript":   "var transcript []history.Message",
-	"working":      "var working []history.Message",
-	"grown":        "var grown []history.Message",
-	"i":            "var i int // a message's index",
-	"usage":        "var usage struct{ PromptTokens int } // the response's usage",
-	"provider":     "var provider interface { Send(context.Context, []history.Message) (*history.Message, error) }",
-	"handle":       "var handle func(reply *history.Message) error",
-	"archive":      "var archive func(dropped []history.Message)",
-	"send":         "var send func([]history.Message)",
-	"res":          "var res history.Result // the Result of the request's trim",
-	"stateCounter": "var stateCounter interface { WithLabelValues(...string) interface{ Inc() } } // a Prometheus counter vector",
-	"myStore": `type myStore struct{}
+var coreNames = []string{
+	"var msgs []history.Message",
+	"var transcript []history.Message",
+	"var working []history.Message",
+	"var grown []history.Message",
+	"var i int // a message's index",
+	"var usage struct{ PromptTokens int } // the response's usage",
+	"var provider interface { Send(context.Context, []history.Message) (*history.Message, error) }",
+	"var handle func(reply *history.Message) error",
+	"var archive func(dropped []history.Message)",
+	"var send func([]history.Message)",
+	"var res history.Result // the Result of the request's trim",
+	"var stateCounter interface { WithLabelValues(...string) interface{ Inc() } } // a Prometheus counter vector",
+	`type myStore struct{}
 
 func (*myStore) lookup(handle string) (history.Message, bool) { return history.Message{}, false }`,
 }
@@ -91,11 +95,11 @@ var contexts = []context{
 			"hopenai": "github.com/histrim/history/adapters/openai",
 			"openai":  "github.com/openai/openai-go/v3",
 		},
-		names: map[string]string{
-			"client":     "var client openai.Client",
-			"params":     "var params openai.ChatCompletionNewParams",
-			"msgs":       "var msgs []openai.ChatCompletionMessageParamUnion",
-			"transcript": "var transcript []openai.ChatCompletionMessageParamUnion",
+		names: []string{
+			"var client openai.Client",
+			"var params openai.ChatCompletionNewParams",
+			"var msgs []openai.ChatCompletionMessageParamUnion",
+			"var transcript []openai.ChatCompletionMessageParamUnion",
 		},
 	},
 	{
@@ -106,10 +110,10 @@ var contexts = []context{
 			"openai":     "github.com/openai/openai-go/v3",
 			"responses":  "github.com/openai/openai-go/v3/responses",
 		},
-		names: map[string]string{
-			"client":     "var client openai.Client",
-			"params":     "var params responses.ResponseNewParams",
-			"transcript": "var transcript []responses.ResponseInputItemUnionParam",
+		names: []string{
+			"var client openai.Client",
+			"var params responses.ResponseNewParams",
+			"var transcript []responses.ResponseInputItemUnionParam",
 		},
 	},
 	{
@@ -118,11 +122,11 @@ var contexts = []context{
 		packages: map[string]string{
 			"anthropic": "github.com/anthropics/anthropic-sdk-go/v2",
 		},
-		names: map[string]string{
-			"client":     "var client anthropic.Client",
-			"params":     "var params anthropic.MessageNewParams",
-			"betaParams": "var betaParams anthropic.BetaMessageNewParams",
-			"transcript": "var transcript []anthropic.MessageParam",
+		names: []string{
+			"var client anthropic.Client",
+			"var params anthropic.MessageNewParams",
+			"var betaParams anthropic.BetaMessageNewParams",
+			"var transcript []anthropic.MessageParam",
 		},
 	},
 	{
@@ -132,10 +136,10 @@ var contexts = []context{
 			"hanthropic": "github.com/histrim/history/adapters/anthropic",
 			"anthropic":  "github.com/anthropics/anthropic-sdk-go",
 		},
-		names: map[string]string{
-			"client":     "var client anthropic.Client",
-			"params":     "var params anthropic.MessageNewParams",
-			"transcript": "var transcript []anthropic.MessageParam",
+		names: []string{
+			"var client anthropic.Client",
+			"var params anthropic.MessageNewParams",
+			"var transcript []anthropic.MessageParam",
 		},
 	},
 	{
@@ -145,11 +149,11 @@ var contexts = []context{
 			"gemini": "github.com/histrim/history/adapters/gemini",
 			"genai":  "google.golang.org/genai",
 		},
-		names: map[string]string{
-			"client":   "var client *genai.Client",
-			"config":   "var config *genai.GenerateContentConfig",
-			"contents": "var contents []*genai.Content",
-			"model":    "var model string // the model's name",
+		names: []string{
+			"var client *genai.Client",
+			"var config *genai.GenerateContentConfig",
+			"var contents []*genai.Content",
+			"var model string // the model's name",
 		},
 	},
 	{
@@ -160,10 +164,10 @@ var contexts = []context{
 			"hlangchaingo": "github.com/histrim/history/adapters/langchaingo",
 			"llms":         "github.com/tmc/langchaingo/llms",
 		},
-		names: map[string]string{
-			"llm":   "var llm llms.Model",
-			"msgs":  "var msgs []llms.MessageContent",
-			"tools": "var tools []llms.Tool",
+		names: []string{
+			"var llm llms.Model",
+			"var msgs []llms.MessageContent",
+			"var tools []llms.Tool",
 		},
 	},
 	{
@@ -175,10 +179,10 @@ var contexts = []context{
 			"schema":  "github.com/cloudwego/eino/schema",
 			"model":   "github.com/cloudwego/eino/components/model",
 		},
-		names: map[string]string{
-			"chatModel": "var chatModel model.ToolCallingChatModel",
-			"msgs":      "var msgs []*schema.Message",
-			"tools":     "var tools []*schema.ToolInfo",
+		names: []string{
+			"var chatModel model.ToolCallingChatModel",
+			"var msgs []*schema.Message",
+			"var tools []*schema.ToolInfo",
 		},
 	},
 	{
@@ -188,10 +192,10 @@ var contexts = []context{
 			"goopenai": "github.com/histrim/history/adapters/goopenai",
 			"openai":   "github.com/sashabaranov/go-openai",
 		},
-		names: map[string]string{
-			"client": "var client *openai.Client",
-			"req":    "var req openai.ChatCompletionRequest",
-			"msgs":   "var msgs []openai.ChatCompletionMessage",
+		names: []string{
+			"var client *openai.Client",
+			"var req openai.ChatCompletionRequest",
+			"var msgs []openai.ChatCompletionMessage",
 		},
 	},
 	{
@@ -206,9 +210,9 @@ var contexts = []context{
 			"llmagent": "google.golang.org/adk/agent/llmagent",
 			"model":    "google.golang.org/adk/model",
 		},
-		names: map[string]string{
-			"llm":       "var llm model.LLM",
-			"rootAgent": "var rootAgent agent.Agent",
+		names: []string{
+			"var llm model.LLM",
+			"var rootAgent agent.Agent",
 		},
 	},
 	{
@@ -219,10 +223,10 @@ var contexts = []context{
 			"genkit":  "github.com/firebase/genkit/go/genkit",
 			"ai":      "github.com/firebase/genkit/go/ai",
 		},
-		names: map[string]string{
-			"g":     "var g *genkit.Genkit",
-			"msgs":  "var msgs []*ai.Message",
-			"tools": "var tools []ai.ToolRef",
+		names: []string{
+			"var g *genkit.Genkit",
+			"var msgs []*ai.Message",
+			"var tools []ai.ToolRef",
 		},
 	},
 	{
@@ -232,9 +236,9 @@ var contexts = []context{
 			"hfantasy": "github.com/histrim/history/frameworks/fantasy",
 			"fantasy":  "charm.land/fantasy",
 		},
-		names: map[string]string{
-			"lm":    "var lm fantasy.LanguageModel",
-			"tools": "var tools []fantasy.AgentTool",
+		names: []string{
+			"var lm fantasy.LanguageModel",
+			"var tools []fantasy.AgentTool",
 		},
 	},
 	{
@@ -244,8 +248,8 @@ var contexts = []context{
 			"htrpc":  "github.com/histrim/history/frameworks/trpc",
 			"openai": "trpc.group/trpc-go/trpc-agent-go/model/openai",
 		},
-		names: map[string]string{
-			"name": "var name string // the model's name",
+		names: []string{
+			"var name string // the model's name",
 		},
 	},
 	{
@@ -255,9 +259,9 @@ var contexts = []context{
 			"redisstore": "github.com/histrim/history/stores/redis",
 			"redis":      "github.com/redis/go-redis/v9",
 		},
-		names: map[string]string{
-			"addr":  "var addr string // the server's host:port",
-			"store": "var store *redisstore.Store",
+		names: []string{
+			"var addr string // the server's host:port",
+			"var store *redisstore.Store",
 		},
 	},
 	{
@@ -267,9 +271,9 @@ var contexts = []context{
 			"pgstore": "github.com/histrim/history/stores/postgres",
 			"pgxpool": "github.com/jackc/pgx/v5/pgxpool",
 		},
-		names: map[string]string{
-			"dsn":   "var dsn string // the database's connection string",
-			"store": "var store *pgstore.Store",
+		names: []string{
+			"var dsn string // the database's connection string",
+			"var store *pgstore.Store",
 		},
 	},
 	{name: "core", module: "."},
@@ -292,13 +296,21 @@ func (c *context) allPackages() map[string]string {
 	return out
 }
 
-// allNames returns c's well-known names with the common ones; a context's
-// own declaration of a name wins.
+// allNames returns c's well-known names with the common ones, each with
+// its declaration; a context's own declaration of a name wins.
 func (c *context) allNames() map[string]string {
-	out := maps.Clone(commonNames)
-	if c.name == "core" || c.name == "redis" || c.name == "postgres" {
-		maps.Copy(out, coreNames)
+	out := map[string]string{}
+	add := func(decls []string) {
+		for _, d := range decls {
+			_, rest, _ := strings.Cut(d, " ") // var or type
+			name, _, _ := strings.Cut(rest, " ")
+			out[name] = d
+		}
 	}
-	maps.Copy(out, c.names)
+	add(commonNames)
+	if c.name == "core" || c.name == "redis" || c.name == "postgres" {
+		add(coreNames)
+	}
+	add(c.names)
 	return out
 }
