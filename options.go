@@ -15,6 +15,7 @@ import (
 	"github.com/histrim/history/internal/optset"
 	"github.com/histrim/history/internal/pins"
 	"github.com/histrim/history/internal/rules"
+	"github.com/histrim/history/models"
 )
 
 // Option configures [TrimToRecentTurns], [Trimmer], [RecoverOverflow] and
@@ -57,6 +58,7 @@ type options struct {
 	clock      func() time.Time
 	summarizer *summarizer
 	prices     *Prices
+	model      *models.Model // WithModel: what Trimmer.Fit and Observe read
 }
 
 // optionsPool recycles option sets: options are applied through caller

@@ -137,8 +137,11 @@ func (o *options) now() time.Time {
 // retention returns how long the provider keeps a prompt cached
 // (WithColdAfter).
 func (o *options) retention() time.Duration {
-	if o.coldAfter > 0 {
+	switch {
+	case o.coldAfter > 0:
 		return o.coldAfter
+	case o.model != nil && o.model.CacheRetention > 0:
+		return o.model.CacheRetention // WithModel's, when WithColdAfter is not given
 	}
 	return DefaultColdAfter
 }

@@ -15,8 +15,9 @@ package history
 // opened a loop, and that is its thinking. And when the first step of the
 // final loop (after the turn's last nudge) holds reasoning and is dropped,
 // the first step kept after the dropped ones opens that loop in its place,
-// so it must hold reasoning too; when none can, only the steps before the
-// final loop are dropped.
+// so it must hold reasoning too; when the plan cannot fit, the steps
+// dropped are the most after which a step with reasoning opens the loop
+// (at least those before it).
 //
 // The rules are applied again to the steps kept, as a later trim of the
 // output would apply them (the first step kept after the dropped ones may
@@ -136,7 +137,8 @@ func (p *planner) dropRun(kept []int, st *stepState, crumb int) (keep, d int) {
 	// is dropped, the first step kept after the dropped ones opens the
 	// final loop instead (it follows the step breadcrumb, or a nudge that
 	// ends the kept steps), so it must hold reasoning too: drop on until it
-	// does, or else drop only the steps before f.
+	// does, or else drop the longest run after which the step kept does
+	// (the steps before f at least).
 	f := m - 1
 	for f > 0 && !nudged(f) {
 		f--
@@ -150,6 +152,10 @@ func (p *planner) dropRun(kept []int, st *stepState, crumb int) (keep, d int) {
 	for st.ci < len(p.cands) && p.cands[st.ci].idx < st.next {
 		st.ci++
 	}
+	// fallback is the longest run dropped so far that leaves the final
+	// loop opened by reasoning: what is dropped when dropping on ends with
+	// it unopened, the smallest plan the rule allows (not only the one
+	// that keeps f itself, which may be larger than another that fits).
 	fallback := stepState{d: -1}
 	for (st.cost > p.target || unopened(d)) && keep+d < m-1 {
 		if d == 0 {
@@ -170,8 +176,8 @@ func (p *planner) dropRun(kept []int, st *stepState, crumb int) (keep, d int) {
 		for ; st.ci < len(p.cands) && p.cands[st.ci].idx < stop; st.ci++ {
 			st.cost += p.cands[st.ci].saved // already subtracted from cost: undo
 		}
-		if keep+d == f {
-			fallback = *st // f itself is kept: it opens the loop
+		if !unopened(d) {
+			fallback = *st // the step kept after the run opens the loop
 			fallback.d = d
 		}
 	}

@@ -62,8 +62,8 @@ func (p *planner) chooseTurns() {
 	}
 	cost := p.pinnedTok + hoistTok + pinDrop + p.crumbPart(k) + body
 	// When no plan reaches the target, the smallest one is sent: dropping
-	// a turn smaller than the breadcrumb that replaces it would grow the
-	// request.
+	// a turn no larger than the breadcrumb that replaces it would not
+	// shrink the request.
 	type plan struct{ k, hoist, hoistTok, pinDrop, cost int }
 	best := plan{k, hoist, hoistTok, pinDrop, cost}
 	for cost > p.target && k < last {
@@ -79,7 +79,9 @@ func (p *planner) chooseTurns() {
 			best = plan{k, hoist, hoistTok, pinDrop, cost}
 		}
 	}
-	if cost > p.target && best.cost < cost {
+	// Among plans of the same size, the one that drops fewest: a turn
+	// that costs as much as its breadcrumb is not worth losing.
+	if cost > p.target && best.cost <= cost {
 		k, hoist, hoistTok, pinDrop, cost = best.k, best.hoist, best.hoistTok, best.pinDrop, best.cost
 	}
 	// A dropped turn whose every message is pinned (or is the hoisted

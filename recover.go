@@ -132,19 +132,24 @@ func (e *RecoverError) Unwrap() []error {
 //     a nil error): the Result holds msgs unchanged (clipped, not copied)
 //     with an identity Kept, nothing else is set, no event fires, and the
 //     error is ErrNotOverflow.
-//   - The history shrank relative to what was sent: at least one turn was
-//     dropped (Trimmed), or the orphan sweep removed tool results or calls
-//     (OrphansRemoved > 0): the Result and a nil error, even if the Result
-//     is still above the target; the caller retries, and a further rejection
-//     calls RecoverOverflow again with attempt+1, which goes further.
-//   - Nothing can be dropped (only the prefix and the latest turn are left,
-//     and nothing was orphaned): a *RecoverError wrapping ErrCannotRecover
-//     and providerErr, with the sizes. The caller must surface it instead of
-//     retrying.
+//   - The history shrank relative to what was sent: the Result counts
+//     fewer tokens than msgs (TokensAfter < TokensBefore: turns dropped,
+//     Trimmed), or the orphan sweep removed tool results or calls
+//     (OrphansRemoved > 0) and nothing grew: the Result and a nil error,
+//     even if the Result is still above the target; the caller retries, and
+//     a further rejection calls RecoverOverflow again with attempt+1, which
+//     goes further.
+//   - Nothing can be dropped to make the request smaller (only the prefix
+//     and the latest turn are left, or the turns left cost no more than the
+//     breadcrumb that would replace them, and nothing was orphaned): a
+//     *RecoverError wrapping ErrCannotRecover and providerErr, with the
+//     sizes. The caller must surface it instead of retrying: a retry never
+//     resends the request the provider refused.
 //   - Invalid input or options: the error TrimToRecentTurns would return.
 //
-// Each successful call drops at least one turn or removes orphans, and a
-// history it returns has no orphans left, so calling RecoverOverflow
+// Each successful call returns a smaller history (at least one turn
+// dropped, or orphans removed), and a history it returns has no orphans
+// left, so calling RecoverOverflow
 // repeatedly on its own output ends in ErrCannotRecover after at most one
 // call more than there are turns; the shrinking targets usually end it much
 // sooner. RecoverOverflow never modifies msgs and is safe for concurrent use.
@@ -184,7 +189,10 @@ func RecoverOverflow(msgs []Message, providerErr error, attempt int, opts ...Opt
 	if err != nil && !errors.Is(err, ErrLatestTurnTooLarge) {
 		return res, err
 	}
-	if res.Trimmed || res.OrphansRemoved > 0 || res.TokensAfter < res.TokensBefore {
+	// Progress is a smaller request: a plan that drops turns without
+	// shrinking it (turns no larger than the breadcrumb that replaces
+	// them) would have the provider refuse the same request again.
+	if res.TokensAfter < res.TokensBefore || (res.OrphansRemoved > 0 && res.TokensAfter <= res.TokensBefore) {
 		return res, nil
 	}
 	return res, &RecoverError{Overflow: ov, Tokens: res.TokensAfter, Budget: res.Budget, Attempt: attempt, Err: providerErr}

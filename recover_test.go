@@ -439,3 +439,39 @@ func TestRecoverOverflowAimsAtTheProvider(t *testing.T) {
 		assert.LessOrEqual(t, res.TokensAfter, res.Budget)
 	}
 }
+
+// TestRecoverOverflowNeverResends: a recovery that could only swap an
+// ordinary message for the breadcrumb must not return the request it was
+// given (issue 33): a message that reads as the breadcrumb but is not
+// marked as one (a notice the caller's conversion did not recognise), or a
+// turn smaller than the breadcrumb, in front of a latest turn over the
+// window. Dropping either and inserting the breadcrumb gives the same
+// request or a larger one: ErrCannotRecover, whose Result is what is left.
+func TestRecoverOverflowNeverResends(t *testing.T) {
+	latest := Message{Role: RoleUser, Content: strings.Repeat("the user's long paste ", 400)}
+	sys := Message{Role: RoleSystem, Content: "be brief"}
+	compaction := Message{Role: RoleAssistant, Kind: KindCompaction, Parts: []Part{{Type: PartText, Text: "the server's summary"}}}
+	for _, tc := range []struct {
+		name   string
+		in     []Message
+		reason string
+	}{
+		{"unmarked notice", []Message{sys, {Role: RoleUser, Content: BreadcrumbText}, latest},
+			"dropping a turn that reads as the breadcrumb and inserting the breadcrumb resends the request"},
+		{"unmarked notice after a compaction", []Message{compaction, {Role: RoleUser, Content: BreadcrumbText}, latest},
+			"the same, behind a provider's compaction (anthropicv2's 2,369 → 2,369 tokens)"},
+		{"turn smaller than the breadcrumb", []Message{sys, {Role: RoleUser, Content: "ok"}, {Role: RoleAssistant, Content: "ok"}, latest},
+			"dropping a turn of a few tokens for a breadcrumb of more sends a larger request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for attempt := 1; attempt <= 3; attempt++ {
+				sent := Estimate(tc.in, nil)
+				res, err := RecoverOverflow(tc.in, errors.New("prompt is too long: 9000 tokens > 4000 maximum"), attempt)
+				if !errors.Is(err, ErrCannotRecover) {
+					t.Fatalf("attempt %d: %d -> %d tokens, %d messages dropped, err %v; want ErrCannotRecover (%s)",
+						attempt, sent, res.TokensAfter, res.DroppedMessages, err, tc.reason)
+				}
+			}
+		})
+	}
+}

@@ -97,8 +97,9 @@ type Trimmer struct {
 	prevStable int
 	// sent and asked are the TokensAfter of the last Result returned and
 	// the budget it was trimmed for; accept, when positive, is the share of
-	// an asked budget the provider accepts, learnt by RecoverOverflow
-	// without a Calibration (with one, the Calibration learns it).
+	// an asked budget the provider accepts, learnt by RecoverOverflow (in
+	// the budget's units: with a Calibration, the provider's, which the
+	// Calibration converts). It bounds every later budget until Reset.
 	sent, asked int
 	accept      float64
 	bg          background // background summaries (SummaryOptions.Background)
@@ -177,7 +178,7 @@ func (t *Trimmer) TrimContext(ctx context.Context, msgs []Message, budget int) (
 	st, last, sum, prev := t.st, t.last, t.sum, t.prev
 	t.last = at
 	asked := budget
-	if t.accept > 0 && o.calib == nil && budget > 0 {
+	if t.accept > 0 && budget > 0 {
 		budget = max(int(float64(budget)*t.accept), 1) // what the provider accepts of it
 	}
 	t.mu.Unlock()
@@ -248,17 +249,25 @@ func (t *Trimmer) trim(ctx context.Context, msgs []Message, budget int, o *optio
 // apply, and its [WithOnTrim] callback receives the Event, Reason
 // "overflow".
 //
-// After a recovery, the next plans fit what the provider said: with
-// [WithCalibration], the Calibration learns from the error (the sizes it
-// states, or the rejection itself); without one, the Trimmer keeps the
-// share of the budget the provider accepts and trims every later request
-// to that share of its budget, until [Trimmer.Reset].
+// After a recovery, the next plans fit what the provider said, whatever
+// the budget: the Trimmer keeps the share of the budget the provider
+// accepts (the target, converted to the budget's units) and trims every
+// later request to that share of its budget, until [Trimmer.Reset], so
+// that a budget above the provider's real window (a deployment's smaller
+// window, a local server's context size) is refused once, not at every
+// maintenance point. With [WithCalibration] the Calibration also learns
+// from the error (the sizes it states, or the rejection itself), and the
+// share is in the provider's units, which the Calibration converts: the
+// provider's count of what was refused over its count by the library
+// (stated, or as the Calibration predicted it).
 //
 // Results are the package function's: [ErrNotOverflow] with msgs
 // untouched for an error that is not a context overflow; a Result and a
-// nil error when the request shrank; a *[RecoverError] wrapping
-// [ErrCannotRecover] when nothing more can be dropped. Before any Trim,
-// msgs is taken to be what was sent.
+// nil error when the request shrank (counts fewer tokens than what the
+// last Trim or recovery sent); a *[RecoverError] wrapping
+// [ErrCannotRecover] when nothing more can be dropped to make it smaller:
+// a retry never resends what was refused. Before any Trim, msgs is taken
+// to be what was sent.
 func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int) (Result, error) {
 	ov, ok := ParseOverflow(providerErr)
 	if !ok {
@@ -268,16 +277,28 @@ func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int
 	o := newOptions(t.opts)
 	defer o.release()
 	t.mu.Lock()
-	sent, asked := t.sent, t.asked
+	sent, asked, share := t.sent, t.asked, t.accept
 	t.mu.Unlock()
+	if share <= 0 {
+		share = 1
+	}
 	var cut cutInfo
 	var target int
+	// ratio is the provider's count of a token of ours in the refused
+	// request: what converts the target, in our units, to the budget's
+	// units. It is 1 without a Calibration, whose budget is in our units.
+	ratio := 1.0
 	c := &call{reason: ReasonOverflow, attempt: attempt, exact: true, cut: &cut}
+	// Without a Trim before, msgs is what was sent, orphans included: the
+	// sweep shrinks it. Otherwise the sweep of msgs is no progress (the
+	// Trim that sent it swept them too): only a smaller count is.
+	swept := sent <= 0
 	c.budgetFor = func(total int) int {
 		if sent <= 0 {
 			sent = total // no Trim before: msgs is what was sent
 		}
 		if o.calib != nil && sent > 1 {
+			ratio = overflowRatio(o.calib, sent, ov, asked, share)
 			if v := o.calib.Observe(sent, ov.Used); v != VerdictUsed && v != VerdictRestarted {
 				o.calib.ObserveOverflow(sent, ov.Limit)
 			}
@@ -289,7 +310,7 @@ func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int
 	if err != nil && !errors.Is(err, ErrLatestTurnTooLarge) {
 		return res, err
 	}
-	if res.TokensAfter >= sent && res.OrphansRemoved == 0 {
+	if res.TokensAfter > sent || (res.TokensAfter == sent && !(swept && res.OrphansRemoved > 0)) {
 		return res, &RecoverError{Overflow: ov, Tokens: res.TokensAfter, Budget: res.Budget, Attempt: attempt, Err: providerErr}
 	}
 	var keys []promptKey
@@ -299,8 +320,16 @@ func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int
 	t.mu.Lock()
 	t.st, t.prev, t.sent = remember(msgs, &res, cut), keys, res.TokensAfter
 	t.prevKept, t.prevStable = keptFor(keys, res.Kept), stableEnd(res.Messages)
-	if o.calib == nil && asked > 0 {
-		t.accept = min(float64(target)/float64(asked), 1)
+	if asked > 0 {
+		// The share of the budget the provider accepts, in the budget's
+		// units: the target; with a Calibration, converted to the
+		// provider's units, or the limit it states, which needs no margin
+		// (the Calibration keeps its own).
+		accept := float64(target) * ratio
+		if o.calib != nil && ov.Limit > 0 {
+			accept = float64(ov.Limit)
+		}
+		t.accept = min(accept/float64(asked), 1)
 	}
 	t.mu.Unlock()
 	return res, nil
@@ -365,4 +394,22 @@ func priced(e Event, prev, keys []promptKey, counts []int, prices *Prices, cold 
 		e.Billed = float64(e.TokensAfter-written)*prices.Read + float64(written)*prices.Write
 	}
 	return e
+}
+
+// overflowRatio returns the provider's count of one of the library's
+// tokens in a request of sent tokens that it refused, as a Trimmer with a
+// Calibration knows it before the Calibration learns from the refusal:
+// the count the error states, over sent; otherwise the ratio of the
+// budget the refused plan asked for (asked × share, as TrimContext
+// computes it) to the Calibration's conversion of it. It lies in [1/8, 8].
+func overflowRatio(cal *Calibration, sent int, ov Overflow, asked int, share float64) float64 {
+	r := 1.0
+	switch {
+	case ov.Used > 0:
+		r = float64(ov.Used) / float64(sent)
+	case asked > 0:
+		planned := max(int(float64(asked)*share), 1)
+		r = float64(planned) / float64(cal.Budget(planned))
+	}
+	return min(max(r, minRatio), maxRatio)
 }

@@ -677,3 +677,89 @@ func TestTrimmerRecoverOverflow(t *testing.T) {
 		})
 	}
 }
+
+// TestTrimmerRecoverOverflowNeverResends: the Trimmer's recovery of a
+// transcript with an orphan (swept on every call) and nothing left to
+// drop must not report the sweep as progress: what it returns is what
+// its Trim sent, so it is ErrCannotRecover (issue 33).
+func TestTrimmerRecoverOverflowNeverResends(t *testing.T) {
+	msgs := []Message{
+		{Role: RoleSystem, Content: "be brief"},
+		{Role: RoleTool, ToolCallID: "stray", Content: "a result whose call is gone"},
+		{Role: RoleUser, Content: strings.Repeat("the user's long paste ", 400)},
+	}
+	tr := NewTrimmer()
+	sent, err := tr.Trim(msgs, 100_000)
+	require.NoError(t, err)
+	res, err := tr.RecoverOverflow(msgs, errors.New("prompt is too long: 9000 tokens > 4000 maximum"), 1)
+	require.ErrorIs(t, err, ErrCannotRecover, "%d -> %d tokens, %d orphans removed: the request sent again", sent.TokensAfter, res.TokensAfter, res.OrphansRemoved)
+}
+
+// TestTrimmerRecoverOverflowBudgetAboveWindow: a Trimmer whose budget is
+// 1.25 times the provider's real window (a deployment with a smaller
+// window than the model's), against a provider that counts 1.3 times the
+// library's estimate, with and without a Calibration that observes every
+// accepted request. What the provider said about its limit bounds every
+// later plan: at most one rejection after the first recovery (issue 33:
+// with the Calibration the Trimmer planned above the window again at
+// every maintenance point, the stated limit dropped and the accepted
+// share kept only without a Calibration).
+func TestTrimmerRecoverOverflowBudgetAboveWindow(t *testing.T) {
+	const window = 3000
+	budget := window * 5 / 4
+	for _, tc := range []struct {
+		name         string
+		calibrate    bool
+		numbers      bool
+		wantAccepted float64 // the least mean fill of the window, by the provider's count
+	}{
+		{"no Calibration, sizes stated", false, true, 0.6},
+		{"no Calibration, no sizes", false, false, 0.5},
+		{"Calibration, sizes stated", true, true, 0.6},
+		{"Calibration, no sizes", true, false, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			full := trSession(160, 5)
+			var cal Calibration
+			opts := []Option{WithLowWater(0.7), WithElision(ElideOptions{}), WithStepTrim()}
+			if tc.calibrate {
+				opts = append(opts, WithCalibration(&cal))
+			}
+			tr := NewTrimmer(opts...)
+			requests, rejections, fill, accepted := 0, 0, 0, 0
+			for n := 2; n <= len(full) && requests < 150; n++ {
+				if full[n-1].Role != RoleAssistant {
+					continue
+				}
+				msgs := full[:n-1]
+				requests++
+				res, err := tr.Trim(msgs, budget)
+				require.NoError(t, err)
+				for attempt := 1; ; attempt++ {
+					provider := Estimate(res.Messages, nil) * 13 / 10
+					if provider <= window {
+						if res.Trimmed {
+							fill += provider
+							accepted++
+						}
+						cal.Observe(res.TokensAfter, provider)
+						break
+					}
+					rejections++
+					require.LessOrEqual(t, attempt, 3, "request %d is not recovered", requests)
+					providerErr := errors.New("Your input exceeds the context window of this model.")
+					if tc.numbers {
+						providerErr = fmt.Errorf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", window, provider)
+					}
+					res, err = tr.RecoverOverflow(msgs, providerErr, attempt)
+					require.NoError(t, err, "request %d", requests)
+				}
+			}
+			mean := float64(fill) / float64(max(accepted, 1)) / window
+			t.Logf("%d requests, %d rejected for length; trimmed requests fill %.1f%% of the window", requests, rejections, 100*mean)
+			require.Positive(t, rejections, "setup: the provider never rejects")
+			assert.LessOrEqual(t, rejections, 2, "at most one rejection after the first recovery")
+			assert.GreaterOrEqual(t, mean, tc.wantAccepted, "the recovery must not shrink every later plan to little")
+		})
+	}
+}

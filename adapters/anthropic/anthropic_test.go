@@ -873,6 +873,10 @@ func TestContract(t *testing.T) {
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[msg] { return NewTrimmer(contractSystem, opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,
+		Task: func(s string) msg { return user(text(s)) },
+		Compaction: func(s string) msg {
+			return assistant(param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(`{"type":"compaction","content":` + strconv.Quote(s) + `,"encrypted_content":"e==","signature":"s","tool_changes":[]}`)))
+		},
 		Invalid:    []msg{user(text("hi")), user(toolUse("toolu_x", "read"))},
 		Bad:        1,
 		Unpaired:   contractConversation()[:2],

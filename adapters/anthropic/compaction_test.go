@@ -100,6 +100,16 @@ func TestCompactionBlocks(t *testing.T) {
 		want: []string{"text", "text", "text"},
 		why:  "the API rejects an empty one",
 	}, {
+		name: "empty alone",
+		in:   []anthropic.MessageParam{user(text("q")), assistant(comp(`""`)), user(text("next"))},
+		want: []string{"text", "text"},
+		why:  "an assistant message left with no block is no message (the API rejects empty content but in a final assistant message)",
+	}, {
+		name: "in a user message",
+		in:   []anthropic.MessageParam{user(text(long)), assistant(text(long)), user(text("x"), comp(`"sum"`), text("q")), assistant(text("a")), user(text("next"))},
+		want: []string{"compaction text", "text", "text"},
+		why:  "a compaction with content must be the first block of the messages whatever its message's role",
+	}, {
 		name: "latest wins",
 		in:   []anthropic.MessageParam{assistant(comp(`"one"`)), user(text("q")), assistant(comp(`"two"`), text("a")), user(text("next"))},
 		want: []string{"compaction text", "text"},
@@ -132,5 +142,93 @@ func TestCompactionBlocks(t *testing.T) {
 				t.Fatalf("what precedes the compaction is counted: %d tokens", res.TokensAfter)
 			}
 		})
+	}
+}
+
+// TestValidateContent: Validate refuses what the API refuses of a
+// message's content: no content but in the final assistant message, and
+// a compaction block with empty content.
+func TestValidateContent(t *testing.T) {
+	empty := param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(`{"type":"compaction","content":"","encrypted_content":"e=="}`))
+	none := func(role anthropic.MessageParamRole) anthropic.MessageParam {
+		return anthropic.MessageParam{Role: role, Content: []anthropic.ContentBlockParamUnion{}}
+	}
+	tests := []struct {
+		msgs []anthropic.MessageParam
+		ok   bool
+		why  string
+	}{
+		{[]anthropic.MessageParam{user(text("q")), none(anthropic.MessageParamRoleAssistant), user(text("next"))}, false, "an assistant message with no content mid-conversation"},
+		{[]anthropic.MessageParam{user(text("q")), none(anthropic.MessageParamRoleAssistant)}, true, "the final assistant message may be empty"},
+		{[]anthropic.MessageParam{none(anthropic.MessageParamRoleUser)}, false, "a user message with no content"},
+		{[]anthropic.MessageParam{user(text("q")), assistant(empty), user(text("next"))}, false, "an empty compaction block"},
+	}
+	for _, tc := range tests {
+		err := Validate(tc.msgs)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: Validate = %v", tc.why, err)
+		}
+	}
+}
+
+// TestBreakpoints: the API accepts 4 cache_control breakpoints in a
+// request, counting automatic caching's top-level one, the tools', the
+// system prompt's and the messages'. ValidateRequest counts them all, and
+// a trim takes a compaction block's mark off when the system prompt's
+// and the messages' are over 4 without it (the system prompt is the
+// caller's, and a trim returns only the messages).
+func TestBreakpoints(t *testing.T) {
+	cc := anthropic.NewCacheControlEphemeralParam()
+	marked := func(s string) anthropic.TextBlockParam { return anthropic.TextBlockParam{Text: s, CacheControl: cc} }
+	msg := func(role anthropic.MessageParamRole, s string, mark bool) anthropic.MessageParam {
+		b := anthropic.TextBlockParam{Text: s}
+		if mark {
+			b.CacheControl = cc
+		}
+		return anthropic.MessageParam{Role: role, Content: []anthropic.ContentBlockParamUnion{{OfText: &b}}}
+	}
+	four := []anthropic.TextBlockParam{marked("a"), marked("b"), marked("c"), marked("d")}
+	base := anthropic.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 100}
+	tests := []struct {
+		p   func(p *anthropic.MessageNewParams)
+		ok  bool
+		why string
+	}{
+		{func(p *anthropic.MessageNewParams) {
+			p.System = four[:3]
+			p.Messages = []anthropic.MessageParam{msg(anthropic.MessageParamRoleUser, "q", true)}
+		}, true, "four in all"},
+		{func(p *anthropic.MessageNewParams) {
+			p.System = four[:3]
+			p.CacheControl = cc
+			p.Messages = []anthropic.MessageParam{msg(anthropic.MessageParamRoleUser, "q", true)}
+		}, false, "automatic caching takes a fifth"},
+		{func(p *anthropic.MessageNewParams) {
+			p.System = four
+			p.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "t", InputSchema: anthropic.ToolInputSchemaParam{}, CacheControl: cc}}}
+			p.Messages = []anthropic.MessageParam{msg(anthropic.MessageParamRoleUser, "q", false)}
+		}, false, "a marked tool and four in the system prompt"},
+	}
+	for _, tc := range tests {
+		p := base
+		tc.p(&p)
+		if err := ValidateRequest(p); (err == nil) != tc.ok {
+			t.Errorf("%s: ValidateRequest = %v", tc.why, err)
+		}
+	}
+	comp := param.Override[anthropic.ContentBlockParamUnion](json.RawMessage(`{"type":"compaction","content":"sum","encrypted_content":"e==","cache_control":{"type":"ephemeral"}}`))
+	in := []anthropic.MessageParam{{Role: anthropic.MessageParamRoleAssistant, Content: []anthropic.ContentBlockParamUnion{comp}}, msg(anthropic.MessageParamRoleUser, "q", false)}
+	out, _, err := Trim(four, in, 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := base
+	p.System, p.Messages = four, out
+	if err := ValidateRequest(p); err != nil {
+		t.Errorf("a system prompt with four marks and a marked compaction block: %v", err)
+	}
+	raw, _ := json.Marshal(out[0])
+	if !strings.Contains(string(raw), `"encrypted_content":"e=="`) || strings.Contains(string(raw), "cache_control") {
+		t.Errorf("the compaction block is sent without its mark, and otherwise as it came: %s", raw)
 	}
 }

@@ -89,7 +89,7 @@ func TestAgentLoopRecovers(t *testing.T) {
 
 // runLoop runs the agent loop of l (l.Turns user turns against a provider
 // that counts and checks every request through l, with l.Window as its
-// window and the budget) and returns its numbers. Errors that would reach
+// window; l.Budget is the budget) and returns its numbers. Errors that would reach
 // the caller are recorded in l, and the loop goes on with the next turn.
 // kind "trim" trims with Trim and the Calibration; "trimmer" with one
 // Trimmer (low-water mark 0.7, elision, step trimming, the tools as
@@ -117,7 +117,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 		history.WithStepTrim(),
 	}
 	trim := func(transcript []anthropic.MessageParam) ([]anthropic.MessageParam, history.Result, error) {
-		return hanthropic.Trim(params.System, transcript, window, opts...)
+		return hanthropic.Trim(params.System, transcript, l.Budget, opts...)
 	}
 	recover := func(_, sent []anthropic.MessageParam, err error, attempt int) ([]anthropic.MessageParam, history.Result, error) {
 		return hanthropic.RecoverOverflow(params.System, sent, err, attempt, opts...)
@@ -130,7 +130,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 		}
 		tr := hanthropic.NewTrimmer(params.System, topts...)
 		trim = func(transcript []anthropic.MessageParam) ([]anthropic.MessageParam, history.Result, error) {
-			return tr.Trim(transcript, window)
+			return tr.Trim(transcript, l.Budget)
 		}
 		recover = func(transcript, _ []anthropic.MessageParam, err error, attempt int) ([]anthropic.MessageParam, history.Result, error) {
 			return tr.RecoverOverflow(transcript, err, attempt)
@@ -235,11 +235,10 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 
 // TestStatefulLoop runs the loop with the Trimmer against a provider
 // counting 1.3 times the library's estimate, with and without a
-// Calibration (issue 23: at most 1 rejection after the first recovery).
+// Calibration, at a budget of the window and of 1.25 times it (issues 23
+// and 33: at most 1 rejection after the first recovery).
 func TestStatefulLoop(t *testing.T) {
-	for _, kind := range []string{"trimmer", "trimmer+cal"} {
-		l := adaptertest.NewLoop("anthropic", adaptertest.Skew(1.3), loopLimit)
-		st := runLoop(t, l, kind)
-		adaptertest.CheckStateful(t, l, kind, st.afterFirst)
-	}
+	adaptertest.StatefulLoops(t, "anthropic", loopLimit, func(t *testing.T, l *adaptertest.Loop, calibrate bool) {
+		runLoop(t, l, map[bool]string{false: "trimmer", true: "trimmer+cal"}[calibrate])
+	})
 }

@@ -54,7 +54,11 @@ type ThinkingError = anthropicmsg.ThinkingError
 //
 // ValidateRequest returns nil when the request passes; otherwise the first
 // violation: a *PairingError or *MessageError from Validate, or a
-// *ThinkingError. It never modifies params.
+// *ThinkingError. It also counts the request's cache breakpoints
+// (automatic caching's top-level cache_control, the tools', the system
+// prompt's and the messages'): more than 4 is a *MessageError at the
+// message holding the fifth (-1 when it is not in a message). It never
+// modifies params.
 func ValidateRequest(params anthropic.MessageNewParams) error {
 	return validateRequest(params, anthropicmsg.UserTurn)
 }
@@ -71,5 +75,8 @@ func validateRequest(params anthropic.MessageNewParams, opens func(types []strin
 	case t.OfDisabled != nil:
 		th = anthropicmsg.ThinkingDisabled
 	}
-	return sdk.ValidateRequest(params.Messages, th, opens, ErrUnpaired, ErrCompaction, ErrThinking)
+	if err := sdk.ValidateRequest(params.Messages, th, opens, ErrUnpaired, ErrCompaction, ErrThinking); err != nil {
+		return err
+	}
+	return sdk.Breakpoints(params)
 }

@@ -602,7 +602,11 @@ func TestThinkingGenerator(t *testing.T) {
 	var thinking, redacted, parallel, nudges, turns int
 	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 12) {
 		system, msgs := genThinking(seed)
-		if err := ValidateRequest(thinkingParams(system, msgs)); err != nil {
+		// The generator marks more blocks for caching than a request may
+		// hold, on purpose (a trim keeps at most four): every other rule
+		// holds.
+		var me *MessageError
+		if err := ValidateRequest(thinkingParams(system, msgs)); err != nil && !(errors.As(err, &me) && strings.Contains(me.Reason, "cache_control")) {
 			t.Fatalf("seed %v: %v", seed, err)
 		}
 		for i := range msgs {

@@ -31,6 +31,8 @@ func TestContract(t *testing.T) {
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[msg] { return NewTrimmer(contractSystem, opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,
+		Task:       func(s string) msg { return user(text(s)) },
+		Compaction: func(s string) msg { return assistant(compaction(s, 1)) },
 		Invalid:    []msg{user(text("hi")), user(toolUse("toolu_x", "read"))},
 		Bad:        1,
 		Unpaired:   contractConversation()[:2],

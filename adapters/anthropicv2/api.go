@@ -157,7 +157,11 @@ func Validate(msgs []anthropic.MessageParam) error {
 // message ends with it), adaptive or between_tools (no message ends with
 // thinking) and disabled (the final assistant message holds none). It
 // returns the first violation: a *PairingError, *CompactionError,
-// *MessageError or *ThinkingError. It never modifies params.
+// *MessageError or *ThinkingError. It also counts the request's cache
+// breakpoints (automatic caching's top-level cache_control, the tools',
+// the system prompt's and the messages'): more than 4 is a *MessageError
+// at the message holding the fifth (-1 when it is not in a message). It
+// never modifies params.
 func ValidateRequest(params anthropic.MessageNewParams) error {
 	th := anthropicmsg.ThinkingUnset
 	switch t := &params.Thinking; {
@@ -168,7 +172,10 @@ func ValidateRequest(params anthropic.MessageNewParams) error {
 	case t.OfDisabled != nil:
 		th = anthropicmsg.ThinkingDisabled
 	}
-	return sdk.ValidateRequest(params.Messages, th, anthropicmsg.UserTurn, ErrUnpaired, ErrCompaction, ErrThinking)
+	if err := sdk.ValidateRequest(params.Messages, th, anthropicmsg.UserTurn, ErrUnpaired, ErrCompaction, ErrThinking); err != nil {
+		return err
+	}
+	return sdk.Breakpoints(params)
 }
 
 // Overhead returns what params sends besides its messages and its system

@@ -444,6 +444,7 @@ func TestContract(t *testing.T) {
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[*schema.Message] { return NewTrimmer(opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
+		Task:       schema.UserMessage,
 		Invalid:    []*schema.Message{schema.UserMessage("hi"), nil},
 		Bad:        1,
 		Unpaired:   contractConversation()[:3],

@@ -816,6 +816,7 @@ func TestContract(t *testing.T) {
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[content] { return NewTrimmer(contractSystem, opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,
+		Task:       func(s string) content { return text("user", s) },
 		Invalid:    []content{text("user", "hi"), nil},
 		Bad:        1,
 		Unpaired:   contractConversation()[:2],

@@ -301,8 +301,8 @@ type loopStats struct {
 }
 
 // runLoop runs the agent loop for l.Turns turns against a server that
-// counts and checks each request through l, with the budget at l.Window,
-// with a calibration or without. Errors that would reach the caller are
+// counts and checks each request through l (l.Window its window), with
+// the budget at l.Budget, with a calibration or without. Errors that would reach the caller are
 // recorded in l, and the loop goes on with the next turn; what else the
 // server finds fails t. With stateful, it trims with one Trimmer
 // (low-water mark 0.7 on top of the options) and recovers with it.
@@ -331,16 +331,16 @@ func runLoop(t *testing.T, l *adaptertest.Loop, calibrate, stateful bool) loopSt
 		opts = append(opts, history.WithCalibration(cal))
 		used = cal
 	}
-	window := l.Window
+	budget := l.Budget
 	trim := func(all []*genai.Content) ([]*genai.Content, history.Result, error) {
-		return Trim(config.SystemInstruction, all, window, opts...)
+		return Trim(config.SystemInstruction, all, budget, opts...)
 	}
 	recover := func(_, sent []*genai.Content, err error, attempt int) ([]*genai.Content, history.Result, error) {
 		return RecoverOverflow(config.SystemInstruction, sent, err, attempt, opts...)
 	}
 	if stateful {
 		tr := NewTrimmer(config.SystemInstruction, append(opts, history.WithLowWater(0.7))...)
-		trim = func(all []*genai.Content) ([]*genai.Content, history.Result, error) { return tr.Trim(all, window) }
+		trim = func(all []*genai.Content) ([]*genai.Content, history.Result, error) { return tr.Trim(all, budget) }
 		recover = func(all, _ []*genai.Content, err error, attempt int) ([]*genai.Content, history.Result, error) {
 			return tr.RecoverOverflow(all, err, attempt)
 		}
@@ -499,11 +499,10 @@ func TestLoopServerPairing(t *testing.T) {
 
 // TestStatefulLoop runs the loop with the Trimmer against a provider
 // counting 1.3 times the library's estimate, with and without a
-// Calibration (issue 23: at most 1 rejection after the first recovery).
+// Calibration, at a budget of the window and of 1.25 times it (issues 23
+// and 33: at most 1 rejection after the first recovery).
 func TestStatefulLoop(t *testing.T) {
-	for _, calibrate := range []bool{false, true} {
-		l := adaptertest.NewLoop("gemini", adaptertest.Skew(1.3), loopLimit)
-		st := runLoop(t, l, calibrate, true)
-		adaptertest.CheckStateful(t, l, map[bool]string{false: "trimmer", true: "trimmer+cal"}[calibrate], st.afterFirst)
-	}
+	adaptertest.StatefulLoops(t, "gemini", loopLimit, func(t *testing.T, l *adaptertest.Loop, calibrate bool) {
+		runLoop(t, l, calibrate, true)
+	})
 }

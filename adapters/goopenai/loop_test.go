@@ -44,13 +44,19 @@ type loopResult struct {
 // trimFunc decides what a request sends: msgs trimmed for req.
 type trimFunc func(msgs []openai.ChatCompletionMessage, req openai.ChatCompletionRequest) ([]openai.ChatCompletionMessage, history.Result, error)
 
+// recoverFunc decides what the retry of a rejected request sends:
+// transcript is what the runtime keeps, sent what was rejected.
+type recoverFunc func(transcript, sent []openai.ChatCompletionMessage, err error, attempt int) ([]openai.ChatCompletionMessage, history.Result, error)
+
 // runLoop runs l.Turns user turns of 1 to 6 tool steps against the local
-// endpoint, which counts and checks every request through l. trim decides
-// what each request sends; recover, when set, is called after a rejection
-// (attempt 1, then 2) and returns what the retry sends. Errors that would
-// reach the user are recorded in l, and the loop goes on with the next
-// turn. Every accepted response's usage goes to cal, when set.
-func runLoop(t *testing.T, l *adaptertest.Loop, trim trimFunc, recover func(sent []openai.ChatCompletionMessage, err error, attempt int) ([]openai.ChatCompletionMessage, history.Result, error), cal *history.Calibration) loopResult {
+// endpoint (l.Window its window), which counts and checks every request
+// through l. trim decides what each request sends; recover, when set, is
+// called after a rejection (attempt 1, then 2) and returns what the retry
+// sends. Errors that would reach the user are recorded in l, and the loop
+// goes on with the next turn. Every accepted response's usage goes to
+// cal, when set. The runtime keeps what it sent and the reply, or with
+// stateful its whole transcript.
+func runLoop(t *testing.T, l *adaptertest.Loop, trim trimFunc, recover recoverFunc, cal *history.Calibration, stateful bool) loopResult {
 	t.Helper()
 	srv := &loopserver.OpenAI{Judge: l, Window: l.Window}
 	ts := httptest.NewServer(srv)
@@ -82,7 +88,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, trim trimFunc, recover func(sent
 			for attempt := 1; err != nil && recover != nil && attempt <= 2 && history.IsContextOverflow(err); attempt++ {
 				l.Rejected(attempt-1, res, cal)
 				var rerr error
-				if req.Messages, res, rerr = recover(req.Messages, err, attempt); rerr != nil {
+				if req.Messages, res, rerr = recover(msgs, req.Messages, err, attempt); rerr != nil {
 					l.Error(fmt.Errorf("RecoverOverflow after %v: %w", err, rerr))
 					break steps
 				}
@@ -98,7 +104,10 @@ func runLoop(t *testing.T, l *adaptertest.Loop, trim trimFunc, recover func(sent
 			}
 			l.Accepted(res.Trimmed, resp.Usage.PromptTokens)
 			reply := resp.Choices[0].Message
-			msgs = append(req.Messages, reply) // what was sent, and the reply
+			if !stateful {
+				msgs = req.Messages // what was sent, and the reply
+			}
+			msgs = append(msgs, reply)
 			if len(reply.ToolCalls) == 0 {
 				break
 			}
@@ -116,7 +125,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, trim trimFunc, recover func(sent
 }
 
 // histrim is the loop of the package documentation.
-func histrim(cal *history.Calibration, window int) (trimFunc, func([]openai.ChatCompletionMessage, error, int) ([]openai.ChatCompletionMessage, history.Result, error)) {
+func histrim(cal *history.Calibration, window int) (trimFunc, recoverFunc) {
 	opts := func(req openai.ChatCompletionRequest) []history.Option {
 		return []history.Option{
 			history.WithCalibration(cal),
@@ -129,7 +138,7 @@ func histrim(cal *history.Calibration, window int) (trimFunc, func([]openai.Chat
 	trim := func(msgs []openai.ChatCompletionMessage, req openai.ChatCompletionRequest) ([]openai.ChatCompletionMessage, history.Result, error) {
 		return goopenai.Trim(msgs, window, opts(req)...)
 	}
-	recover := func(sent []openai.ChatCompletionMessage, err error, attempt int) ([]openai.ChatCompletionMessage, history.Result, error) {
+	recover := func(_, sent []openai.ChatCompletionMessage, err error, attempt int) ([]openai.ChatCompletionMessage, history.Result, error) {
 		return goopenai.RecoverOverflow(sent, err, attempt, opts(req)...)
 	}
 	return trim, recover
@@ -149,7 +158,7 @@ func TestAgentLoop(t *testing.T) {
 			l := adaptertest.NewLoop("goopenai", mode, loopWindow)
 			var cal history.Calibration
 			trim, recover := histrim(&cal, loopWindow)
-			r := runLoop(t, l, trim, recover, &cal)
+			r := runLoop(t, l, trim, recover, &cal, false)
 			s := l.Stats()
 			t.Logf("%s\nobserved %d of %d accepted responses", adaptertest.TableHeader+"\n"+s.Row(), r.observed, s.Accepted)
 			l.Check(t)
@@ -175,10 +184,37 @@ func TestNaiveLoop(t *testing.T) {
 		}
 		return out, history.Result{Trimmed: len(out) < len(msgs)}, nil
 	}
-	runLoop(t, l, naive, nil, nil)
+	runLoop(t, l, naive, nil, nil, false)
 	s := l.Stats()
 	t.Logf("%s\n%s", adaptertest.TableHeader, s.Row())
 	if s.Violations == 0 || s.Errors == 0 {
 		t.Errorf("the naive trim broke no pair: %s\n%s", s.Row(), strings.Join(l.Notes(), "\n"))
 	}
+}
+
+// TestStatefulLoop runs the loop with the Trimmer (low-water mark 0.7,
+// elision, step trimming, the tools as overhead), the runtime keeping its
+// whole transcript, against a provider counting 1.3 times the library's
+// estimate, with and without a Calibration, at a budget of the window and
+// of 1.25 times it (issue 33: with the Calibration and the budget above
+// the window, 45 of 187 requests were rejected; at most 1 after the first
+// recovery).
+func TestStatefulLoop(t *testing.T) {
+	adaptertest.StatefulLoops(t, "goopenai", loopWindow, func(t *testing.T, l *adaptertest.Loop, calibrate bool) {
+		opts := []history.Option{history.WithOverhead(goopenai.Overhead(openai.ChatCompletionRequest{Tools: tools()}, nil)),
+			history.WithLowWater(0.7), history.WithElision(history.ElideOptions{}), history.WithStepTrim()}
+		var cal *history.Calibration
+		if calibrate {
+			cal = &history.Calibration{}
+			opts = append(opts, history.WithCalibration(cal))
+		}
+		tr := goopenai.NewTrimmer(opts...)
+		trim := func(msgs []openai.ChatCompletionMessage, _ openai.ChatCompletionRequest) ([]openai.ChatCompletionMessage, history.Result, error) {
+			return tr.Trim(msgs, l.Budget)
+		}
+		recover := func(transcript, _ []openai.ChatCompletionMessage, err error, attempt int) ([]openai.ChatCompletionMessage, history.Result, error) {
+			return tr.RecoverOverflow(transcript, err, attempt)
+		}
+		runLoop(t, l, trim, recover, cal, true)
+	})
 }

@@ -69,6 +69,9 @@ func TestContract(t *testing.T) {
 		},
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
+		Task: func(s string) openai.ChatCompletionMessage {
+			return openai.ChatCompletionMessage{Role: "user", Content: s}
+		},
 		Invalid:    []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}, {Role: "robot"}},
 		Bad:        1,
 		Unpaired:   contractConversation()[:3],

@@ -106,12 +106,12 @@ func NewTrimmer(opts ...history.Option) *Trimmer {
 // key, transcript, providerErr, attempt), Reset, Forget, Close and
 // RecallStore; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.Conversations[llms.MessageContent]
+type Conversations = adapt.Conversations[struct{}, llms.MessageContent]
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewConversations(codec, store, opts)
+	return adapt.NewConversations(codec, struct{}{}, store, opts)
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

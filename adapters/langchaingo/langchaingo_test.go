@@ -375,6 +375,7 @@ func TestContract(t *testing.T) {
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[llms.MessageContent] { return NewTrimmer(opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
+		Task:       func(s string) llms.MessageContent { return llms.TextParts(llms.ChatMessageTypeHuman, s) },
 		Invalid:    []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi"), {Role: "narrator"}},
 		Bad:        1,
 		Unpaired:   contractConversation()[:3],

@@ -49,7 +49,7 @@ type loopStats struct {
 
 // runLoop runs l.Turns (50) user turns of 1 to 6 tool steps against the local
 // provider, which counts and checks every request through l (l.Mode, with
-// l.Window as its window and the budget). It records every error that
+// l.Window as its window; l.Budget is the budget). It records every error that
 // would reach the caller in l and goes on with the next turn.
 //
 // With a trimmer kind ("trimmer", or "trimmer+cal" with the Calibration)
@@ -65,7 +65,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
 	ctx := context.Background()
-	window := l.Window
+	budget := l.Budget
 
 	params := openai.ChatCompletionNewParams{Model: "gpt-test", Tools: fakeprovider.Tools()}
 	var cal history.Calibration
@@ -76,7 +76,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 		history.WithStepTrim(),
 	}
 	trim := func(msgs []openai.ChatCompletionMessageParamUnion) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
-		return hopenai.Trim(msgs, window, opts...)
+		return hopenai.Trim(msgs, budget, opts...)
 	}
 	recover := func(msgs, sent []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
 		return hopenai.RecoverOverflow(sent, err, attempt, opts...)
@@ -89,7 +89,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 		}
 		tr := hopenai.NewTrimmer(topts...)
 		trim = func(msgs []openai.ChatCompletionMessageParamUnion) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
-			return tr.Trim(msgs, window)
+			return tr.Trim(msgs, budget)
 		}
 		recover = func(msgs, _ []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
 			return tr.RecoverOverflow(msgs, err, attempt)
@@ -140,7 +140,7 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 			}
 			prompt := int(completion.Usage.PromptTokens)
 			if observed == 1 || observed == 3 || observed == 10 {
-				est := float64(res.TokensAfter) * float64(window) / float64(cal.Budget(window))
+				est := float64(res.TokensAfter) * float64(budget) / float64(cal.Budget(budget))
 				st.estErr[observed] = math.Abs(est-float64(prompt)) / float64(prompt)
 				scale, overhead, _, _ := cal.Model()
 				st.fitErr[observed] = math.Abs(scale*float64(res.TokensAfter)+overhead-float64(prompt)) / float64(prompt)
@@ -207,15 +207,14 @@ func TestAgentLoop(t *testing.T) {
 
 // TestStatefulLoop runs the loop with the Trimmer against a provider
 // counting 1.3 times the library's estimate, with and without a
-// Calibration: once the Trimmer has recovered from one rejection, its next
-// plans fit what the provider said (issue 23: at most 1 rejection after
-// the first recovery).
+// Calibration, at a budget of the window and of 1.25 times it: once the
+// Trimmer has recovered from one rejection, its next plans fit what the
+// provider said (issues 23 and 33: at most 1 rejection after the first
+// recovery).
 func TestStatefulLoop(t *testing.T) {
-	for _, kind := range []string{"trimmer", "trimmer+cal"} {
-		l := adaptertest.NewLoop("openai", adaptertest.Skew(1.3), loopLimit)
-		st := runLoop(t, l, kind)
-		adaptertest.CheckStateful(t, l, kind, st.afterFirst)
-	}
+	adaptertest.StatefulLoops(t, "openai", loopLimit, func(t *testing.T, l *adaptertest.Loop, calibrate bool) {
+		runLoop(t, l, map[bool]string{false: "trimmer", true: "trimmer+cal"}[calibrate])
+	})
 }
 
 // Replays: histories that LangChain's and LiteLLM's trimmers turned into

@@ -939,6 +939,7 @@ func TestContract(t *testing.T) {
 		},
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
+		Task:       func(s string) openai.ChatCompletionMessageParamUnion { return openai.UserMessage(s) },
 		Invalid:    []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi"), {}},
 		Bad:        1,
 		Unpaired:   contractConversation()[:3],

@@ -18,6 +18,7 @@ import (
 	"github.com/histrim/history/internal/race"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/loopserver"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -37,6 +38,7 @@ import (
 type compactAPI struct {
 	backend string
 	window  int
+	burst   int // when positive, steps call 1 to burst tools (loopserver.Bursts)
 
 	mu                                   sync.Mutex
 	requests, accepted, compactions      int
@@ -213,6 +215,9 @@ func (f *compactAPI) respond(input, read []json.RawMessage, hist []history.Messa
 		}
 	}
 	reply := loopserver.Play(hist)
+	if f.burst > 0 {
+		reply = loopserver.PlayWith(hist, loopserver.Bursts(f.burst))
+	}
 	for k, c := range reply.Calls {
 		raw, _ := json.Marshal(map[string]any{"type": "function_call", "id": "fc_" + n + "_" + strconv.Itoa(k), "call_id": c.ID,
 			"name": c.Name, "arguments": c.Arguments, "status": "completed"})
@@ -296,14 +301,23 @@ const (
 type compactRun struct {
 	api        *compactAPI
 	userErrors int
+	// stepTrims counts the requests whose trim dropped steps of the
+	// latest turn, cuts the tool results it cut.
+	stepTrims, cuts int
+}
+
+// compactSetup is a loop's server: its window, its compaction threshold,
+// and the most tools a step calls (0: the script's 1 or 2).
+type compactSetup struct {
+	window, threshold, burst int
 }
 
 // runCompactLoop runs the script's agent loop for n requests through the
-// real openai-go client against compactAPI: with server compaction on and
-// the library as the hard guard above its threshold (server), or with the
-// library's own maintenance alone.
-func runCompactLoop(t *testing.T, server bool, n int) compactRun {
-	api := &compactAPI{backend: "openai", window: compactWindow}
+// real openai-go client against compactAPI set up as su: with server
+// compaction on and the library as the hard guard above its threshold
+// (server), or with the library's own maintenance alone.
+func runCompactLoop(t *testing.T, su compactSetup, server bool, n int) compactRun {
+	api := &compactAPI{backend: "openai", window: su.window, burst: su.burst}
 	ts := httptest.NewServer(api)
 	defer ts.Close()
 	client := openai.NewClient(option.WithBaseURL(ts.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
@@ -312,9 +326,9 @@ func runCompactLoop(t *testing.T, server bool, n int) compactRun {
 	opts := []history.Option{history.WithCalibration(&cal), history.WithLowWater(0.7), history.WithElision(history.ElideOptions{}),
 		history.WithStepTrim(), history.WithOverhead(Overhead(params, nil))}
 	if server {
-		params.ContextManagement = []responses.ResponseNewParamsContextManagement{{Type: "compaction", CompactThreshold: openai.Int(compactThreshold)}}
+		params.ContextManagement = []responses.ResponseNewParamsContextManagement{{Type: "compaction", CompactThreshold: openai.Int(int64(su.threshold))}}
 		var err error
-		if opts, err = Guard(params, compactWindow, history.WithCalibration(&cal)); err != nil {
+		if opts, err = Guard(params, su.window, history.WithCalibration(&cal)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -329,10 +343,14 @@ func runCompactLoop(t *testing.T, server bool, n int) compactRun {
 			if server {
 				send = Compacted(transcript)
 			}
-			out, res, err := tr.Trim(send, compactWindow)
+			out, res, err := tr.Trim(send, su.window)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				t.Fatal(err)
 			}
+			if res.DroppedSteps > 0 {
+				run.stepTrims++
+			}
+			run.cuts += res.CutResults
 			params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: out}
 			requests++
 			resp, err := client.Responses.New(context.Background(), params)
@@ -378,7 +396,8 @@ func TestServerCompactionLoop(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		n = 60 // the race detector slows the JSON reads tenfold; CI's plain go test ./... runs all 200
 	}
-	serverRun, libRun := runCompactLoop(t, true, n), runCompactLoop(t, false, n)
+	su := compactSetup{window: compactWindow, threshold: compactThreshold}
+	serverRun, libRun := runCompactLoop(t, su, true, n), runCompactLoop(t, su, false, n)
 	for _, c := range []struct {
 		name string
 		r    compactRun
@@ -397,6 +416,36 @@ func TestServerCompactionLoop(t *testing.T) {
 	}
 	if libRun.api.clientRewrites == 0 {
 		t.Errorf("the library's own maintenance never ran")
+	}
+}
+
+// TestGuardBursts: the library as guard keeps the window whatever the
+// server does. Steps call 1 to 4 tools, so that a burst of results lands
+// in the latest turn between two requests, past the window before the
+// server can compact: Guard's step trimming (and its cut rung) fit the
+// request, at windows of 12,000 and 16,000 (compaction at two thirds of
+// them), 200 requests each, none rejected (issue 33).
+func TestGuardBursts(t *testing.T) {
+	n := 200
+	if testing.Short() || race.Enabled {
+		n = 60
+	}
+	for _, window := range []int{12_000, 16_000} {
+		t.Run(strconv.Itoa(window), func(t *testing.T) {
+			r := runCompactLoop(t, compactSetup{window: window, threshold: window * 2 / 3, burst: 4}, true, n)
+			a := r.api
+			t.Logf("window %d, bursts of 1-4: requests %d, rejected %d %v, user errors %d, compactions %d, requests with steps dropped %d, "+
+				"results cut %d, compaction items sent back %d (byte-identical %d), cache prefix rewrites: client %d, server %d, both %d",
+				window, a.requests, a.requests-a.accepted, a.rejected, r.userErrors, a.compactions, r.stepTrims, r.cuts, a.opaque, a.verbatim,
+				a.clientRewrites, a.serverRewrites, a.both)
+			if a.requests != a.accepted || r.userErrors != 0 || a.opaque != a.verbatim {
+				t.Errorf("%d of %d requests rejected (%v), %d errors to the user, %d of %d compaction items byte for byte",
+					a.requests-a.accepted, a.requests, a.rejected, r.userErrors, a.verbatim, a.opaque)
+			}
+			if a.compactions == 0 {
+				t.Errorf("the server never compacted")
+			}
+		})
 	}
 }
 
@@ -459,4 +508,34 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 		t.Fatal(err)
 	}
 	return raw
+}
+
+// TestOpaquePayloadTyped: opaquePayload reads a typed item from its
+// fields as its JSON reads: on every item of the generated conversations
+// (compaction items, reasoning items with and without encrypted content,
+// and the SDK's own param.Override values), and on the edge cases.
+func TestOpaquePayloadTyped(t *testing.T) {
+	nullEnc := reasoning("rs_null", "", "")
+	nullEnc.OfReasoning.EncryptedContent = param.Null[string]()
+	items := []Item{compaction("cmp_1", "C"), compaction("cmp_2", ""), reasoning("rs_1", "", "gAAA"), reasoning("rs_2", "", ""), nullEnc,
+		param.Override[Item](json.RawMessage(`{"type":"compaction","encrypted_content":"raw"}`)), user("hi"), functionCall("c1", "read", `{}`)}
+	for _, gen := range append([]func([]byte) []Item{genAgent}, adapter.More...) {
+		for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 6) {
+			items = append(items, gen(seed)...)
+		}
+	}
+	opaque := 0
+	for i := range items {
+		typ, payload, has := opaquePayload(&items[i])
+		jt, jp, jh := opaqueJSON(&items[i])
+		if has != jh || payload != jp || (has || jt == "compaction") && typ != jt {
+			t.Fatalf("item %d %s: typed read (%q, %q, %v), JSON read (%q, %q, %v)", i, adaptertest.JSON(t, items[i]), typ, payload, has, jt, jp, jh)
+		}
+		if has {
+			opaque++
+		}
+	}
+	if opaque < 5 {
+		t.Fatalf("only %d opaque items among %d: the test reads too few", opaque, len(items))
+	}
 }

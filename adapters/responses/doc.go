@@ -101,23 +101,34 @@
 //
 // # Counting reasoning
 //
-// Every reasoning item sent is counted: its summary and content texts, and
-// its encrypted content as text (it is opaque, and its length is the only
-// measure there is). That can count more than the API bills. For the
-// reasoning models the OpenAI cookbook describes, reasoning items of
-// earlier turns are stripped: "In turn 2, reasoning items from turn 1 are
-// ignored and stripped, since the model doesn't reuse reasoning items from
-// previous turns ... the API will automatically remove any reasoning items
-// that aren't relevant for the current turn"
+// The reasoning items of the current turn (after the latest user message)
+// are counted: their summary and content texts, and their encrypted
+// content as text (it is opaque, and its length is the only measure there
+// is). Those of earlier turns cost nothing: the API strips them by
+// default, "In turn 2, reasoning items from turn 1 are ignored and
+// stripped, since the model doesn't reuse reasoning items from previous
+// turns ... the API will automatically remove any reasoning items that
+// aren't relevant for the current turn"
 // (https://cookbook.openai.com/examples/responses_api/reasoning_items).
-// Newer models take a reasoning.context parameter that "controls which
-// reasoning items are rendered back to the model on later turns"
-// (current_turn or all_turns; shared.Reasoning.Context in openai-go), so
-// which items count depends on the model and the request, neither of
-// which the items say. Counting them all never counts less than the API
-// does: a trim may drop a turn the API would have taken, never send one it
-// rejects for its length. history.Calibration, fed the response's
-// usage.input_tokens, corrects a steady overcount.
+// They are still sent with the items they bind. Newer models take a
+// reasoning.context parameter that "controls which reasoning items are
+// rendered back to the model on later turns" (current_turn, all_turns or
+// auto; shared.ReasoningParam.Context in openai-go): [TrimRequest] reads
+// it from the request and, for "all_turns", counts the reasoning of every
+// turn; [Trim], [RecoverOverflow] and the [Trimmer], which see only the
+// items, count as the default does (under all_turns they count less than
+// the API reads: trim with TrimRequest there).
+//
+// Counting what the API reads matters most with a history.Calibration:
+// the share of the request that earlier turns' reasoning makes varies from
+// one request to the next, so counting it when the API does not (or the
+// other way round) is not a steady ratio the Calibration can learn. In the
+// loop of the adapters' matrix (tool results counted 1.6 times, other
+// text 0.9 times, 8,000 tokens), counting it all against an API that
+// strips it gave trimmed requests filling 79.9% of the window and 2
+// overflows; counting what the API reads, 91.8% and none
+// (TestReasoningContextLoop; with all_turns through TrimRequest, 88.1% and
+// none).
 //
 // # Repairs
 //

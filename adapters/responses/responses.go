@@ -29,10 +29,10 @@ type MessageError = adapt.MessageError
 // (internal/adapt): the conversion both ways, and the API's rule that a
 // reasoning item binds only the item after it, in its own step (no step is
 // kept for the reasoning that opened the tool loop).
-var codec = &adapt.Codec[struct{}, Item]{
+var codec = &adapt.Codec[reasoningContext, Item]{
 	Name: "responses", Noun: "item",
-	Convert: func(_ struct{}, items []Item, opts []history.Option) (*adapt.View[Item], error) {
-		c, err := convert(items, opts)
+	Convert: func(rc reasoningContext, items []Item, opts []history.Option) (*adapt.View[Item], error) {
+		c, err := convert(items, opts, rc)
 		if err != nil {
 			return nil, err
 		}
@@ -46,10 +46,19 @@ var codec = &adapt.Codec[struct{}, Item]{
 // (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
 // fixed for its life.
 func NewTrimmer(opts ...history.Option) *Trimmer {
-	return &Trimmer{t: codec.NewTrimmer(struct{}{}, opts)}
+	return &Trimmer{t: codec.NewTrimmer(currentTurn, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system struct{} -message Item
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system reasoningContext -message Item
+
+// reasoningContext is which reasoning items the API reads back
+// (reasoning.context): those of the current turn only, or all of them.
+// See "Counting reasoning" in the package documentation.
+type reasoningContext struct{ allTurns bool }
+
+// currentTurn is the API's documented default: the reasoning items of
+// earlier turns are ignored.
+var currentTurn = reasoningContext{}
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas
@@ -59,12 +68,12 @@ func NewTrimmer(opts ...history.Option) *Trimmer {
 // key, transcript, providerErr, attempt), Reset, Forget, Close and
 // RecallStore; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.Conversations[Item]
+type Conversations = adapt.Conversations[reasoningContext, Item]
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewConversations(codec, store, opts)
+	return adapt.NewConversations(codec, currentTurn, store, opts)
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output
@@ -112,7 +121,7 @@ const duplicatePrefix = "histrim:duplicate:"
 // ToHistory never modifies items. An item it cannot convert yields a nil
 // slice and a *MessageError naming its index.
 func ToHistory(items []Item) ([]history.Message, error) {
-	c, err := convert(items, nil)
+	c, err := convert(items, nil, currentTurn)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +167,7 @@ func ToHistory(items []Item) ([]history.Message, error) {
 // *history.BudgetError wrapping history.ErrLatestTurnTooLarge, as the core
 // does. On any other error the items are nil.
 func Trim(items []Item, budget int, opts ...history.Option) ([]Item, history.Result, error) {
-	return codec.Trim(struct{}{}, items, budget, opts)
+	return codec.Trim(currentTurn, items, budget, opts)
 }
 
 // of returns the indices of the history messages item i converted to: the
@@ -193,7 +202,7 @@ func (c *conversion) of(i int) []int {
 // which the caller must surface instead of retrying. Invalid items: a
 // *MessageError and nil items.
 func RecoverOverflow(items []Item, providerErr error, attempt int, opts ...history.Option) ([]Item, history.Result, error) {
-	return codec.RecoverOverflow(struct{}{}, items, providerErr, attempt, opts)
+	return codec.RecoverOverflow(currentTurn, items, providerErr, attempt, opts)
 }
 
 // conversion is the converted history of a slice of items and where each
@@ -210,9 +219,10 @@ type conversion struct {
 }
 
 // convert converts items (see ToHistory), recognising the notices a trim
-// with opts inserts (see notice.Mark).
-func convert(items []Item, opts []history.Option) (*conversion, error) {
-	c, err := convertItems(items, assistantNotices(opts))
+// with opts inserts (see notice.Mark), counting the reasoning items the
+// API reads under rc.
+func convert(items []Item, opts []history.Option, rc reasoningContext) (*conversion, error) {
+	c, err := convertItems(items, assistantNotices(opts), rc)
 	if err != nil {
 		return nil, err
 	}
@@ -239,25 +249,39 @@ func assistantNotices(opts []history.Option) []string {
 // readNotice returns the notice b as the conversion reads it once Trim has
 // rendered it as an item.
 func readNotice(b history.Message) []history.Message {
-	c, _ := convertItems([]Item{fromBreadcrumb(b)}, nil) // a rendered notice always converts
+	c, _ := convertItems([]Item{fromBreadcrumb(b)}, nil, currentTurn) // a rendered notice always converts
 	return c.hist
 }
 
 // convertItems is convert without the recognition of notices: notices are
 // the assistant-role notice texts, whose items stand alone.
-func convertItems(items []Item, notices []string) (*conversion, error) {
+func convertItems(items []Item, notices []string, rc reasoningContext) (*conversion, error) {
 	c := &conversion{
 		items: items,
 		hist:  make([]history.Message, 0, len(items)),
 		slots: make([]regroup.Slot, 0, len(items)),
 		views: make([]view, len(items)),
 	}
+	latest := -1 // the latest user message
 	for i := range items {
 		v, err := read(&items[i])
 		if err != nil {
 			return nil, invalid(i, err)
 		}
 		c.views[i] = v
+		if v.cls == clsUser {
+			latest = i
+		}
+	}
+	if !rc.allTurns {
+		// The API ignores the reasoning of earlier turns: it costs
+		// nothing. The empty part still marks the exchange as holding
+		// reasoning (its calls are sent as they were).
+		for i := range latest {
+			if v := &c.views[i]; v.cls == clsReasoning {
+				v.parts = []history.Part{{Type: history.PartReasoning}}
+			}
+		}
 	}
 	b := builder{c: c, items: items, notices: notices, start: -1}
 	for i := range items {

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // describe renders a converted message compactly for the tables: role
@@ -148,7 +149,9 @@ func TestToHistoryMapping(t *testing.T) {
 		{
 			name:  "unbound reasoning becomes an orphan result",
 			items: []Item{user("q"), reasoning("rs_1", "", "E"), user("again"), reasoning("rs_2", "", "F")},
-			want:  []string{`user "q"`, `tool(elided) [histrim:unbound-reasoning:rs_1] reasoning:E`, `user "again"`, `tool(elided) [histrim:unbound-reasoning:rs_2] reasoning:F`},
+			// rs_1 is of an earlier turn, which the API does not read: it
+			// counts nothing.
+			want: []string{`user "q"`, `tool(elided) [histrim:unbound-reasoning:rs_1] reasoning:`, `user "again"`, `tool(elided) [histrim:unbound-reasoning:rs_2] reasoning:F`},
 		},
 		{
 			name: "reasoning before an unanswered call goes with it",
@@ -740,6 +743,8 @@ func TestContract(t *testing.T) {
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[Item] { return NewTrimmer(opts...) },
 		ErrUnpaired:  ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 13, Calls: 2, Results: 3,
+		Task:       user,
+		Compaction: func(s string) Item { return compaction("cmp_1", s) },
 		Invalid:    []Item{user("hi"), {}},
 		Bad:        1,
 		Unpaired:   contractConversation()[:3],
@@ -972,7 +977,7 @@ func TestAssistantNotice(t *testing.T) {
 		if notices > 2 {
 			t.Fatalf("round %d: %d notices stack: %s", i, notices, adaptertest.JSON(t, out))
 		}
-		c, err := convert(out, opts)
+		c, err := convert(out, opts, currentTurn)
 		if err != nil || history.Estimate(c.hist, nil) != res.TokensAfter {
 			t.Fatalf("round %d: output counts differently from the core (%v)", i, err)
 		}
@@ -1000,5 +1005,56 @@ func TestTrimRepairMayJoinExchanges(t *testing.T) {
 	again, res2, err := Trim(out, 10_000)
 	if err != nil || res2.OrphansRemoved != 2 || len(again) != 5 || Validate(again) != nil {
 		t.Fatalf("second trim = %d items, %d orphans, %v, Validate %v", len(again), res2.OrphansRemoved, err, Validate(again))
+	}
+}
+
+// TestReasoningOfEarlierTurns: a reasoning item of an earlier turn (before
+// the latest user message) counts nothing, as the API reads it ("In turn
+// 2, reasoning items from turn 1 are ignored and stripped", the cookbook;
+// reasoning.context current_turn), and is still sent with the item it
+// binds; with reasoning.context all_turns, TrimRequest counts it.
+func TestReasoningOfEarlierTurns(t *testing.T) {
+	blob := "gAAAAB" + strings.Repeat("q8Zr", 200)
+	items := []Item{user("first task"), reasoning("rs_1", "", blob), functionCall("c1", "read", `{}`), functionOutput("c1", "one"),
+		reasoning("rs_2", "", blob), output("msg_1", "done"),
+		user("second task"), reasoning("rs_3", "", blob), functionCall("c2", "read", `{}`), functionOutput("c2", "two")}
+	cost := history.EstimateText(blob)
+	all := []history.Option{history.WithFullCount()}
+	_, cur, err := Trim(items, 1_000_000, all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := responses.ResponseNewParams{Input: responses.ResponseNewParamsInputUnion{OfInputItemList: items}}
+	for _, tc := range []struct {
+		name    string
+		context shared.ReasoningContext
+		extra   int
+		reason  string
+	}{
+		{"default", "", 0, "the API's documented default: earlier turns' reasoning is stripped"},
+		{"auto", shared.ReasoningContextAuto, 0, "auto is the default"},
+		{"current_turn", shared.ReasoningContextCurrentTurn, 0, "stated"},
+		{"all_turns", shared.ReasoningContextAllTurns, 2 * cost, "the API reads rs_1 and rs_2 too"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := params
+			p.Reasoning.Context = tc.context
+			out, res, err := TrimRequest(p, 1_000_000, all...)
+			if err != nil || len(out.Input.OfInputItemList) != len(items) {
+				t.Fatalf("%v, %d items; want them all", err, len(out.Input.OfInputItemList))
+			}
+			if res.TokensAfter != cur.TokensAfter+tc.extra {
+				t.Fatalf("%d tokens, want %d + %d (%s)", res.TokensAfter, cur.TokensAfter, tc.extra, tc.reason)
+			}
+		})
+	}
+	// What Trim counts is the request less rs_1 and rs_2: the current
+	// turn's rs_3 counts whole.
+	hist, err := ToHistory(items[6:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rest := history.Estimate(hist, nil); rest <= cost || cur.TokensAfter-rest >= cost {
+		t.Fatalf("the latest turn counts %d tokens, the request %d; want rs_3's %d in the turn and the earlier turn's reasoning free", rest, cur.TokensAfter, cost)
 	}
 }

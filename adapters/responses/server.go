@@ -3,11 +3,13 @@ package responses
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/origins"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // ErrChained is wrapped by *ChainedError: the request continues a
@@ -39,10 +41,13 @@ func (e *ChainedError) Error() string {
 func (e *ChainedError) Unwrap() error { return ErrChained }
 
 // TrimRequest trims the input items of params (params.Input.OfInputItemList)
-// as [Trim] does and returns params with the trimmed items. It refuses a
-// request that chains onto server-held state (previous_response_id or a
-// conversation) with a *ChainedError: only a stateless request can be
-// trimmed from the client. params is not modified.
+// as [Trim] does and returns params with the trimmed items; with
+// params.Reasoning.Context "all_turns" it counts the reasoning items of
+// earlier turns too, which the API then reads (see "Counting reasoning" in
+// the package documentation). It refuses a request that chains onto
+// server-held state (previous_response_id or a conversation) with a
+// *ChainedError: only a stateless request can be trimmed from the client.
+// params is not modified.
 func TrimRequest(params responses.ResponseNewParams, budget int, opts ...history.Option) (responses.ResponseNewParams, history.Result, error) {
 	if params.PreviousResponseID.Valid() {
 		return params, history.Result{Budget: budget}, &ChainedError{PreviousResponseID: params.PreviousResponseID.Value}
@@ -50,7 +55,11 @@ func TrimRequest(params responses.ResponseNewParams, budget int, opts ...history
 	if raw, err := json.Marshal(params.Conversation); err == nil && string(raw) != "null" && string(raw) != `""` && string(raw) != "{}" {
 		return params, history.Result{Budget: budget}, &ChainedError{}
 	}
-	out, res, err := Trim(params.Input.OfInputItemList, budget, opts...)
+	rc := currentTurn
+	if params.Reasoning.Context == shared.ReasoningContextAllTurns {
+		rc.allTurns = true
+	}
+	out, res, err := codec.Trim(rc, params.Input.OfInputItemList, budget, opts)
 	if out != nil {
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: out}
 	}
@@ -58,8 +67,27 @@ func TrimRequest(params responses.ResponseNewParams, budget int, opts ...history
 }
 
 // opaquePayload returns an item's encrypted_content (a compaction or
-// reasoning item's opaque payload), and whether it has the field.
+// reasoning item's opaque payload), and whether it has the field; typ is
+// the item's type when it has the field or is a compaction item (it may
+// be "" for another item). A typed item (not built with param.Override)
+// is read from its fields, any other through its JSON: Compacted,
+// Record and Retarget read every item of a transcript on every request.
 func opaquePayload(u *Item) (typ, payload string, has bool) {
+	if v := variant(u); v != nil && !overridden(u) && !overridden(v) {
+		switch {
+		case u.OfCompaction != nil:
+			return "compaction", u.OfCompaction.EncryptedContent, true
+		case u.OfReasoning != nil:
+			enc := u.OfReasoning.EncryptedContent
+			return "reasoning", enc.Value, enc.Valid()
+		}
+		return "", "", false
+	}
+	return opaqueJSON(u)
+}
+
+// opaqueJSON is opaquePayload read through the item's JSON.
+func opaqueJSON(u *Item) (typ, payload string, has bool) {
 	raw, err := json.Marshal(u)
 	if err != nil {
 		return "", "", false
@@ -140,21 +168,35 @@ func (e *GuardError) Unwrap() error { return ErrGuard }
 // the server's compaction when params turn it on (context_management with
 // a compact_threshold), so that each rewrite of the prompt has one owner:
 // the server compacts from its threshold on, and the library only keeps
-// the request inside budget (the model's window) and recovers from an
-// overflow, dropping whole turns. Trim Compacted(transcript) (or give it
-// to a Trimmer) with the options Guard returns, at that budget, and add no
+// the request inside budget (the model's window), whatever the server
+// does, and recovers from an overflow. Over budget, it drops whole turns
+// first; when the latest turn alone does not fit (a burst of tool results
+// arrived after the server's last compaction), it drops the oldest steps
+// of that turn (history.WithStepTrim) and, as the last rung, cuts the
+// largest tool results still sent to a head and tail digest
+// (history.ElideOptions.Cut; no result is elided otherwise), so that the
+// request fits unless the user's own text does not. Below budget it
+// changes nothing. Trim Compacted(transcript) (or give it to a Trimmer)
+// with the options Guard returns, at that budget, and add no
 // history.WithElision, history.WithSummarizer, history.WithLowWater or
 // history.WithTrigger: each would rewrite the prompt below the server's
-// threshold. opts come first, then history.WithOverhead(Overhead(params,
-// nil)). Guard returns a *GuardError when budget is not above the
-// threshold.
+// threshold. The returned options are the guard's rungs, then opts (a
+// later option overrides what the rungs set), then
+// history.WithOverhead(Overhead(params, nil)). Guard returns a
+// *GuardError when budget is not above the threshold.
 func Guard(params responses.ResponseNewParams, budget int, opts ...history.Option) ([]history.Option, error) {
 	for _, cm := range params.ContextManagement {
 		if t := int(cm.CompactThreshold.Value); cm.Type == "compaction" && cm.CompactThreshold.Valid() && budget <= t {
 			return nil, &GuardError{Budget: budget, Threshold: t}
 		}
 	}
-	return append(opts[:len(opts):len(opts)], history.WithOverhead(Overhead(params, nil))), nil
+	out := make([]history.Option, 0, len(opts)+3)
+	// Step trimming, and the cut rung of elision with no result eligible
+	// for elision itself (none is large enough): only a request over
+	// budget once every turn and step that may go is gone has results cut.
+	out = append(out, history.WithStepTrim(), history.WithElision(history.ElideOptions{MinTokens: math.MaxInt, Cut: true}))
+	out = append(out, opts...)
+	return append(out, history.WithOverhead(Overhead(params, nil))), nil
 }
 
 // InputTokens returns usage.input_tokens of resp, the size of the input

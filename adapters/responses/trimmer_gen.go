@@ -22,7 +22,7 @@ import (
 // another replica, or after a restart); [Conversations] keeps it in a
 // history.StateStore shared by a runtime's replicas.
 type Trimmer struct {
-	t *adapt.Trimmer[struct{}, Item]
+	t *adapt.Trimmer[reasoningContext, Item]
 }
 
 // Trim returns the messages to send for transcript, the caller's whole

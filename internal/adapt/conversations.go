@@ -61,21 +61,23 @@ func (s convs[R, N]) recover(ctx context.Context, key string, r R, transcript []
 // and the Trimmers a replica keeps are bounded. Each adapter exports it
 // as its Conversations, made by its NewConversations. It is safe for
 // concurrent use.
-type Conversations[N any] struct {
+type Conversations[R, N any] struct {
 	// OnState, MaxConversations and IdleAfter are those of
 	// history.Conversations. Set them before the first call.
 	OnState          func(key, state string)
 	MaxConversations int
 	IdleAfter        time.Duration
 
-	s convs[struct{}, N]
+	r R // what every request passes besides its messages, fixed
+	s convs[R, N]
 }
 
-// NewConversations returns c's Conversations that keep their state in
-// store and trim with opts (the adapter's NewTrimmer options, pins into
-// the transcript). opts is copied.
-func NewConversations[N any](c *Codec[struct{}, N], store history.StateStore, opts []history.Option) *Conversations[N] {
-	cs := &Conversations[N]{}
+// NewConversations returns c's Conversations for requests with r (what
+// the adapter's NewTrimmer fixes besides the messages) that keep their
+// state in store and trim with opts (the adapter's NewTrimmer options,
+// pins into the transcript). opts is copied.
+func NewConversations[R, N any](c *Codec[R, N], r R, store history.StateStore, opts []history.Option) *Conversations[R, N] {
+	cs := &Conversations[R, N]{r: r}
 	cs.s = newConvs(c, store, opts, func() conv.Settings {
 		return conv.Settings{OnState: cs.OnState, MaxConversations: cs.MaxConversations, IdleAfter: cs.IdleAfter}
 	})
@@ -87,34 +89,34 @@ func NewConversations[N any](c *Codec[struct{}, N], store history.StateStore, op
 // the native messages to send for transcript, the conversation's whole
 // transcript, under budget. ctx bounds the store's calls and the
 // Summarizer's.
-func (cs *Conversations[N]) Trim(ctx context.Context, key string, transcript []N, budget int) ([]N, history.Result, error) {
-	return cs.s.trim(ctx, key, struct{}{}, transcript, budget)
+func (cs *Conversations[R, N]) Trim(ctx context.Context, key string, transcript []N, budget int) ([]N, history.Result, error) {
+	return cs.s.trim(ctx, key, cs.r, transcript, budget)
 }
 
 // RecoverOverflow is the Trimmer's RecoverOverflow for the conversation
 // key, with its state loaded from the store and saved back, so that every
 // replica's next plans fit what the provider said. An error that is no
 // overflow returns history.ErrNotOverflow at once, without the store.
-func (cs *Conversations[N]) RecoverOverflow(ctx context.Context, key string, transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
-	return cs.s.recover(ctx, key, struct{}{}, transcript, providerErr, attempt)
+func (cs *Conversations[R, N]) RecoverOverflow(ctx context.Context, key string, transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
+	return cs.s.recover(ctx, key, cs.r, transcript, providerErr, attempt)
 }
 
 // Reset makes the conversation key start afresh on every replica
 // (history.Conversations.Reset).
-func (cs *Conversations[N]) Reset(ctx context.Context, key string) error {
+func (cs *Conversations[R, N]) Reset(ctx context.Context, key string) error {
 	return cs.s.core.Reset(ctx, key)
 }
 
 // Forget drops this replica's Trimmer for key (history.Conversations.Forget).
-func (cs *Conversations[N]) Forget(key string) { cs.s.core.Forget(key) }
+func (cs *Conversations[R, N]) Forget(key string) { cs.s.core.Forget(key) }
 
 // Close stops every background summary in flight and waits for them
 // (history.Conversations.Close).
-func (cs *Conversations[N]) Close() error { return cs.s.core.Close() }
+func (cs *Conversations[R, N]) Close() error { return cs.s.core.Close() }
 
 // RecallStore returns the Store of the elided results of the conversation
 // key, for its recall tool (history.Conversations.RecallStore).
-func (cs *Conversations[N]) RecallStore(key string) history.Store { return cs.s.core.RecallStore(key) }
+func (cs *Conversations[R, N]) RecallStore(key string) history.Store { return cs.s.core.RecallStore(key) }
 
 // SystemConversations is Conversations for an SDK that takes the system
 // prompt apart from the messages (of type R): each call passes the

@@ -4,8 +4,10 @@ package adaptertest
 // checked by one test for all of them from a small description of each.
 
 import (
+	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
@@ -56,6 +58,13 @@ type Contract[N any] struct {
 	// does not fit the window; NotOverflows errors it returns for other
 	// refusals (a rate limit).
 	Overflows, NotOverflows []error
+	// Task returns a user message holding text, as its user wrote it.
+	Task func(text string) N
+	// Compaction, where the provider compacts a conversation on its side,
+	// returns a message holding one compaction (an Anthropic compaction
+	// block, a Responses compaction item) whose summary is text; nil where
+	// it does not.
+	Compaction func(text string) N
 }
 
 // OverflowText is an overflow as OpenAI-style providers state it, with
@@ -76,6 +85,7 @@ func (c *Contract[N]) Run(t *testing.T) {
 	t.Run("trimmer", c.trimmer)
 	t.Run("state", c.state)
 	t.Run("conversations", c.conversations)
+	t.Run("retry", c.retry)
 }
 
 // size returns what the conversion of msgs counts.
@@ -226,4 +236,100 @@ func (c *Contract[N]) trimmer(t *testing.T) {
 	if err != nil || res3.TokensAfter > res.TokensAfter || len(next) == 0 {
 		t.Fatalf("Trimmer.Trim after a recovery: %d tokens (%v); want no more than before it, %d", res3.TokensAfter, err, res.TokensAfter)
 	}
+}
+
+// retry: a retry never resends what the provider refused. A conversation
+// with, where the adapter has one, a compaction first, a pinned task, and
+// a latest turn over the window is trimmed, by Trim and by the stateful
+// trimmer with a summarizer, to requests with the compaction, a summary or
+// a notice and the pin in front of the latest turn. The provider refuses
+// each, and every recovery that follows, attempt after attempt (the
+// stateless RecoverOverflow of what was sent, with the pin at its
+// position there; the trimmer's RecoverOverflow of the transcript),
+// either returns a request strictly smaller than the one refused (its
+// native messages: not the same, fewer bytes of JSON, fewer tokens) or
+// history.ErrCannotRecover, which ends the retries.
+func (c *Contract[N]) retry(t *testing.T) {
+	var msgs []N
+	pin := c.Pinnable
+	if c.Compaction != nil {
+		msgs = append(msgs, c.Compaction("The server's summary of the conversation so far: "+strings.Repeat("the user asked, the agent answered; ", 20)))
+		pin++
+	}
+	msgs = append(msgs, c.Conversation()...)
+	latest := c.Task("the latest task: " + strings.Repeat("a long paste of the user's logs to read. ", 120))
+	msgs = append(msgs, latest)
+	summarizer := history.WithSummarizer(history.SummarizerFunc(func(context.Context, []history.Message, *history.Message) (history.Message, error) {
+		return history.Message{Role: history.RoleUser, Content: "[Summary of the earlier turns] " + strings.Repeat("the user asked for a parser; ", 12)}, nil
+	}), history.SummaryOptions{MaxTokens: 200})
+	// Over the latest turn, the trims keep some turns; under it, only
+	// what stands in front of it.
+	for _, budget := range []int{c.size(t, msgs) * 3 / 4, c.size(t, []N{latest}) * 2 / 3} {
+		name := "budget " + strconv.Itoa(budget)
+		trimmed, res, err := c.Trim(msgs, budget, history.WithPin(pin), history.WithStepTrim())
+		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+			t.Fatal(err)
+		}
+		t.Run(name+"/Trim", func(t *testing.T) { c.recoverSent(t, msgs, trimmed, res, pin) })
+		tr := c.NewTrimmer(history.WithPin(pin), history.WithStepTrim(), summarizer)
+		sent, res, err := tr.Trim(msgs, budget)
+		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+			t.Fatal(err)
+		}
+		t.Run(name+"/Trimmer", func(t *testing.T) { c.recoverSent(t, msgs, sent, res, pin) })
+		t.Run(name+"/Trimmer.RecoverOverflow", func(t *testing.T) {
+			for attempt := 1; ; attempt++ {
+				if attempt > len(msgs)+1 {
+					t.Fatalf("attempt %d: RecoverOverflow still returns requests", attempt)
+				}
+				out, _, err := tr.RecoverOverflow(msgs, c.Overflows[0], attempt)
+				if !c.smaller(t, attempt, sent, out, err) {
+					break
+				}
+				sent = out
+			}
+		})
+	}
+}
+
+// recoverSent recovers with the stateless RecoverOverflow from the refusal
+// of sent, a trim of msgs that returned res with msgs[pin] pinned, then
+// from the refusal of each request it returns, until it returns
+// history.ErrCannotRecover; each must be smaller than the one before.
+func (c *Contract[N]) recoverSent(t *testing.T, msgs, sent []N, res history.Result, pin int) {
+	p := c.Positions(msgs, res, pin)[0]
+	if p < 0 {
+		t.Fatalf("the pinned message is not in the trim's output")
+	}
+	for attempt := 1; ; attempt++ {
+		if attempt > len(msgs)+1 {
+			t.Fatalf("attempt %d: RecoverOverflow still returns requests", attempt)
+		}
+		out, res, err := c.RecoverOverflow(sent, c.Overflows[0], attempt, history.WithPin(p), history.WithStepTrim())
+		if !c.smaller(t, attempt, sent, out, err) {
+			return
+		}
+		p = c.Positions(sent, res, p)[0]
+		sent = out
+	}
+}
+
+// smaller checks a recovery of the refused request sent: out and err are
+// what it returned. It reports whether the caller should retry with out:
+// false on history.ErrCannotRecover, true when out is strictly smaller
+// than sent; anything else fails t.
+func (c *Contract[N]) smaller(t *testing.T, attempt int, sent, out []N, err error) bool {
+	t.Helper()
+	if errors.Is(err, history.ErrCannotRecover) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("attempt %d: %v", attempt, err)
+	}
+	before, after := JSON(t, sent), JSON(t, out)
+	if after == before || len(after) >= len(before) || c.size(t, out) >= c.size(t, sent) {
+		t.Fatalf("attempt %d: RecoverOverflow returned a request no smaller than the one refused (%d tokens, %d bytes -> %d tokens, %d bytes; same: %v); want a smaller one or history.ErrCannotRecover",
+			attempt, c.size(t, sent), len(before), c.size(t, out), len(after), after == before)
+	}
+	return true
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/race"
 )
 
 // LoopTurns is how many user turns a loop runs; each takes 1 to 6 tool
@@ -115,6 +116,11 @@ type Loop struct {
 	Adapter string
 	Mode    Mode
 	Window  int
+	// Budget is the budget the runtime trims to; NewLoop sets Window
+	// (a runtime states the window, the calibration finds what fits).
+	// StatefulLoops also sets it above the window: a deployment whose
+	// window is smaller than the model's.
+	Budget int
 	// Turns is how many user turns the loop runs; NewLoop sets LoopTurns.
 	Turns int
 	// MinWords and MaxWords bound the length of a tool result, in words
@@ -170,7 +176,7 @@ func (s LoopStats) Row() string {
 // NewLoop returns the loop of adapter against a provider counting as mode
 // with the given window.
 func NewLoop(adapter string, mode Mode, window int) *Loop {
-	return &Loop{Adapter: adapter, Mode: mode, Window: window, Turns: LoopTurns, MinWords: ResultWords[0], MaxWords: ResultWords[1],
+	return &Loop{Adapter: adapter, Mode: mode, Window: window, Budget: window, Turns: LoopTurns, MinWords: ResultWords[0], MaxWords: ResultWords[1],
 		st: LoopStats{Adapter: adapter, Mode: mode, Window: window}}
 }
 
@@ -422,5 +428,41 @@ func CheckStateful(t testing.TB, l *Loop, kind string, afterFirst int) {
 	if afterFirst > 1 || s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
 		t.Errorf("%s: %d rejections after the first recovery (want at most 1), %d errors, %d violations, %d requests without the task\n%s",
 			kind, afterFirst, s.Errors, s.Violations, s.Missing, strings.Join(l.Notes(), "\n"))
+	}
+}
+
+// OverBudget is the budget of the over-budget loops of StatefulLoops, as a
+// multiple of the provider's window: a budget above the real window (a
+// deployment with a smaller window than the model's, a local server's
+// context size), which the provider's refusal must correct for good.
+const OverBudget = 1.25
+
+// StatefulLoops runs an adapter's loop with its stateful trimmer against a
+// provider counting 1.3 times the library's estimate with the given
+// window, at a budget equal to the window and at OverBudget times it, each
+// without and with a Calibration (run's calibrate), and checks each loop
+// with CheckStateful: what the provider said about its limit bounds every
+// later plan, so that at most one request is rejected after the first
+// recovery (issues 23 and 33). run runs l (l.Budget is the budget to trim
+// to, l.Window the provider's window), recording in it what reached the
+// caller. Under the race detector the loops run 20 user turns, not
+// LoopTurns: the detector finds a race in any of them, and the plain run
+// checks the bounds over all 50.
+func StatefulLoops(t *testing.T, adapter string, window int, run func(t *testing.T, l *Loop, calibrate bool)) {
+	t.Helper()
+	for _, over := range []float64{1, OverBudget} {
+		for _, calibrate := range []bool{false, true} {
+			kind := map[bool]string{false: "trimmer", true: "trimmer+cal"}[calibrate]
+			name := kind + "/budget=" + strconv.FormatFloat(over, 'g', -1, 64) + "x"
+			t.Run(name, func(t *testing.T) {
+				l := NewLoop(adapter, Skew(1.3), window)
+				l.Budget = int(over * float64(window))
+				if race.Enabled {
+					l.Turns = 20
+				}
+				run(t, l, calibrate)
+				CheckStateful(t, l, kind+", budget "+strconv.Itoa(l.Budget)+" over a window of "+strconv.Itoa(window), max(l.Stats().Overflows-1, 0))
+			})
+		}
 	}
 }

@@ -40,7 +40,7 @@ func (s *SDK[R, M, B]) view(system R, msgs []M, opts []history.Option) (*adapt.V
 	back := v.Back
 	v.Back = func(res history.Result) ([]M, []int) {
 		out, from := back(res)
-		return s.finish(system, out, from, rs), from
+		return s.finish(system, out, from, rs)
 	}
 	return v, nil
 }

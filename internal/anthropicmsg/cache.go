@@ -3,6 +3,7 @@ package anthropicmsg
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 
 	"github.com/histrim/history"
 )
@@ -17,12 +18,15 @@ var ephemeral = json.RawMessage(`{"type":"ephemeral"}`)
 
 // finish makes a trim's output sendable: it leaves out the compaction
 // blocks with empty content (the API rejects them; a compaction with
-// content or a null one is sent as it came) and keeps at most
-// MaxBreakpoints breakpoints in the system prompt and the messages,
-// removing the oldest ones of the messages beyond that (never a
-// compaction block's). rs is what the conversion read of the input, from
-// where each output message came from. out is copied before any change.
-func (s *SDK[R, M, B]) finish(system R, out []M, from []int, rs []read[B]) []M {
+// content or a null one is sent as it came), and a message that held
+// nothing else (the API refuses a message with no content but the final
+// assistant one), and keeps at most MaxBreakpoints breakpoints in the
+// system prompt and the messages, removing the oldest ones of the
+// messages beyond that (a compaction block's last). rs is what the
+// conversion read of the input, from where each output message came from.
+// out and from are copied before any change.
+func (s *SDK[R, M, B]) finish(system R, out []M, from []int, rs []read[B]) ([]M, []int) {
+	out, from = s.dropEmptied(out, from, rs)
 	copied := false
 	marks := systemMarks(s, system)
 	for j, i := range from {
@@ -47,12 +51,32 @@ func (s *SDK[R, M, B]) finish(system R, out []M, from []int, rs []read[B]) []M {
 		}
 	}
 	if marks <= MaxBreakpoints {
-		return out
+		return out, from
 	}
 	if !copied {
 		out = slices.Clone(out)
 	}
-	return s.limitMarks(system, out, -1)
+	return s.limitMarks(system, out, -1), from
+}
+
+// dropEmptied leaves out of out (and from) the messages whose every block
+// is a compaction with empty content: once those blocks are left out
+// nothing would remain. out and from are copied when anything goes.
+func (s *SDK[R, M, B]) dropEmptied(out []M, from []int, rs []read[B]) ([]M, []int) {
+	empty := func(i int) bool {
+		return i >= 0 && len(rs[i].infos) > 0 && onlyEmptyCompactions(rs[i].infos)
+	}
+	if !slices.ContainsFunc(from, empty) {
+		return out, from
+	}
+	o := make([]M, 0, len(out))
+	f := make([]int, 0, len(from))
+	for j, i := range from {
+		if !empty(i) {
+			o, f = append(o, out[j]), append(f, i)
+		}
+	}
+	return o, f
 }
 
 // systemMarks counts the breakpoints of the system prompt.
@@ -85,25 +109,97 @@ func (s *SDK[R, M, B]) limitMarks(system R, out []M, keep int) []M {
 		}
 		marks += counts[j]
 	}
-	for j := 0; j < len(out) && marks > MaxBreakpoints; j++ {
-		if counts[j] == 0 || j == keep {
-			continue
+	// The oldest marks go first; a compaction block's only when nothing
+	// else is left to take (a system prompt with four marks, say): the
+	// API counts it like any other, and it is a request's hint, not part
+	// of what the block's signature covers.
+	for _, compactions := range [2]bool{false, true} {
+		for j := 0; j < len(out) && marks > MaxBreakpoints; j++ {
+			if counts[j] == 0 || j == keep {
+				continue
+			}
+			excess := marks - MaxBreakpoints
+			out[j] = s.editBlocks(out[j], func(in *Info, raw json.RawMessage) (json.RawMessage, bool) {
+				if excess == 0 || !in.Cache || (in.Compaction != nil) != compactions {
+					return raw, false
+				}
+				edited, err := setKey(raw, "cache_control", nil)
+				if err != nil {
+					return raw, false
+				}
+				excess--
+				marks--
+				counts[j]--
+				return edited, true
+			})
 		}
-		excess := marks - MaxBreakpoints
-		out[j] = s.editBlocks(out[j], func(in *Info, raw json.RawMessage) (json.RawMessage, bool) {
-			if excess == 0 || !in.Cache || in.Compaction != nil {
-				return raw, false
-			}
-			edited, err := setKey(raw, "cache_control", nil)
-			if err != nil {
-				return raw, false
-			}
-			excess--
-			marks--
-			return edited, true
-		})
 	}
 	return out
+}
+
+// Breakpoints checks the cache breakpoints of a whole request, params the
+// SDK's parameters: the top-level cache_control (automatic caching, which
+// takes one), the tools', the system prompt's and the messages' blocks'
+// together must be at most MaxBreakpoints, or the API refuses the request
+// ("A maximum of 4 blocks with cache_control may be provided"). It returns
+// a *MessageError at the message holding the first mark over the limit
+// (-1 when it is not in a message), or nil; nil too when params does not
+// encode (the request could not be sent either).
+func (s *SDK[R, M, B]) Breakpoints(params any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil
+	}
+	var req struct {
+		CacheControl json.RawMessage   `json:"cache_control"`
+		Tools        []json.RawMessage `json:"tools"`
+		System       json.RawMessage   `json:"system"`
+		Messages     []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(raw, &req) != nil {
+		return nil
+	}
+	marked := func(b json.RawMessage) bool {
+		var v struct {
+			CacheControl json.RawMessage `json:"cache_control"`
+		}
+		return json.Unmarshal(b, &v) == nil && len(v.CacheControl) > 0 && string(v.CacheControl) != "null"
+	}
+	blocks := func(content json.RawMessage) []json.RawMessage {
+		var bs []json.RawMessage
+		_ = json.Unmarshal(content, &bs) // a string content holds no mark
+		return bs
+	}
+	outside := 0
+	if len(req.CacheControl) > 0 && string(req.CacheControl) != "null" {
+		outside++
+	}
+	for _, t := range req.Tools {
+		if marked(t) {
+			outside++
+		}
+	}
+	for _, b := range blocks(req.System) {
+		if marked(b) {
+			outside++
+		}
+	}
+	n := outside
+	for i, m := range req.Messages {
+		for _, b := range blocks(m.Content) {
+			if marked(b) {
+				if n++; n > MaxBreakpoints {
+					return s.Invalid(i, "a cache_control breakpoint over the "+strconv.Itoa(MaxBreakpoints)+" the API accepts ("+strconv.Itoa(outside)+" outside the messages: automatic caching, tools, system prompt)")
+				}
+			}
+		}
+	}
+	if n > MaxBreakpoints {
+		return s.Invalid(-1, strconv.Itoa(n)+" cache_control breakpoints outside the messages (automatic caching, tools, system prompt); the API accepts "+strconv.Itoa(MaxBreakpoints))
+	}
+	return nil
 }
 
 // editBlocks returns m with each block for which edit reports true

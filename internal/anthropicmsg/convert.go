@@ -40,11 +40,13 @@ func (s *SDK[R, M, B]) Invalid(i int, reason string) error {
 }
 
 // Boundary returns where the latest compaction block with content stands
-// in an assistant message: the message and the block; -1, -1 when there is
-// none. The API reads nothing before it.
+// in a message (of any role but system, which cannot hold one): the
+// message and the block; -1, -1 when there is none. The API reads nothing
+// before it, and refuses one that is not the first block of the messages
+// (compaction_block_misplaced), whichever role its message has.
 func Boundary[B any](rs []read[B]) (int, int) {
 	for i := len(rs) - 1; i >= 0; i-- {
-		if rs[i].role != RoleAssistant {
+		if rs[i].role == RoleSystem {
 			continue
 		}
 		for j := len(rs[i].infos) - 1; j >= 0; j-- {
@@ -159,7 +161,13 @@ func (s *SDK[R, M, B]) convertMessages(system R, msgs []M, wantSources bool) ([]
 				// the sweep drops these results as orphans.
 				c.add(history.Message{Role: history.RoleAssistant}, regroup.Slot{Native: i, Parts: []int{}})
 			}
-			if err := c.user(i, r.infos); err != nil {
+			var err error
+			if i == bi {
+				err = c.userBoundary(i, r.infos, bj)
+			} else {
+				err = c.user(i, r.infos)
+			}
+			if err != nil {
 				return nil, nil, nil, s.Invalid(i, err.Error())
 			}
 		default:
@@ -191,6 +199,12 @@ func (c *conv) assistant(i int, infos []Info, at int) error {
 // assistant message with no block).
 func (c *conv) assistantRange(i int, infos []Info, lo, hi int, always bool) error {
 	if lo == hi && !always {
+		return nil
+	}
+	if lo < hi && onlyEmptyCompactions(infos[lo:hi]) {
+		// Nothing of it is ever sent, and a message left with no block is
+		// one the API refuses (only the final assistant message may be
+		// empty): it maps to no message.
 		return nil
 	}
 	m := history.Message{Role: history.RoleAssistant}
@@ -269,6 +283,47 @@ func (c *conv) user(i int, infos []Info) error {
 		c.add(m, regroup.Slot{Native: i, Parts: rest})
 	}
 	return nil
+}
+
+// userBoundary appends the conversion of user message i whose block at is
+// the compaction the API reads from: the blocks before it as one user
+// message (which the core drops, as it drops everything before a
+// compaction), a history.KindCompaction message, and the blocks after it
+// as a user message of their own.
+func (c *conv) userBoundary(i int, infos []Info, at int) error {
+	for j := range infos {
+		if infos[j].Type == TypeToolUse {
+			return errors.New("tool_use block " + strconv.Itoa(j) + " in a user message")
+		}
+	}
+	run := func(lo, hi int) {
+		if lo == hi {
+			return
+		}
+		m := history.Message{Role: history.RoleUser}
+		parts := make([]int, 0, hi-lo)
+		for j := lo; j < hi; j++ {
+			m.Parts = append(m.Parts, infos[j].Parts...)
+			parts = append(parts, j)
+		}
+		c.add(m, regroup.Slot{Native: i, Parts: parts})
+	}
+	run(0, at)
+	c.add(history.Message{Role: history.RoleAssistant, Kind: history.KindCompaction, Parts: infos[at].Parts},
+		regroup.Slot{Native: i, Parts: []int{at}})
+	run(at+1, len(infos))
+	return nil
+}
+
+// onlyEmptyCompactions reports whether every block of infos is a
+// compaction block with empty content.
+func onlyEmptyCompactions(infos []Info) bool {
+	for j := range infos {
+		if infos[j].Compaction == nil || !infos[j].Compaction.Empty {
+			return false
+		}
+	}
+	return true
 }
 
 func hasResults(infos []Info) bool {

@@ -39,8 +39,9 @@ func TestDescribeJSON(t *testing.T) {
 	}
 }
 
-// TestBoundary: only a compaction with content in an assistant message
-// bounds what the API reads.
+// TestBoundary: the latest compaction with content bounds what the API
+// reads, in a message of any role but system (the API refuses one that is
+// not the first block of the messages, compaction_block_misplaced).
 func TestBoundary(t *testing.T) {
 	c := func(s string) Info { return DescribeJSON(json.RawMessage(`{"type":"compaction","content":` + s + `}`)) }
 	tx := Info{Type: "text"}
@@ -52,8 +53,12 @@ func TestBoundary(t *testing.T) {
 	if i, j := Boundary(rs); i != 2 || j != 1 {
 		t.Fatalf("got %d, %d; want the latest with content, 2, 1", i, j)
 	}
-	if i, _ := Boundary(rs[1:2]); i != -1 {
-		t.Fatalf("a user message's compaction is not a boundary")
+	if i, j := Boundary(rs[:2]); i != 1 || j != 0 {
+		t.Fatalf("got %d, %d; a user message's compaction is the latest here, 1, 0", i, j)
+	}
+	sys := []read[struct{}]{{role: RoleSystem, infos: []Info{c(`"sys"`)}}}
+	if i, _ := Boundary(sys); i != -1 {
+		t.Fatalf("a system message holds no boundary (the API refuses it there)")
 	}
 	if (*Compaction)(nil).Boundary() {
 		t.Fatal("no compaction is no boundary")

@@ -10,9 +10,11 @@ import (
 )
 
 // Validate checks msgs against the tool-pairing rules of the Messages API
-// (see the adapters' Validate) and the placement of compaction blocks:
-// the latest compaction block with content must be the first block of the
-// messages, and none may stand in a system message. unpaired is the
+// (see the adapters' Validate), the placement of compaction blocks (the
+// latest compaction block with content must be the first block of the
+// messages, and none may stand in a system message) and what the API
+// refuses of a message's content: no content, but in the final assistant
+// message, and a compaction block with empty content. unpaired is the
 // adapter's ErrUnpaired; misplaced its ErrCompaction.
 func (s *SDK[R, M, B]) Validate(msgs []M, unpaired, misplaced error) error {
 	var prevCalls []string // tool_use IDs of the previous message, if an assistant
@@ -20,6 +22,9 @@ func (s *SDK[R, M, B]) Validate(msgs []M, unpaired, misplaced error) error {
 		role, blocks, err := s.ReadMessage(&msgs[i])
 		if err != nil {
 			return s.Invalid(i, err.Error())
+		}
+		if len(blocks) == 0 && (role != RoleAssistant || i != len(msgs)-1) {
+			return s.Invalid(i, "a message with no content (only the final assistant message may have none)")
 		}
 		var calls, results []string
 		other := false // a non-tool_result block was seen in this message
@@ -42,6 +47,9 @@ func (s *SDK[R, M, B]) Validate(msgs []M, unpaired, misplaced error) error {
 				results = append(results, id)
 			default:
 				other = true
+				if in.Compaction != nil && in.Compaction.Empty {
+					return s.Invalid(i, "block "+strconv.Itoa(j)+": a compaction block with empty content")
+				}
 				if in.Compaction.Boundary() && (i > 0 || j > 0 || role == RoleSystem) {
 					return &CompactionError{Index: i, Block: j, err: misplaced, name: s.Name}
 				}

@@ -25,8 +25,19 @@ func (s *Server) resolveThread(req *request) ([]message, *apiError) {
 
 // checkBreakpoints rejects a request with more than 4 cache_control
 // breakpoints, as the API does.
+// Automatic caching (a top-level cache_control) takes one. It also rejects
+// a message with no content but the final assistant message, as the API
+// does (checked here, before the blocks are read).
 func (s *Server) checkBreakpoints(req *request, msgs []message) *apiError {
+	for i := range msgs {
+		if len(msgs[i].blocks()) == 0 && (i != len(msgs)-1 || msgs[i].Role != "assistant") {
+			return badRequest("", "messages."+strconv.Itoa(i)+": all messages must have non-empty content except for the optional final assistant message")
+		}
+	}
 	n := strings.Count(string(req.System), `"cache_control":{`) + strings.Count(string(req.Tools), `"cache_control":{`)
+	if len(req.CacheControl) > 0 && string(req.CacheControl) != "null" {
+		n++
+	}
 	for i := range msgs {
 		n += strings.Count(string(msgs[i].Content), `"cache_control":{`)
 	}

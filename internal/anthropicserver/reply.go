@@ -98,6 +98,9 @@ func (s *Server) play(msgs []message, hist []history.Message) loopserver.Reply {
 			}
 		}
 	}
+	if s.Burst > 0 {
+		return loopserver.PlayWith(hist, loopserver.Bursts(s.Burst))
+	}
 	return loopserver.Play(hist)
 }
 

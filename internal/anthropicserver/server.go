@@ -40,6 +40,7 @@ import (
 	"sync"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/loopserver"
 )
 
 // Server is the local Messages API. Set its fields before serving; it is
@@ -53,6 +54,14 @@ type Server struct {
 	// Thinking makes the model open every reply with a signed thinking
 	// block.
 	Thinking bool
+	// Burst, when positive, makes each tool step of the script call from
+	// 1 to Burst tools (loopserver.Bursts) instead of 1 or 2.
+	Burst int
+	// Judge, when set, counts the prompt instead of history.Estimate and
+	// decides whether it fits (an adaptertest.Loop, with its counting
+	// mode and window), and hears of every request rejected for its
+	// pairing; Window is then the limit the error states.
+	Judge loopserver.Judge
 
 	mu      sync.Mutex
 	stats   Stats
@@ -189,11 +198,18 @@ func (s *Server) answer(req *request, id string) ([]byte, *apiError) {
 		return nil, aerr
 	}
 	if why := pairing(msgs); why != "" {
+		if s.Judge != nil {
+			s.Judge.Unpaired(why)
+		}
 		return nil, badRequest("", why)
 	}
 	hist := toHistory(msgs)
 	count := s.count(req, hist)
-	if count > s.Window {
+	fits := count <= s.Window
+	if s.Judge != nil {
+		count, fits = s.judge(req, hist)
+	}
+	if !fits {
 		return nil, badRequest("", "prompt is too long: "+strconv.Itoa(count)+" tokens > "+strconv.Itoa(s.Window)+" maximum")
 	}
 	s.stats.LastPrompt = count
@@ -205,23 +221,45 @@ func (s *Server) answer(req *request, id string) ([]byte, *apiError) {
 // count is the server's count of a prompt: the system prompt and the
 // messages (history.Estimate) and the tools.
 func (s *Server) count(req *request, hist []history.Message) int {
+	return history.Estimate(withSystem(req, hist), nil) + history.EstimateText(tools(req))
+}
+
+// withSystem returns hist after the request's system prompt, as one system
+// message.
+func withSystem(req *request, hist []history.Message) []history.Message {
 	var sys []struct {
 		Text string `json:"text"`
 	}
 	_ = json.Unmarshal(req.System, &sys)
-	all := hist
-	if len(sys) > 0 {
-		m := history.Message{Role: history.RoleSystem}
-		for _, b := range sys {
-			m.Content += b.Text
+	if len(sys) == 0 {
+		return hist
+	}
+	m := history.Message{Role: history.RoleSystem}
+	for _, b := range sys {
+		m.Content += b.Text
+	}
+	return append([]history.Message{m}, hist...)
+}
+
+// tools returns the request's tools JSON, "" when it has none.
+func tools(req *request) string {
+	if len(req.Tools) == 0 || string(req.Tools) == "null" {
+		return ""
+	}
+	return string(req.Tools)
+}
+
+// judge is the Judge's count of a prompt, and whether it fits: the
+// system prompt as a system message, the messages and the tools JSON.
+func (s *Server) judge(req *request, hist []history.Message) (int, bool) {
+	return s.Judge.Receive(withSystem(req, hist), tools(req), func(text string) bool {
+		for i := range hist {
+			if hist[i].Role == history.RoleUser && hist[i].Content == text {
+				return true
+			}
 		}
-		all = append([]history.Message{m}, hist...)
-	}
-	n := history.Estimate(all, nil)
-	if len(req.Tools) > 0 && string(req.Tools) != "null" {
-		n += history.EstimateText(string(req.Tools))
-	}
-	return n
+		return false
+	})
 }
 
 // sign returns the signature the server gives a block's text.

@@ -14,6 +14,7 @@ type request struct {
 	System            json.RawMessage `json:"system"`
 	Messages          []message       `json:"messages"`
 	Tools             json.RawMessage `json:"tools"`
+	CacheControl      json.RawMessage `json:"cache_control"`
 	ContextManagement *struct {
 		Edits []edit `json:"edits"`
 	} `json:"context_management"`

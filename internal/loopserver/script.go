@@ -194,6 +194,15 @@ func StepCalls(task, step int) int {
 	return 1
 }
 
+// Bursts returns a StepCalls for PlayWith under which step step of task
+// task calls from 1 to n tools, a deterministic function of both: the
+// bursts of tool results an agent meets when a step fans out.
+func Bursts(n int) func(task, step int) int {
+	return func(task, step int) int {
+		return 1 + int(mix(uint32(task)*2654435761+uint32(step)*40503)%uint32(max(n, 1)))
+	}
+}
+
 // Words returns a function giving a tool result's length, in words, from a
 // hash: from lo to hi.
 func Words(lo, hi int) func(h uint64) int {
@@ -279,7 +288,11 @@ var (
 // calls' arguments ("step s of task T"), so it is found even when a trim
 // dropped the earlier steps or elided their results, and whatever ids a
 // framework gives the calls. The IDs it gives are call_<task>_<step>_<k>.
-func Play(msgs []history.Message) Reply {
+func Play(msgs []history.Message) Reply { return PlayWith(msgs, StepCalls) }
+
+// PlayWith is Play with calls(task, step) tools called at each step
+// (Play's StepCalls; Bursts for more).
+func PlayWith(msgs []history.Message, calls func(task, step int) int) Reply {
 	task, steps, at := 0, 0, -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := taskRe.FindStringSubmatch(msgs[i].Content); msgs[i].Role == history.RoleUser && m != nil {
@@ -303,7 +316,7 @@ func Play(msgs []history.Message) Reply {
 	}
 	step := done + 1
 	var r Reply
-	for k := range StepCalls(task, step) {
+	for k := range calls(task, step) {
 		r.Calls = append(r.Calls, Call{
 			ID:        fmt.Sprintf("call_%d_%d_%d", task, step, k),
 			Name:      ToolNames[(task*7+step*3+k)%len(ToolNames)],

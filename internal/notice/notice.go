@@ -34,8 +34,9 @@ type ReadFunc func(b history.Message) []history.Message
 // notices does not keep the old ones as turns.
 //
 // The turn notice is recognised only in the leading block, where trims put
-// it: among the leading system messages, summaries and notices, as the
-// core defines that block. The step notice is recognised wherever it
+// it: among the leading system messages, summaries, provider compactions
+// (history.KindCompaction, which the core keeps in the prefix) and
+// notices, as the core defines that block. The step notice is recognised wherever it
 // stands, since later turns leave it behind.
 //
 // eligible, when not nil, limits the marking to the messages for which it
@@ -53,7 +54,7 @@ func Mark(hist []history.Message, opts []history.Option, read ReadFunc, eligible
 		if m.Kind == "" && (eligible == nil || eligible(i)) && (Matches(m, steps) || (lead && Matches(m, turns))) {
 			m.Kind = history.KindBreadcrumb
 		}
-		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb && m.Kind != history.KindSummary {
+		if m.Role != history.RoleSystem && m.Kind != history.KindBreadcrumb && m.Kind != history.KindSummary && m.Kind != history.KindCompaction {
 			lead = false
 		}
 	}

@@ -45,6 +45,8 @@ func TestMark(t *testing.T) {
 			"a trim puts the turn notice right after the leading system messages"},
 		{"turn notice after summary", []history.Message{sys, summary, turn, task}, nil, plain, nil, []int{2},
 			"pinned summaries belong to the leading block, as in the core"},
+		{"turn notice after a compaction", []history.Message{{Role: history.RoleAssistant, Kind: history.KindCompaction}, turn, task}, nil, plain, nil, []int{1},
+			"a provider's compaction opens the prefix and a trim puts the notice after it (issue 33: unrecognised, it was a turn a recovery dropped for a new notice)"},
 		{"turn notice first", []history.Message{turn, task}, nil, plain, nil, []int{0},
 			"a history without a system prompt starts with the notice"},
 		{"late turn text", []history.Message{sys, task, turn}, nil, plain, nil, nil,

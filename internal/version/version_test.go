@@ -25,9 +25,10 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // steps and errtree (issue 22), and the Messages API logic shared by the
 // Anthropic adapters with the origins of opaque blocks (issue 24), and the
 // Trimmer's saved state and the Conversations over native types (issue
-// 32), and summarize's StartSummary (issue 33), which an adapter built
-// before them does not notice.
-const apiDigest = "4c3984b3ee802ce8"
+// 32; Conversations takes the adapter's fixed request part since issue
+// 33, before any release), and summarize's StartSummary (issue 33),
+// which an adapter built before them does not notice.
+const apiDigest = "07c2aa4bfc86bd58"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides

@@ -1,4 +1,4 @@
-package beta
+package beta_test
 
 import (
 	"errors"
@@ -7,64 +7,63 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 	"github.com/histrim/history"
+	hbeta "github.com/histrim/history/adapters/anthropicv2/beta"
 	"github.com/histrim/history/internal/adaptertest"
 )
 
-type msg = anthropic.BetaMessageParam
+type betaMsg = anthropic.BetaMessageParam
 
 var contractSystem = []anthropic.BetaTextBlockParam{{Text: "be brief"}}
 
-func user(blocks ...anthropic.BetaContentBlockParamUnion) msg {
-	return anthropic.NewBetaUserMessage(blocks...)
-}
-
-func assistant(blocks ...anthropic.BetaContentBlockParamUnion) msg {
-	return msg{OfAssistant: &anthropic.BetaAssistantMessageParam{Content: blocks}}
-}
-
-func text(s string) anthropic.BetaContentBlockParamUnion { return anthropic.NewBetaTextBlock(s) }
-
-func toolUse(id, name string) anthropic.BetaContentBlockParamUnion {
-	return anthropic.NewBetaToolUseBlock(id, map[string]any{"q": name}, name)
-}
+func betaText(s string) anthropic.BetaContentBlockParamUnion { return anthropic.NewBetaTextBlock(s) }
 
 // contractConversation is six turns of task, call, result, answer.
-func contractConversation() []msg {
-	var msgs []msg
+func contractConversation() []betaMsg {
+	var msgs []betaMsg
 	for i := range 6 {
 		id := "toolu_" + strconv.Itoa(i)
-		msgs = append(msgs, user(text("task "+strconv.Itoa(i)+strings.Repeat(" words", 20))), assistant(toolUse(id, "read")),
-			user(anthropic.NewBetaToolResultBlock(id, strings.Repeat("output line\n", 40), false)), assistant(text("done "+strconv.Itoa(i))))
+		msgs = append(msgs, userMsg(betaText("task "+strconv.Itoa(i)+strings.Repeat(" words", 20))),
+			assistantMsg(anthropic.NewBetaToolUseBlock(id, map[string]any{"q": "read"}, "read")),
+			userMsg(anthropic.NewBetaToolResultBlock(id, strings.Repeat("output line\n", 40), false)),
+			assistantMsg(betaText("done "+strconv.Itoa(i))))
 	}
 	return msgs
 }
 
-// TestContract runs the beta package through the contract every adapter
-// keeps, as the GA package's TestContract does (its functions are the GA
-// package's, renamed).
+// TestContract runs the beta types through the contract every adapter
+// keeps, with the compaction block the beta API returns: the retry check
+// puts one in front of the conversation.
 func TestContract(t *testing.T) {
-	c := &adaptertest.Contract[msg]{
-		Trim: func(msgs []msg, budget int, opts ...history.Option) ([]msg, history.Result, error) {
-			return Trim(contractSystem, msgs, budget, opts...)
+	c := &adaptertest.Contract[betaMsg]{
+		Trim: func(msgs []betaMsg, budget int, opts ...history.Option) ([]betaMsg, history.Result, error) {
+			return hbeta.Trim(contractSystem, msgs, budget, opts...)
 		},
-		RecoverOverflow: func(msgs []msg, err error, attempt int, opts ...history.Option) ([]msg, history.Result, error) {
-			return RecoverOverflow(contractSystem, msgs, err, attempt, opts...)
+		RecoverOverflow: func(msgs []betaMsg, err error, attempt int, opts ...history.Option) ([]betaMsg, history.Result, error) {
+			return hbeta.RecoverOverflow(contractSystem, msgs, err, attempt, opts...)
 		},
-		Positions: Positions, Validate: Validate,
-		ToHistory: func(msgs []msg) ([]history.Message, error) { return ToHistory(nil, msgs) },
-		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[msg] {
-			return adaptertest.BindSystem(NewConversations(s, opts...), contractSystem)
+		Positions: hbeta.Positions, Validate: hbeta.Validate,
+		ToHistory: func(msgs []betaMsg) ([]history.Message, error) { return hbeta.ToHistory(nil, msgs) },
+		NewTrimmer: func(opts ...history.Option) adaptertest.Trimmer[betaMsg] {
+			return hbeta.NewTrimmer(contractSystem, opts...)
 		},
-		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[msg] { return NewTrimmer(contractSystem, opts...) },
-		ErrUnpaired:  ErrUnpaired,
+		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[betaMsg] {
+			return adaptertest.BindSystem(hbeta.NewConversations(s, opts...), contractSystem)
+		},
+		ErrUnpaired:  hbeta.ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,
-		Invalid:    []msg{user(text("hi")), user(toolUse("toolu_x", "read"))},
+		Invalid:    []betaMsg{userMsg(betaText("hi")), userMsg(anthropic.NewBetaToolUseBlock("toolu_x", map[string]any{}, "read"))},
 		Bad:        1,
 		Unpaired:   contractConversation()[:2],
 		UnpairedAt: 1, UnpairedID: "toolu_0",
 		Overflows:    []error{errors.New(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 2000 tokens > 1000 maximum"}}`)},
 		NotOverflows: []error{errors.New(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)},
+		Task:         func(s string) betaMsg { return userMsg(betaText(s)) },
+		Compaction: func(s string) betaMsg {
+			return assistantMsg(anthropic.BetaContentBlockParamUnion{OfCompaction: &anthropic.BetaCompactionBlockParam{
+				Content: param.NewOpt(s), EncryptedContent: param.NewOpt("enc=="), Signature: param.NewOpt("sig")}})
+		},
 	}
 	c.Run(t)
 }

@@ -19,7 +19,8 @@
 //     a thread's client copy instead, which is what the SDK sends to create
 //     the thread and replays after a 404 thread_not_found.
 //
-// api.go and sdk.go are generated from the parent package's files by
-// renaming the SDK's types to their beta twins (gen.go), so the logic
-// exists once; TestGenerated checks that they stay in sync.
+// api.go, sdk.go and summarizer.go are generated from the parent
+// package's files by renaming the SDK's types to their beta twins
+// (gen.go; they carry Go's "Code generated ... DO NOT EDIT." line), so the
+// logic exists once; TestGenerated checks that they stay in sync.
 package beta

@@ -3,6 +3,7 @@ package beta
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -117,22 +118,41 @@ func (e *GuardError) Unwrap() error { return ErrGuard }
 // server's trigger when params turn server compaction or context editing
 // on, so that each rewrite of the prompt has one owner: the server
 // compacts and clears from its trigger on, and the library only keeps the
-// request inside budget (the model's window) and recovers from an
-// overflow, dropping whole turns. Trim (or a Trimmer) with the options
-// Guard returns, at that budget, and add no history.WithElision,
-// history.WithSummarizer, history.WithLowWater or history.WithTrigger:
-// each would rewrite the prompt below the server's trigger. opts (a
-// history.WithCalibration, history.WithOnTrim, pins) come first, then
+// request inside budget (the model's window), whatever the server does,
+// and recovers from an overflow. Over budget, it drops whole turns first;
+// when the latest turn alone does not fit (a burst of tool results
+// arrived after the server's last pass), it drops the oldest steps of
+// that turn (history.WithStepTrim) and, as the last rung, cuts the
+// largest tool results still sent to a head and tail digest
+// (history.ElideOptions.Cut; no result is elided otherwise), so that the
+// request fits unless the user's own text does not. Below budget it
+// changes nothing. Trim (or a Trimmer) with the options Guard returns, at
+// that budget, and add no history.WithElision, history.WithSummarizer,
+// history.WithLowWater or history.WithTrigger: each would rewrite the
+// prompt below the server's trigger. The returned options are the guard's
+// rungs, then opts (a history.WithCalibration, history.WithOnTrim, pins;
+// a later option overrides what the rungs set), then
 // history.WithOverhead(Overhead(params, nil)).
 //
 // Guard returns a *GuardError when budget is not above the server's
-// trigger; with no server rewrite on, it returns opts and the overhead.
+// trigger; with no server rewrite on, it returns the same options.
 func Guard(params anthropic.BetaMessageNewParams, budget int, opts ...history.Option) ([]history.Option, error) {
 	s := ServerOf(params)
 	if t := s.Trigger(); s.Rewrites() && t > 0 && budget <= t {
 		return nil, &GuardError{Budget: budget, Trigger: t}
 	}
-	return append(opts[:len(opts):len(opts)], history.WithOverhead(Overhead(params, nil))), nil
+	return guard(opts, history.WithOverhead(Overhead(params, nil))), nil
+}
+
+// guard returns the guard's rungs, opts, then overhead: step trimming,
+// and the cut rung of elision with no result eligible for elision itself
+// (none is large enough), so that only a request over budget once every
+// turn and step that may go is gone has results cut.
+func guard(opts []history.Option, overhead history.Option) []history.Option {
+	out := make([]history.Option, 0, len(opts)+3)
+	out = append(out, history.WithStepTrim(), history.WithElision(history.ElideOptions{MinTokens: math.MaxInt, Cut: true}))
+	out = append(out, opts...)
+	return append(out, overhead)
 }
 
 // InputTokens returns the size of the prompt the client sent, as the API

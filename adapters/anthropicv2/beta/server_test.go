@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -225,8 +226,77 @@ func TestServerOf(t *testing.T) {
 	if _, err := Guard(p, 90_000); !errors.Is(err, ErrGuard) {
 		t.Fatalf("a budget under the trigger: %v", err)
 	}
-	if opts, err := Guard(p, 200_000); err != nil || len(opts) != 1 {
+	if opts, err := Guard(p, 200_000); err != nil || len(opts) == 0 {
 		t.Fatalf("a budget above the trigger: %v, %d options", err, len(opts))
+	}
+}
+
+// TestGuardRungs: what Guard's options do to a request, by the Trimmer
+// and by Trim. Under budget, nothing: no result elided, whatever its size
+// (the server owns every rewrite below its trigger). Over budget with the
+// latest turn alone too large (a burst of results the server has not
+// compacted), the oldest steps go, and a result larger than the window is
+// cut to a digest, so that the request fits (issue 33: with whole-turn
+// drops alone, both were sent over the window).
+func TestGuardRungs(t *testing.T) {
+	params := anthropic.BetaMessageNewParams{Model: loopModel, MaxTokens: 1024, System: []anthropic.BetaTextBlockParam{{Text: "You review code."}}}
+	params.ContextManagement.Edits = []anthropic.BetaContextManagementConfigEditUnionParam{{
+		OfCompact20260112: &anthropic.BetaCompact20260112EditParam{Trigger: anthropic.BetaInputTokensTriggerParam{Value: 4_000}},
+	}}
+	const window = 6_000
+	opts, err := Guard(params, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := func(lines int) string { return strings.Repeat("func handler() error { return nil }\n", lines) }
+	// task builds a turn of steps, each reading len(step) files of so many lines.
+	task := func(steps ...[]int) []anthropic.BetaMessageParam {
+		msgs := []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Review the handlers."))}
+		for s, sizes := range steps {
+			var calls, results []anthropic.BetaContentBlockParamUnion
+			for k, n := range sizes {
+				id := "toolu_" + strconv.Itoa(s) + "_" + strconv.Itoa(k)
+				calls = append(calls, anthropic.NewBetaToolUseBlock(id, map[string]any{"path": id + ".go"}, "read_file"))
+				results = append(results, anthropic.NewBetaToolResultBlock(id, file(n), false))
+			}
+			msgs = append(msgs, anthropic.BetaMessageParam{OfAssistant: &anthropic.BetaAssistantMessageParam{Content: calls}}, anthropic.NewBetaUserMessage(results...))
+		}
+		return msgs
+	}
+	for _, tc := range []struct {
+		name        string
+		msgs        []anthropic.BetaMessageParam
+		steps, cuts int
+		reason      string
+	}{
+		{"under budget", task([]int{100, 100}, []int{100}), 0, 0,
+			"results of 900 tokens, over elision's default size, are sent as they are: the server owns the rewrites below its trigger"},
+		{"a burst over the window", task([]int{100, 100}, []int{100, 100}, []int{100, 100, 100}), 1, 0,
+			"the oldest steps of the latest turn go"},
+		{"one result over the window", task([]int{100}, []int{800}), 1, 1,
+			"the last rung cuts the result the latest step cannot do without"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTrimmer(params.System, opts...)
+			for _, trim := range []func() ([]anthropic.BetaMessageParam, history.Result, error){
+				func() ([]anthropic.BetaMessageParam, history.Result, error) { return tr.Trim(tc.msgs, window) },
+				func() ([]anthropic.BetaMessageParam, history.Result, error) {
+					return Trim(params.System, tc.msgs, window, opts...)
+				},
+			} {
+				out, res, err := trim()
+				if err != nil || res.TokensAfter > window || res.DroppedSteps != tc.steps || res.CutResults != tc.cuts || res.ElidedResults != tc.cuts {
+					t.Fatalf("%v, %d tokens, %d steps dropped, %d results cut, %d elided; want it within %d, %d steps dropped, %d cut (%s)",
+						err, res.TokensAfter, res.DroppedSteps, res.CutResults, res.ElidedResults, window, tc.steps, tc.cuts, tc.reason)
+				}
+				if tc.steps == 0 && tc.cuts == 0 && (res.Trimmed || len(out) != len(tc.msgs)) {
+					t.Fatalf("a request under budget was changed (%s)", tc.reason)
+				}
+				if err := Validate(out); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -273,7 +343,11 @@ func TestCompactionErrorCodes(t *testing.T) {
 		t.Fatalf("no compaction: %v", err)
 	}
 	compacted := reply.ToParam()
-	good := []anthropic.BetaMessageParam{task, compacted, anthropic.NewBetaUserMessage(toolResults(reply)...)}
+	next := toolResults(reply)
+	if len(next) == 0 {
+		next = []anthropic.BetaContentBlockParamUnion{anthropic.NewBetaTextBlock("Go on.")} // the API refuses a message with no content
+	}
+	good := []anthropic.BetaMessageParam{task, compacted, anthropic.NewBetaUserMessage(next...)}
 	tampered := reply.ToParam()
 	tampered.OfAssistant.Content[0].OfCompaction.Content = param.NewOpt("a better summary")
 	tests := []struct {
