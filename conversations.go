@@ -155,6 +155,23 @@ func init() {
 	conv.Run = func(c any, ctx context.Context, key string, call func(conv.Keeper)) string {
 		return c.(*Conversations).run(ctx, key, call)
 	}
+	conv.TakeRefusal = func(t any) bool {
+		tr, ok := t.(*Trimmer)
+		return ok && tr.takeRefusal() != nil
+	}
+}
+
+// refused reports, and forgets, whether the state restored into t failed
+// its check against the transcript of the call just run: the core's
+// Trimmer's own refusal, or an adapter's (conv.Refuser).
+func refused(t keeper) bool {
+	switch t := t.(type) {
+	case *Trimmer:
+		return t.takeRefusal() != nil
+	case conv.Refuser:
+		return t.Refused()
+	}
+	return false
 }
 
 // RecallStore returns the Store that holds the elided results of the
@@ -343,7 +360,7 @@ func (c *Conversations) runLocked(ctx context.Context, key string, cv *conversat
 		}
 		cv.ev = nil
 		call(t)
-		if tr, ok := t.(*Trimmer); ok && tr.takeRefusal() != nil {
+		if refused(t) {
 			state = StateRefused // the restored state failed its check against the transcript
 		}
 		if state == StateUnavailable {

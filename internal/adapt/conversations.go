@@ -116,7 +116,9 @@ func (cs *Conversations[R, N]) Close() error { return cs.s.core.Close() }
 
 // RecallStore returns the Store of the elided results of the conversation
 // key, for its recall tool (history.Conversations.RecallStore).
-func (cs *Conversations[R, N]) RecallStore(key string) history.Store { return cs.s.core.RecallStore(key) }
+func (cs *Conversations[R, N]) RecallStore(key string) history.Store {
+	return cs.s.core.RecallStore(key)
+}
 
 // SystemConversations is Conversations for an SDK that takes the system
 // prompt apart from the messages (of type R): each call passes the

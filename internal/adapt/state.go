@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/conv"
 )
 
 // stateMagic and stateVersion start the state of an adapter's Trimmer.
@@ -141,4 +142,13 @@ func (t *Trimmer[R, N]) installLocked(inner *history.Trimmer, pinned []int) {
 	if inner != nil && t.closed {
 		inner.Close() // none in flight: it returns at once
 	}
+}
+
+// Refused reports, and forgets, whether the state restored into t failed
+// its check against the transcript of the trim just run (the core
+// Trimmer's refusal, history.StateRefused), for Conversations to report
+// it (conv.Refuser).
+func (t *Trimmer[R, N]) Refused() bool {
+	inner := t.current()
+	return inner != nil && conv.TakeRefusal(inner)
 }

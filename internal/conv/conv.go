@@ -45,3 +45,18 @@ var New func(store, opts any, newKeeper func(opts any) Keeper, settings func() S
 // up to three times after conflicts: the last run's results stand). It
 // returns what history.Event.State says of the call.
 var Run func(c any, ctx context.Context, key string, call func(Keeper)) string
+
+// Refuser is a Keeper that wraps a *history.Trimmer (an adapter's
+// Trimmer): Refused reports, and forgets, whether the state restored into
+// it failed its check against the transcript during the call just run
+// (see TakeRefusal), so that Run reports the state refused, as it does
+// for the core's own Trimmer.
+type Refuser interface {
+	Keeper
+	Refused() bool
+}
+
+// TakeRefusal reports, and forgets, whether the state restored into t (a
+// *history.Trimmer) failed its check against the transcript of its last
+// trim. The history package fills it in when it is initialised.
+var TakeRefusal func(t any) bool
