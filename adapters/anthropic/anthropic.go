@@ -29,7 +29,7 @@ func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trim
 	return &Trimmer{t: codec.NewTrimmer(system, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.TextBlockParam -message anthropic.MessageParam
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.TextBlockParam -message anthropic.MessageParam -params anthropic.MessageNewParams -usage anthropic.Usage
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas

@@ -101,7 +101,7 @@ func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trim
 	return &Trimmer{t: codec.NewTrimmer(system, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.TextBlockParam -message anthropic.MessageParam
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.TextBlockParam -message anthropic.MessageParam -params anthropic.MessageNewParams -usage anthropic.Usage
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas
@@ -223,4 +223,31 @@ func Record(o *Origins, origin Origin, msgs ...anthropic.MessageParam) {
 // in the beta package only).
 func Retarget(msgs []anthropic.MessageParam, o *Origins, to Origin) (out []anthropic.MessageParam, n int) {
 	return sdk.Retarget(msgs, o, to)
+}
+
+// door is what the door reads of a Messages request and writes back (see
+// Trimmer.Fit): the model, max_tokens, the system prompt, the overhead
+// Overhead counts, the messages; written back with a cache breakpoint on
+// the new prefix (MarkPrefix) when the request's breakpoints (automatic
+// caching's, the tools', the system prompt's) leave room for it; and the
+// usage's input tokens, cached ones included.
+var door = &adapt.Door[anthropic.MessageNewParams, anthropic.Usage, []anthropic.TextBlockParam, anthropic.MessageParam]{
+	Read: func(p anthropic.MessageNewParams) adapt.Request[[]anthropic.TextBlockParam, anthropic.MessageParam] {
+		return adapt.Request[[]anthropic.TextBlockParam, anthropic.MessageParam]{
+			Model: string(p.Model), Output: int(min(max(p.MaxTokens, 0), 1<<31-1)), System: p.System, Messages: p.Messages,
+			Overhead: func(c history.Counter) int { return Overhead(p, c) },
+		}
+	},
+	Write: func(p anthropic.MessageNewParams, msgs []anthropic.MessageParam, opts []history.Option) anthropic.MessageNewParams {
+		p.Messages = msgs
+		q := p
+		q.Messages = MarkPrefix(p.System, msgs, opts...)
+		if sdk.Breakpoints(q) == nil {
+			return q
+		}
+		return p
+	},
+	Usage: func(u anthropic.Usage) int {
+		return int(min(max(u.InputTokens, 0)+max(u.CacheCreationInputTokens, 0)+max(u.CacheReadInputTokens, 0), 1<<31-1))
+	},
 }

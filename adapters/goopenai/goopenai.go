@@ -37,7 +37,7 @@ func NewTrimmer(opts ...history.Option) *Trimmer {
 	return &Trimmer{t: codec.NewTrimmer(struct{}{}, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system struct{} -message openai.ChatCompletionMessage
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system struct{} -message openai.ChatCompletionMessage -params openai.ChatCompletionRequest -usage openai.Usage
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas

@@ -93,3 +93,31 @@ func (t *Trimmer) MarshalBinary() ([]byte, error) { return t.t.MarshalBinary() }
 // history.ErrForeignState) and the Trimmer is left unchanged. A
 // background summary the Trimmer had in flight is stopped.
 func (t *Trimmer) UnmarshalBinary(data []byte) error { return t.t.UnmarshalBinary(data) }
+
+// Fit is the door: it trims the transcript params sends (its messages, the
+// conversation's whole transcript) for the model params names and returns
+// params sending the messages to send, its other fields as they were. The
+// budget is the model's, from the table (models.Lookup, cached per name):
+// its window less the output params asks room for (its max tokens, else
+// the model's output limit), less what params sends besides its messages
+// (tools, a response schema: [Overhead]), less history.MarginShare of the
+// window until the model's Calibration, which the Trimmer owns, has
+// observed a response ([Trimmer.Observe]). It trims with the options of
+// the fit package for the model (the exact counter when its tokenizer is
+// public, the task preset, the cache policy), then the Trimmer's own,
+// which override them. A model the table does not know returns params as
+// given and an error wrapping models.ErrUnknownModel: a budget is never
+// guessed. On a context overflow, call RecoverOverflow with the same
+// transcript. params is not modified.
+func (t *Trimmer) Fit(ctx context.Context, params openai.ChatCompletionRequest) (openai.ChatCompletionRequest, history.Result, error) {
+	return adapt.FitParams(ctx, t.t, door, params)
+}
+
+// Observe feeds the input the provider reports in usage (the response to
+// the request the last Fit or Trim returned) to the Calibration that trim
+// used, and returns its verdict (history.Trimmer.Observe):
+// history.VerdictInvalid, recording nothing, before any trim, without a
+// Calibration, or when usage reports no input.
+func (t *Trimmer) Observe(usage openai.Usage) history.Verdict {
+	return adapt.ObserveUsage(t.t, door, usage)
+}

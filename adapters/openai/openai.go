@@ -42,7 +42,7 @@ func NewTrimmer(opts ...history.Option) *Trimmer {
 	return &Trimmer{t: codec.NewTrimmer(struct{}{}, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system struct{} -message openai.ChatCompletionMessageParamUnion
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system struct{} -message openai.ChatCompletionMessageParamUnion -params openai.ChatCompletionNewParams -usage openai.CompletionUsage
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas

@@ -49,7 +49,7 @@ func NewTrimmer(opts ...history.Option) *Trimmer {
 	return &Trimmer{t: codec.NewTrimmer(currentTurn, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system reasoningContext -message Item
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system reasoningContext -message Item -params responses.ResponseNewParams -usage responses.ResponseUsage
 
 // reasoningContext is which reasoning items the API reads back
 // (reasoning.context): those of the current turn only, or all of them.

@@ -99,21 +99,36 @@ func (t *Trimmer[R, N]) UnmarshalBinary(data []byte) error {
 		pinned = append(pinned, int(p))
 		d = d[k:]
 	}
-	inner := history.NewTrimmer(t.coreOptions(pinned)...)
+	opts, key := t.lastOptions()
+	inner := history.NewTrimmer(t.coreOptions(opts, pinned)...)
 	if err := inner.UnmarshalBinary(d); err != nil {
 		return err
 	}
 	if len(pinned) == 0 {
 		pinned = nil // as pins.Read reads no pins
 	}
-	t.install(inner, pinned)
+	t.mu.Lock()
+	t.installLocked(inner, pinned)
+	t.key = key
+	t.mu.Unlock()
 	return nil
 }
 
-// coreOptions returns the options of a core Trimmer made for a trim whose
-// pins translated to pinned: what prepare makes of the Trimmer's options.
-func (t *Trimmer[R, N]) coreOptions(pinned []int) []history.Option {
-	opts := Once(t.opts)
+// lastOptions returns the options of the Trimmer's last call, and what
+// its core Trimmer was made for: the last Fit's, or the Trimmer's own.
+func (t *Trimmer[R, N]) lastOptions() ([]history.Option, doorKey) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fit != nil {
+		return t.fit.opts, t.fit.key
+	}
+	return t.opts, doorKey{}
+}
+
+// coreOptions returns the options of a core Trimmer made for a trim with
+// opts whose pins translated to pinned: what prepare makes of them.
+func (t *Trimmer[R, N]) coreOptions(opts []history.Option, pinned []int) []history.Option {
+	opts = Once(opts)
 	if len(pinned) > 0 {
 		opts = append(slices.Clip(opts), history.WithPin(pinned...))
 	}

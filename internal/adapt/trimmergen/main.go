@@ -11,7 +11,11 @@
 //
 // -system is the type of the system prompt the SDK takes apart from the
 // messages (struct{} when it takes none), -message the SDK's message type;
-// their packages are imported as the package's other files import them.
+// -params and -usage, when given, the types of the SDK's request and of a
+// response's usage, for the door (Fit and Observe, through the package's
+// door, an adapt.Door the adapter declares); their packages are imported
+// as the package's other files import them. An adapter whose SDK has no
+// request type (eino, langchaingo) writes its Fit and Observe itself.
 // TestGenerated checks every adapter's file against this template.
 package main
 
@@ -35,14 +39,17 @@ import (
 const Output = "trimmer_gen.go"
 
 func main() {
-	system := flag.String("system", "struct{}", "the type of the system prompt the SDK takes apart")
-	message := flag.String("message", "", "the SDK's message type")
+	var sp Spec
+	flag.StringVar(&sp.System, "system", "struct{}", "the type of the system prompt the SDK takes apart")
+	flag.StringVar(&sp.Message, "message", "", "the SDK's message type")
+	flag.StringVar(&sp.Params, "params", "", "the SDK's request type, for the door")
+	flag.StringVar(&sp.Usage, "usage", "", "the type of a response's usage, for the door")
 	flag.Parse()
-	if *message == "" {
-		fmt.Fprintln(os.Stderr, "trimmergen: -message is required")
+	if sp.Message == "" || (sp.Params == "") != (sp.Usage == "") {
+		fmt.Fprintln(os.Stderr, "trimmergen: -message is required, and -params and -usage go together")
 		os.Exit(2)
 	}
-	src, err := Generate(".", *system, *message)
+	src, err := Generate(".", sp)
 	if err == nil {
 		err = os.WriteFile(Output, src, 0o644)
 	}
@@ -52,9 +59,18 @@ func main() {
 	}
 }
 
-// Generate returns the Trimmer file of the package in dir, for the given
-// system prompt and message types.
-func Generate(dir, system, message string) ([]byte, error) {
+// Spec is what a directive gives: the types the Trimmer is made for.
+type Spec struct {
+	System, Message string // the system prompt's and a message's
+	Params, Usage   string // the request's and a response's usage ("": no door)
+}
+
+// Generate returns the Trimmer file of the package in dir, for the types
+// of sp.
+func Generate(dir string, sp Spec) ([]byte, error) {
+	if sp.System == "" {
+		sp.System = "struct{}"
+	}
 	pkg, imports, err := packageImports(dir)
 	if err != nil {
 		return nil, err
@@ -64,7 +80,10 @@ func Generate(dir, system, message string) ([]byte, error) {
 		"history": "github.com/histrim/history",
 		"adapt":   "github.com/histrim/history/internal/adapt",
 	}
-	for _, typ := range []string{system, message} {
+	for _, typ := range []string{sp.System, sp.Message, sp.Params, sp.Usage} {
+		if typ == "" {
+			continue
+		}
 		expr, err := parser.ParseExpr(typ)
 		if err != nil {
 			return nil, fmt.Errorf("type %q: %v", typ, err)
@@ -102,9 +121,10 @@ func Generate(dir, system, message string) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err = tmpl.Execute(&b, struct {
-		Package, System, Message string
-		Imports                  []string
-	}{pkg, system, message, lines})
+		Spec
+		Package string
+		Imports []string
+	}{sp, pkg, lines})
 	if err != nil {
 		return nil, err
 	}
@@ -268,4 +288,32 @@ func (t *Trimmer) MarshalBinary() ([]byte, error) { return t.t.MarshalBinary() }
 // history.ErrForeignState) and the Trimmer is left unchanged. A
 // background summary the Trimmer had in flight is stopped.
 func (t *Trimmer) UnmarshalBinary(data []byte) error { return t.t.UnmarshalBinary(data) }
-`))
+{{if .Params}}
+// Fit is the door: it trims the transcript params sends (its messages, the
+// conversation's whole transcript) for the model params names and returns
+// params sending the messages to send, its other fields as they were. The
+// budget is the model's, from the table (models.Lookup, cached per name):
+// its window less the output params asks room for (its max tokens, else
+// the model's output limit), less what params sends besides its messages
+// (tools, a response schema: [Overhead]), less history.MarginShare of the
+// window until the model's Calibration, which the Trimmer owns, has
+// observed a response ([Trimmer.Observe]). It trims with the options of
+// the fit package for the model (the exact counter when its tokenizer is
+// public, the task preset, the cache policy), then the Trimmer's own,
+// which override them. A model the table does not know returns params as
+// given and an error wrapping models.ErrUnknownModel: a budget is never
+// guessed. On a context overflow, call RecoverOverflow with the same
+// transcript. params is not modified.
+func (t *Trimmer) Fit(ctx context.Context, params {{.Params}}) ({{.Params}}, history.Result, error) {
+	return adapt.FitParams(ctx, t.t, door, params)
+}
+
+// Observe feeds the input the provider reports in usage (the response to
+// the request the last Fit or Trim returned) to the Calibration that trim
+// used, and returns its verdict (history.Trimmer.Observe):
+// history.VerdictInvalid, recording nothing, before any trim, without a
+// Calibration, or when usage reports no input.
+func (t *Trimmer) Observe(usage {{.Usage}}) history.Verdict {
+	return adapt.ObserveUsage(t.t, door, usage)
+}
+{{end}}`))
