@@ -90,8 +90,14 @@ func trimmerRecipe(window, output int) recipe {
 // and then 1.4x from turn 20 with the window of model, through the real
 // client, and returns the loop's figures and the prefix rewrites.
 func driftLoop(t *testing.T, model string, window int, send recipe) (adaptertest.LoopStats, int, int) {
+	return modeLoop(t, model, window, adaptertest.Mode{Name: "drift-1.0-1.4", Text: 1, Tool: 1, Schema: 1, DriftTurn: 20, Drift: 1.4}, send)
+}
+
+// modeLoop is driftLoop with the provider counting as mode does, its
+// window window.
+func modeLoop(t *testing.T, model string, window int, mode adaptertest.Mode, send recipe) (adaptertest.LoopStats, int, int) {
 	t.Helper()
-	l := adaptertest.NewLoop("openai", adaptertest.Mode{Name: "drift-1.0-1.4", Text: 1, Tool: 1, Schema: 1, DriftTurn: 20, Drift: 1.4}, window)
+	l := adaptertest.NewLoop("openai", mode, window)
 	l.Turns = 40
 	prefix := &adaptertest.Prefix{Key: "messages"}
 	srv := httptest.NewServer(prefix.Wrap(&fakeprovider.Provider{Limit: l.Window, Judge: l}))
@@ -158,6 +164,24 @@ func TestDoorDrift(t *testing.T) {
 	}
 	if limit := requests * 33 / 140; rewrites > limit || rewrites > brewrites {
 		t.Errorf("%d prefix rewrites in %d requests, want at most %d (33 of 140) and at most the Trimmer recipe's %d", rewrites, requests, limit, brewrites)
+	}
+}
+
+// TestDoorWindowBelowTable: a deployment whose window is below the
+// table's (1.25 times smaller: a provider's smaller deployment, a proxy)
+// refuses the door's first plans that exceed it, and the door recovers
+// and then stays below what the provider said: at most one rejection
+// after the first recovery, no error to the caller.
+func TestDoorWindowBelowTable(t *testing.T) {
+	m, err := models.Lookup("gpt-3.5-turbo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := m.Window * 4 / 5
+	st, requests, rewrites := modeLoop(t, m.Name, window, adaptertest.Skew(1), doorRecipe())
+	t.Logf("door, table window %d, deployment %d: %d requests, %d overflows, %d errors, %d prefix rewrites", m.Window, window, requests, st.Overflows, st.Errors, rewrites)
+	if st.Errors > 0 || st.Overflows > 2 || st.Violations > 0 {
+		t.Errorf("%d errors to the caller, %d overflows (want at most 2: the first and one after it), %d violations", st.Errors, st.Overflows, st.Violations)
 	}
 }
 
