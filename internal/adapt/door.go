@@ -232,3 +232,31 @@ func carry(old *history.Trimmer, opts []history.Option) *history.Trimmer {
 	}
 	return history.NewTrimmer(opts...)
 }
+
+// ModelBudget is the door for a wrapper that trims each call with the
+// package functions (the framework modules' plugins and middleware): the
+// input budget of a request to the model named that asks output tokens of
+// room (zero or less: the model's output limit), by the rule of
+// history.Trimmer.Fit: the window less the output room, less
+// history.MarginShare of the window until cal has observed a response
+// (always with a nil cal); and the model's counter (the exact one when its
+// tokenizer is public, cached per model). A name the table does not know
+// returns the error of models.Lookup: a budget is never guessed.
+func ModelBudget(model string, output int, cal *history.Calibration) (int, history.Counter, error) {
+	e, err := lookup(model)
+	if err != nil {
+		return 0, nil, err
+	}
+	b := history.Budget{Window: e.m.Window, Output: e.m.Output}
+	if output > 0 {
+		b.Output = output
+	}
+	warm := false
+	if cal != nil {
+		_, _, _, warm = cal.Model()
+	}
+	if !warm {
+		b.Reserve = int(float64(e.m.Window) * history.MarginShare)
+	}
+	return max(b.Input(), 1), e.counter, nil
+}
