@@ -27,7 +27,8 @@ type Config struct {
 	// tokenizer is public). NewModel then gives the Model a Calibration
 	// of its own when Calibration is nil. A model the table does not know
 	// fails the call with the error of models.Lookup (wrapping
-	// models.ErrUnknownModel): a budget is never guessed.
+	// models.ErrUnknownModel): a budget is never guessed. A negative
+	// Budget fails every trim with history.ErrInvalidBudget.
 	Budget int
 	// Counter counts a message's tokens, for the trims and for the tools'
 	// overhead; nil means history.Heuristic().
@@ -65,7 +66,7 @@ func (cfg *Config) optionsWith(tools []fantasy.Tool, counter history.Counter) []
 // tools asking output tokens of room (nil: the model's limit): Budget when
 // positive, else the door's (see Config.Budget).
 func (cfg *Config) budget(model string, output *int64, tools []fantasy.Tool) (int, []history.Option, error) {
-	if cfg.Budget > 0 {
+	if cfg.Budget != 0 { // a negative one: the trim reports it (history.ErrInvalidBudget)
 		return cfg.Budget, cfg.options(tools), nil
 	}
 	out := 0
@@ -127,7 +128,7 @@ type Model struct {
 //
 //	agent := fantasy.NewAgent(hfantasy.NewModel(model, hfantasy.Config{}), fantasy.WithTools(tools...))
 func NewModel(inner fantasy.LanguageModel, cfg Config) *Model {
-	if cfg.Budget <= 0 && cfg.Calibration == nil {
+	if cfg.Budget == 0 && cfg.Calibration == nil {
 		cfg.Calibration = new(history.Calibration) // the door's, which the Model owns
 	}
 	return &Model{inner: inner, cfg: cfg}
