@@ -101,7 +101,7 @@ func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trim
 	return &Trimmer{t: codec.NewTrimmer(system, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.TextBlockParam -message anthropic.MessageParam -params anthropic.MessageNewParams -usage anthropic.Usage
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.TextBlockParam -message anthropic.MessageParam -params anthropic.MessageNewParams -usage anthropic.Usage -conversations SystemConversations
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas
@@ -112,12 +112,14 @@ func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trim
 // Reset, Forget, Close and RecallStore, the system prompt passed with
 // every call; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.SystemConversations[[]anthropic.TextBlockParam, anthropic.MessageParam]
+type Conversations struct {
+	*adapt.SystemConversations[[]anthropic.TextBlockParam, anthropic.MessageParam]
+}
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewSystemConversations(codec, store, opts)
+	return &Conversations{adapt.NewSystemConversations(codec, store, opts)}
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

@@ -185,6 +185,58 @@ func TestDoorWindowBelowTable(t *testing.T) {
 	}
 }
 
+// conversationStates counts the states conversationsRecipe's replicas
+// report (history.Event.State).
+var conversationStates = map[string]int{}
+
+// conversationsRecipe is doorRecipe through two replicas' Conversations
+// over one store, the requests alternating between them.
+func conversationsRecipe() recipe {
+	store := &history.MemoryStateStore{}
+	replicas := []*hopenai.Conversations{hopenai.NewConversations(store), hopenai.NewConversations(store)}
+	for _, r := range replicas {
+		r.OnState = func(_, state string) { conversationStates[state]++ }
+	}
+	n := 0
+	return func(ctx context.Context, client openai.Client, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, history.Result, error) {
+		cs := replicas[n%2]
+		n++
+		req, res, err := cs.Fit(ctx, "conversation", params)
+		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+			return nil, res, err
+		}
+		completion, err := client.Chat.Completions.New(ctx, req)
+		for attempt := 1; err != nil && attempt <= 2; attempt++ {
+			var rerr error
+			if req.Messages, res, rerr = cs.RecoverOverflow(ctx, "conversation", params.Messages, err, attempt); rerr != nil {
+				break
+			}
+			completion, err = client.Chat.Completions.New(ctx, req)
+		}
+		if err != nil {
+			return nil, res, err
+		}
+		cs.Observe(req, res, completion.Usage)
+		return completion, res, nil
+	}
+}
+
+// TestDoorConversations: the door through Conversations on two replicas
+// sharing a store, the requests alternating, on the drift loop: no error
+// reaches the caller, and the prefix is rewritten as rarely as through one
+// Trimmer (the replicas send what one process would).
+func TestDoorConversations(t *testing.T) {
+	st, requests, rewrites := driftLoop(t, "gpt-3.5-turbo", 16_385, conversationsRecipe())
+	t.Logf("door through Conversations on 2 replicas: %d requests, %d trimmed, %d overflows, %d errors, %d prefix rewrites; states %v",
+		requests, st.Trimmed, st.Overflows, st.Errors, rewrites, conversationStates)
+	if conversationStates[history.StateRefused] > 0 {
+		t.Errorf("%d states refused: a replica's saved state must restore on the other", conversationStates[history.StateRefused])
+	}
+	if st.Errors > 0 || st.Violations > 0 || st.Trimmed == 0 || rewrites > requests*33/140 {
+		t.Errorf("%d errors, %d violations, %d trimmed, %d prefix rewrites in %d requests", st.Errors, st.Violations, st.Trimmed, rewrites, requests)
+	}
+}
+
 // TestDoorUnknownModel: a model the table does not know is the typed
 // error, params come back as given, and nothing is sent.
 func TestDoorUnknownModel(t *testing.T) {

@@ -49,7 +49,7 @@ func NewTrimmer(opts ...history.Option) *Trimmer {
 	return &Trimmer{t: codec.NewTrimmer(currentTurn, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system reasoningContext -message Item -params responses.ResponseNewParams -usage responses.ResponseUsage
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system reasoningContext -message Item -params responses.ResponseNewParams -usage responses.ResponseUsage -conversations Conversations
 
 // reasoningContext is which reasoning items the API reads back
 // (reasoning.context): those of the current turn only, or all of them.
@@ -64,16 +64,19 @@ var currentTurn = reasoningContext{}
 // state it keeps in a history.StateStore shared by a runtime's replicas
 // (history.Conversations over this package's messages): a conversation's
 // requests send the prompts of one process wherever they land. Its
-// methods are Trim(ctx, key, transcript, budget), RecoverOverflow(ctx,
+// methods are Fit(ctx, key, params) and Observe(params, res, usage) (the
+// door), Trim(ctx, key, transcript, budget), RecoverOverflow(ctx,
 // key, transcript, providerErr, attempt), Reset, Forget, Close and
 // RecallStore; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.Conversations[reasoningContext, Item]
+type Conversations struct {
+	*adapt.Conversations[reasoningContext, Item]
+}
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewConversations(codec, currentTurn, store, opts)
+	return &Conversations{adapt.NewConversations(codec, currentTurn, store, opts)}
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

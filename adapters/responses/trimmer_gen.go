@@ -121,3 +121,20 @@ func (t *Trimmer) Fit(ctx context.Context, params responses.ResponseNewParams) (
 func (t *Trimmer) Observe(usage responses.ResponseUsage) history.Verdict {
 	return adapt.ObserveUsage(t.t, door, usage)
 }
+
+// Fit is [Trimmer.Fit] for the conversation key, with its state loaded
+// from the store and saved back (see Trim), so that every replica sends
+// what one process would. The conversations share a Calibration per
+// model, which [Conversations.Observe] feeds. params is not modified.
+func (cs *Conversations) Fit(ctx context.Context, key string, params responses.ResponseNewParams) (responses.ResponseNewParams, history.Result, error) {
+	return adapt.FitConversation[responses.ResponseNewParams, responses.ResponseUsage, reasoningContext, Item](ctx, cs.Conversations, door, key, params)
+}
+
+// Observe feeds the input the provider reports in usage, the response to
+// params (as Fit returned it, with res), to the conversations' Calibration
+// of the model params names, and returns its verdict:
+// history.VerdictInvalid, recording nothing, when res sent nothing or
+// usage reports no input.
+func (cs *Conversations) Observe(params responses.ResponseNewParams, res history.Result, usage responses.ResponseUsage) history.Verdict {
+	return adapt.ObserveConversation[responses.ResponseNewParams, responses.ResponseUsage, reasoningContext, Item](cs.Conversations, door, params, res, usage)
+}

@@ -152,7 +152,7 @@ func (t *Trimmer[R, N]) Fit(ctx context.Context, req Request[R, N]) ([]N, histor
 	if req.Err != nil {
 		return nil, history.Result{}, req.Err
 	}
-	opts, key, err := options(&req, t.raw, &t.cals)
+	opts, key, err := options(&req, t.raw, t.cals)
 	if err != nil {
 		return nil, history.Result{}, err
 	}

@@ -26,13 +26,14 @@ type Trimmer[R, N any] struct {
 	r    R
 	opts []history.Option // the caller's, resolved once
 	raw  []history.Option // the caller's, for the door's options to come before
-	cals Calibrations     // the door's, one per model
+	cals *Calibrations    // the door's, one per model (a Conversations' are shared)
 
 	mu      sync.Mutex
 	inner   *history.Trimmer
 	pins    []int          // the pins inner was made with, in the converted history
 	key     doorKey        // what the door made inner for; zero: Trim's options
 	fit     *fitCall[R]    // the last Fit's, nil when the last call was Trim
+	pending *pendingState  // a state restored under other options, for the next call
 	closed  bool           // Close was called: no background summary starts
 	retired sync.WaitGroup // the Close calls of the core Trimmers replaced
 }
@@ -42,7 +43,7 @@ type Trimmer[R, N any] struct {
 // history.NewTrimmer).
 func (c *Codec[R, N]) NewTrimmer(r R, opts []history.Option) *Trimmer[R, N] {
 	raw := slices.Clone(opts)
-	return &Trimmer[R, N]{c: c, r: r, opts: Once(raw), raw: raw}
+	return &Trimmer[R, N]{c: c, r: r, opts: Once(raw), raw: raw, cals: new(Calibrations)}
 }
 
 // Trim returns the native messages to send for transcript, the caller's
@@ -81,6 +82,16 @@ func (t *Trimmer[R, N]) trimmer(opts []history.Option, key doorKey) *history.Tri
 	pinned := pins.Read(opts)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if p := t.pending; p != nil {
+		t.pending = nil
+		if slices.Equal(pinned, p.pinned) {
+			if n := history.NewTrimmer(opts...); n.UnmarshalBinary(p.core) == nil {
+				t.installLocked(n, pinned)
+				t.key = key
+				return t.inner
+			}
+		}
+	}
 	switch {
 	case t.inner == nil || !slices.Equal(pinned, t.pins):
 		t.installLocked(history.NewTrimmer(opts...), pinned)

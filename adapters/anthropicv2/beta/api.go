@@ -103,7 +103,7 @@ func NewTrimmer(system []anthropic.BetaTextBlockParam, opts ...history.Option) *
 	return &Trimmer{t: codec.NewTrimmer(system, opts)}
 }
 
-//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.BetaTextBlockParam -message anthropic.BetaMessageParam -params anthropic.BetaMessageNewParams -usage anthropic.BetaUsage
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.BetaTextBlockParam -message anthropic.BetaMessageParam -params anthropic.BetaMessageNewParams -usage anthropic.BetaUsage -conversations SystemConversations
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas
@@ -114,12 +114,14 @@ func NewTrimmer(system []anthropic.BetaTextBlockParam, opts ...history.Option) *
 // Reset, Forget, Close and RecallStore, the system prompt passed with
 // every call; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.SystemConversations[[]anthropic.BetaTextBlockParam, anthropic.BetaMessageParam]
+type Conversations struct {
+	*adapt.SystemConversations[[]anthropic.BetaTextBlockParam, anthropic.BetaMessageParam]
+}
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewSystemConversations(codec, store, opts)
+	return &Conversations{adapt.NewSystemConversations(codec, store, opts)}
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

@@ -44,6 +44,7 @@ func main() {
 	flag.StringVar(&sp.Message, "message", "", "the SDK's message type")
 	flag.StringVar(&sp.Params, "params", "", "the SDK's request type, for the door")
 	flag.StringVar(&sp.Usage, "usage", "", "the type of a response's usage, for the door")
+	flag.StringVar(&sp.Conv, "conversations", "", "the adapt type the package's Conversations embeds (Conversations or SystemConversations), for its door")
 	flag.Parse()
 	if sp.Message == "" || (sp.Params == "") != (sp.Usage == "") {
 		fmt.Fprintln(os.Stderr, "trimmergen: -message is required, and -params and -usage go together")
@@ -63,6 +64,7 @@ func main() {
 type Spec struct {
 	System, Message string // the system prompt's and a message's
 	Params, Usage   string // the request's and a response's usage ("": no door)
+	Conv            string // the adapt type Conversations embeds ("": no door on it)
 }
 
 // Generate returns the Trimmer file of the package in dir, for the types
@@ -315,5 +317,22 @@ func (t *Trimmer) Fit(ctx context.Context, params {{.Params}}) ({{.Params}}, his
 // Calibration, or when usage reports no input.
 func (t *Trimmer) Observe(usage {{.Usage}}) history.Verdict {
 	return adapt.ObserveUsage(t.t, door, usage)
+}
+{{end}}{{if and .Params .Conv}}
+// Fit is [Trimmer.Fit] for the conversation key, with its state loaded
+// from the store and saved back (see Trim), so that every replica sends
+// what one process would. The conversations share a Calibration per
+// model, which [Conversations.Observe] feeds. params is not modified.
+func (cs *Conversations) Fit(ctx context.Context, key string, params {{.Params}}) ({{.Params}}, history.Result, error) {
+	return adapt.FitConversation[{{.Params}}, {{.Usage}}, {{.System}}, {{.Message}}](ctx, cs.{{.Conv}}, door, key, params)
+}
+
+// Observe feeds the input the provider reports in usage, the response to
+// params (as Fit returned it, with res), to the conversations' Calibration
+// of the model params names, and returns its verdict:
+// history.VerdictInvalid, recording nothing, when res sent nothing or
+// usage reports no input.
+func (cs *Conversations) Observe(params {{.Params}}, res history.Result, usage {{.Usage}}) history.Verdict {
+	return adapt.ObserveConversation[{{.Params}}, {{.Usage}}, {{.System}}, {{.Message}}](cs.{{.Conv}}, door, params, res, usage)
 }
 {{end}}`))

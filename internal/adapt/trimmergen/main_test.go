@@ -71,6 +71,8 @@ func TestGenerated(t *testing.T) {
 				sp.Params = args[i+1]
 			case "-usage":
 				sp.Usage = args[i+1]
+			case "-conversations":
+				sp.Conv = args[i+1]
 			}
 		}
 		want, err := Generate(dir, sp)
