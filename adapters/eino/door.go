@@ -27,6 +27,12 @@ import (
 // budget is never guessed. On a context overflow, call RecoverOverflow
 // with the same msgs. msgs is not modified.
 func (t *Trimmer) Fit(ctx context.Context, name string, msgs []*schema.Message, opts ...model.Option) ([]*schema.Message, history.Result, error) {
+	return t.t.Fit(ctx, request(name, msgs, opts))
+}
+
+// request is what the door reads of a call to the model named name with
+// opts.
+func request(name string, msgs []*schema.Message, opts []model.Option) adapt.Request[struct{}, *schema.Message] {
 	o := model.GetCommonOptions(nil, opts...)
 	req := adapt.Request[struct{}, *schema.Message]{Model: name, Messages: msgs,
 		Overhead: func(c history.Counter) int { return Overhead(o.Tools, c) }}
@@ -36,7 +42,26 @@ func (t *Trimmer) Fit(ctx context.Context, name string, msgs []*schema.Message, 
 	if o.MaxTokens != nil {
 		req.Output = *o.MaxTokens
 	}
-	return t.t.Fit(ctx, req)
+	return req
+}
+
+// Fit is [Trimmer.Fit] for the conversation key, with its state loaded
+// from the store and saved back (see Trim). The conversations share a
+// Calibration per model, which [Conversations.Observe] feeds.
+func (cs *Conversations) Fit(ctx context.Context, key, name string, msgs []*schema.Message, opts ...model.Option) ([]*schema.Message, history.Result, error) {
+	return adapt.FitModel[struct{}, *schema.Message](ctx, cs.Conversations, key, request(name, msgs, opts))
+}
+
+// Observe feeds the input the provider reports in usage, the reply to the
+// request to the model named name that Fit returned res for, to the
+// conversations' Calibration of that model, and returns its verdict
+// (history.VerdictInvalid, recording nothing, for a nil usage or one that
+// reports no input).
+func (cs *Conversations) Observe(name string, res history.Result, usage *schema.TokenUsage) history.Verdict {
+	if usage == nil {
+		return history.VerdictInvalid
+	}
+	return adapt.ObserveModel[struct{}, *schema.Message](cs.Conversations, name, res, usage.PromptTokens)
 }
 
 // Observe feeds the input the provider reports in usage (the reply's

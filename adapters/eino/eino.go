@@ -61,16 +61,18 @@ func NewTrimmer(opts ...history.Option) *Trimmer {
 // state it keeps in a history.StateStore shared by a runtime's replicas
 // (history.Conversations over this package's messages): a conversation's
 // requests send the prompts of one process wherever they land. Its
-// methods are Trim(ctx, key, transcript, budget), RecoverOverflow(ctx,
+// methods are Fit and Observe (the door), Trim(ctx, key, transcript, budget), RecoverOverflow(ctx,
 // key, transcript, providerErr, attempt), Reset, Forget, Close and
 // RecallStore; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.Conversations[struct{}, *schema.Message]
+type Conversations struct {
+	*adapt.Conversations[struct{}, *schema.Message]
+}
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewConversations(codec, struct{}{}, store, opts)
+	return &Conversations{adapt.NewConversations(codec, struct{}{}, store, opts)}
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

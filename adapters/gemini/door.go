@@ -25,12 +25,36 @@ import (
 // a budget is never guessed. On a context overflow, call RecoverOverflow
 // with the same contents. Neither contents nor config is modified.
 func (t *Trimmer) Fit(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) ([]*genai.Content, history.Result, error) {
+	return t.t.Fit(ctx, doorRequest(model, contents, config))
+}
+
+// doorRequest is what the door reads of a request to model with config.
+func doorRequest(model string, contents []*genai.Content, config *genai.GenerateContentConfig) adapt.Request[*genai.Content, *genai.Content] {
 	req := adapt.Request[*genai.Content, *genai.Content]{Model: model, Messages: contents,
 		Overhead: func(c history.Counter) int { return Overhead(config, c) }}
 	if config != nil {
 		req.System, req.Output = config.SystemInstruction, int(config.MaxOutputTokens)
 	}
-	return t.t.Fit(ctx, req)
+	return req
+}
+
+// Fit is [Trimmer.Fit] for the conversation key, with its state loaded
+// from the store and saved back (see Trim). The conversations share a
+// Calibration per model, which [Conversations.Observe] feeds.
+func (cs *Conversations) Fit(ctx context.Context, key, model string, contents []*genai.Content, config *genai.GenerateContentConfig) ([]*genai.Content, history.Result, error) {
+	return adapt.FitModel[*genai.Content, *genai.Content](ctx, cs.SystemConversations, key, doorRequest(model, contents, config))
+}
+
+// Observe feeds the input the provider reports in usage, the response to
+// the request to model that Fit returned res for, to the conversations'
+// Calibration of that model, and returns its verdict
+// (history.VerdictInvalid, recording nothing, for a nil usage or one that
+// reports no input).
+func (cs *Conversations) Observe(model string, res history.Result, usage *genai.GenerateContentResponseUsageMetadata) history.Verdict {
+	if usage == nil {
+		return history.VerdictInvalid
+	}
+	return adapt.ObserveModel[*genai.Content, *genai.Content](cs.SystemConversations, model, res, int(usage.PromptTokenCount))
 }
 
 // Observe feeds the input the provider reports in usage

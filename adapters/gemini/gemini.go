@@ -149,17 +149,19 @@ func NewTrimmer(system *genai.Content, opts ...history.Option) *Trimmer {
 // state it keeps in a history.StateStore shared by a runtime's replicas
 // (history.Conversations over this package's messages): a conversation's
 // requests send the prompts of one process wherever they land. Its
-// methods are Trim(ctx, key, system, transcript, budget),
+// methods are Fit and Observe (the door), Trim(ctx, key, system, transcript, budget),
 // RecoverOverflow(ctx, key, system, transcript, providerErr, attempt),
 // Reset, Forget, Close and RecallStore, the system prompt passed with
 // every call; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.SystemConversations[*genai.Content, *genai.Content]
+type Conversations struct {
+	*adapt.SystemConversations[*genai.Content, *genai.Content]
+}
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewSystemConversations(codec, store, opts)
+	return &Conversations{adapt.NewSystemConversations(codec, store, opts)}
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

@@ -25,6 +25,28 @@ import (
 // context overflow, call RecoverOverflow with the same msgs. msgs is not
 // modified.
 func (t *Trimmer) Fit(ctx context.Context, name string, msgs []llms.MessageContent, opts ...llms.CallOption) ([]llms.MessageContent, history.Result, error) {
+	return t.t.Fit(ctx, request(name, msgs, opts))
+}
+
+// Fit is [Trimmer.Fit] for the conversation key, with its state loaded
+// from the store and saved back (see Trim). The conversations share a
+// Calibration per model, which [Conversations.Observe] feeds.
+func (cs *Conversations) Fit(ctx context.Context, key, name string, msgs []llms.MessageContent, opts ...llms.CallOption) ([]llms.MessageContent, history.Result, error) {
+	return adapt.FitModel[struct{}, llms.MessageContent](ctx, cs.Conversations, key, request(name, msgs, opts))
+}
+
+// Observe feeds the provider's count of the input of the request to the
+// model named name that Fit returned res for, as [PromptTokens] reads it
+// from resp, to the conversations' Calibration of that model, and returns
+// its verdict (history.VerdictInvalid, recording nothing, when resp
+// reports no input).
+func (cs *Conversations) Observe(name string, res history.Result, resp *llms.ContentResponse) history.Verdict {
+	return adapt.ObserveModel[struct{}, llms.MessageContent](cs.Conversations, name, res, PromptTokens(resp))
+}
+
+// request is what the door reads of a call to the model named name with
+// opts.
+func request(name string, msgs []llms.MessageContent, opts []llms.CallOption) adapt.Request[struct{}, llms.MessageContent] {
 	var o llms.CallOptions
 	for _, opt := range opts {
 		if opt != nil {
@@ -36,7 +58,7 @@ func (t *Trimmer) Fit(ctx context.Context, name string, msgs []llms.MessageConte
 	if o.Model != "" {
 		req.Model = o.Model
 	}
-	return t.t.Fit(ctx, req)
+	return req
 }
 
 // Observe feeds the provider's count of the input of the request the last

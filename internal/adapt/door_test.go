@@ -3,6 +3,7 @@ package adapt
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
@@ -132,5 +133,49 @@ func TestFitThenTrim(t *testing.T) {
 	_, fresh, _ := plain.Trim(struct{}{}, msgs, 100_000, nil)
 	if res.TokensAfter != fresh.TokensAfter {
 		t.Errorf("Trim after Fit sent %d tokens, a fresh Trim %d: the door's options (overhead 700) stayed", res.TokensAfter, fresh.TokensAfter)
+	}
+}
+
+// TestFitConversations: the door through two replicas' Conversations
+// over one store, the calls alternating: each restores what the other
+// saved under the door's options (none refused; before, a replica that
+// had not fitted yet refused every state as saved under other options),
+// sends what one Trimmer sends, and Observe feeds the model's Calibration
+// the conversations share.
+func TestFitConversations(t *testing.T) {
+	store := &history.MemoryStateStore{}
+	var states []string
+	replicas := []*Conversations[struct{}, history.Message]{NewConversations(plain, struct{}{}, store, nil), NewConversations(plain, struct{}{}, store, nil)}
+	for _, r := range replicas {
+		r.OnState = func(_, state string) { states = append(states, state) }
+	}
+	one := plain.NewTrimmer(struct{}{}, nil)
+	msgs := turns(2)
+	for i := range 12 {
+		msgs = append(msgs, history.Message{Role: history.RoleUser, Content: "more " + strings.Repeat("z", 30*i)})
+		req := Request[struct{}, history.Message]{Model: "gpt-4o", Messages: msgs}
+		got, res, err := FitModel[struct{}, history.Message](context.Background(), replicas[i%2], "k", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := one.Fit(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("call %d: the replicas sent %d messages, one Trimmer %d", i, len(got), len(want))
+		}
+		if v := ObserveModel[struct{}, history.Message](replicas[i%2], "gpt-4o", res, res.TokensAfter+10); v == history.VerdictInvalid {
+			t.Errorf("call %d: Observe = VerdictInvalid", i)
+		}
+	}
+	for i, s := range states {
+		if s == history.StateRefused {
+			t.Errorf("call %d: the state was refused (%v)", i, states)
+			break
+		}
+	}
+	if _, _, _, warm := replicas[0].s.cals.For("gpt-4o").Model(); !warm {
+		t.Error("the conversations' Calibration of the model learnt nothing")
 	}
 }
