@@ -14,6 +14,7 @@ var door = &adapt.Door[openai.ChatCompletionRequest, openai.Usage, struct{}, ope
 	Read: func(r openai.ChatCompletionRequest) adapt.Request[struct{}, openai.ChatCompletionMessage] {
 		out := r.MaxCompletionTokens
 		if out <= 0 {
+			//lint:ignore SA1019 a request that still sets the deprecated field asks this room
 			out = r.MaxTokens
 		}
 		return adapt.Request[struct{}, openai.ChatCompletionMessage]{

@@ -14,8 +14,11 @@
 // -params and -usage, when given, the types of the SDK's request and of a
 // response's usage, for the door (Fit and Observe, through the package's
 // door, an adapt.Door the adapter declares); their packages are imported
-// as the package's other files import them. An adapter whose SDK has no
-// request type (eino, langchaingo) writes its Fit and Observe itself.
+// as the package's other files import them; -conversations, with them,
+// the adapt type the package's Conversations embeds (Conversations or
+// SystemConversations), whose Fit and Observe it writes too. An adapter
+// whose SDK has no request type (gemini, eino, langchaingo) writes its
+// Fit and Observe itself, over the same adapt functions.
 // TestGenerated checks every adapter's file against this template.
 package main
 
