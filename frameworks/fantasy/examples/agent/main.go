@@ -2,9 +2,10 @@
 // OpenAI-compatible provider) for 30 user turns against a local OpenAI
 // chat-completions endpoint with a 16k window that counts 1.3 times the
 // library's estimate and answers an overflow with OpenAI's 400. The
-// language model is wrapped with hfantasy.NewModel: every call is trimmed,
-// overflows are recovered from, usage feeds the calibration. It prints
-// what the provider saw.
+// language model is wrapped with hfantasy.NewModel with no budget (the
+// door): every call is trimmed to the window of the model it names
+// (gpt-3.5-turbo, from the models table), overflows are recovered from,
+// usage feeds the calibration. It prints what the provider saw.
 package main
 
 import (
@@ -28,15 +29,14 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lm, err := provider.LanguageModel(ctx, "local-16k")
+	lm, err := provider.LanguageModel(ctx, "gpt-3.5-turbo") // its name is all the door needs
 	if err != nil {
 		log.Fatal(err)
 	}
 	var cal history.Calibration
 	trims := 0
-	model := hfantasy.NewModel(lm, hfantasy.Config{Budget: loopserver.ExampleWindow, Calibration: &cal,
-		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim(),
-			history.WithOnTrim(func(history.Event) { trims++ })}})
+	model := hfantasy.NewModel(lm, hfantasy.Config{Calibration: &cal, // nil: the Model's own
+		Options: []history.Option{history.WithOnTrim(func(history.Event) { trims++ })}})
 
 	var tools []fantasy.AgentTool
 	for _, name := range loopserver.ToolNames {
