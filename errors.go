@@ -27,7 +27,10 @@ var (
 	// ErrLatestTurnTooLarge is wrapped by *[BudgetError] when what the
 	// library must always keep (the prefix, the breadcrumb and the latest
 	// turn) does not fit the budget. It is returned together with a usable
-	// [Result]: the smallest history the library can send.
+	// [Result]: the smallest history the library can send. Send it anyway
+	// (the provider may accept it; [RecoverOverflow] trims below what it
+	// refuses), or trim with the cut rung ([WithTask]), or use a larger
+	// window; the [BudgetError]'s text says which applies.
 	ErrLatestTurnTooLarge = errors.New("history: latest turn does not fit the budget")
 )
 
@@ -71,22 +74,39 @@ type BudgetError struct {
 	// reduce either: when it alone exceeds Budget, the tools do not fit
 	// the window.
 	Overhead int
+
+	cut bool // the trim had the cut rung (ElideOptions.Cut, WithTask)
 }
 
 // Error returns the sizes: "history: latest turn does not fit the budget:
 // need N tokens, budget B", naming what no trim can reduce when it alone is
-// too large: the request's overhead, the pinned part, or both together.
+// too large: the request's overhead, the pinned part, or both together;
+// then what the caller can do. The [Result] returned with it is the
+// smallest history the library can send, so sending it anyway is always
+// one remedy (the provider may accept it, and [RecoverOverflow] trims
+// below what it refused); the others are a larger window, fewer tools or
+// a shorter system prompt where those alone are too large, and the cut
+// rung ([WithTask], [ElideOptions.Cut]) where the latest turn's tool
+// results are, when the trim did not have it.
 func (e *BudgetError) Error() string {
 	s := "history: latest turn does not fit the budget: need " + strconv.Itoa(e.Need) +
 		" tokens, budget " + strconv.Itoa(e.Budget)
+	const anyway = "; the Result is the smallest history: send it anyway, "
 	switch {
 	case e.Overhead > e.Budget:
-		s += " (the request's overhead alone needs " + strconv.Itoa(e.Overhead) + ": the tool definitions and whatever else WithOverhead counts)"
+		s += " (the request's overhead alone needs " + strconv.Itoa(e.Overhead) + ": the tool definitions and whatever else WithOverhead counts)" +
+			anyway + "or send fewer tools, or use a larger window"
 	case e.Pinned > e.Budget:
-		s += " (the pinned system messages and summaries alone need " + strconv.Itoa(e.Pinned) + ")"
+		s += " (the pinned system messages and summaries alone need " + strconv.Itoa(e.Pinned) + ")" +
+			anyway + "or shorten them, or use a larger window"
 	case e.Pinned > 0 && e.Overhead > 0 && e.Pinned+e.Overhead > e.Budget:
 		s += " (the pinned system messages and summaries need " + strconv.Itoa(e.Pinned) +
-			" and the request's overhead " + strconv.Itoa(e.Overhead) + ")"
+			" and the request's overhead " + strconv.Itoa(e.Overhead) + ")" +
+			anyway + "or shorten them, send fewer tools, or use a larger window"
+	case e.cut:
+		s += anyway + "or use a larger window (with the cut rung on, the prefix, the pins and the user's request alone are too large)"
+	default:
+		s += anyway + "or trim with WithTask (its cut rung shortens the latest turn's tool results), or use a larger window"
 	}
 	return s
 }

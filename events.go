@@ -11,6 +11,11 @@ import (
 // EventType is the Type of every [Event].
 const EventType = "history_trimmed"
 
+// notCounted is how an Event's log group shows a TokensBefore of -1: the
+// trim counts newest first and stops once it knows what to keep, so by
+// default it does not count what it drops (WithFullCount counts it).
+const notCounted = "not counted"
+
 // Reasons an [Event] can carry.
 const (
 	// ReasonBudget: [TrimToRecentTurns] or [Trimmer.Trim] trimmed to fit the
@@ -61,9 +66,13 @@ type Event struct {
 	// mid-conversation that were dropped with their turns or steps.
 	OrphansRemoved      int `json:"orphans_removed"`
 	DroppedInstructions int `json:"dropped_instructions"`
-	TokensBefore        int `json:"tokens_before"`
-	TokensAfter         int `json:"tokens_after"`
-	Budget              int `json:"budget"`
+	// TokensBefore is -1 when the trim did not count the dropped part, as
+	// it does not by default: the log group says "not counted" then, and
+	// the JSON form keeps -1, a number as elsewhere ([WithFullCount]
+	// counts it).
+	TokensBefore int `json:"tokens_before"`
+	TokensAfter  int `json:"tokens_after"`
+	Budget       int `json:"budget"`
 	// Attempt is the attempt number of a [RecoverOverflow] call (1 or
 	// more), and 0 for a trim to a budget.
 	Attempt int `json:"attempt"`
@@ -93,8 +102,13 @@ type Event struct {
 }
 
 // LogValue returns the event as a slog group: its numbers, then its labels
-// in sorted key order (so log lines are deterministic).
+// in sorted key order (so log lines are deterministic). A TokensBefore the
+// trim did not count is logged as tokens_before="not counted".
 func (e Event) LogValue() slog.Value {
+	before := slog.Int("tokens_before", e.TokensBefore)
+	if e.TokensBefore < 0 {
+		before = slog.String("tokens_before", notCounted)
+	}
 	attrs := make([]slog.Attr, 0, 13+len(e.Labels))
 	attrs = append(attrs,
 		slog.String("type", e.Type),
@@ -106,7 +120,7 @@ func (e Event) LogValue() slog.Value {
 		slog.Int("elided_results", e.ElidedResults),
 		slog.Int("orphans_removed", e.OrphansRemoved),
 		slog.Int("dropped_instructions", e.DroppedInstructions),
-		slog.Int("tokens_before", e.TokensBefore),
+		before,
 		slog.Int("tokens_after", e.TokensAfter),
 		slog.Int("budget", e.Budget),
 		slog.Int("attempt", e.Attempt),

@@ -113,3 +113,33 @@ func ExampleToolPolicy() {
 	// l true
 	// n false
 }
+
+// The goal is an index, or -1 for none: -1 pins nothing, and the latest
+// request is kept as every latest turn is. Here the task was opened two
+// turns ago and the user has since written "Continue."; at this budget
+// only the latest turn fits besides a pinned goal.
+func ExampleWithTask_noGoal() {
+	msgs := []history.Message{
+		{Role: history.RoleSystem, Content: "You are a coding agent."},
+		{Role: history.RoleUser, Content: "Port the parser to the new AST, keeping every exported name."},
+		{Role: history.RoleAssistant, Content: strings.Repeat("Ported the lexer and half of the parser. ", 20)},
+		{Role: history.RoleUser, Content: "Continue."},
+		{Role: history.RoleAssistant, Content: "Porting the rest of the parser now."},
+	}
+	holds := func(res history.Result, text string) bool {
+		for _, m := range res.Messages {
+			if m.Content == text {
+				return true
+			}
+		}
+		return false
+	}
+	for _, goal := range []int{1, -1} {
+		res, _ := history.TrimToRecentTurns(msgs, 80, history.WithTask(goal, history.ElideOptions{}))
+		fmt.Printf("goal %d: the opening request kept %v, the latest request kept %v\n",
+			goal, holds(res, msgs[1].Content), holds(res, msgs[3].Content))
+	}
+	// Output:
+	// goal 1: the opening request kept true, the latest request kept true
+	// goal -1: the opening request kept false, the latest request kept true
+}

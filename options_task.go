@@ -14,7 +14,9 @@ const taskClearArguments = 32
 // every request fits when the prefix and the user's request do. goal is
 // the index of the task's opening request in the history being trimmed
 // (the runtime knows which message started the task it is working on),
-// or -1 when there is none. It sets:
+// or -1 when there is none to pin: then only [WithPin]'s pins are pinned,
+// and the latest request is kept as every latest turn is (a task that is
+// the latest request needs no goal). It sets:
 //
 //   - [WithTurnStart]([UserWritten]): messages the runtime injects in the
 //     user role (system reminders, task notifications, interrupt markers,

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/histrim/history/internal/recallkey"
 )
 
 // Store keeps the originals of elided tool results, each under the handle
@@ -84,47 +86,9 @@ func (s *MemoryStore) Get(ctx context.Context, handle string) (Message, bool, er
 // are unchanged.
 func ScopeStore(s Store, scope string) Store {
 	if in, ok := s.(scopedStore); ok {
-		return scopedStore{in.s, in.prefix + escapeScope(scope) + "/"}
+		return scopedStore{in.s, in.prefix + recallkey.EscapeScope(scope) + "/"}
 	}
-	return scopedStore{s, escapeScope(scope) + "/"}
-}
-
-// escapeScope returns scope with '%' written "%25" and '/' written "%2F":
-// the form ScopeStore gives a scope in the names it stores, which holds no
-// '/' and so is never the start of another scope's names. The backends
-// under stores/ scope with the same form (internal/storekit), so that their
-// Recall(k) and ScopeStore(Recall(""), k) name the same results.
-func escapeScope(scope string) string {
-	if !strings.ContainsAny(scope, "%/") {
-		return scope
-	}
-	var b strings.Builder
-	b.Grow(len(scope) + 8)
-	for i := 0; i < len(scope); i++ {
-		switch c := scope[i]; c {
-		case '%':
-			b.WriteString("%25")
-		case '/':
-			b.WriteString("%2F")
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// isElisionHandle reports whether h has the form ElisionHandle gives a
-// handle: "r" and 24 lower-case hex digits.
-func isElisionHandle(h string) bool {
-	if len(h) != 25 || h[0] != 'r' {
-		return false
-	}
-	for i := 1; i < len(h); i++ {
-		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return scopedStore{s, recallkey.EscapeScope(scope) + "/"}
 }
 
 type scopedStore struct {
@@ -133,14 +97,14 @@ type scopedStore struct {
 }
 
 func (s scopedStore) Put(handle string, m Message) error {
-	if !isElisionHandle(handle) {
+	if !recallkey.IsHandle(handle) {
 		return fmt.Errorf("history: %q is not an elision handle: a scoped store keeps only those", handle)
 	}
 	return s.s.Put(s.prefix+handle, m)
 }
 
 func (s scopedStore) Get(ctx context.Context, handle string) (Message, bool, error) {
-	if !isElisionHandle(handle) {
+	if !recallkey.IsHandle(handle) {
 		return Message{}, false, nil
 	}
 	return s.s.Get(ctx, s.prefix+handle)
@@ -194,7 +158,7 @@ func RecallContext(ctx context.Context, s Store, args string) (string, error) {
 		return "", errors.New(`history: recall arguments must be {"id": "<id from the placeholder>"}`)
 	}
 	id := strings.TrimSpace(*a.ID)
-	if !isElisionHandle(id) {
+	if !recallkey.IsHandle(id) {
 		return "", ErrUnknownHandle // no placeholder names anything else
 	}
 	m, ok, err := s.Get(ctx, id)

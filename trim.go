@@ -218,7 +218,8 @@ func plan(sc *scratch, msgs, view []Message, index []int, orphans, budget int, o
 		p.viewCounts()
 		report(&res, o, c)
 		if p.total > budget {
-			return res, &BudgetError{Need: p.total, Budget: res.Budget, Pinned: p.pinnedTok - p.extra + p.oldCrumbTok, Overhead: p.extra}, true
+			return res, &BudgetError{Need: p.total, Budget: res.Budget, Pinned: p.pinnedTok - p.extra + p.oldCrumbTok, Overhead: p.extra,
+				cut: o.elide != nil && o.elide.Cut}, true
 		}
 		return res, nil, true
 	}
@@ -233,7 +234,7 @@ func plan(sc *scratch, msgs, view []Message, index []int, orphans, budget int, o
 	report(&res, o, c)
 	if res.TokensAfter > budget {
 		return res, &BudgetError{Need: res.TokensAfter, Budget: res.Budget, Overhead: p.extra,
-			Pinned: p.pinnedTok - p.extra + p.hoistTok + p.pinDrop + p.crumbPart(p.k)}, true
+			Pinned: p.pinnedTok - p.extra + p.hoistTok + p.pinDrop + p.crumbPart(p.k), cut: o.elide != nil && o.elide.Cut}, true
 	}
 	return res, nil, true
 }

@@ -22,27 +22,14 @@ type MessageError = adapt.MessageError
 // adapters share (internal/anthropicmsg).
 var codec = sdk.Codec()
 
-// Trimmer is the stateful trimmer of a conversation's messages: a
-// history.Trimmer (maintenance points, cold resume, summaries, the plan
-// kept between requests so that the provider's prompt cache survives)
-// over the caller's whole transcript, its decisions mapped back onto the
-// caller's messages as [Trim] maps them. Its methods are
-// Trim(transcript, budget), TrimContext(ctx, transcript, budget),
-// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
-// (history.WithPin) index the transcript. See docs/adapters.md, "The
-// stateful trimmer".
-//
-// MarshalBinary and UnmarshalBinary save and restore its state (for
-// another replica, or after a restart); [Conversations] keeps it in a
-// history.StateStore shared by a runtime's replicas.
-type Trimmer = adapt.Trimmer[[]anthropic.TextBlockParam, anthropic.MessageParam]
-
 // NewTrimmer returns a Trimmer for one conversation that trims with opts
 // (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
 // fixed for its life.
 func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trimmer {
-	return codec.NewTrimmer(system, opts)
+	return &Trimmer{t: codec.NewTrimmer(system, opts)}
 }
+
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.TextBlockParam -message anthropic.MessageParam -params anthropic.MessageNewParams -usage anthropic.Usage -conversations SystemConversations
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas
@@ -53,12 +40,14 @@ func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trim
 // Reset, Forget, Close and RecallStore, the system prompt passed with
 // every call; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.SystemConversations[[]anthropic.TextBlockParam, anthropic.MessageParam]
+type Conversations struct {
+	*adapt.SystemConversations[[]anthropic.TextBlockParam, anthropic.MessageParam]
+}
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewSystemConversations(codec, store, opts)
+	return &Conversations{adapt.NewSystemConversations(codec, store, opts)}
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

@@ -868,7 +868,7 @@ func TestContract(t *testing.T) {
 		Positions: Positions, Validate: Validate,
 		ToHistory: func(msgs []msg) ([]history.Message, error) { return ToHistory(nil, msgs) },
 		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[msg] {
-			return adaptertest.BindSystem(NewConversations(s, opts...), contractSystem)
+			return adaptertest.BindSystem(NewConversations(s, opts...).SystemConversations, contractSystem)
 		},
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[msg] { return NewTrimmer(contractSystem, opts...) },
 		ErrUnpaired:  ErrUnpaired,

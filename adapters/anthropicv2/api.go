@@ -95,22 +95,13 @@ func RecoverOverflow(system []anthropic.TextBlockParam, msgs []anthropic.Message
 	return codec.RecoverOverflow(system, msgs, providerErr, attempt, opts)
 }
 
-// Trimmer is the stateful trimmer of a conversation's messages: a
-// history.Trimmer over the caller's whole transcript, its decisions mapped
-// back as [Trim] maps them. Its methods are Trim(transcript, budget),
-// TrimContext, RecoverOverflow(transcript, providerErr, attempt) and Reset;
-// pins index the transcript (docs/adapters.md, "The stateful trimmer").
-//
-// MarshalBinary and UnmarshalBinary save and restore its state (for
-// another replica, or after a restart); [Conversations] keeps it in a
-// history.StateStore shared by a runtime's replicas.
-type Trimmer = adapt.Trimmer[[]anthropic.TextBlockParam, anthropic.MessageParam]
-
 // NewTrimmer returns a Trimmer for one conversation with this system
 // prompt that trims with opts, fixed for its life.
 func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trimmer {
-	return codec.NewTrimmer(system, opts)
+	return &Trimmer{t: codec.NewTrimmer(system, opts)}
 }
+
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system []anthropic.TextBlockParam -message anthropic.MessageParam -params anthropic.MessageNewParams -usage anthropic.Usage -conversations SystemConversations
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas
@@ -121,12 +112,14 @@ func NewTrimmer(system []anthropic.TextBlockParam, opts ...history.Option) *Trim
 // Reset, Forget, Close and RecallStore, the system prompt passed with
 // every call; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.SystemConversations[[]anthropic.TextBlockParam, anthropic.MessageParam]
+type Conversations struct {
+	*adapt.SystemConversations[[]anthropic.TextBlockParam, anthropic.MessageParam]
+}
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewSystemConversations(codec, store, opts)
+	return &Conversations{adapt.NewSystemConversations(codec, store, opts)}
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output
@@ -232,4 +225,31 @@ func Record(o *Origins, origin Origin, msgs ...anthropic.MessageParam) {
 // in the beta package only).
 func Retarget(msgs []anthropic.MessageParam, o *Origins, to Origin) (out []anthropic.MessageParam, n int) {
 	return sdk.Retarget(msgs, o, to)
+}
+
+// door is what the door reads of a Messages request and writes back (see
+// Trimmer.Fit): the model, max_tokens, the system prompt, the overhead
+// Overhead counts, the messages; written back with a cache breakpoint on
+// the new prefix (MarkPrefix) when the request's breakpoints (automatic
+// caching's, the tools', the system prompt's) leave room for it; and the
+// usage's input tokens, cached ones included.
+var door = &adapt.Door[anthropic.MessageNewParams, anthropic.Usage, []anthropic.TextBlockParam, anthropic.MessageParam]{
+	Read: func(p anthropic.MessageNewParams) adapt.Request[[]anthropic.TextBlockParam, anthropic.MessageParam] {
+		return adapt.Request[[]anthropic.TextBlockParam, anthropic.MessageParam]{
+			Model: string(p.Model), Output: int(min(max(p.MaxTokens, 0), 1<<31-1)), System: p.System, Messages: p.Messages,
+			Overhead: func(c history.Counter) int { return Overhead(p, c) },
+		}
+	},
+	Write: func(p anthropic.MessageNewParams, msgs []anthropic.MessageParam, opts []history.Option) anthropic.MessageNewParams {
+		p.Messages = msgs
+		q := p
+		q.Messages = MarkPrefix(p.System, msgs, opts...)
+		if sdk.Breakpoints(q) == nil {
+			return q
+		}
+		return p
+	},
+	Usage: func(u anthropic.Usage) int {
+		return int(min(max(u.InputTokens, 0)+max(u.CacheCreationInputTokens, 0)+max(u.CacheReadInputTokens, 0), 1<<31-1))
+	},
 }

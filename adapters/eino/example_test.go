@@ -188,6 +188,6 @@ func ExampleMessageModifier() {
 	// system: You are terse.
 	// user: [earlier turns omitted to fit the contex
 	// user: Second question?
-	// reported: history: latest turn does not fit the budget: need 158 tokens, budget 60
+	// reported: history: latest turn does not fit the budget: need 158 tokens, budget 60; the Result is the smallest history: send it anyway, or trim with WithTask (its cut rung shortens the latest turn's tool results), or use a larger window
 	// 4 messages
 }

@@ -811,7 +811,7 @@ func TestContract(t *testing.T) {
 		},
 		Positions: Positions, Validate: Validate, ToHistory: ToHistory,
 		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[content] {
-			return adaptertest.BindSystem(NewConversations(s, opts...), contractSystem)
+			return adaptertest.BindSystem(NewConversations(s, opts...).SystemConversations, contractSystem)
 		},
 		NewTrimmer:   func(opts ...history.Option) adaptertest.Trimmer[content] { return NewTrimmer(contractSystem, opts...) },
 		ErrUnpaired:  ErrUnpaired,

@@ -12,9 +12,8 @@ import (
 )
 
 // TestSummarizer runs the Summarizer with go-openai's client against a
-// local Chat Completions server (adaptertest.Summary), under a
-// history.Trimmer over the converted transcript, mapped back with
-// history.ApplyFunc (this adapter has no Trimmer of its own).
+// local Chat Completions server (adaptertest.Summary), under the
+// adapter's own Trimmer, as docs/summaries.md wires it.
 func TestSummarizer(t *testing.T) {
 	c := &adaptertest.Summary[openai.ChatCompletionMessage]{
 		Path:   "/chat/completions",
@@ -26,7 +25,7 @@ func TestSummarizer(t *testing.T) {
 			return hgoopenai.NewSummarizer(summaryClient(url), cfg)
 		},
 		NewTrimmer: func(opts ...history.Option) adaptertest.SummaryTrimmer[openai.ChatCompletionMessage] {
-			return applyTrimmer{history.NewTrimmer(opts...)}
+			return hgoopenai.NewTrimmer(opts...)
 		},
 		Open: func() []openai.ChatCompletionMessage {
 			return []openai.ChatCompletionMessage{
@@ -64,21 +63,4 @@ func summaryClient(url string) *openai.Client {
 	cfg := openai.DefaultConfig("sk-test")
 	cfg.BaseURL = url + "/v1"
 	return openai.NewClientWithConfig(cfg)
-}
-
-// applyTrimmer is a history.Trimmer over go-openai messages: the
-// transcript converted with ToHistory, the decision mapped back with
-// history.ApplyFunc with render (ExampleNewSummarizer's).
-type applyTrimmer struct{ *history.Trimmer }
-
-func (a applyTrimmer) TrimContext(ctx context.Context, transcript []openai.ChatCompletionMessage, budget int) ([]openai.ChatCompletionMessage, history.Result, error) {
-	hist, err := hgoopenai.ToHistory(transcript)
-	if err != nil {
-		return nil, history.Result{}, err
-	}
-	res, err := a.Trimmer.TrimContext(ctx, hist, budget)
-	if err != nil {
-		return nil, res, err
-	}
-	return history.ApplyFunc(transcript, res, render), res, nil
 }

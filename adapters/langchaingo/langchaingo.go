@@ -89,40 +89,31 @@ var codec = &adapt.Codec[struct{}, llms.MessageContent]{
 	Overflow: forClassifier,
 }
 
-// Trimmer is the stateful trimmer of a conversation's messages: a
-// history.Trimmer (maintenance points, cold resume, summaries, the plan
-// kept between requests so that the provider's prompt cache survives)
-// over the caller's whole transcript, its decisions mapped back onto the
-// caller's messages as [Trim] maps them. Its methods are
-// Trim(transcript, budget), TrimContext(ctx, transcript, budget),
-// RecoverOverflow(transcript, providerErr, attempt) and Reset; pins
-// (history.WithPin) index the transcript. See docs/adapters.md, "The
-// stateful trimmer".
-//
-// MarshalBinary and UnmarshalBinary save and restore its state (for
-// another replica, or after a restart); [Conversations] keeps it in a
-// history.StateStore shared by a runtime's replicas.
-type Trimmer = adapt.Trimmer[struct{}, llms.MessageContent]
-
 // NewTrimmer returns a Trimmer for one conversation that trims with opts
 // (history.WithLowWater, history.WithTrigger, history.WithElision, ...),
 // fixed for its life.
-func NewTrimmer(opts ...history.Option) *Trimmer { return codec.NewTrimmer(struct{}{}, opts) }
+func NewTrimmer(opts ...history.Option) *Trimmer {
+	return &Trimmer{t: codec.NewTrimmer(struct{}{}, opts)}
+}
+
+//go:generate go run github.com/histrim/history/internal/adapt/trimmergen -system struct{} -message llms.MessageContent
 
 // Conversations trims many conversations, each with its own Trimmer, whose
 // state it keeps in a history.StateStore shared by a runtime's replicas
 // (history.Conversations over this package's messages): a conversation's
 // requests send the prompts of one process wherever they land. Its
-// methods are Trim(ctx, key, transcript, budget), RecoverOverflow(ctx,
+// methods are Fit and Observe (the door), Trim(ctx, key, transcript, budget), RecoverOverflow(ctx,
 // key, transcript, providerErr, attempt), Reset, Forget, Close and
 // RecallStore; its fields OnState, MaxConversations and IdleAfter. See
 // docs/replicas.md.
-type Conversations = adapt.Conversations[struct{}, llms.MessageContent]
+type Conversations struct {
+	*adapt.Conversations[struct{}, llms.MessageContent]
+}
 
 // NewConversations returns Conversations that keep their state in store
 // and trim with opts (those of NewTrimmer, the same on every replica).
 func NewConversations(store history.StateStore, opts ...history.Option) *Conversations {
-	return adapt.NewConversations(codec, struct{}{}, store, opts)
+	return &Conversations{adapt.NewConversations(codec, struct{}{}, store, opts)}
 }
 
 // Positions returns where msgs[i], for each index i, landed in the output

@@ -183,7 +183,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	pinned := pins.Read(opts)
 	var tr *Trimmer
 	if m.state != nil {
-		tr, pinned = m.state.Trimmer(codec, struct{}{}, overhead, opts), nil // its pins index the transcript
+		tr, pinned = &Trimmer{t: m.state.Trimmer(codec, struct{}{}, overhead, opts)}, nil // its pins index the transcript
 	}
 	send, res, from, err := m.trim(tr, msgs, opts)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {

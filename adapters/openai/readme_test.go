@@ -37,7 +37,7 @@ func complete(ctx context.Context, client openai.Client, params openai.ChatCompl
 	opts := []history.Option{
 		history.WithCalibration(&cal),                       // aim at OpenAI's count, learnt from usage
 		history.WithOverhead(hopenai.Overhead(params, nil)), // tools and response format count too
-		history.WithTask(-1, history.ElideOptions{}),        // keep what the agent uses (-1: the task is the latest request)
+		history.WithTask(-1, history.ElideOptions{}),        // keep what the agent uses (-1: no goal to pin; the latest request stays, as every latest turn does)
 	}
 	sent, res, err := hopenai.Trim(msgs, budget.Input(), opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {

@@ -49,21 +49,31 @@ func (e *ChainedError) Unwrap() error { return ErrChained }
 // *ChainedError: only a stateless request can be trimmed from the client.
 // params is not modified.
 func TrimRequest(params responses.ResponseNewParams, budget int, opts ...history.Option) (responses.ResponseNewParams, history.Result, error) {
-	if params.PreviousResponseID.Valid() {
-		return params, history.Result{Budget: budget}, &ChainedError{PreviousResponseID: params.PreviousResponseID.Value}
-	}
-	if raw, err := json.Marshal(params.Conversation); err == nil && string(raw) != "null" && string(raw) != `""` && string(raw) != "{}" {
-		return params, history.Result{Budget: budget}, &ChainedError{}
-	}
-	rc := currentTurn
-	if params.Reasoning.Context == shared.ReasoningContextAllTurns {
-		rc.allTurns = true
+	rc, err := readContext(&params)
+	if err != nil {
+		return params, history.Result{Budget: budget}, err
 	}
 	out, res, err := codec.Trim(rc, params.Input.OfInputItemList, budget, opts)
 	if out != nil {
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: out}
 	}
 	return params, res, err
+}
+
+// readContext returns which reasoning items params has the API read back,
+// or a *ChainedError for a request that chains onto server-held state.
+func readContext(params *responses.ResponseNewParams) (reasoningContext, error) {
+	if params.PreviousResponseID.Valid() {
+		return currentTurn, &ChainedError{PreviousResponseID: params.PreviousResponseID.Value}
+	}
+	if raw, err := json.Marshal(params.Conversation); err == nil && string(raw) != "null" && string(raw) != `""` && string(raw) != "{}" {
+		return currentTurn, &ChainedError{}
+	}
+	rc := currentTurn
+	if params.Reasoning.Context == shared.ReasoningContextAllTurns {
+		rc.allTurns = true
+	}
+	return rc, nil
 }
 
 // opaquePayload returns an item's encrypted_content (a compaction or

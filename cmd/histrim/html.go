@@ -201,7 +201,7 @@ func trimNumbers(r *report) []pair {
 	return []pair{
 		{"outcome", "outcome", outcome},
 		{"budget", "budget", num(r.Budget)},
-		{"tokens_before", "tokens before", num(r.TokensBefore)},
+		{"tokens_before", "tokens before", tokensBefore(r.TokensBefore, num)},
 		{"tokens_after", "tokens sent", num(r.TokensAfter)},
 		{"kept_turns", "turns kept", num(r.KeptTurns)},
 		{"dropped_turns", "turns dropped", num(r.DroppedTurns)},
@@ -221,7 +221,7 @@ func eventPairs(e *history.Event) []pair {
 		{"dropped_messages", "dropped messages", num(e.DroppedMessages)},
 		{"dropped_steps", "dropped steps", num(e.DroppedSteps)},
 		{"elided_results", "elided results", num(e.ElidedResults)},
-		{"tokens_before", "tokens before", num(e.TokensBefore)},
+		{"tokens_before", "tokens before", tokensBefore(e.TokensBefore, num)},
 		{"tokens_after", "tokens after", num(e.TokensAfter)},
 		{"budget", "budget", num(e.Budget)},
 	}

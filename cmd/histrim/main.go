@@ -50,6 +50,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -324,7 +325,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		r.write(stdout)
 	}
 	if cfg.html != "" {
-		o := htmlOptions{name: name, format: used, counter: counterName, budget: cfg.budget,
+		// The report names its input by its base name: a file that is meant
+		// to be shared should not carry the directories of the machine it
+		// was made on.
+		o := htmlOptions{name: filepath.Base(name), format: used, counter: counterName, budget: cfg.budget,
 			trigger: cfg.trigger, lowWater: cfg.lowWater, ladder: cfg.ladderName()}
 		if err := writeHTMLFile(cfg.html, o, r, newTrimView(msgs, res, counts, counter, cfg.ladder(msgs)...)); err != nil {
 			return fail(exitInput, "%v", err)
@@ -411,25 +415,20 @@ func newReport(msgs []history.Message, res history.Result, event *history.Event,
 		OrphansRemoved: res.OrphansRemoved, Event: event,
 		Turns: []turnReport{}, Sent: []messageReport{},
 	}
-	kept := make([]bool, len(msgs))
-	for _, k := range res.Kept {
-		if k >= 0 {
-			kept[k] = true
-		}
-	}
 	turns := history.Turns(msgs, opts...) // the turns of the trim's rule
 	prefixEnd := len(msgs)
 	if len(turns) > 0 {
 		prefixEnd = turns[0].Start
 	}
+	dropped := droppedTurns(turns, sentPositions(len(msgs), res), sweptMessages(msgs), res.DroppedTurns)
 	all := append([]history.Turn{{Start: 0, End: prefixEnd}}, turns...)
 	for n, t := range all {
-		tr := turnReport{Turn: n, Start: t.Start, End: t.End, Status: "dropped"}
+		tr := turnReport{Turn: n, Start: t.Start, End: t.End, Status: "kept"}
+		if n > 0 && dropped[n-1] {
+			tr.Status = "dropped"
+		}
 		for i := t.Start; i < t.End; i++ {
 			tr.Tokens += counts[i]
-			if kept[i] {
-				tr.Status = "kept"
-			}
 		}
 		if n == 0 && t.Len() == 0 {
 			continue
@@ -484,7 +483,7 @@ func (r *report) write(w io.Writer) {
 	default:
 		p("result:  fits: nothing dropped, %d turns\n", r.KeptTurns)
 	}
-	p("tokens:  %d before, %d after\n", r.TokensBefore, r.TokensAfter)
+	p("tokens:  %s before, %d after\n", tokensBefore(r.TokensBefore, strconv.Itoa), r.TokensAfter)
 	if r.OrphansRemoved > 0 {
 		p("orphans: %d unpaired tool calls/results removed\n", r.OrphansRemoved)
 	}

@@ -49,3 +49,13 @@ func fnum(f float64) string {
 func ftoa(f float64, prec int) string {
 	return strconv.FormatFloat(f, 'f', prec, 64)
 }
+
+// tokensBefore shows a TokensBefore with show, or "not counted" for the -1
+// of a trim that did not count what it dropped (the command counts it,
+// history.WithFullCount; the library's default does not).
+func tokensBefore(n int, show func(int) string) string {
+	if n < 0 {
+		return "not counted"
+	}
+	return show(n)
+}

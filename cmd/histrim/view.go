@@ -52,8 +52,8 @@ type barView struct {
 	// Tokens is the count of its input messages; Drawn adds the messages
 	// the trim inserted in it.
 	Tokens, Drawn int
-	// Fate is "prefix", "kept" (its opening message was sent) or
-	// "dropped".
+	// Fate is "prefix", "kept" or "dropped" (droppedTurns), as the
+	// trim's Result counts them.
 	Fate string
 	// Msgs are its messages in drawing order, as indices into
 	// trimView.Msgs: the input messages, with each inserted message just
@@ -79,10 +79,11 @@ func newTrimView(msgs []history.Message, res history.Result, counts []int, c his
 	if prefixEnd > 0 {
 		v.Bars = append(v.Bars, barView{Turn: 0, Start: 0, End: prefixEnd, Fate: "prefix"})
 	}
+	dropped := droppedTurns(turns, sentAt, swept, res.DroppedTurns)
 	for n, t := range turns {
-		fate := "dropped"
-		if sentAt[t.Start] >= 0 {
-			fate = "kept"
+		fate := "kept"
+		if dropped[n] {
+			fate = "dropped"
 		}
 		v.Bars = append(v.Bars, barView{Turn: n + 1, Start: t.Start, End: t.End, Fate: fate})
 	}
@@ -107,7 +108,7 @@ func newTrimView(msgs []history.Message, res history.Result, counts []int, c his
 		mv := msgView{Index: i, Bar: b, Role: roleName(msgs[i]), Tokens: counts[i], SentTokens: -1}
 		if j := sentAt[i]; j >= 0 {
 			f.sent = &res.Messages[j]
-			f.lifted = !f.prefix && sentAt[bar.Start] < 0
+			f.lifted = !f.prefix && bar.Fate == "dropped"
 			mv.SentTokens = sentTokens(j)
 		}
 		mv.Fate = fateOf(&f)
@@ -175,6 +176,31 @@ func newTrimView(msgs []history.Message, res history.Result, counts []int, c his
 		}
 	}
 	return v
+}
+
+// droppedTurns reports, for each of turns, whether the trim into res
+// dropped it; dropped is res.DroppedTurns. The core drops the oldest
+// turns, not counting one whose every message is pinned (kept in effect),
+// and still sends a dropped turn's pinned messages, lifted after the
+// breadcrumb: its opening too when that is WithTask's goal, so a turn's
+// opening being sent does not make it kept. A dropped turn is one of the
+// oldest with a message not sent (the orphan sweep's aside); the latest
+// turn is never dropped, so its dropped steps do not count.
+func droppedTurns(turns []history.Turn, sentAt []int, swept []bool, dropped int) []bool {
+	out := make([]bool, len(turns))
+	for n, t := range turns {
+		if dropped == 0 || n == len(turns)-1 {
+			break
+		}
+		for i := t.Start; i < t.End; i++ {
+			if sentAt[i] < 0 && !swept[i] {
+				out[n] = true
+				dropped--
+				break
+			}
+		}
+	}
+	return out
 }
 
 // sentPositions returns, for each of the n input messages, its position

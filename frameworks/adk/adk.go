@@ -20,15 +20,22 @@ import (
 // length is resent, when Config.MaxRetries is 0.
 const DefaultMaxRetries = 2
 
-// ErrNoBudget is returned by New for a Config whose Budget is not
-// positive.
-var ErrNoBudget = errors.New("history/adk: Config.Budget must be positive")
+// ErrNoBudget is returned by New for a Config whose Budget is negative.
+var ErrNoBudget = errors.New("history/adk: Config.Budget must not be negative")
 
 // Config configures the callbacks.
 type Config struct {
-	// Budget is the model's context window, or the share of it the
-	// request (system instruction, contents, tools and schemas) may fill,
-	// in Gemini's tokens. It must be positive.
+	// Budget, when positive, is the model's context window, or the share
+	// of it the request (system instruction, contents, tools and schemas)
+	// may fill, in Gemini's tokens: an override. 0 (the door) takes the
+	// budget from the model the request names (LLMRequest.Model, looked up
+	// in the models table): its window less the output the request asks
+	// room for (Config.MaxOutputTokens, else the model's output limit),
+	// less history.MarginShare of the window until the Calibration has
+	// observed a response; and, when Counter is nil, the model's counter.
+	// A request naming a model the table does not know then fails with
+	// the error of models.Lookup (wrapping models.ErrUnknownModel): a
+	// budget is never guessed. Negative is an error (ErrNoBudget).
 	Budget int
 	// Model is the model the agent calls, used to resend a request
 	// Gemini rejected for its length (OnModelError). nil: overflows are
@@ -102,7 +109,7 @@ func keyOf(ctx agent.ReadonlyContext) callKey {
 
 // New returns the callbacks for cfg, or ErrNoBudget.
 func New(cfg Config) (*Callbacks, error) {
-	if cfg.Budget <= 0 {
+	if cfg.Budget < 0 {
 		return nil, ErrNoBudget
 	}
 	c := &Callbacks{cfg: cfg, cal: cfg.Calibration}
@@ -155,7 +162,33 @@ func (c *Callbacks) Install(cfg *llmagent.Config) {
 
 // options returns the trim options for a request with config.
 func (c *Callbacks) options(config *genai.GenerateContentConfig) []history.Option {
-	return adapt.CallOptions(c.cfg.Options, c.cfg.Counter, c.cal, gemini.Overhead(config, c.cfg.Counter))
+	return c.optionsWith(config, c.cfg.Counter)
+}
+
+// optionsWith is options with counter in place of Config.Counter.
+func (c *Callbacks) optionsWith(config *genai.GenerateContentConfig, counter history.Counter) []history.Option {
+	return adapt.CallOptions(c.cfg.Options, counter, c.cal, gemini.Overhead(config, counter))
+}
+
+// budget returns the budget and the trim options for req: Config.Budget
+// when positive, else the door's for the model req names (see
+// Config.Budget).
+func (c *Callbacks) budget(req *model.LLMRequest) (int, []history.Option, error) {
+	if c.cfg.Budget > 0 {
+		return c.cfg.Budget, c.options(req.Config), nil
+	}
+	output := 0
+	if req.Config != nil {
+		output = int(req.Config.MaxOutputTokens)
+	}
+	budget, counter, err := adapt.ModelBudget(req.Model, output, c.cal)
+	if err != nil {
+		return 0, nil, err
+	}
+	if c.cfg.Counter != nil {
+		counter = c.cfg.Counter
+	}
+	return budget, c.optionsWith(req.Config, counter), nil
 }
 
 func system(req *model.LLMRequest) *genai.Content {
@@ -174,7 +207,9 @@ func (c *Callbacks) report(err error) {
 // BeforeModel trims req.Contents to the budget with gemini.Trim, the
 // system instruction, tools and response schemas of req.Config counted,
 // calibrated; it never answers in the model's place (its response is
-// always nil). A request whose latest turn alone exceeds the budget is
+// always nil). Without Config.Budget, the budget is the model's that req
+// names (see Config.Budget), and a model the table does not know fails
+// the call with the error of models.Lookup. A request whose latest turn alone exceeds the budget is
 // sent with the smallest contents that keep it; one that does not
 // convert is sent as it was, its error given to Config.OnError; so is
 // one the trim would leave without contents (only model contents, or
@@ -186,7 +221,11 @@ func (c *Callbacks) BeforeModel(ctx agent.CallbackContext, req *model.LLMRequest
 		return nil, nil
 	}
 	c.restore(ctx)
-	out, res, err := gemini.Trim(system(req), req.Contents, c.cfg.Budget, c.options(req.Config)...)
+	budget, opts, err := c.budget(req)
+	if err != nil {
+		return nil, err
+	}
+	out, res, err := gemini.Trim(system(req), req.Contents, budget, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		c.report(err)
 		return nil, nil
@@ -221,8 +260,11 @@ func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMReques
 	if retries == 0 {
 		return nil, nil
 	}
-	opts := c.options(req.Config)
-	err := llmErr
+	_, opts, err := c.budget(req)
+	if err != nil {
+		return nil, nil // BeforeModel refused the call already
+	}
+	err = llmErr
 	for attempt := 1; attempt <= retries && history.IsContextOverflow(err); attempt++ {
 		out, res, rerr := gemini.RecoverOverflow(system(req), req.Contents, err, attempt, opts...)
 		if rerr != nil || len(out) == 0 {

@@ -13,6 +13,7 @@ import (
 	hfantasy "github.com/histrim/history/frameworks/fantasy"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/loopserver"
+	"github.com/histrim/history/models"
 )
 
 // nilDeref is an error whose Error dereferences its receiver: a typed nil
@@ -75,8 +76,10 @@ func hostileHooks(t testing.TB) map[string]func([]fantasy.Message, int) ([]fanta
 func hostile(t testing.TB) *adaptertest.Hostile[fantasy.Message] {
 	return &adaptertest.Hostile[fantasy.Message]{
 		Trim: hfantasy.Trim, RecoverOverflow: hfantasy.RecoverOverflow, ToHistory: hfantasy.ToHistory, Validate: hfantasy.Validate,
-		Hooks:  hostileHooks(t),
-		Errors: []error{hfantasy.ErrUnpaired},
+		Hooks: hostileHooks(t),
+		// At budget 0 the hooks are the door, and the suite's model
+		// ("local-16k") is not in the table: the typed error.
+		Errors: []error{hfantasy.ErrUnpaired, models.ErrUnknownModel},
 		ProviderErrors: []error{(*fantasy.ProviderError)(nil),
 			errors.Join((*fantasy.ProviderError)(nil), &fantasy.ProviderError{Message: "too long", ContextTooLargeErr: true})},
 		Text: func(role history.Role, text string) fantasy.Message {

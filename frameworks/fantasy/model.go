@@ -16,9 +16,19 @@ const DefaultMaxRetries = 2
 
 // Config configures a Model and PrepareStep.
 type Config struct {
-	// Budget is the model's context window, or the share of it the
-	// messages and tools may fill, in the provider's tokens. It must be
-	// positive.
+	// Budget, when positive, is the model's context window, or the share
+	// of it the messages and tools may fill, in the provider's tokens: an
+	// override. 0 (the door) takes the budget from the model the call goes
+	// to (the inner model's Model(), looked up in the models table): its
+	// window less the output the call asks room for (MaxOutputTokens,
+	// else the model's output limit), less history.MarginShare of the
+	// window until the Calibration has observed a response; and, when
+	// Counter is nil, the model's counter (the exact one when its
+	// tokenizer is public). NewModel then gives the Model a Calibration
+	// of its own when Calibration is nil. A model the table does not know
+	// fails the call with the error of models.Lookup (wrapping
+	// models.ErrUnknownModel): a budget is never guessed. A negative
+	// Budget fails every trim with history.ErrInvalidBudget.
 	Budget int
 	// Counter counts a message's tokens, for the trims and for the tools'
 	// overhead; nil means history.Heuristic().
@@ -44,12 +54,40 @@ type Config struct {
 
 // options returns the trim options of cfg for a call with tools.
 func (cfg *Config) options(tools []fantasy.Tool) []history.Option {
-	return adapt.CallOptions(cfg.Options, cfg.Counter, cfg.Calibration, Overhead(tools, cfg.Counter))
+	return cfg.optionsWith(tools, cfg.Counter)
+}
+
+// optionsWith is options with counter in place of cfg.Counter.
+func (cfg *Config) optionsWith(tools []fantasy.Tool, counter history.Counter) []history.Option {
+	return adapt.CallOptions(cfg.Options, counter, cfg.Calibration, Overhead(tools, counter))
+}
+
+// budget returns the budget and the trim options of a call to model with
+// tools asking output tokens of room (nil: the model's limit): Budget when
+// positive, else the door's (see Config.Budget).
+func (cfg *Config) budget(model string, output *int64, tools []fantasy.Tool) (int, []history.Option, error) {
+	if cfg.Budget != 0 { // a negative one: the trim reports it (history.ErrInvalidBudget)
+		return cfg.Budget, cfg.options(tools), nil
+	}
+	out := 0
+	if output != nil {
+		out = int(min(max(*output, 0), 1<<31-1))
+	}
+	budget, counter, err := adapt.ModelBudget(model, out, cfg.Calibration)
+	if err != nil {
+		return 0, nil, err
+	}
+	if cfg.Counter != nil {
+		counter = cfg.Counter
+	}
+	return budget, cfg.optionsWith(tools, counter), nil
 }
 
 // PrepareStep returns a fantasy.PrepareStepFunction that trims the
-// messages of every step of an agent to cfg.Budget (fantasy.WithPrepareStep,
-// or AgentCall.PrepareStep): the agent's history stays whole, each step
+// messages of every step of an agent to cfg.Budget, or without one to the
+// budget of the step's model (see Config.Budget; the margin stays while
+// cfg.Calibration is nil or cold) (fantasy.WithPrepareStep, or
+// AgentCall.PrepareStep): the agent's history stays whole, each step
 // sends a trimmed view of it. It counts no tools, since a step's options
 // do not show them: give their Overhead with history.WithOverhead in
 // cfg.Options. It does not recover from an overflow, which surfaces from
@@ -59,7 +97,15 @@ func (cfg *Config) options(tools []fantasy.Tool) []history.Option {
 // smallest history; any other trim error stops the agent.
 func PrepareStep(cfg Config) fantasy.PrepareStepFunction {
 	return func(ctx context.Context, o fantasy.PrepareStepFunctionOptions) (context.Context, fantasy.PrepareStepResult, error) {
-		msgs, _, err := Trim(o.Messages, cfg.Budget, cfg.options(nil)...)
+		name := ""
+		if o.Model != nil {
+			name = o.Model.Model()
+		}
+		budget, opts, err := cfg.budget(name, nil, nil)
+		if err != nil {
+			return ctx, fantasy.PrepareStepResult{}, err
+		}
+		msgs, _, err := Trim(o.Messages, budget, opts...)
 		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 			return ctx, fantasy.PrepareStepResult{}, err
 		}
@@ -77,11 +123,14 @@ type Model struct {
 }
 
 // NewModel returns inner wrapped as a Model with cfg. Give it to
-// fantasy.NewAgent in place of inner:
+// fantasy.NewAgent in place of inner; the zero Config is the door (the
+// budget of the model inner calls, see Config.Budget):
 //
-//	agent := fantasy.NewAgent(hfantasy.NewModel(model, hfantasy.Config{Budget: 16_000, Calibration: &cal}),
-//		fantasy.WithTools(tools...))
+//	agent := fantasy.NewAgent(hfantasy.NewModel(model, hfantasy.Config{}), fantasy.WithTools(tools...))
 func NewModel(inner fantasy.LanguageModel, cfg Config) *Model {
+	if cfg.Budget == 0 && cfg.Calibration == nil {
+		cfg.Calibration = new(history.Calibration) // the door's, which the Model owns
+	}
 	return &Model{inner: inner, cfg: cfg}
 }
 
@@ -93,11 +142,14 @@ func (m *Model) Model() string { return m.inner.Model() }
 
 func (m *Model) retries() int { return adapt.Retries(m.cfg.MaxRetries, DefaultMaxRetries) }
 
-// prepare trims prompt for a call with tools: the prompt to send, the
-// Result and the options, for a retry.
-func (m *Model) prepare(prompt fantasy.Prompt, tools []fantasy.Tool) (fantasy.Prompt, history.Result, []history.Option, error) {
-	opts := m.cfg.options(tools)
-	sent, res, err := Trim(prompt, m.cfg.Budget, opts...)
+// prepare trims prompt for a call with tools asking output tokens of room:
+// the prompt to send, the Result and the options, for a retry.
+func (m *Model) prepare(prompt fantasy.Prompt, output *int64, tools []fantasy.Tool) (fantasy.Prompt, history.Result, []history.Option, error) {
+	budget, opts, err := m.cfg.budget(m.inner.Model(), output, tools)
+	if err != nil {
+		return nil, history.Result{}, nil, err
+	}
+	sent, res, err := Trim(prompt, budget, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, res, nil, err
 	}
@@ -112,9 +164,9 @@ func (m *Model) observe(res history.Result, u fantasy.Usage) {
 // withRetries runs send with the trimmed prompt of a call with tools, and again
 // after each rejection for length that RecoverOverflow can shrink, at most
 // MaxRetries times. It returns the Result behind the accepted request.
-func withRetries[T any](m *Model, prompt fantasy.Prompt, tools []fantasy.Tool, send func(fantasy.Prompt) (T, error)) (T, history.Result, error) {
+func withRetries[T any](m *Model, prompt fantasy.Prompt, output *int64, tools []fantasy.Tool, send func(fantasy.Prompt) (T, error)) (T, history.Result, error) {
 	var zero T
-	sent, res, opts, err := m.prepare(prompt, tools)
+	sent, res, opts, err := m.prepare(prompt, output, tools)
 	if err != nil {
 		return zero, res, err
 	}
@@ -132,7 +184,7 @@ func withRetries[T any](m *Model, prompt fantasy.Prompt, tools []fantasy.Tool, s
 // Generate trims call.Prompt, generates, and recovers from overflows (see
 // Model).
 func (m *Model) Generate(ctx context.Context, c fantasy.Call) (*fantasy.Response, error) {
-	resp, res, err := withRetries(m, c.Prompt, c.Tools, func(p fantasy.Prompt) (*fantasy.Response, error) {
+	resp, res, err := withRetries(m, c.Prompt, c.MaxOutputTokens, c.Tools, func(p fantasy.Prompt) (*fantasy.Response, error) {
 		c.Prompt = p
 		return m.inner.Generate(ctx, c)
 	})
@@ -153,7 +205,7 @@ func (m *Model) Stream(ctx context.Context, c fantasy.Call) (fantasy.StreamRespo
 		next  func() (fantasy.StreamPart, bool)
 		stop  func()
 	}
-	p, res, err := withRetries(m, c.Prompt, c.Tools, func(prompt fantasy.Prompt) (*pulled, error) {
+	p, res, err := withRetries(m, c.Prompt, c.MaxOutputTokens, c.Tools, func(prompt fantasy.Prompt) (*pulled, error) {
 		c.Prompt = prompt
 		s, err := m.inner.Stream(ctx, c)
 		if err != nil {
@@ -187,7 +239,7 @@ func (m *Model) Stream(ctx context.Context, c fantasy.Call) (fantasy.StreamRespo
 // GenerateObject trims call.Prompt and generates an object, recovering
 // from overflows as Generate does.
 func (m *Model) GenerateObject(ctx context.Context, c fantasy.ObjectCall) (*fantasy.ObjectResponse, error) {
-	resp, res, err := withRetries(m, c.Prompt, nil, func(p fantasy.Prompt) (*fantasy.ObjectResponse, error) {
+	resp, res, err := withRetries(m, c.Prompt, c.MaxOutputTokens, nil, func(p fantasy.Prompt) (*fantasy.ObjectResponse, error) {
 		c.Prompt = p
 		return m.inner.GenerateObject(ctx, c)
 	})
@@ -200,7 +252,7 @@ func (m *Model) GenerateObject(ctx context.Context, c fantasy.ObjectCall) (*fant
 // StreamObject trims call.Prompt and streams an object; an overflow is
 // recovered from when StreamObject itself returns it.
 func (m *Model) StreamObject(ctx context.Context, c fantasy.ObjectCall) (fantasy.ObjectStreamResponse, error) {
-	resp, _, err := withRetries(m, c.Prompt, nil, func(p fantasy.Prompt) (fantasy.ObjectStreamResponse, error) {
+	resp, _, err := withRetries(m, c.Prompt, c.MaxOutputTokens, nil, func(p fantasy.Prompt) (fantasy.ObjectStreamResponse, error) {
 		c.Prompt = p
 		return m.inner.StreamObject(ctx, c)
 	})

@@ -15,12 +15,25 @@ const DefaultMaxRetries = 2
 
 // Config configures Middleware.
 type Config struct {
-	// Budget is the model's context window, or the share of it the
-	// request (messages, tools and output schema) may fill, in the
-	// provider's tokens. A Middleware with a budget below 1 passes every
-	// request on untrimmed and reports history.ErrInvalidBudget to
+	// Budget, when positive, is the model's context window, or the share
+	// of it the request (messages, tools and output schema) may fill, in
+	// the provider's tokens: an override. Without it, the door: the
+	// budget is Model's (see Model). A Middleware with neither passes
+	// every request on untrimmed and reports history.ErrInvalidBudget to
 	// OnError.
 	Budget int
+	// Model names the model the generation calls, as Genkit or the
+	// provider names it ("googleai/gemini-2.5-flash", "gpt-4.1"), for the
+	// door when Budget is 0: the budget is the model's window from the
+	// models table less the output the request asks room for
+	// (GenerationCommonConfig.MaxOutputTokens, else the model's output
+	// limit), less history.MarginShare of the window until the
+	// Calibration has observed a response (the Middleware owns one when
+	// Calibration is nil); the counter, when Counter is nil, the model's.
+	// A model the table does not know fails every request with the error
+	// of models.Lookup (wrapping models.ErrUnknownModel): a budget is
+	// never guessed.
+	Model string
 	// Counter counts a message's tokens; nil means history.Heuristic().
 	Counter history.Counter
 	// Calibration, when set, learns the provider's count from every
@@ -60,6 +73,9 @@ type Config struct {
 // ModelResponse.History is the whole conversation and the next
 // generation trims it afresh.
 func Middleware(cfg Config) ai.ModelMiddleware {
+	if cfg.Budget == 0 && cfg.Model != "" && cfg.Calibration == nil {
+		cfg.Calibration = new(history.Calibration) // the door's, which the Middleware owns
+	}
 	retries := adapt.Retries(cfg.MaxRetries, DefaultMaxRetries)
 	report := func(err error) {
 		if cfg.OnError != nil && err != nil {
@@ -71,8 +87,11 @@ func Middleware(cfg Config) ai.ModelMiddleware {
 			if req == nil || len(req.Messages) == 0 {
 				return next(ctx, req, cb)
 			}
-			opts := options(cfg, req)
-			sent, res, err := Trim(req.Messages, cfg.Budget, opts...)
+			budget, opts, err := cfg.budget(req)
+			if err != nil {
+				return nil, err
+			}
+			sent, res, err := Trim(req.Messages, budget, opts...)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				report(err)
 				return next(ctx, req, cb)
@@ -98,9 +117,30 @@ func Middleware(cfg Config) ai.ModelMiddleware {
 	}
 }
 
-// options returns the trim options of cfg for req.
-func options(cfg Config, req *ai.ModelRequest) []history.Option {
-	return adapt.CallOptions(cfg.Options, cfg.Counter, cfg.Calibration, Overhead(req, cfg.Counter))
+// options returns the trim options of cfg for req, counted with counter.
+func options(cfg Config, req *ai.ModelRequest, counter history.Counter) []history.Option {
+	return adapt.CallOptions(cfg.Options, counter, cfg.Calibration, Overhead(req, counter))
+}
+
+// budget returns the budget and the trim options for req: Budget when
+// positive or without a Model (the trim then reports the invalid budget),
+// else the door's for Model (see Config.Model).
+func (cfg *Config) budget(req *ai.ModelRequest) (int, []history.Option, error) {
+	if cfg.Budget != 0 || cfg.Model == "" {
+		return cfg.Budget, options(*cfg, req, cfg.Counter), nil
+	}
+	output := 0
+	if c, ok := req.Config.(*ai.GenerationCommonConfig); ok && c != nil {
+		output = c.MaxOutputTokens
+	}
+	budget, counter, err := adapt.ModelBudget(cfg.Model, output, cfg.Calibration)
+	if err != nil {
+		return 0, nil, err
+	}
+	if cfg.Counter != nil {
+		counter = cfg.Counter
+	}
+	return budget, options(*cfg, req, counter), nil
 }
 
 // Overhead returns the tokens req sends besides its messages, counted with

@@ -22,12 +22,80 @@ import (
 type convs[R, N any] struct {
 	c    *Codec[R, N]
 	core *history.Conversations
+	cals *Calibrations // the door's, one per model, shared by the conversations
 }
 
 func newConvs[R, N any](c *Codec[R, N], store history.StateStore, opts []history.Option, settings func() conv.Settings) convs[R, N] {
 	var zero R // each call gives its own
-	mk := func(opts any) conv.Keeper { return c.NewTrimmer(zero, opts.([]history.Option)) }
-	return convs[R, N]{c, conv.New(store, slices.Clone(opts), mk, settings).(*history.Conversations)}
+	cals := new(Calibrations)
+	mk := func(opts any) conv.Keeper {
+		tr := c.NewTrimmer(zero, opts.([]history.Option))
+		tr.cals = cals
+		return tr
+	}
+	return convs[R, N]{c, conv.New(store, slices.Clone(opts), mk, settings).(*history.Conversations), cals}
+}
+
+// fit is the door's Fit for the conversation key, its state loaded and
+// saved as trim does; it returns the options of the trim too.
+func (s convs[R, N]) fit(ctx context.Context, key string, req Request[R, N]) ([]N, history.Result, []history.Option, error) {
+	var out []N
+	var res history.Result
+	var opts []history.Option
+	var err error
+	if req.Err != nil {
+		return nil, history.Result{}, nil, req.Err // no state changes: the store is not called
+	}
+	conv.Run(s.core, ctx, key, func(k conv.Keeper) {
+		tr := k.(*Trimmer[R, N])
+		out, res, err = tr.Fit(ctx, req)
+		opts = tr.FitOptions()
+	})
+	return out, res, opts, err
+}
+
+// observe feeds reported, the provider's count of the request a Fit for
+// model returned res for, to the conversations' Calibration of model.
+func (s convs[R, N]) observe(model string, res history.Result, reported int) history.Verdict {
+	if res.TokensAfter <= 0 || reported <= 0 {
+		return history.VerdictInvalid
+	}
+	return s.cals.For(model).Observe(res.TokensAfter, reported)
+}
+
+// FitConversation is the door of an adapter's Conversations over cs (a
+// *Conversations or *SystemConversations): the transcript of params
+// (Door.Read) trimmed for the conversation key by its Trimmer's Fit, its
+// state loaded from the store and saved back, and written back into
+// params (Door.Write). Errors are those of FitParams.
+func FitConversation[P, U, R, N any](ctx context.Context, cs interface{ convs() convs[R, N] }, d *Door[P, U, R, N], key string, params P) (P, history.Result, error) {
+	out, res, opts, err := cs.convs().fit(ctx, key, d.Read(params))
+	if out == nil {
+		return params, res, err
+	}
+	return d.Write(params, out, opts), res, err
+}
+
+// ObserveConversation is an adapter's Conversations' Observe: the usage of
+// the response to params (as Fit returned it, with res) fed to the
+// conversations' Calibration of the model params names, shared by every
+// conversation of cs on this replica.
+func ObserveConversation[P, U, R, N any](cs interface{ convs() convs[R, N] }, d *Door[P, U, R, N], params P, res history.Result, usage U) history.Verdict {
+	return cs.convs().observe(d.Read(params).Model, res, d.Usage(usage))
+}
+
+// ObserveModel is ObserveConversation for an adapter without a request
+// type: reported, the provider's count of the request to model a Fit
+// returned res for.
+func ObserveModel[R, N any](cs interface{ convs() convs[R, N] }, model string, res history.Result, reported int) history.Verdict {
+	return cs.convs().observe(model, res, reported)
+}
+
+// FitModel is FitConversation for an adapter without a request type: req
+// trimmed for the conversation key, the native messages to send.
+func FitModel[R, N any](ctx context.Context, cs interface{ convs() convs[R, N] }, key string, req Request[R, N]) ([]N, history.Result, error) {
+	out, res, _, err := cs.convs().fit(ctx, key, req)
+	return out, res, err
 }
 
 func (s convs[R, N]) trim(ctx context.Context, key string, r R, transcript []N, budget int) ([]N, history.Result, error) {
@@ -101,6 +169,8 @@ func (cs *Conversations[R, N]) RecoverOverflow(ctx context.Context, key string, 
 	return cs.s.recover(ctx, key, cs.r, transcript, providerErr, attempt)
 }
 
+func (cs *Conversations[R, N]) convs() convs[R, N] { return cs.s }
+
 // Reset makes the conversation key start afresh on every replica
 // (history.Conversations.Reset).
 func (cs *Conversations[R, N]) Reset(ctx context.Context, key string) error {
@@ -154,6 +224,8 @@ func (cs *SystemConversations[R, N]) Trim(ctx context.Context, key string, syste
 func (cs *SystemConversations[R, N]) RecoverOverflow(ctx context.Context, key string, system R, transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
 	return cs.s.recover(ctx, key, system, transcript, providerErr, attempt)
 }
+
+func (cs *SystemConversations[R, N]) convs() convs[R, N] { return cs.s }
 
 // Reset makes the conversation key start afresh on every replica
 // (history.Conversations.Reset).

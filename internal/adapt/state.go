@@ -7,6 +7,7 @@ package adapt
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -31,8 +32,19 @@ const (
 // names the adapter. It never fails.
 func (t *Trimmer[R, N]) MarshalBinary() ([]byte, error) {
 	t.mu.Lock()
-	inner, pinned := t.inner, t.pins
+	inner, pinned, pending := t.inner, t.pins, t.pending
 	t.mu.Unlock()
+	if pending != nil { // restored, not yet used: saved as it came
+		b := append([]byte(stateMagic), stateVersion)
+		b = binary.AppendUvarint(b, uint64(len(t.c.Name)))
+		b = append(b, t.c.Name...)
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(pending.pinned)))
+		for _, p := range pending.pinned {
+			b = binary.AppendUvarint(b, uint64(p))
+		}
+		return append(b, pending.core...), nil
+	}
 	b := append([]byte(stateMagic), stateVersion)
 	b = binary.AppendUvarint(b, uint64(len(t.c.Name)))
 	b = append(b, t.c.Name...)
@@ -99,21 +111,54 @@ func (t *Trimmer[R, N]) UnmarshalBinary(data []byte) error {
 		pinned = append(pinned, int(p))
 		d = d[k:]
 	}
-	inner := history.NewTrimmer(t.coreOptions(pinned)...)
-	if err := inner.UnmarshalBinary(d); err != nil {
-		return err
-	}
+	opts, key := t.lastOptions()
+	inner := history.NewTrimmer(t.coreOptions(opts, pinned)...)
 	if len(pinned) == 0 {
 		pinned = nil // as pins.Read reads no pins
 	}
-	t.install(inner, pinned)
+	if err := inner.UnmarshalBinary(d); err != nil {
+		if !errors.Is(err, history.ErrForeignState) {
+			return err
+		}
+		// Saved under other options: those of the door (Fit), which a
+		// Trimmer that has not fitted yet does not know. The state is
+		// restored by the next call, with its options, or planned afresh
+		// when they are not those it was saved under either.
+		t.mu.Lock()
+		t.installLocked(nil, nil)
+		t.pending = &pendingState{core: slices.Clone(d), pinned: pinned}
+		t.mu.Unlock()
+		return nil
+	}
+	t.mu.Lock()
+	t.installLocked(inner, pinned)
+	t.key, t.pending = key, nil
+	t.mu.Unlock()
 	return nil
 }
 
-// coreOptions returns the options of a core Trimmer made for a trim whose
-// pins translated to pinned: what prepare makes of the Trimmer's options.
-func (t *Trimmer[R, N]) coreOptions(pinned []int) []history.Option {
-	opts := Once(t.opts)
+// pendingState is a saved core state the Trimmer restores at its next
+// call, with that call's options (see UnmarshalBinary).
+type pendingState struct {
+	core   []byte
+	pinned []int
+}
+
+// lastOptions returns the options of the Trimmer's last call, and what
+// its core Trimmer was made for: the last Fit's, or the Trimmer's own.
+func (t *Trimmer[R, N]) lastOptions() ([]history.Option, doorKey) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fit != nil {
+		return t.fit.opts, t.fit.key
+	}
+	return t.opts, doorKey{}
+}
+
+// coreOptions returns the options of a core Trimmer made for a trim with
+// opts whose pins translated to pinned: what prepare makes of them.
+func (t *Trimmer[R, N]) coreOptions(opts []history.Option, pinned []int) []history.Option {
+	opts = Once(opts)
 	if len(pinned) > 0 {
 		opts = append(slices.Clip(opts), history.WithPin(pinned...))
 	}

@@ -25,10 +25,15 @@ type Trimmer[R, N any] struct {
 	c    *Codec[R, N]
 	r    R
 	opts []history.Option // the caller's, resolved once
+	raw  []history.Option // the caller's, for the door's options to come before
+	cals *Calibrations    // the door's, one per model (a Conversations' are shared)
 
 	mu      sync.Mutex
 	inner   *history.Trimmer
 	pins    []int          // the pins inner was made with, in the converted history
+	key     doorKey        // what the door made inner for; zero: Trim's options
+	fit     *fitCall[R]    // the last Fit's, nil when the last call was Trim
+	pending *pendingState  // a state restored under other options, for the next call
 	closed  bool           // Close was called: no background summary starts
 	retired sync.WaitGroup // the Close calls of the core Trimmers replaced
 }
@@ -37,7 +42,8 @@ type Trimmer[R, N any] struct {
 // the SDK takes separately) with opts, both fixed for its life (see
 // history.NewTrimmer).
 func (c *Codec[R, N]) NewTrimmer(r R, opts []history.Option) *Trimmer[R, N] {
-	return &Trimmer[R, N]{c: c, r: r, opts: Once(slices.Clone(opts))}
+	raw := slices.Clone(opts)
+	return &Trimmer[R, N]{c: c, r: r, opts: Once(raw), raw: raw, cals: new(Calibrations)}
 }
 
 // Trim returns the native messages to send for transcript, the caller's
@@ -58,26 +64,43 @@ func (t *Trimmer[R, N]) TrimContext(ctx context.Context, transcript []N, budget 
 // trim is TrimContext for requests with r (a Conversations' Trimmers take
 // the system prompt of each call).
 func (t *Trimmer[R, N]) trim(ctx context.Context, r R, transcript []N, budget int) ([]N, history.Result, error) {
-	p, err := t.c.prepare(r, transcript, t.opts)
-	if err != nil {
-		return nil, history.Result{Budget: budget}, err
-	}
-	res, err := t.trimmer(p.opts).TrimContext(ctx, p.v.Hist, budget)
-	out, res, _, err := p.finish(res, err)
-	return out, res, err
+	t.mu.Lock()
+	t.fit = nil
+	t.mu.Unlock()
+	return t.run(ctx, r, transcript, t.opts, doorKey{}, budget, func(ctx context.Context, inner *history.Trimmer, hist []history.Message) (history.Result, error) {
+		return inner.TrimContext(ctx, hist, budget)
+	})
 }
 
-// trimmer returns the history.Trimmer for a trim with opts (translated):
-// the one kept, unless the translated pins differ from those it was made
-// with (a transcript whose earlier messages converted anew), then a new
-// one, which plans afresh.
-func (t *Trimmer[R, N]) trimmer(opts []history.Option) *history.Trimmer {
+// trimmer returns the history.Trimmer for a trim with opts (translated),
+// made for key: the one kept, unless the translated pins differ from those
+// it was made with (a transcript whose earlier messages converted anew),
+// then a new one, which plans afresh; or, when it was made for another
+// key (the door's options changed, or Trim follows Fit), a new one that
+// carries its state.
+func (t *Trimmer[R, N]) trimmer(opts []history.Option, key doorKey) *history.Trimmer {
 	pinned := pins.Read(opts)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.inner == nil || !slices.Equal(pinned, t.pins) {
-		t.installLocked(history.NewTrimmer(opts...), pinned)
+	if p := t.pending; p != nil {
+		t.pending = nil
+		if slices.Equal(pinned, p.pinned) {
+			if n := history.NewTrimmer(opts...); n.UnmarshalBinary(p.core) == nil {
+				t.installLocked(n, pinned)
+				t.key = key
+				return t.inner
+			}
+		}
 	}
+	switch {
+	case t.inner == nil || !slices.Equal(pinned, t.pins):
+		t.installLocked(history.NewTrimmer(opts...), pinned)
+	case t.key != key:
+		t.installLocked(carry(t.inner, opts), pinned)
+	default:
+		return t.inner
+	}
+	t.key = key
 	return t.inner
 }
 
@@ -142,13 +165,22 @@ func (t *Trimmer[R, N]) current() *history.Trimmer {
 //
 // After a recovery the Trimmer's next plans fit what the provider said
 // (history.Trimmer.RecoverOverflow).
+//
+// After Fit, it recovers with the options and system prompt of that Fit.
 func (t *Trimmer[R, N]) RecoverOverflow(transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
 	return t.recover(t.r, transcript, providerErr, attempt)
 }
 
-// recover is RecoverOverflow for requests with r.
+// recover is RecoverOverflow for requests with r (the last Fit's system
+// prompt replaces it after a Fit).
 func (t *Trimmer[R, N]) recover(r R, transcript []N, providerErr error, attempt int) ([]N, history.Result, error) {
-	p, err := t.c.prepare(r, transcript, t.opts)
+	opts, key := t.opts, doorKey{}
+	t.mu.Lock()
+	if f := t.fit; f != nil {
+		r, opts, key = f.r, f.opts, f.key
+	}
+	t.mu.Unlock()
+	p, err := t.c.prepare(r, transcript, opts)
 	if err != nil {
 		return nil, history.Result{}, err
 	}
@@ -156,7 +188,7 @@ func (t *Trimmer[R, N]) recover(r R, transcript []N, providerErr error, attempt 
 	if !history.IsContextOverflow(read) {
 		return nil, history.Result{}, history.ErrNotOverflow
 	}
-	res, err := t.trimmer(p.opts).RecoverOverflow(p.v.Hist, read, attempt)
+	res, err := t.trimmer(p.opts, key).RecoverOverflow(p.v.Hist, read, attempt)
 	out, res, _, err := p.finish(res, err)
 	return out, res, t.c.restore(err, providerErr)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/histrim/history/internal/recallkey"
 )
 
 // MaxRawKey is the longest key a backend stores as it is; a longer one is
@@ -32,29 +34,6 @@ func Key(key string) string {
 	return HashedKeyPrefix + hex.EncodeToString(sum[:])
 }
 
-// EscapeScope returns scope with '%' written "%25" and '/' written "%2F",
-// as history.ScopeStore writes it: a form without '/', so that no scope's
-// names start with another's, and the backend's Recall(k) names what
-// history.ScopeStore(Recall(""), k) names.
-func EscapeScope(scope string) string {
-	if !strings.ContainsAny(scope, "%/") {
-		return scope
-	}
-	var b strings.Builder
-	b.Grow(len(scope) + 8)
-	for i := 0; i < len(scope); i++ {
-		switch c := scope[i]; c {
-		case '%':
-			b.WriteString("%25")
-		case '/':
-			b.WriteString("%2F")
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
 // ValidHandle reports whether a recall Store may be asked for h: a handle
 // history.ElisionHandle makes ("r" and 24 lower-case hex digits), after
 // any number of scopes history.ScopeStore adds (each escaped, non-empty,
@@ -66,13 +45,5 @@ func ValidHandle(h string) bool {
 		}
 		h = h[i+1:]
 	}
-	if len(h) != 25 || h[0] != 'r' {
-		return false
-	}
-	for i := 1; i < len(h); i++ {
-		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return recallkey.IsHandle(h)
 }

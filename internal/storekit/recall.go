@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/recallkey"
 )
 
 // Limits of a recall Store's writes.
@@ -366,14 +367,14 @@ func (r *Recall) Flush(ctx context.Context) error {
 }
 
 // Scope returns the history.Store of one conversation over r: its keys
-// are EscapeScope(scope) + "/" + handle (the handle alone for the scope
+// are recallkey.EscapeScope(scope) + "/" + handle (the handle alone for the scope
 // ""), the names history.ScopeStore(r.Scope(""), scope) gives. Only
 // handles of history.ElisionHandle's form (ValidHandle) are kept or
 // looked up: Put refuses another, Get reports it as not found.
 func (r *Recall) Scope(scope string) history.Store {
 	prefix := ""
 	if scope != "" {
-		prefix = EscapeScope(scope) + "/"
+		prefix = recallkey.EscapeScope(scope) + "/"
 	}
 	return scoped{r, prefix}
 }

@@ -2,7 +2,7 @@
 // Postgres) share, so that each keeps only its own queries: the versions a
 // compare-and-swap hands out, calls bounded by the caller's context and the
 // backend's Timeout whatever the client does (Calls), the names of keys
-// (Key, EscapeScope), the recall Store over a backend's batched writes and
+// (Key, and recallkey.EscapeScope), the recall Store over a backend's batched writes and
 // reads (scoped keys, a write-behind queue that a trim never waits for),
 // the Calibration shared by replicas (load, observe, compare-and-swap save,
 // retry), and the checks of the options they have in common.

@@ -49,7 +49,7 @@ func TestContract(t *testing.T) {
 			return hbeta.NewTrimmer(contractSystem, opts...)
 		},
 		NewConversations: func(s history.StateStore, opts ...history.Option) adaptertest.Conversations[betaMsg] {
-			return adaptertest.BindSystem(hbeta.NewConversations(s, opts...), contractSystem)
+			return adaptertest.BindSystem(hbeta.NewConversations(s, opts...).SystemConversations, contractSystem)
 		},
 		ErrUnpaired:  hbeta.ErrUnpaired,
 		Conversation: contractConversation, Pinnable: 12, Calls: 1, Results: 2,

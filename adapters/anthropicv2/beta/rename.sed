@@ -16,6 +16,7 @@ s/anthropic-sdk-go v2's Messages types/anthropic-sdk-go v2's beta Messages types
 s/client\.Messages\.New/client.Beta.Messages.New/g
 s/anthropic\.StopReason/anthropic.BetaStopReason/g
 s/anthropic\.Message\b/anthropic.BetaMessage/g
+s/anthropic\.Usage\b/anthropic.BetaUsage/g
 s/anthropic\.NewUserMessage/anthropic.NewBetaUserMessage/g
 s|Name: "anthropicv2",|Name: "anthropicv2/beta",|
 s/hanthropic\./hbeta./g

@@ -1,20 +1,23 @@
 // Command agentloop is the complete loop a runtime on openai-go runs to
-// keep every chat completion request inside the model's window: trim before
-// each request (hopenai.Trim with a history.Calibration, the request's
-// hopenai.Overhead, elision and step trimming), send with the real client,
-// teach the calibration the provider's usage.prompt_tokens, and recover
-// from context_length_exceeded with hopenai.RecoverOverflow, at most twice.
-// Copy agent.complete; run gives it a conversation, and the tools stand in
-// for a coding agent's (each returns a long listing).
+// keep every chat completion request inside the model's window, through
+// the door: one hopenai.Trimmer per conversation, Fit before each request
+// (the model's window and output room from its name, the tools counted,
+// the exact counter, a Calibration the Trimmer owns), send with the real
+// client, recover from context_length_exceeded with RecoverOverflow on the
+// same transcript, at most twice, and Observe the response's usage. Copy
+// agent.complete; run gives it a conversation, and the tools stand in for
+// a coding agent's (each returns a long listing).
 //
 // Against OpenAI, with a task per argument:
 //
 //	OPENAI_API_KEY=... go run . "Review module mod1 and summarise it"
 //
-// -base-url, -model and -window point it at another OpenAI-compatible
-// server. Its test (standin_test.go) runs it for 30 tasks against a local
-// endpoint that counts 1.3 times the library's estimate plus its 20 tool
-// schemas, with a 12,000-token window, and prints a summary.
+// -base-url and -model point it at another OpenAI-compatible server (the
+// model's name must be in the models table: docs/models.md). Its test
+// (standin_test.go) runs it for 30 tasks against a local endpoint that
+// counts 1.3 times the library's estimate plus its 20 tool schemas, with
+// the window of the model it names (gpt-3.5-turbo: 16,385 tokens), and
+// prints a summary.
 package main
 
 import (
@@ -34,49 +37,39 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 )
 
-// agent holds what a runtime keeps per conversation (and per model).
+// agent holds what a runtime keeps per conversation.
 type agent struct {
 	client openai.Client
-	window int                            // the tokens a request may hold: the model's window less the reply's room
-	params openai.ChatCompletionNewParams // model and tools; Messages set per request
-	msgs   []openai.ChatCompletionMessageParamUnion
-	cal    history.Calibration // one per model: keep it (json.Marshal) across restarts
+	params openai.ChatCompletionNewParams // model, tools, and the whole transcript as Messages
+	tr     *hopenai.Trimmer               // one per conversation
 
 	requests, overflows, trimmed, promptTrimmed int
 }
 
-// complete trims a.msgs, sends them, recovers from a length rejection, and
-// appends the reply to the history that was sent, which becomes a.msgs.
+// complete sends the transcript through the door, recovers from a length
+// rejection, learns the provider's count, and appends the reply to the
+// transcript.
 func (a *agent) complete(ctx context.Context) (*openai.ChatCompletion, error) {
-	opts := []history.Option{
-		history.WithCalibration(&a.cal),                       // aim at the provider's count
-		history.WithOverhead(hopenai.Overhead(a.params, nil)), // the tools count too
-		history.WithElision(history.ElideOptions{}),           // old tool results go first
-		history.WithStepTrim(),                                // then old steps of a long task
-		// history.WithOnTrim(history.LogTrims(logger)) logs every trim.
-	}
-	sent, res, err := hopenai.Trim(a.msgs, a.window, opts...)
+	send, res, err := a.tr.Fit(ctx, a.params)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, err // invalid messages or options
+		return nil, err // an unknown model (models.ErrUnknownModel), invalid messages
 	}
-	// (With ErrLatestTurnTooLarge, sent is the smallest history: try it.)
-	params := a.params
-	params.Messages = sent
+	// (With ErrLatestTurnTooLarge, send holds the smallest history: try it.)
 	a.requests++
-	completion, err := a.client.Chat.Completions.New(ctx, params)
+	completion, err := a.client.Chat.Completions.New(ctx, send)
 	for attempt := 1; err != nil && attempt <= 2; attempt++ {
 		var rerr error
-		if params.Messages, res, rerr = hopenai.RecoverOverflow(params.Messages, err, attempt, opts...); rerr != nil {
+		if send.Messages, res, rerr = a.tr.RecoverOverflow(a.params.Messages, err, attempt); rerr != nil {
 			break // not an overflow, or nothing left to drop: err stands
 		}
 		a.overflows++
 		a.requests++
-		completion, err = a.client.Chat.Completions.New(ctx, params)
+		completion, err = a.client.Chat.Completions.New(ctx, send)
 	}
 	if err != nil {
 		return nil, err
 	}
-	a.cal.Observe(res.TokensAfter, int(completion.Usage.PromptTokens))
+	a.tr.Observe(completion.Usage)
 	if res.Trimmed {
 		a.trimmed++
 		a.promptTrimmed += int(completion.Usage.PromptTokens)
@@ -84,34 +77,32 @@ func (a *agent) complete(ctx context.Context) (*openai.ChatCompletion, error) {
 	if len(completion.Choices) == 0 {
 		return nil, errors.New("agentloop: no choice in the completion")
 	}
-	a.msgs = append(params.Messages, completion.Choices[0].Message.ToParam())
+	a.params.Messages = append(a.params.Messages, completion.Choices[0].Message.ToParam())
 	return completion, nil
 }
 
 func main() {
 	baseURL := flag.String("base-url", "https://api.openai.com/v1", "the OpenAI-compatible API's base URL")
-	model := flag.String("model", openai.ChatModelGPT4o, "the model")
-	window := flag.Int("window", 128_000-16_384, "the tokens a request may hold: the model's window less the reply's room")
+	model := flag.String("model", openai.ChatModelGPT4o, "the model, by a name the models table knows")
 	flag.Parse()
 	tasks := flag.Args()
 	if len(tasks) == 0 {
 		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
 	}
 	a, err := run(context.Background(), config{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"),
-		Model: *model, Window: *window, Tasks: tasks})
+		Model: *model, Tasks: tasks})
 	if err != nil {
 		log.Fatal(err)
 	}
-	scale, overhead, margin, _ := a.cal.Model()
 	fmt.Printf("%d tasks, %d requests (%d trimmed), %d overflows recovered\n", len(tasks), a.requests, a.trimmed, a.overflows)
-	fmt.Printf("learnt: provider = %.3f x library + %.0f tokens (margin %.0f)\n", scale, overhead, margin)
 }
 
 // config is what the loop runs against.
 type config struct {
-	BaseURL, APIKey, Model string
-	// Window is the tokens a request may hold.
-	Window int
+	BaseURL, APIKey string
+	// Model names the model: its window and output room come from the
+	// models table.
+	Model string
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 }
@@ -122,12 +113,12 @@ type config struct {
 func run(ctx context.Context, cfg config) (*agent, error) {
 	a := &agent{
 		client: openai.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey)),
-		window: cfg.Window,
-		params: openai.ChatCompletionNewParams{Model: cfg.Model, Tools: tools()},
-		msgs:   []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a coding agent. Use the tools before you answer.")},
+		params: openai.ChatCompletionNewParams{Model: cfg.Model, Tools: tools(),
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a coding agent. Use the tools before you answer.")}},
+		tr: hopenai.NewTrimmer(),
 	}
 	for i, task := range cfg.Tasks {
-		a.msgs = append(a.msgs, openai.UserMessage(task))
+		a.params.Messages = append(a.params.Messages, openai.UserMessage(task))
 		for {
 			completion, err := a.complete(ctx)
 			if err != nil {
@@ -138,7 +129,7 @@ func run(ctx context.Context, cfg config) (*agent, error) {
 				break
 			}
 			for _, c := range calls {
-				a.msgs = append(a.msgs, openai.ToolMessage(runTool(c.Function.Name, c.Function.Arguments), c.ID))
+				a.params.Messages = append(a.params.Messages, openai.ToolMessage(runTool(c.Function.Name, c.Function.Arguments), c.ID))
 			}
 		}
 	}

@@ -1,18 +1,21 @@
 // Command agent runs a fantasy agent (function tools, fantasy's
 // OpenAI-compatible provider) whose language model is wrapped with
-// hfantasy.NewModel: every call is trimmed to the model's window, an
-// overflow is recovered from, usage feeds the calibration; the agent's
-// messages stay whole. Copy it; the tools stand in for a coding agent's
+// hfantasy.NewModel with no budget (the door): every call is trimmed to
+// the window of the model it names (from the models table), an overflow
+// is recovered from, usage feeds the calibration; the agent's messages
+// stay whole. Copy it; the tools stand in for a coding agent's
 // (each returns a long listing).
 //
 // Against OpenAI, with a task per argument:
 //
 //	OPENAI_API_KEY=... go run . "Review module mod1 and summarise it"
 //
-// -base-url, -model and -window point it at another OpenAI-compatible
-// server. Its test (standin_test.go) runs it for 30 tasks against a local
-// OpenAI chat-completions endpoint with a 16k window that counts 1.3
-// times the library's estimate and answers an overflow with OpenAI's 400.
+// -base-url and -model point it at another OpenAI-compatible server (the
+// model's name must be in the models table: docs/models.md). Its test
+// (standin_test.go) runs it for 30 tasks against a local OpenAI
+// chat-completions endpoint with the window of the model it names
+// (gpt-3.5-turbo, 16,385 tokens) that counts 1.3 times the library's
+// estimate and answers an overflow with OpenAI's 400.
 package main
 
 import (
@@ -32,15 +35,14 @@ import (
 
 func main() {
 	baseURL := flag.String("base-url", "https://api.openai.com/v1", "the OpenAI-compatible API's base URL")
-	model := flag.String("model", "gpt-4o", "the model")
-	window := flag.Int("window", 128_000-16_384, "the tokens a request may hold: the model's window less the reply's room")
+	model := flag.String("model", "gpt-4o", "the model, by a name the models table knows")
 	flag.Parse()
 	tasks := flag.Args()
 	if len(tasks) == 0 {
 		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
 	}
 	rep, err := run(context.Background(), config{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"),
-		Model: *model, Window: *window, Tasks: tasks})
+		Model: *model, Tasks: tasks})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,9 +53,9 @@ func main() {
 
 // config is what the agent runs against.
 type config struct {
-	BaseURL, APIKey, Model string
-	// Window is the tokens a request may hold.
-	Window int
+	BaseURL, APIKey string
+	// Model names the model: its window comes from the models table.
+	Model string
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 }
@@ -76,12 +78,9 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		return nil, err
 	}
 	rep := &report{}
-	model := hfantasy.NewModel(lm, hfantasy.Config{Budget: cfg.Window, Calibration: &rep.Calibration,
-		Options: []history.Option{
-			history.WithElision(history.ElideOptions{}), // old tool results go first
-			history.WithStepTrim(),                      // then old steps of a long task
-			history.WithOnTrim(func(history.Event) { rep.Trims++ }),
-		}})
+	// No Budget: the door takes the window of the model lm names.
+	model := hfantasy.NewModel(lm, hfantasy.Config{Calibration: &rep.Calibration,
+		Options: []history.Option{history.WithOnTrim(func(history.Event) { rep.Trims++ })}})
 	var tools []fantasy.AgentTool
 	for _, name := range toolNames {
 		tools = append(tools, fantasy.NewAgentTool(name, "Use "+name+" in the repository workspace.",

@@ -29,8 +29,8 @@ func TestAgent(t *testing.T) {
 	for turn := 1; turn <= turns; turn++ {
 		tasks = append(tasks, loopserver.Task(turn))
 	}
-	rep, err := run(context.Background(), config{BaseURL: ts.URL + "/v1", APIKey: "sk-local", Model: "local-16k",
-		Window: loopserver.ExampleWindow, Tasks: tasks})
+	rep, err := run(context.Background(), config{BaseURL: ts.URL + "/v1", APIKey: "sk-local", Model: "gpt-3.5-turbo",
+		Tasks: tasks})
 	if err != nil {
 		t.Fatal(err)
 	}

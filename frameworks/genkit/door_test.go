@@ -1,0 +1,50 @@
+package genkit_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+	"github.com/histrim/history"
+	hgenkit "github.com/histrim/history/frameworks/genkit"
+	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/loopserver"
+	"github.com/histrim/history/models"
+)
+
+// TestDoor runs Genkit's tool loop through the Middleware with no Budget:
+// the budget is the named model's (googleai/gemini-2.5-flash, its window
+// from the table), the Calibration the Middleware's own.
+func TestDoor(t *testing.T) {
+	adaptertest.DoorLoop(t, "genkit", "gemini-2.5-flash", func(t *testing.T, l *adaptertest.Loop, _ string) {
+		var trimmed atomic.Int64
+		mw := hgenkit.Middleware(hgenkit.Config{Model: modelName,
+			Options:   []history.Option{history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
+			OnError:   func(err error) { l.Note("histrim: %v", err) },
+			OnObserve: func(_, reported int, _ history.Verdict) { l.Accepted(trimmed.Swap(0) > 0, reported) }})
+		runLoop(t, l, ai.WithMiddleware(mw))
+	})
+}
+
+// TestDoorUnknownModel: with no Budget, a Middleware for a model the
+// table does not know fails the generation with the typed error before
+// any request.
+func TestDoorUnknownModel(t *testing.T) {
+	l := adaptertest.NewLoop("genkit", adaptertest.Skew(1), 16_000)
+	srv := &loopserver.Gemini{Judge: l, Window: l.Window}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	g, _ := newGenkit(t, ts.URL, l.Words)
+	_, err := genkit.Generate(context.Background(), g, ai.WithModelName(modelName), ai.WithPrompt("hi"),
+		ai.WithMiddleware(hgenkit.Middleware(hgenkit.Config{Model: "googleai/gemini-of-nobody"})))
+	if !errors.Is(err, models.ErrUnknownModel) {
+		t.Errorf("err = %v, want one wrapping models.ErrUnknownModel", err)
+	}
+	if st := srv.Stats(); st.Requests != 0 {
+		t.Errorf("%d requests reached the provider", st.Requests)
+	}
+}

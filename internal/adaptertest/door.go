@@ -1,0 +1,50 @@
+package adaptertest
+
+import (
+	"testing"
+
+	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/models"
+)
+
+// DoorTurns is how many user turns a door loop runs: its tool results are
+// scaled to the model's window so that the window fills in about eight.
+const DoorTurns = 12
+
+// DoorLoop runs an adapter's loop through its door (Fit, RecoverOverflow
+// with the same transcript, Observe of each response's usage) with the
+// SDK's real client against its stand-in server, whose window is the
+// model's as the table gives it and which counts 1.3 times the library's
+// estimate; run names model in every request and nothing else about the
+// budget. The tool results are scaled to the window (ResultWords at 12k
+// tokens), so that a few turns fill it. It checks that the door learnt
+// the window from the name: requests were trimmed, no error reached the
+// caller, at most one request was rejected for its length (the first,
+// before the Calibration is warm, if any), no tool pairing broke and no
+// request lost its task. It returns the loop, for the caller's own
+// checks.
+func DoorLoop(t *testing.T, adapter, model string, run func(t *testing.T, l *Loop, model string)) *Loop {
+	t.Helper()
+	m, err := models.Lookup(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLoop(adapter, Skew(1.3), m.Window)
+	scale := max(m.Window/12_000, 1)
+	l.MinWords, l.MaxWords = ResultWords[0]*scale, ResultWords[1]*scale
+	l.Turns = DoorTurns
+	if race.Enabled && m.Window > 100_000 {
+		l.Turns = 4 // the race detector checks the calls; the plain run checks the bounds
+	}
+	run(t, l, model)
+	s := l.Stats()
+	t.Logf("%s door, %s (window %d from the name): %d requests, %d trimmed, %d rejected, %d errors; trimmed requests fill %.1f%%",
+		adapter, model, m.Window, s.Requests, s.Trimmed, s.Overflows, s.Errors, 100*s.Fill())
+	if (s.Trimmed == 0 && !race.Enabled) || s.Overflows > 1 || s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
+		t.Errorf("%s door: %d trimmed (want some), %d rejected (want at most 1), %d errors, %d violations, %d requests without the task", adapter, s.Trimmed, s.Overflows, s.Errors, s.Violations, s.Missing)
+		for _, n := range l.Notes() {
+			t.Log(n)
+		}
+	}
+	return l
+}
