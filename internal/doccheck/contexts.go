@@ -44,8 +44,11 @@ var common = map[string]string{
 	"sync":     "sync",
 	"time":     "time",
 	"history":  "github.com/histrim/history",
+	"fit":      "github.com/histrim/history/fit",
+	"gateway":  "github.com/histrim/history/gateway",
 	"models":   "github.com/histrim/history/models",
 	"tiktoken": "github.com/histrim/history/tiktoken",
+	"wire":     "github.com/histrim/history/wire",
 }
 
 // commonNames are the well-known names every context declares the same
