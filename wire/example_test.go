@@ -59,8 +59,8 @@ func ExampleTransport() {
 	resp.Body.Close()
 	fmt.Println(resp.Status)
 	// Output:
-	// upstream received 58 messages
-	// trimmed: true, 58 of 121 messages sent, within a budget of 3800
+	// upstream received 38 messages
+	// trimmed: true, 38 of 121 messages sent, within a budget of 3800
 	// 200 OK
 }
 
