@@ -224,26 +224,9 @@ func equalFoldASCII(s, lower string) bool {
 // underscored and camelCase names, ids and hashes, error codes.
 func newTokens(s string, seen map[string]bool, later func(string) int) int {
 	score, mentioned := 0, 0
-	for i := 0; i < len(s); {
-		if !wordChar(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && wordChar(s[j]) {
-			j++
-		}
-		a, b := i, j
-		for a < b && (s[a] == '.' || s[a] == '-' || s[a] == '/') {
-			a++
-		}
-		for b > a && (s[b-1] == '.' || s[b-1] == '-' || s[b-1] == '/') {
-			b--
-		}
-		w := s[a:b]
-		i = j
-		if len(w) < 4 || !salientWord(w) || seen[w] {
-			continue
+	salientWords(s, func(w string) {
+		if seen[w] {
+			return
 		}
 		seen[w] = true
 		v := 0
@@ -258,7 +241,7 @@ func newTokens(s string, seen map[string]bool, later func(string) int) int {
 		default:
 			score += 2
 		}
-	}
+	})
 	return min(score, 8) + mentioned*mentionScore
 }
 

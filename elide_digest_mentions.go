@@ -4,6 +4,8 @@
 
 package history
 
+import "strings"
+
 // mentionScore is what a digest line scores for each salient word that a
 // later message mentions: more than an error line, so that what the agent
 // went on to use goes first.
@@ -93,25 +95,28 @@ func (mt *mentions) build() {
 
 // index records the salient words of s in at, at i (see mentionKeys).
 func (mt *mentions) index(at map[string]int, s string, i int) {
-	for a := 0; a < len(s); {
-		if !wordChar(s[a]) {
-			a++
+	salientWords(s, func(w string) {
+		mentionKeys(w, func(k string) bool { at[k] = i; return false })
+	})
+}
+
+// salientWords calls yield with each salient word of s (salientWord, 4
+// bytes at least), in order: the maximal runs of wordChar bytes, trimmed
+// of the '.', '-' and '/' around them.
+func salientWords(s string, yield func(w string)) {
+	for i := 0; i < len(s); {
+		if !wordChar(s[i]) {
+			i++
 			continue
 		}
-		b := a
-		for b < len(s) && wordChar(s[b]) {
-			b++
+		j := i
+		for j < len(s) && wordChar(s[j]) {
+			j++
 		}
-		x, y := a, b
-		a = b
-		for x < y && (s[x] == '.' || s[x] == '-' || s[x] == '/') {
-			x++
-		}
-		for y > x && (s[y-1] == '.' || s[y-1] == '-' || s[y-1] == '/') {
-			y--
-		}
-		if w := s[x:y]; len(w) >= 4 && salientWord(w) {
-			mentionKeys(w, func(k string) bool { at[k] = i; return false })
+		w := strings.Trim(s[i:j], ".-/")
+		i = j
+		if len(w) >= 4 && salientWord(w) {
+			yield(w)
 		}
 	}
 }

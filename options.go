@@ -116,6 +116,18 @@ func (o *options) fail(err error) {
 	}
 }
 
+// checked returns the Option that records err (fail) when it is not nil,
+// and applies set otherwise: an option validated when it is made.
+func checked(err error, set func(o *options)) Option {
+	return func(o *options) {
+		if err != nil {
+			o.fail(err)
+			return
+		}
+		set(o)
+	}
+}
+
 // WithCounter sets the [Counter] that measures messages against the budget.
 // The default, and what a nil c means, is [Heuristic]. For exact counts use
 // [github.com/histrim/history/tiktoken]; wrap it with [NewCache] when
@@ -142,14 +154,10 @@ func WithOnTrim(f func(Event)) Option {
 // calls and no tool call id; otherwise the call returns an *[OptionError]
 // that wraps both [ErrInvalidOption] and a *[MessageError] with Index -1.
 func WithBreadcrumb(m Message) Option {
-	m, err := notice("WithBreadcrumb", m)
-	return func(o *options) {
-		if err != nil {
-			o.fail(err)
-		}
+	return withNotice("WithBreadcrumb", m, func(o *options, m Message) {
 		o.breadcrumb = m
 		o.noBreadcrumb = false
-	}
+	})
 }
 
 // WithoutBreadcrumb turns the breadcrumbs off: dropped turns and steps
@@ -165,12 +173,19 @@ func WithoutBreadcrumb() Option {
 // [WithBreadcrumb]. By default it is [StepBreadcrumbText] in the role of the
 // turn breadcrumb.
 func WithStepBreadcrumb(m Message) Option {
-	m, err := notice("WithStepBreadcrumb", m)
+	return withNotice("WithStepBreadcrumb", m, func(o *options, m Message) { o.stepCrumb = &m })
+}
+
+// withNotice returns the Option that sets a breadcrumb m given through
+// option: set receives m as notice makes it, and the option records
+// notice's error, if any (fail).
+func withNotice(option string, m Message, set func(o *options, m Message)) Option {
+	m, err := notice(option, m)
 	return func(o *options) {
 		if err != nil {
 			o.fail(err)
 		}
-		o.stepCrumb = &m
+		set(o, m)
 	}
 }
 

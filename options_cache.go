@@ -35,13 +35,7 @@ func WithTrigger(fraction float64) Option {
 	if !(fraction > 0 && fraction <= 1) { // also catches NaN
 		err = &OptionError{Option: "WithTrigger", Reason: "fraction " + strconv.FormatFloat(fraction, 'g', -1, 64) + " is outside (0, 1]"}
 	}
-	return func(o *options) {
-		if err != nil {
-			o.fail(err)
-			return
-		}
-		o.trigger = fraction
-	}
+	return checked(err, func(o *options) { o.trigger = fraction })
 }
 
 // WithLowWater adds hysteresis for prompt caching: when a trim is needed
@@ -57,13 +51,7 @@ func WithLowWater(fraction float64) Option {
 	if !(fraction > 0 && fraction < 1) { // also catches NaN
 		err = &OptionError{Option: "WithLowWater", Reason: "fraction " + strconv.FormatFloat(fraction, 'g', -1, 64) + " is outside (0, 1)"}
 	}
-	return func(o *options) {
-		if err != nil {
-			o.fail(err)
-			return
-		}
-		o.lowWater = fraction
-	}
+	return checked(err, func(o *options) { o.lowWater = fraction })
 }
 
 // DefaultColdAfter is the idle time after which a [Trimmer] takes the
@@ -90,13 +78,7 @@ func WithColdAfter(d time.Duration) Option {
 	if d <= 0 {
 		err = &OptionError{Option: "WithColdAfter", Reason: "duration " + d.String() + " is not positive"}
 	}
-	return func(o *options) {
-		if err != nil {
-			o.fail(err)
-			return
-		}
-		o.coldAfter = d
-	}
+	return checked(err, func(o *options) { o.coldAfter = d })
 }
 
 // WithClock replaces the clock a [Trimmer] reads to measure idle gaps
@@ -117,13 +99,7 @@ func WithPrices(p Prices) Option {
 	if !(p.Read >= 0 && p.Write >= 0) || math.IsInf(p.Read, 0) || math.IsInf(p.Write, 0) {
 		err = &OptionError{Option: "WithPrices", Reason: "prices must be finite and non-negative"}
 	}
-	return func(o *options) {
-		if err != nil {
-			o.fail(err)
-			return
-		}
-		o.prices = &p
-	}
+	return checked(err, func(o *options) { o.prices = &p })
 }
 
 // now returns the time by the Trimmer's clock (WithClock).

@@ -161,18 +161,14 @@ func (d *stateDecoder) fail(reason string) {
 	d.b = nil
 }
 
-func (d *stateDecoder) uint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("truncated")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *stateDecoder) uint() uint64 { return varint(d, binary.Uvarint) }
 
-func (d *stateDecoder) int() int64 {
-	v, n := binary.Varint(d.b)
+func (d *stateDecoder) int() int64 { return varint(d, binary.Varint) }
+
+// varint reads the varint at the start of d's bytes with read
+// (binary.Uvarint or binary.Varint), failing d when it is truncated.
+func varint[T uint64 | int64](d *stateDecoder, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail("truncated")
 		return 0

@@ -132,86 +132,88 @@ func (m member) name() string {
 // objectMembers returns the members of the JSON object that is exactly b
 // (whitespace around it allowed), in order.
 func objectMembers(b []byte) ([]member, error) {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, errSyntax
-	}
 	var out []member
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		if skipWS(b, i+1) != len(b) {
-			return nil, errSyntax
-		}
-		return out, nil
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return nil, errSyntax
+	err := eachItem(b, '{', '}', func(i int) (int, error) {
+		if b[i] != '"' {
+			return 0, errSyntax
 		}
 		k, err := skipString(b, i)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		j := skipWS(b, k)
 		if j >= len(b) || b[j] != ':' {
-			return nil, errSyntax
+			return 0, errSyntax
 		}
 		v := skipWS(b, j+1)
 		e, err := skipValue(b, v)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		out = append(out, member{key: b[i:k], whole: span{i, e}, val: span{v, e}})
-		i = skipWS(b, e)
-		if i >= len(b) {
-			return nil, errSyntax
-		}
-		if b[i] == '}' {
-			if skipWS(b, i+1) != len(b) {
-				return nil, errSyntax
-			}
-			return out, nil
-		}
-		if b[i] != ',' {
-			return nil, errSyntax
-		}
-		i = skipWS(b, i+1)
+		return e, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // arrayElements returns the spans of the elements of the JSON array that
 // is exactly b (whitespace around it allowed).
 func arrayElements(b []byte) ([]span, error) {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return nil, errSyntax
-	}
 	var out []span
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		if skipWS(b, i+1) != len(b) {
-			return nil, errSyntax
-		}
-		return out, nil
-	}
-	for {
+	err := eachItem(b, '[', ']', func(i int) (int, error) {
 		e, err := skipValue(b, i)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		out = append(out, span{i, e})
+		return e, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachItem walks the JSON object or array (opening and closing its brackets)
+// that is exactly b (whitespace around it allowed): item is called with
+// the offset of each member or element, in order, and returns the offset
+// just past it; eachItem checks the commas between and the bracket that
+// ends it. item is never called at the end of b.
+func eachItem(b []byte, opening, closing byte, item func(i int) (int, error)) error {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != opening {
+		return errSyntax
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == closing {
+		if skipWS(b, i+1) != len(b) {
+			return errSyntax
+		}
+		return nil
+	}
+	for {
+		if i >= len(b) {
+			return errSyntax
+		}
+		e, err := item(i)
+		if err != nil {
+			return err
+		}
 		i = skipWS(b, e)
 		if i >= len(b) {
-			return nil, errSyntax
+			return errSyntax
 		}
-		if b[i] == ']' {
+		if b[i] == closing {
 			if skipWS(b, i+1) != len(b) {
-				return nil, errSyntax
+				return errSyntax
 			}
-			return out, nil
+			return nil
 		}
 		if b[i] != ',' {
-			return nil, errSyntax
+			return errSyntax
 		}
 		i = skipWS(b, i+1)
 	}

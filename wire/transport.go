@@ -567,22 +567,21 @@ func (t *Transport) CloseIdleConnections() {
 // shutdown, and returns nil. The Transport still trims afterwards.
 func (t *Transport) Close() error {
 	t.init()
-	t.mu.Lock()
-	mds := make([]*model, 0, len(t.models))
-	for _, md := range t.models {
-		mds = append(mds, md)
-	}
-	t.mu.Unlock()
-	for _, md := range mds {
-		md.mu.Lock()
-		gs := make([]*group, 0, len(md.groups))
-		for _, g := range md.groups {
-			gs = append(gs, g)
-		}
-		md.mu.Unlock()
-		for _, g := range gs {
+	for _, md := range lockedValues(&t.mu, t.models) {
+		for _, g := range lockedValues(&md.mu, md.groups) {
 			_ = g.close()
 		}
 	}
 	return nil
+}
+
+// lockedValues returns the values of m, read while holding mu.
+func lockedValues[K comparable, V any](mu *sync.Mutex, m map[K]V) []V {
+	mu.Lock()
+	defer mu.Unlock()
+	vs := make([]V, 0, len(m))
+	for _, v := range m {
+		vs = append(vs, v)
+	}
+	return vs
 }

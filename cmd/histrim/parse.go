@@ -92,6 +92,17 @@ func detect(data []byte) string {
 	return formatOpenAI
 }
 
+// decodeRequest decodes data, a request whose "messages" field
+// checkMessages accepts, into a T.
+func decodeRequest[T any](data []byte) (T, error) {
+	var req T
+	if err := checkMessages(data); err != nil {
+		return req, err
+	}
+	err := json.Unmarshal(data, &req)
+	return req, err
+}
+
 // checkMessages reports a request whose "messages" field is missing or is
 // not an array, naming the field and what it holds instead.
 func checkMessages(data []byte) error {
@@ -161,11 +172,8 @@ type openAIRequest struct {
 }
 
 func parseOpenAI(data []byte) ([]history.Message, error) {
-	if err := checkMessages(data); err != nil {
-		return nil, err
-	}
-	var req openAIRequest
-	if err := json.Unmarshal(data, &req); err != nil {
+	req, err := decodeRequest[openAIRequest](data)
+	if err != nil {
 		return nil, err
 	}
 	msgs := make([]history.Message, 0, len(req.Messages))
@@ -256,11 +264,8 @@ type anthropicRequest struct {
 }
 
 func parseAnthropic(data []byte) ([]history.Message, error) {
-	if err := checkMessages(data); err != nil {
-		return nil, err
-	}
-	var req anthropicRequest
-	if err := json.Unmarshal(data, &req); err != nil {
+	req, err := decodeRequest[anthropicRequest](data)
+	if err != nil {
 		return nil, err
 	}
 	var msgs []history.Message

@@ -98,6 +98,25 @@ func FitModel[R, N any](ctx context.Context, cs interface{ convs() convs[R, N] }
 	return out, res, err
 }
 
+// control holds the calls Conversations and SystemConversations pass
+// straight to their history.Conversations.
+type control struct{ core *history.Conversations }
+
+// Reset makes the conversation key start afresh on every replica
+// (history.Conversations.Reset).
+func (c control) Reset(ctx context.Context, key string) error { return c.core.Reset(ctx, key) }
+
+// Forget drops this replica's Trimmer for key (history.Conversations.Forget).
+func (c control) Forget(key string) { c.core.Forget(key) }
+
+// Close stops every background summary in flight and waits for them
+// (history.Conversations.Close).
+func (c control) Close() error { return c.core.Close() }
+
+// RecallStore returns the Store of the elided results of the conversation
+// key, for its recall tool (history.Conversations.RecallStore).
+func (c control) RecallStore(key string) history.Store { return c.core.RecallStore(key) }
+
 func (s convs[R, N]) trim(ctx context.Context, key string, r R, transcript []N, budget int) ([]N, history.Result, error) {
 	var out []N
 	var res history.Result
@@ -138,6 +157,7 @@ type Conversations[R, N any] struct {
 
 	r R // what every request passes besides its messages, fixed
 	s convs[R, N]
+	control
 }
 
 // NewConversations returns c's Conversations for requests with r (what
@@ -149,6 +169,7 @@ func NewConversations[R, N any](c *Codec[R, N], r R, store history.StateStore, o
 	cs.s = newConvs(c, store, opts, func() conv.Settings {
 		return conv.Settings{OnState: cs.OnState, MaxConversations: cs.MaxConversations, IdleAfter: cs.IdleAfter}
 	})
+	cs.control = control{cs.s.core}
 	return cs
 }
 
@@ -171,25 +192,6 @@ func (cs *Conversations[R, N]) RecoverOverflow(ctx context.Context, key string, 
 
 func (cs *Conversations[R, N]) convs() convs[R, N] { return cs.s }
 
-// Reset makes the conversation key start afresh on every replica
-// (history.Conversations.Reset).
-func (cs *Conversations[R, N]) Reset(ctx context.Context, key string) error {
-	return cs.s.core.Reset(ctx, key)
-}
-
-// Forget drops this replica's Trimmer for key (history.Conversations.Forget).
-func (cs *Conversations[R, N]) Forget(key string) { cs.s.core.Forget(key) }
-
-// Close stops every background summary in flight and waits for them
-// (history.Conversations.Close).
-func (cs *Conversations[R, N]) Close() error { return cs.s.core.Close() }
-
-// RecallStore returns the Store of the elided results of the conversation
-// key, for its recall tool (history.Conversations.RecallStore).
-func (cs *Conversations[R, N]) RecallStore(key string) history.Store {
-	return cs.s.core.RecallStore(key)
-}
-
 // SystemConversations is Conversations for an SDK that takes the system
 // prompt apart from the messages (of type R): each call passes the
 // request's system prompt, which is read on every call as Trim reads it.
@@ -202,6 +204,7 @@ type SystemConversations[R, N any] struct {
 	IdleAfter        time.Duration
 
 	s convs[R, N]
+	control
 }
 
 // NewSystemConversations returns c's SystemConversations that keep their
@@ -211,6 +214,7 @@ func NewSystemConversations[R, N any](c *Codec[R, N], store history.StateStore, 
 	cs.s = newConvs(c, store, opts, func() conv.Settings {
 		return conv.Settings{OnState: cs.OnState, MaxConversations: cs.MaxConversations, IdleAfter: cs.IdleAfter}
 	})
+	cs.control = control{cs.s.core}
 	return cs
 }
 
@@ -226,22 +230,3 @@ func (cs *SystemConversations[R, N]) RecoverOverflow(ctx context.Context, key st
 }
 
 func (cs *SystemConversations[R, N]) convs() convs[R, N] { return cs.s }
-
-// Reset makes the conversation key start afresh on every replica
-// (history.Conversations.Reset).
-func (cs *SystemConversations[R, N]) Reset(ctx context.Context, key string) error {
-	return cs.s.core.Reset(ctx, key)
-}
-
-// Forget drops this replica's Trimmer for key (history.Conversations.Forget).
-func (cs *SystemConversations[R, N]) Forget(key string) { cs.s.core.Forget(key) }
-
-// Close stops every background summary in flight and waits for them
-// (history.Conversations.Close).
-func (cs *SystemConversations[R, N]) Close() error { return cs.s.core.Close() }
-
-// RecallStore returns the Store of the elided results of the conversation
-// key, for its recall tool (history.Conversations.RecallStore).
-func (cs *SystemConversations[R, N]) RecallStore(key string) history.Store {
-	return cs.s.core.RecallStore(key)
-}

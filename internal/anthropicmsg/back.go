@@ -101,16 +101,7 @@ func (s *SDK[R, M, B]) onlyThinking(blocks []Block[B], keep []bool) bool {
 // extra fields are kept. A block built with param.Override is rewritten at
 // the JSON level, keeping its unknown keys. b is not modified.
 func (s *SDK[R, M, B]) elideBlock(b B, text string) B {
-	if s.ElideResult != nil && (s.Overridden == nil || !s.Overridden(&b)) {
-		if e, ok := s.ElideResult(&b, text); ok {
-			return e
-		}
-	}
-	raw, err := json.Marshal(b)
-	if err == nil {
-		raw, err = ElideJSON(raw, text)
-	}
-	if err != nil {
+	return s.editBlock(b, s.ElideResult, text, ElideJSON, func(raw json.RawMessage) json.RawMessage {
 		// b was read through its JSON form, so this does not happen; if
 		// it did, send the placeholder alone rather than the full result.
 		var id struct {
@@ -119,8 +110,8 @@ func (s *SDK[R, M, B]) elideBlock(b B, text string) B {
 		_ = json.Unmarshal(raw, &id)
 		raw, _ = json.Marshal(map[string]any{"type": TypeToolResult, "tool_use_id": id.ToolUseID,
 			"content": []map[string]string{{"type": TypeText, "text": text}}})
-	}
-	return s.OverrideBlock(raw)
+		return raw
+	})
 }
 
 // withInput returns a copy of the tool_use block b whose input is args,
@@ -129,22 +120,35 @@ func (s *SDK[R, M, B]) elideBlock(b B, text string) B {
 // with param.Override is rewritten at the JSON level, keeping its unknown
 // keys. b is not modified.
 func (s *SDK[R, M, B]) withInput(b B, args string) B {
-	if s.WithInput != nil && (s.Overridden == nil || !s.Overridden(&b)) {
-		if e, ok := s.WithInput(&b, args); ok {
-			return e
-		}
-	}
-	raw, err := json.Marshal(b)
-	if err == nil {
-		raw, err = WithInputJSON(raw, args)
-	}
-	if err != nil {
+	return s.editBlock(b, s.WithInput, args, WithInputJSON, func(raw json.RawMessage) json.RawMessage {
 		var id struct {
 			ID   string `json:"id"`
 			Name string `json:"name"`
 		}
 		_ = json.Unmarshal(raw, &id)
 		raw, _ = json.Marshal(map[string]any{"type": TypeToolUse, "id": id.ID, "name": id.Name, "input": json.RawMessage(args)})
+		return raw
+	})
+}
+
+// editBlock returns a copy of b with arg written in: through typed (the
+// SDK's typed edit, when set and b was not built with param.Override),
+// else at the JSON level with edit, keeping unknown keys, else (when
+// edit fails) as the bare block fallback builds from b's JSON. b is not
+// modified.
+func (s *SDK[R, M, B]) editBlock(b B, typed func(b *B, arg string) (B, bool), arg string,
+	edit func(raw json.RawMessage, arg string) (json.RawMessage, error), fallback func(raw json.RawMessage) json.RawMessage) B {
+	if typed != nil && (s.Overridden == nil || !s.Overridden(&b)) {
+		if e, ok := typed(&b, arg); ok {
+			return e
+		}
+	}
+	raw, err := json.Marshal(b)
+	if err == nil {
+		raw, err = edit(raw, arg)
+	}
+	if err != nil {
+		raw = fallback(raw)
 	}
 	return s.OverrideBlock(raw)
 }
