@@ -20,6 +20,14 @@ const (
 	ChatCompletions API = iota + 1
 	// AnthropicMessages is Anthropic's POST /v1/messages.
 	AnthropicMessages
+	// Responses is OpenAI's POST /v1/responses. Its items are read with
+	// the rules of the responses adapter, which lives in a module of its
+	// own (it needs openai-go): the Transport trims these requests only
+	// in a program that imports github.com/histrim/history/adapters/responses
+	// and calls its RegisterWire (cmd/histrim-gateway does); elsewhere
+	// they are forwarded untouched, their Event's Err wrapping
+	// ErrNotRegistered.
+	Responses
 )
 
 // String returns the API's name as events and metrics show it.
@@ -29,14 +37,16 @@ func (a API) String() string {
 		return "chat_completions"
 	case AnthropicMessages:
 		return "anthropic_messages"
+	case Responses:
+		return "openai_responses"
 	}
 	return "unknown"
 }
 
 // Detect returns the API a request path belongs to, read from the path's
 // end so that any base URL or prefix works: .../chat/completions is
-// ChatCompletions, .../v1/messages AnthropicMessages; 0 for a path the
-// package does not read.
+// ChatCompletions, .../v1/messages AnthropicMessages, .../responses
+// Responses; 0 for a path the package does not read.
 func Detect(path string) API {
 	path = strings.TrimRight(path, "/")
 	switch {
@@ -44,6 +54,8 @@ func Detect(path string) API {
 		return ChatCompletions
 	case strings.HasSuffix(path, "/v1/messages"):
 		return AnthropicMessages
+	case strings.HasSuffix(path, "/responses"):
+		return Responses
 	}
 	return 0
 }
@@ -52,7 +64,14 @@ func Detect(path string) API {
 // recognise.
 var ErrUnknownAPI = errors.New("history/wire: not a request of an API the package reads")
 
-// ErrNoMessages is returned by [Parse] for a body with no messages array.
+// ErrNotRegistered is wrapped by the Err of the [Event] of a request of
+// an API whose codec no adapter registered (see [Responses]): the request
+// is forwarded untouched.
+var ErrNotRegistered = errors.New("history/wire: no adapter registered the codec of this API")
+
+// ErrNoMessages is returned by [Parse] for a body with no messages array
+// (Responses: no input array; an input that is one string is one user
+// message, which no trim shortens).
 var ErrNoMessages = errors.New("history/wire: the request has no messages")
 
 // Request is a request body as the package reads it: the few fields the
@@ -69,18 +88,20 @@ type Request struct {
 	// Stream reports whether the response is streamed ("stream": true).
 	Stream bool
 	// MaxOutput is the output room the request asks for
-	// (max_completion_tokens, else max_tokens); 0 when it names none.
+	// (max_completion_tokens, else max_tokens; Responses'
+	// max_output_tokens); 0 when it names none.
 	MaxOutput int
 	// Key is the request's own conversation key: prompt_cache_key, else
-	// user (Chat Completions); metadata.user_id (Anthropic); "" when it
-	// has none.
+	// user (Chat Completions, Responses); metadata.user_id (Anthropic);
+	// "" when it has none.
 	Key string
 
 	body   []byte
 	msgs   span              // the messages array in body
 	items  []json.RawMessage // its elements, sharing body's memory
-	system json.RawMessage   // a system prompt the API takes apart (Anthropic's "system")
+	system json.RawMessage   // a system prompt the API takes apart (Anthropic's "system", Responses' "instructions")
 	extra  []string          // what the request sends besides its messages, counted as overhead
+	params json.RawMessage   // a registered API's: the body with an empty messages array, which its codec reads
 }
 
 // Parse reads body, the JSON body of a request to path. It returns
@@ -161,6 +182,26 @@ func Parse(path string, body []byte) (*Request, error) {
 		if err := r.readMessages(ms, "messages"); err != nil {
 			return nil, err
 		}
+	case Responses:
+		r.MaxOutput = num("max_output_tokens")
+		r.Key = str("prompt_cache_key")
+		if r.Key == "" {
+			r.Key = str("user")
+		}
+		// What the adapter's Overhead counts: the tools, the
+		// instructions and the text format, each as one text.
+		instructions := str("instructions")
+		if instructions == "" {
+			instructions = raw("instructions") // a list of items, or null
+		}
+		if m, ok := find(ms, "instructions"); ok {
+			r.system = json.RawMessage(body[m.val.start:m.val.end:m.val.end])
+		}
+		r.extra = []string{raw("tools"), instructions, raw("text")}
+		if err := r.readMessages(ms, "input"); err != nil {
+			return nil, err
+		}
+		r.params = r.Body([]json.RawMessage{})
 	}
 	return r, nil
 }

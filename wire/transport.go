@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/fit"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/wireapi"
 	"github.com/histrim/history/models"
 )
 
@@ -117,6 +119,22 @@ type group struct {
 // state in store.
 func newGroup(api API, store history.StateStore, opts []history.Option, onState func(key, state string)) *group {
 	switch api {
+	case Responses:
+		// The adapter's codec over the raw items (adapt.Raw), given the
+		// body without its items: it reads there what the adapter reads of the
+		// request's parameters (previous_response_id, conversation,
+		// reasoning.context). do checked that it is registered.
+		cs := adapt.NewSystemConversations(wireapi.Lookup(api.String()), store, opts)
+		cs.OnState = onState
+		return &group{
+			trim: func(ctx context.Context, key string, r *Request, budget int) ([]json.RawMessage, history.Result, error) {
+				return cs.Trim(ctx, key, r.params, r.items, budget)
+			},
+			recover: func(ctx context.Context, key string, r *Request, perr error, attempt int) ([]json.RawMessage, history.Result, error) {
+				return cs.RecoverOverflow(ctx, key, r.params, r.items, perr, attempt)
+			},
+			close: cs.Close,
+		}
 	case AnthropicMessages:
 		cs := adapt.NewSystemConversations(anthropicCodec, store, opts)
 		cs.OnState = onState
@@ -291,6 +309,10 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 		return t.forward(req, body, ev, next)
 	}
 	ev.Model = r.Model
+	if api == Responses && wireapi.Lookup(api.String()) == nil {
+		ev.Err = fmt.Errorf("%w: %s (import github.com/histrim/history/adapters/responses and call its RegisterWire)", ErrNotRegistered, api)
+		return t.forward(req, body, ev, next)
+	}
 	ctx := req.Context()
 	md := t.model(ctx, api, r.Model)
 	if md.err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -87,6 +88,8 @@ func TestForwardUntouched(t *testing.T) {
 		{"a body that is not JSON", "/v1/chat/completions", `{"model":"m","messages":[`, true},
 		{"a message that does not convert", "/v1/chat/completions", `{"model":"m","messages":[{"role":"critic","content":"` + strings.Repeat("x ", 5000) + `"}]}`, true},
 		{"a request within the window", "/v1/chat/completions", chatBody(1, 10), false},
+		{"responses, whose codec no adapter registered in this program", "/v1/responses",
+			`{"model":"m","input":[{"role":"user","content":"` + strings.Repeat("x ", 5000) + `"}]}`, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -104,6 +107,9 @@ func TestForwardUntouched(t *testing.T) {
 			}
 			if c.forwarded && (len(evs) != 1 || !evs[0].Forwarded || evs[0].Err == nil) {
 				t.Errorf("events %+v, want one saying forwarded, with the reason", evs)
+			}
+			if Detect(c.path) == Responses && (len(evs) != 1 || !errors.Is(evs[0].Err, ErrNotRegistered)) {
+				t.Errorf("events %+v, want one whose Err wraps ErrNotRegistered", evs)
 			}
 		})
 	}

@@ -141,6 +141,9 @@ func promptTokens(api API, b []byte) int {
 		Message *struct {
 			Usage *usage `json:"usage"`
 		} `json:"message"` // Anthropic's message_start event
+		Response *struct {
+			Usage *usage `json:"usage"`
+		} `json:"response"` // Responses' response.completed event
 	}
 	if json.Unmarshal(b, &v) != nil {
 		return 0
@@ -149,12 +152,17 @@ func promptTokens(api API, b []byte) int {
 	if u == nil && v.Message != nil {
 		u = v.Message.Usage
 	}
+	if u == nil && v.Response != nil {
+		u = v.Response.Usage
+	}
 	if u == nil {
 		return 0
 	}
 	switch api {
 	case AnthropicMessages:
 		return satSum(u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens)
+	case Responses:
+		return max(u.InputTokens, 0) // the cached tokens are part of it
 	}
 	return u.PromptTokens
 }

@@ -26,6 +26,12 @@ func TestUsage(t *testing.T) {
 			`{"type":"message","usage":{"input_tokens":10,"cache_creation_input_tokens":200,"cache_read_input_tokens":3000,"output_tokens":5}}`, 3210},
 		{"anthropic stream: message_start", AnthropicMessages, true,
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":40,\"cache_read_input_tokens\":60}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"x\"}}\n\n", 100},
+		{"responses: usage.input_tokens (cached tokens are part of it)", Responses, false,
+			`{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":5000,"input_tokens_details":{"cached_tokens":4096},"output_tokens":7,"total_tokens":5007}}`, 5000},
+		{"responses stream: response.completed, not response.created's null usage", Responses, true,
+			"event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"usage\":null}}\n\n" +
+				"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"delta\":\"tokens\"}\n\n" +
+				"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":2,\"response\":{\"id\":\"resp_1\",\"usage\":{\"input_tokens\":812,\"output_tokens\":3}}}\n\n", 812},
 		{"a body that is not JSON", ChatCompletions, false, `<html>`, 0},
 	}
 	for _, c := range cases {

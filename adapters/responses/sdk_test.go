@@ -109,8 +109,9 @@ type wireItem struct {
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
-		Input []json.RawMessage `json:"input"`
-		Tools json.RawMessage   `json:"tools"`
+		Input  []json.RawMessage `json:"input"`
+		Tools  json.RawMessage   `json:"tools"`
+		Stream bool              `json:"stream"`
 	}
 	if r.URL.Path != "/responses" || json.Unmarshal(body, &req) != nil {
 		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
@@ -150,11 +151,33 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.accepted++
+	var resp []byte
 	if f.loop != nil {
-		_, _ = w.Write(f.respondLoop(items, size))
+		resp = f.respondLoop(items, size)
+	} else {
+		resp = f.respond(items)
+	}
+	if req.Stream {
+		streamResponse(w, resp)
 		return
 	}
-	_, _ = w.Write(f.respond(items))
+	_, _ = w.Write(resp)
+}
+
+// streamResponse writes the response whose JSON is resp as the API
+// streams it, in its shortest form: response.created (no usage yet),
+// then response.completed holding the whole response and its usage.
+func streamResponse(w http.ResponseWriter, resp []byte) {
+	var created map[string]any
+	_ = json.Unmarshal(resp, &created)
+	created["status"], created["output"], created["usage"] = "in_progress", []any{}, nil
+	w.Header().Set("Content-Type", "text/event-stream")
+	ev := func(typ string, seq int, response any) {
+		b, _ := json.Marshal(map[string]any{"type": typ, "sequence_number": seq, "response": response})
+		_, _ = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	}
+	ev("response.created", 0, created)
+	ev("response.completed", 1, json.RawMessage(resp))
 }
 
 // check returns the 400 body the API would answer items with for their

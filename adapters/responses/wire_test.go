@@ -1,0 +1,464 @@
+package responses
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/histrim/history"
+
+	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/models"
+	hwire "github.com/histrim/history/wire"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// wireEvents counts a wire.Transport's request events.
+type wireEvents struct {
+	mu                                      sync.Mutex
+	requests, trimmed, forwarded, overflows int
+	recovered                               int
+	errs                                    []error
+}
+
+func (e *wireEvents) on(ev hwire.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ev.Kind != hwire.EventRequest {
+		return
+	}
+	e.requests++
+	if ev.Trimmed {
+		e.trimmed++
+	}
+	if ev.Forwarded {
+		e.forwarded++
+	}
+	if ev.Err != nil {
+		e.errs = append(e.errs, ev.Err)
+	}
+	e.overflows += ev.Overflows
+	e.recovered += ev.Recovered
+}
+
+// runWireLoop runs l.Turns user turns of 1 to 6 tool steps through the
+// real openai-go client (client.Responses.New, or NewStreaming) against
+// the fake reasoning model in loop mode, the client's requests going
+// through a wire.Transport (as its HTTP client's transport, or as
+// option.WithMiddleware): the runtime sends its whole transcript every
+// time and never trims; the Transport does. Errors that reach the
+// runtime are recorded in l.
+func runWireLoop(t *testing.T, l *adaptertest.Loop, stream, middleware bool) (*fakeAPI, *wireEvents) {
+	t.Helper()
+	api := newLoopAPI(l)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	ev := &wireEvents{}
+	tr := &hwire.Transport{
+		Models: func(_ context.Context, name string) (models.Model, error) {
+			if name != "o4-mini" {
+				return models.Model{}, &models.UnknownModelError{Name: name}
+			}
+			return models.Model{Name: name, Provider: "openai", Window: l.Window}, nil
+		},
+		OnEvent: ev.on, Logger: slog.New(slog.DiscardHandler),
+	}
+	opts := []option.RequestOption{option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0)}
+	if middleware {
+		opts = append(opts, option.WithMiddleware(tr.Middleware))
+	} else {
+		opts = append(opts, option.WithHTTPClient(&http.Client{Transport: tr}))
+	}
+	c := openai.NewClient(opts...)
+	ctx := context.Background()
+	params := responses.ResponseNewParams{Model: "o4-mini", Tools: loopTools(),
+		Instructions: openai.String("You are a coding agent. Use the tools to read files before you answer.")}
+	send := func(items []Item) (*responses.Response, error) {
+		p := params
+		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+		if !stream {
+			return c.Responses.New(ctx, p)
+		}
+		s := c.Responses.NewStreaming(ctx, p)
+		defer s.Close()
+		var done *responses.Response
+		for s.Next() {
+			if e := s.Current(); e.Type == "response.completed" {
+				r := e.AsResponseCompleted().Response
+				done = &r
+			}
+		}
+		if err := s.Err(); err != nil {
+			return nil, err
+		}
+		if done == nil {
+			return nil, fmt.Errorf("the stream ended without response.completed")
+		}
+		return done, nil
+	}
+	var transcript []Item
+	for turn := 1; turn <= l.Turns; turn++ {
+		task := "Task " + strconv.Itoa(turn) + ": look into module " + strconv.Itoa(turn*13%97) + " and fix what you find."
+		l.Turn(turn, task)
+		transcript = append(transcript, user(task))
+		for step := 0; ; step++ {
+			if step > 7 {
+				t.Fatalf("turn %d does not end", turn)
+			}
+			resp, err := send(transcript)
+			if err != nil {
+				l.Error(err)
+				break
+			}
+			l.Accepted(true, int(resp.Usage.InputTokens))
+			var calls []string
+			for _, o := range resp.Output {
+				// As an application that keeps the output's raw JSON
+				// sends it back.
+				transcript = append(transcript, param.Override[Item](json.RawMessage(o.RawJSON())))
+				if o.Type == "function_call" {
+					calls = append(calls, o.CallID)
+				}
+			}
+			if len(calls) == 0 {
+				break
+			}
+			for _, id := range calls {
+				transcript = append(transcript, functionOutput(id, loopOutput(l, id)))
+			}
+		}
+	}
+	return api, ev
+}
+
+// TestWireLoop: 50 user turns of tool steps (15 under the race
+// detector) through wire.Transport with the codec RegisterWire registers,
+// the real openai-go client sending its whole transcript every time to a
+// reasoning model that binds each reasoning item to the item after it,
+// checks the pairing of calls and outputs, counts 1.35 times the
+// library's estimate or drifts from 1.0 to 1.4 (adaptertest.Modes), and
+// refuses an input over the window with the API's real 400 body: no turn
+// fails, no request breaks the binding or the pairing or lacks the latest
+// task, and every refusal for length is resent smaller inside the
+// Transport. JSON and streamed (the usage read from response.completed),
+// through the HTTP client's transport and the SDK's middleware.
+func TestWireLoop(t *testing.T) {
+	RegisterWire()
+	for _, c := range []struct {
+		name               string
+		stream, middleware bool
+		window             int
+		mode               adaptertest.Mode
+	}{
+		{"transport/json/16k/skew", false, false, 16_000, adaptertest.Modes()[0]},
+		{"transport/stream/16k/drift", true, false, 16_000, adaptertest.Modes()[2]},
+		{"middleware/json/32k/drift", false, true, 32_000, adaptertest.Modes()[2]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l := adaptertest.NewLoop("responses/wire", c.mode, c.window)
+			if race.Enabled {
+				l.Turns = 15
+			}
+			api, ev := runWireLoop(t, l, c.stream, c.middleware)
+			s := l.Stats()
+			t.Logf("%s\n%s\ntransport: %d requests, %d trimmed, %d refused for length, %d resent", adaptertest.TableHeader, s.Row(),
+				ev.requests, ev.trimmed, ev.overflows, ev.recovered)
+			if s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
+				t.Errorf("%d failed turns, %d binding or pairing violations, %d requests without the latest task\n%v",
+					s.Errors, s.Violations, s.Missing, l.Notes())
+			}
+			want := 10
+			if race.Enabled && c.window > 16_000 {
+				want = 0 // 15 turns do not outgrow 32k
+			}
+			if ev.forwarded > 0 || ev.trimmed < want {
+				t.Errorf("%d requests forwarded untrimmed, %d trimmed: the loop does not exercise the trim (errors %v)", ev.forwarded, ev.trimmed, ev.errs)
+			}
+			api.mu.Lock()
+			refused := api.overflow
+			api.mu.Unlock()
+			if ev.overflows != ev.recovered || refused != ev.overflows {
+				t.Errorf("%d refusals for length, %d resent, the server refused %d", ev.overflows, ev.recovered, refused)
+			}
+		})
+	}
+}
+
+// wireLoopBody is the body of a Responses request of a tool loop: turns
+// user turns of steps steps each, every step a reasoning item (with
+// encrypted content), a function call carrying a field the SDK does not
+// know and odd whitespace, and its output of words words; tools, if set,
+// is its tools array. The top level has a field the SDK does not know
+// too, before and after the input.
+func wireLoopBody(turns, steps, words int, tools string) string {
+	var b strings.Builder
+	b.WriteString(`{"model":"o4-mini",  "x_top":{"keep" : [1, 2]},"instructions":"You are a coding agent.",`)
+	if tools != "" {
+		b.WriteString(`"tools":` + tools + `,`)
+	}
+	b.WriteString("\n  \"input\": [")
+	for t := range turns {
+		if t > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":"Task %d: fix module %d."}`, t, t)
+		for s := range steps {
+			id := fmt.Sprintf("%d_%d", t, s)
+			fmt.Fprintf(&b, `,{"type":"reasoning","id":"rs_%s","summary":[],"encrypted_content":"gAAAAB%s"}`, id, strings.Repeat("q8Zr", 20))
+			fmt.Fprintf(&b, `, { "type" : "function_call", "id":"fc_%s","call_id":"call_%s","name":"read_file","arguments":"{\"path\":\"src/%s.go\"}", "x_vendor" : { "a" : [ 1, 2 ] } }`, id, id, id)
+			fmt.Fprintf(&b, `,{"type":"function_call_output","call_id":"call_%s","output":%q,"x_out":true}`, id, strings.Repeat("line of code "+id+" ", words))
+		}
+	}
+	b.WriteString("],\n  \"store\": false, \"x_after\": \"kept\"}")
+	return b.String()
+}
+
+// wireCheck checks a Responses body sent for the body got: every byte
+// outside the input array as it came; the input's items in their order,
+// each the bytes it came in, or a function output whose output alone was
+// replaced, or a notice; no function call without its output nor output
+// without its call; every reasoning item followed by the item that
+// followed it; and the latest user message sent.
+func wireCheck(t *testing.T, got, sent []byte) {
+	t.Helper()
+	if !json.Valid(sent) {
+		t.Fatalf("sent body is not JSON: %s", sent)
+	}
+	in, err := hwire.Parse("/v1/responses", got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := hwire.Parse("/v1/responses", sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(in.Body([]json.RawMessage{}), out.Body([]json.RawMessage{})) {
+		t.Fatalf("bytes outside the input changed:\n%s\n%s", in.Body([]json.RawMessage{}), out.Body([]json.RawMessage{}))
+	}
+	items, kept := in.Messages(), out.Messages()
+	next := 0
+	calls, outputs := map[string]int{}, map[string]int{}
+	for k, it := range kept {
+		j := next
+		for j < len(items) && !bytes.Equal(items[j], it) && !sameExcept(items[j], it, "output") {
+			j++
+		}
+		if j == len(items) {
+			var m struct{ Role, Content string }
+			if json.Unmarshal(it, &m) != nil || m.Role == "" || m.Content == "" {
+				t.Fatalf("sent item %d is neither an item received (in order), an elided output, nor a notice: %s", k, it)
+			}
+			continue
+		}
+		next = j + 1
+		var w struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+		}
+		_ = json.Unmarshal(it, &w)
+		switch w.Type {
+		case "function_call":
+			calls[w.CallID] = k
+		case "function_call_output":
+			if c, ok := calls[w.CallID]; !ok || c > k {
+				t.Fatalf("output %s sent without its call", w.CallID)
+			}
+			outputs[w.CallID] = k
+		case "reasoning":
+			if j+1 >= len(items) || k+1 >= len(kept) || !bytes.Equal(kept[k+1], items[j+1]) {
+				t.Fatalf("reasoning item %d sent without the item that followed it", j)
+			}
+		}
+	}
+	for id := range calls {
+		if _, ok := outputs[id]; !ok {
+			t.Fatalf("call %s sent without its output", id)
+		}
+	}
+	if !bytes.Equal(kept[len(kept)-1], items[len(items)-1]) {
+		t.Fatalf("the latest item (the latest user message) was not sent as it came")
+	}
+}
+
+// sameExcept reports whether the JSON objects a and b have the same
+// members, by value, but the one named name.
+func sameExcept(a, b []byte, name string) bool {
+	var ma, mb map[string]any
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
+		return false
+	}
+	delete(ma, name)
+	delete(mb, name)
+	return reflect.DeepEqual(ma, mb)
+}
+
+// TestWireRules: Responses bodies through wire.Transport with the codec
+// RegisterWire registers, each case with its reason: what must go
+// untouched does, and a trimmed body keeps the API's rules and every
+// byte it does not need to change.
+func TestWireRules(t *testing.T) {
+	RegisterWire()
+	bigTools := `[` + strings.Repeat(`{"type":"function","name":"t","description":"`+strings.Repeat("describes a tool at length ", 40)+`","parameters":{}},`, 9) +
+		`{"type":"function","name":"last","parameters":{}}]`
+	loop := wireLoopBody(12, 3, 60, "")
+	cases := []struct {
+		name, body string
+		forwarded  error // the Event's Err when the body must go untouched
+		check      func(t *testing.T, sent []byte, ev hwire.Event)
+	}{
+		{"previous_response_id: the server holds the earlier items, which the client cannot prune",
+			strings.Replace(loop, `"store": false`, `"previous_response_id":"resp_abc"`, 1), ErrChained, nil},
+		{"a conversation: likewise", strings.Replace(loop, `"store": false`, `"conversation":{"id":"conv_1"}`, 1), ErrChained, nil},
+		{"an input that is one string: one user message, nothing to trim",
+			`{"model":"o4-mini","input":"` + strings.Repeat("word ", 9000) + `"}`, hwire.ErrNoMessages, nil},
+		{"a tool loop over the window: whole steps and turns dropped, outputs elided, reasoning kept with its call, pairing kept",
+			loop, nil, func(t *testing.T, sent []byte, ev hwire.Event) {
+				wireCheck(t, []byte(loop), sent)
+				if !ev.Trimmed || ev.Sent >= ev.Messages {
+					t.Fatalf("not trimmed: %+v", ev)
+				}
+			}},
+		{"tools count as overhead: the same input with 10 long tools leaves fewer items",
+			wireLoopBody(12, 3, 60, bigTools), nil, func(t *testing.T, sent []byte, ev hwire.Event) {
+				wireCheck(t, []byte(wireLoopBody(12, 3, 60, bigTools)), sent)
+				var without struct{ Input []json.RawMessage }
+				_ = json.Unmarshal(wireSend(t, loop, nil), &without)
+				var with struct{ Input []json.RawMessage }
+				_ = json.Unmarshal(sent, &with)
+				if len(with.Input) >= len(without.Input) {
+					t.Fatalf("%d items sent with the tools, %d without", len(with.Input), len(without.Input))
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var ev hwire.Event
+			sent := wireSend(t, c.body, &ev)
+			if c.forwarded != nil {
+				if !bytes.Equal(sent, []byte(c.body)) || !ev.Forwarded || !errors.Is(ev.Err, c.forwarded) {
+					t.Fatalf("want the body forwarded untouched for %v; event %+v", c.forwarded, ev)
+				}
+				return
+			}
+			if ev.Forwarded || ev.Err != nil {
+				t.Fatalf("event %+v", ev)
+			}
+			c.check(t, sent, ev)
+		})
+	}
+}
+
+// wireSend sends body through a wire.Transport, the model's window 6,000
+// tokens, and returns what the upstream received; ev, if set, receives
+// the request's Event.
+func wireSend(t *testing.T, body string, ev *hwire.Event) []byte {
+	t.Helper()
+	var got []byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`)
+	}))
+	defer up.Close()
+	tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
+		Models: func(_ context.Context, name string) (models.Model, error) {
+			return models.Model{Name: name, Provider: "openai", Window: 6_000}, nil
+		},
+		OnEvent: func(e hwire.Event) {
+			if ev != nil && e.Kind == hwire.EventRequest {
+				*ev = e
+			}
+		}}
+	req, _ := http.NewRequest(http.MethodPost, up.URL+"/v1/responses", strings.NewReader(body))
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return got
+}
+
+// FuzzWireCodec: arbitrary bytes as a Responses body, trimmed by the
+// codec RegisterWire registers as wire.Transport trims it: it never
+// panics; every byte outside the input array stays; every item sent is
+// one received, in order and byte for byte, or one whose output,
+// arguments, input or result alone was replaced (every other member, the
+// ones the SDK does not know included, equal), or a notice; a body that
+// was valid JSON stays valid; the body is not modified.
+func FuzzWireCodec(f *testing.F) {
+	f.Add([]byte(wireLoopBody(3, 2, 40, "")), 600)
+	f.Add([]byte(wireLoopBody(1, 1, 5, "")), 50)
+	f.Add([]byte(`{"input":[]}`), 10)
+	f.Add([]byte(`{"input":[{"type":"reasoning","id":"rs","encrypted_content":"x"},{"role":"user","content":"q"}]}`), 5)
+	f.Add([]byte(`{"input":[{"type":"function_call_output","call_id":"a","output":"r"},{"role":"user","content":"q"}],"previous_response_id":null}`), 5)
+	f.Add([]byte(`{"a":"\"]}","input" : [ {"role":"user","content":[{"type":"input_text","text":"\\"}]} ] }`), 3)
+	f.Fuzz(func(t *testing.T, body []byte, budget int) {
+		orig := bytes.Clone(body)
+		r, err := hwire.Parse("/v1/responses", body)
+		if err != nil {
+			return
+		}
+		items := r.Messages()
+		budget = max(budget%5000, 1)
+		opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
+		out, _, from, _ := rawCodec.Decide(r.Body([]json.RawMessage{}), items, budget, opts,
+			func(hist []history.Message, opts []history.Option) (history.Result, error) {
+				return history.TrimToRecentTurns(hist, budget, opts...)
+			})
+		if !bytes.Equal(body, orig) {
+			t.Fatal("body modified")
+		}
+		if out == nil {
+			return
+		}
+		sent := r.Body(out)
+		if json.Valid(body) && !json.Valid(sent) {
+			t.Fatalf("valid body made invalid: %s", sent)
+		}
+		if s, err := hwire.Parse("/v1/responses", sent); err != nil || !bytes.Equal(s.Body([]json.RawMessage{}), r.Body([]json.RawMessage{})) {
+			t.Fatalf("bytes outside the input changed (%v)", err)
+		}
+		last := -1
+		for k, it := range out {
+			i := from[k]
+			if i < 0 {
+				var m struct{ Role, Content string }
+				if json.Unmarshal(it, &m) != nil || m.Role == "" {
+					t.Fatalf("notice %d is not a message: %s", k, it)
+				}
+				continue
+			}
+			if i <= last {
+				t.Fatalf("item %d out of order", k)
+			}
+			last = i
+			if bytes.Equal(it, items[i]) {
+				continue
+			}
+			replaced := false
+			for _, name := range []string{"output", "arguments", "input", "result"} {
+				replaced = replaced || sameExcept(items[i], it, name)
+			}
+			if !replaced {
+				t.Fatalf("item %d changed beyond one replaced member:\n%s\n%s", i, items[i], it)
+			}
+		}
+	})
+}

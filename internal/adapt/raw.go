@@ -1,0 +1,73 @@
+package adapt
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/histrim/history"
+)
+
+// Raw returns c over the JSON of a request body: its native messages are
+// the elements of the body's messages array, each the bytes it came in,
+// and its other part is the body (or what of it the caller passes: the
+// body without its messages, say). Each element is decoded into N
+// with decode (an SDK type built from the raw JSON, param.Override, so
+// that the adapter reads it as the JSON that came), the body into R with
+// system, and c converts and maps back as it does for its SDK: its rules
+// (pairing, reasoning, signatures) hold as they hold there. The
+// decision is mapped back to bytes by index: an output message that
+// encodes (encode) as the message it came from is that message's own
+// bytes; one the trim changed (an elided result, cleared arguments) is
+// its encoding; a notice is its encoding. An error of system (a request
+// that cannot be trimmed) is the conversion's error.
+func Raw[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, error), decode func(json.RawMessage) N,
+	encode func(*N) ([]byte, error)) *Codec[json.RawMessage, json.RawMessage] {
+	return &Codec[json.RawMessage, json.RawMessage]{
+		Name: c.Name, Noun: c.Noun, Rules: c.Rules, Overflow: c.Overflow,
+		Convert: func(body json.RawMessage, msgs []json.RawMessage, opts []history.Option) (*View[json.RawMessage], error) {
+			r, err := system(body)
+			if err != nil {
+				return nil, err
+			}
+			ns := make([]N, len(msgs))
+			for i, m := range msgs {
+				ns[i] = decode(m)
+			}
+			v, err := c.Convert(r, ns, opts)
+			if err != nil {
+				return nil, err
+			}
+			return &View[json.RawMessage]{Hist: v.Hist, Lead: v.Lead, N: v.N, Of: v.Of,
+				Back: func(res history.Result) ([]json.RawMessage, []int) {
+					out, from := v.Back(res)
+					raw := make([]json.RawMessage, len(out))
+					for k := range out {
+						raw[k] = rawBack(msgs, ns, out, from[k], k, encode)
+					}
+					return raw, from
+				}}, nil
+		},
+	}
+}
+
+// rawBack returns output message k, which came from msgs[i] (decoded as
+// ns[i]; i < 0 for a notice), as bytes: msgs[i] itself when it encodes as
+// ns[i] does, its encoding otherwise. A message that does not encode
+// (which a message built from JSON never is) is the one it came from, or
+// null for a notice.
+func rawBack[N any](msgs []json.RawMessage, ns, out []N, i, k int, encode func(*N) ([]byte, error)) json.RawMessage {
+	b, err := encode(&out[k])
+	if i < 0 || i >= len(msgs) {
+		if err != nil {
+			return json.RawMessage("null")
+		}
+		return b
+	}
+	if err != nil {
+		return msgs[i]
+	}
+	if orig, oerr := encode(&ns[i]); oerr == nil && bytes.Equal(orig, b) {
+		return msgs[i]
+	}
+	return b
+}
