@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/histrim/history/internal/wireapi"
 )
 
 // API is a provider API whose requests the package reads.
@@ -41,6 +43,19 @@ func (a API) String() string {
 		return "openai_responses"
 	}
 	return "unknown"
+}
+
+// Trims reports whether a [Transport] trims requests of a in this
+// program: ChatCompletions and AnthropicMessages always; Responses once
+// an adapter registered its codec (adapters/responses' RegisterWire).
+func (a API) Trims() bool {
+	switch a {
+	case ChatCompletions, AnthropicMessages:
+		return true
+	case Responses:
+		return wireapi.Lookup(a.String()) != nil
+	}
+	return false
 }
 
 // Detect returns the API a request path belongs to, read from the path's

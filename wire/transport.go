@@ -309,7 +309,7 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 		return t.forward(req, body, ev, next)
 	}
 	ev.Model = r.Model
-	if api == Responses && wireapi.Lookup(api.String()) == nil {
+	if !api.Trims() {
 		ev.Err = fmt.Errorf("%w: %s (import github.com/histrim/history/adapters/responses and call its RegisterWire)", ErrNotRegistered, api)
 		return t.forward(req, body, ev, next)
 	}

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/histrim/history v0.1.0
+	github.com/histrim/history/adapters/responses v0.0.0-00010101000000-000000000000
 	github.com/histrim/history/stores/postgres v0.0.0-00010101000000-000000000000
 	github.com/histrim/history/stores/redis v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
@@ -13,12 +14,17 @@ require (
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dlclark/regexp2 v1.10.0 // indirect
-	github.com/google/uuid v1.3.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/openai/openai-go/v3 v3.44.0 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.8 // indirect
 	github.com/pkoukk/tiktoken-go-loader v0.0.2 // indirect
+	github.com/tidwall/gjson v1.18.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
@@ -27,6 +33,7 @@ require (
 
 replace (
 	github.com/histrim/history => ../..
+	github.com/histrim/history/adapters/responses => ../../adapters/responses
 	github.com/histrim/history/stores/postgres => ../../stores/postgres
 	github.com/histrim/history/stores/redis => ../../stores/redis
 )

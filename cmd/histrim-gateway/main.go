@@ -8,6 +8,13 @@
 // gateways with different settings on one server. Every replica behind a load balancer
 // given the same store trims each conversation as one gateway would.
 //
+// Besides the APIs `histrim serve` trims (Chat Completions and the
+// compatible servers, Anthropic Messages), it trims OpenAI Responses
+// requests (/v1/responses) with the rules of the responses adapter
+// (github.com/histrim/history/adapters/responses, which needs openai-go
+// and so is not in the core module): `histrim serve` forwards those
+// untouched.
+//
 // Usage:
 //
 //	histrim-gateway [-addr ADDR] [-upstream URL] [-store URL] [...]
@@ -24,6 +31,7 @@ import (
 	"syscall"
 
 	"github.com/histrim/history"
+	hresponses "github.com/histrim/history/adapters/responses"
 	"github.com/histrim/history/gateway"
 	pgstore "github.com/histrim/history/stores/postgres"
 	redisstore "github.com/histrim/history/stores/redis"
@@ -39,8 +47,10 @@ func main() {
 }
 
 // register registers the redis://, rediss://, postgres:// and postgresql://
-// stores with the gateway.
+// stores with the gateway, and the responses adapter's codec with the
+// trimming transport.
 func register() {
+	hresponses.RegisterWire()
 	gateway.RegisterStore("redis", openRedis)
 	gateway.RegisterStore("rediss", openRedis)
 	gateway.RegisterStore("postgres", openPostgres)

@@ -1,7 +1,7 @@
-package gateway
+package gatewaye2e
 
 // The stand-ins of the three APIs the npm clients speak, for the
-// end-to-end test (e2e_test.go): each counts a request through an
+// end-to-end test (Run): each counts a request through an
 // adaptertest.Loop (the latest user task present, the window), applies
 // the API's tool-pairing rule and rejects an overflow with the API's real
 // HTTP 400 body; the model is loopserver's script. Chat Completions is
