@@ -220,7 +220,11 @@ func runNode(t *testing.T, node, dir, client string, runs []*e2eRun) {
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	limit := 5 * time.Minute
+	if len(runs) > 2 { // HISTRIM_E2E_FULL: eight loops in one process
+		limit = 20 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "loop.mjs", file)
 	cmd.Dir = dir
