@@ -319,6 +319,7 @@ func TestWireRules(t *testing.T) {
 	bigTools := `[` + strings.Repeat(`{"type":"function","name":"t","description":"`+strings.Repeat("describes a tool at length ", 40)+`","parameters":{}},`, 9) +
 		`{"type":"function","name":"last","parameters":{}}]`
 	loop := wireLoopBody(12, 3, 60, "")
+	longInstructions := strings.Replace(loop, `"You are a coding agent."`, `"`+strings.Repeat("Follow the house rules at length. ", 250)+`"`, 1)
 	cases := []struct {
 		name, body string
 		forwarded  error // the Event's Err when the body must go untouched
@@ -345,6 +346,16 @@ func TestWireRules(t *testing.T) {
 				_ = json.Unmarshal(sent, &with)
 				if len(with.Input) >= len(without.Input) {
 					t.Fatalf("%d items sent with the tools, %d without", len(with.Input), len(without.Input))
+				}
+			}},
+		{"instructions count as overhead: the same input with long instructions leaves fewer items",
+			longInstructions, nil, func(t *testing.T, sent []byte, ev hwire.Event) {
+				wireCheck(t, []byte(longInstructions), sent)
+				var without, with struct{ Input []json.RawMessage }
+				_ = json.Unmarshal(wireSend(t, loop, nil), &without)
+				_ = json.Unmarshal(sent, &with)
+				if len(with.Input) >= len(without.Input) {
+					t.Fatalf("%d items sent with the instructions, %d without", len(with.Input), len(without.Input))
 				}
 			}},
 	}

@@ -111,6 +111,7 @@ var contexts = []context{
 		packages: map[string]string{
 			"hresponses": "github.com/histrim/history/adapters/responses",
 			"openai":     "github.com/openai/openai-go/v3",
+			"option":     "github.com/openai/openai-go/v3/option",
 			"responses":  "github.com/openai/openai-go/v3/responses",
 		},
 		names: []string{
