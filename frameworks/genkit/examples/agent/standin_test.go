@@ -12,8 +12,9 @@ import (
 
 // TestAgent runs the program's tool loop, naming gemini-2.5-flash (and
 // the endpoint's window as the Budget override, see the program's
-// comment), against a local Gemini endpoint (internal/loopserver), which the genai client under the googlegenai
-// plugin reaches through GOOGLE_GEMINI_BASE_URL, with a 16k window that
+// comment), against a local Gemini endpoint (internal/loopserver), which
+// the genai client under the googlegenai plugin reaches through
+// GOOGLE_GEMINI_BASE_URL, with a 16k window that
 // counts 1.3 times the library's estimate, whose scripted model calls the
 // program's tools: no request breaks the function-call pairing, every
 // overflow is recovered from, and every turn ends with an answer.
