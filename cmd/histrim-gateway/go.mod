@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/histrim/history v0.1.0
-	github.com/histrim/history/stores/postgres v0.0.0-00010101000000-000000000000
-	github.com/histrim/history/stores/redis v0.0.0-00010101000000-000000000000
+	github.com/histrim/history/stores/postgres v0.1.0
+	github.com/histrim/history/stores/redis v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
@@ -23,10 +23,4 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-)
-
-replace (
-	github.com/histrim/history => ../..
-	github.com/histrim/history/stores/postgres => ../../stores/postgres
-	github.com/histrim/history/stores/redis => ../../stores/redis
 )
