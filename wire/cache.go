@@ -67,3 +67,24 @@ func anthropicDescribe(b *json.RawMessage) (anthropicmsg.Info, bool) {
 	})
 	return in, true
 }
+
+// anthropicRead is what the shared Messages logic reads of a message (its
+// role, and each block's Info), kept by the message's bytes in
+// anthropicReads.
+type anthropicRead struct {
+	role  string
+	infos []anthropicmsg.Info
+}
+
+var anthropicReads convCache[anthropicRead]
+
+// anthropicMemo is anthropicSDK's Memo: read's result for m, cached by
+// m's bytes; infos clipped, so that an append to them never writes to the
+// cached array.
+func anthropicMemo(m *json.RawMessage, read func(*json.RawMessage) (string, []anthropicmsg.Info, error)) (string, []anthropicmsg.Info, error) {
+	r, err := anthropicReads.get(*m, func(raw *json.RawMessage) (anthropicRead, error) {
+		role, infos, err := read(raw)
+		return anthropicRead{role, slices.Clip(infos)}, err
+	})
+	return r.role, r.infos, err
+}

@@ -10,28 +10,46 @@ import (
 	"github.com/histrim/history/internal/regroup"
 )
 
-// read is one native message as the conversion reads it.
+// read is one native message as the conversion reads it: its role and
+// what the rules read of each of its blocks. Nothing writes to infos once
+// read (a Memo may give the same slice to every request).
 type read[B any] struct {
-	role   string
-	blocks []Block[B]
-	infos  []Info
+	role  string
+	infos []Info
 }
 
-// readAll reads every message of msgs.
+// readAll reads every message of msgs, each through s.Memo when it is set.
 func (s *SDK[R, M, B]) readAll(msgs []M) ([]read[B], error) {
 	out := make([]read[B], len(msgs))
 	for i := range msgs {
-		role, blocks, err := s.ReadMessage(&msgs[i])
+		var role string
+		var infos []Info
+		var err error
+		if s.Memo != nil {
+			role, infos, err = s.Memo(&msgs[i], s.readInfos)
+		} else {
+			role, infos, err = s.readInfos(&msgs[i])
+		}
 		if err != nil {
 			return nil, s.Invalid(i, err.Error())
 		}
-		infos := make([]Info, len(blocks))
-		for j := range blocks {
-			infos[j] = s.Info(&blocks[j])
-		}
-		out[i] = read[B]{role, blocks, infos}
+		out[i] = read[B]{role, infos}
 	}
 	return out, nil
+}
+
+// readInfos returns the role of m and what the rules read of each of its
+// blocks.
+func (s *SDK[R, M, B]) readInfos(m *M) (string, []Info, error) {
+	role, blocks, err := s.ReadMessage(m)
+	if err != nil {
+		return "", nil, err
+	}
+	infos := make([]Info, len(blocks))
+	for j := range blocks {
+		infos[j] = s.Info(&blocks[j])
+	}
+	return role, infos, nil
 }
 
 // Invalid is the *adapt.MessageError for msgs[i].
