@@ -208,10 +208,32 @@ func chatNotice(b history.Message) json.RawMessage {
 	return append(out, '}')
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string, byte for byte as json.Marshal
+// encodes it: s itself in quotes when it holds nothing Marshal escapes
+// (the common case, copied once), else Marshal's encoding.
 func appendString(b []byte, s string) []byte {
+	if plainString(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	q, _ := json.Marshal(s) // a string always encodes
 	return append(b, q...)
+}
+
+// plainString reports whether json.Marshal encodes s as s in quotes:
+// printable ASCII other than '"', '\\' and the HTML characters '<', '>'
+// and '&' (which Marshal escapes); any other byte (a control character,
+// or UTF-8, where Marshal replaces invalid bytes and escapes U+2028 and
+// U+2029) sends s through Marshal.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // chatElide returns the tool message orig with the placeholder of e as
