@@ -22,6 +22,7 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/anthropicmsg"
 	"github.com/histrim/history/models"
 )
 
@@ -413,4 +414,59 @@ func goldenLoop(t *testing.T, r *Request, total int) hash.Hash {
 		goldenHash(h, b, nil)
 	}
 	return h
+}
+
+// TestAnthropicReadOnce: through the wire's Memo, each distinct message
+// is read once: a transcript resent with one message more is read only
+// for that message (and the notices the trim renders, once each), and the
+// second request's output is what a read of every message gives (the SDK
+// without a Memo).
+func TestAnthropicReadOnce(t *testing.T) {
+	// Messages no other test reads (the Memo's cache is the package's).
+	body := strings.NewReplacer("line of output", "ReadOnce output", "task ", "ReadOnce task ", "think ", "ReadOnce think ", "done ", "ReadOnce done ").Replace(anthropicBody(6, 50))
+	r, err := Parse("/v1/messages", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := map[string]int{}
+	counted := *anthropicSDK
+	counted.Memo = func(m *json.RawMessage, read func(*json.RawMessage) (string, []anthropicmsg.Info, error)) (string, []anthropicmsg.Info, error) {
+		return anthropicMemo(m, func(m *json.RawMessage) (string, []anthropicmsg.Info, error) {
+			reads[string(*m)]++
+			return read(m)
+		})
+	}
+	plain := *anthropicSDK
+	plain.Memo = nil
+	opts := []history.Option{history.WithElision(history.ElideOptions{}), history.WithOverhead(30)}
+	msgs := r.Messages()
+	n := len(msgs) - 1
+	for _, req := range [][]json.RawMessage{msgs[:n], msgs, msgs} {
+		if _, _, err := counted.Codec().Trim(r.system, req, 1_000, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for m, k := range reads {
+		if k != 1 {
+			t.Errorf("read %d times: %s", k, m)
+		}
+	}
+	for _, m := range msgs {
+		if reads[string(m)] != 1 {
+			t.Errorf("a message of the transcript not read: %s", m)
+		}
+	}
+	out, _, err := counted.Codec().Trim(r.system, msgs, 1_000, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := plain.Codec().Trim(r.system, msgs, 1_000, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := r.Body(out), r.Body(want); !bytes.Equal(got, w) {
+		t.Errorf("with the Memo:\n%s\nwithout:\n%s", got, w)
+	} else if bytes.Equal(got, []byte(body)) {
+		t.Errorf("nothing trimmed at this budget: the comparison proves little")
+	}
 }
