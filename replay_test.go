@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/histrim/history/internal/race"
 )
 
 // TestTrimmerReplayRewrites replays the tool-heavy sessions of the shared
@@ -17,6 +19,9 @@ import (
 // same cleared copies until the next maintenance point. Run with -v for
 // the numbers (docs/prompt-caching.md).
 func TestTrimmerReplayRewrites(t *testing.T) {
+	if race.Enabled {
+		t.Skip("its shares need the long tool-heavy sessions that race.CorpusFile leaves out under the race detector; the plain run checks them, and the Trimmer's concurrent calls are checked under the detector by TestManyParallelCalls and the Conversations tests")
+	}
 	convs := loadRefCorpus(t)
 	policies := []struct {
 		name string

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/histrim/history/internal/race"
 )
 
 // sharedCorpus is the shared corpus of real transcripts, beside the
@@ -21,8 +23,9 @@ type refConv struct {
 	ref  map[string][][2]int // encoding -> per message [content, tool calls]
 }
 
-// loadRefCorpus reads the corpus and its reference counts, or skips the
-// test with the reason when they are absent.
+// loadRefCorpus reads the corpus and its reference counts (under the race
+// detector, the sessions race.CorpusFile keeps), or skips the test with
+// the reason when they are absent.
 func loadRefCorpus(tb testing.TB) []refConv {
 	tb.Helper()
 	raw, err := os.ReadFile(filepath.Join(sharedCorpus, "token_counts.json"))
@@ -39,6 +42,9 @@ func loadRefCorpus(tb testing.TB) []refConv {
 	slices.Sort(files)
 	var convs []refConv
 	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && !race.CorpusFile(st.Size()) {
+			continue
+		}
 		fh, err := os.Open(f)
 		if err != nil {
 			tb.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,6 +37,11 @@ import (
 // when a module requires a version of another that the release does not
 // tag, when a module's files do not make a module zip, or when its
 // packages do not load from it.
+//
+// A command module (cmd/histrim-gateway) is installed instead, with the
+// go install lines of its README, before the release in the checkout and
+// after it from the release's proxy, and the installed command must run
+// (installCommand).
 //
 // After each go get, the module's package must load with -mod=readonly:
 // a module whose go.mod lacks a module its package imports fails there
@@ -92,6 +98,10 @@ func TestConsumerModule(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			if command(m.Dir) {
+				installCommand(t, goBin, root, tmp, m, before, after)
+				return
+			}
 			need := closure(t, mods, m)
 			app := filepath.Join(tmp, "app-"+strings.ReplaceAll(name, "/", "-"))
 			write(t, filepath.Join(app, "main.go"), program(t, docOf(m)))
@@ -125,6 +135,33 @@ func TestConsumerModule(t *testing.T) {
 				run(t, goBin, app, after, "list", "-mod=readonly", "-deps", "./...")
 			}
 		})
+	}
+}
+
+// installCommand runs the go install lines of the README of the command
+// module m (installCommands), as TestCommandInstall runs docs/cli.md's
+// for cmd/histrim: the first in the checkout at root, with the go
+// command's environment as given (before, but the workspace the checkout
+// has: the module's own go.work), the second anywhere with after's (the
+// release's proxy in an empty module cache, tmp's). Each must leave a
+// command that runs (-h, which names -store).
+func installCommand(t *testing.T, goBin, root, tmp string, m mod, before, after []string) {
+	lines := installLines(readDoc(t, docOf(m)))
+	if want := installCommands(m); !slices.Equal(lines, want[:]) {
+		t.Fatalf("%s installs with %q, want %q", docOf(m), lines, want)
+	}
+	name := path.Base(m.Dir)
+	for i, env := range [][]string{withEnv(before, "GOWORK="), after} {
+		dir := root // in the checkout
+		if i == 1 {
+			dir = tmp // anywhere
+		}
+		gobin := filepath.Join(tmp, "bin-"+name, []string{"before", "after"}[i])
+		commands(t, goBin, dir, withEnv(env, "GOBIN="+gobin), lines[i], nil)
+		out, err := exec.Command(filepath.Join(gobin, name), "-h").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "-store") {
+			t.Errorf("%s: %s -h: %v\n%s", lines[i], name, err, out)
+		}
 	}
 }
 

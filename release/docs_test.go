@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,6 +57,32 @@ func afterRelease(m mod, need []mod) string {
 	return b.String()
 }
 
+// installCommands returns the commands that install the command module
+// m, as its README gives them: go install of the module's directory in a
+// checkout of the repository (its go.work builds it against the tree)
+// before the release, and go install of its latest release after it.
+func installCommands(m mod) [2]string {
+	return [2]string{"go -C " + m.Dir + " install .", "go install " + m.Path + "@latest"}
+}
+
+// installLines returns the lines of the first shell block of the
+// document text that run go (go install, go -C ... install), their
+// comments left out.
+func installLines(text string) []string {
+	_, block, _ := strings.Cut(text, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var lines []string
+	for _, line := range strings.Split(block, "\n") {
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "go ") {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
 // docOf returns the document, relative to the repository's root, that
 // tells a user how to install m and holds the program the consumer test
 // builds: docs/install.md for the core, the module's README otherwise.
@@ -104,7 +131,8 @@ const readmeModule = corePath + "/adapters/openai"
 
 // TestInstallDocs checks that every published module's document gives
 // the commands that install it before and after a release, exactly as
-// TestConsumerModule runs them, and a program; that docs/install.md
+// TestConsumerModule runs them, and a program (a command module's README,
+// the go install lines of installCommands instead); that docs/install.md
 // links every module's README; and that the README (and docs/install.md,
 // as its example) gives the commands of the module the README's usage
 // section uses.
@@ -114,6 +142,15 @@ func TestInstallDocs(t *testing.T) {
 	for _, m := range mods {
 		doc := docOf(m)
 		text := readDoc(t, doc)
+		if m.Dir != "." && !strings.Contains(install, "](../"+m.Dir+"/README.md)") {
+			t.Errorf("docs/install.md does not link %s/README.md", m.Dir)
+		}
+		if command(m.Dir) {
+			if want := installCommands(m); !slices.Equal(installLines(text), want[:]) {
+				t.Errorf("%s's first shell block runs %q, want the commands that install %s before and after a release: %q", doc, installLines(text), m.Path, want)
+			}
+			continue
+		}
 		need := closure(t, mods, m)
 		if b := beforeRelease(m, need); !hasBlock(text, b) {
 			t.Errorf("%s lacks the commands that install %s from a checkout:\n```sh\n%s```", doc, m.Path, b)
@@ -122,9 +159,6 @@ func TestInstallDocs(t *testing.T) {
 			t.Errorf("%s lacks the commands that install %s from a release:\n```sh\n%s```", doc, m.Path, b)
 		}
 		program(t, doc)
-		if m.Dir != "." && !strings.Contains(install, "](../"+m.Dir+"/README.md)") {
-			t.Errorf("docs/install.md does not link %s/README.md", m.Dir)
-		}
 		if m.Path == readmeModule {
 			readme := readDoc(t, "README.md")
 			if b := beforeRelease(m, need); !hasBlock(readme, b) || !hasBlock(install, b) {

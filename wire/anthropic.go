@@ -46,6 +46,9 @@ var anthropicSDK = &anthropicmsg.SDK[json.RawMessage, json.RawMessage, json.RawM
 		return append(out, "}]}"...)
 	},
 	System: anthropicSystem,
+	// A client resends its transcript: each message is read once, by
+	// its bytes.
+	Memo: anthropicMemo,
 }
 
 var anthropicCodec = anthropicSDK.Codec()

@@ -25,16 +25,27 @@ type convCache[T any] struct {
 
 // get returns the conversion of raw by conv, cached.
 func (c *convCache[T]) get(raw json.RawMessage, conv func(*json.RawMessage) (T, error)) (T, error) {
-	c.mu.Lock()
-	m, ok := c.m[string(raw)]
-	c.mu.Unlock()
-	if ok {
+	if m, ok := c.lookup(raw); ok {
 		return m, nil
 	}
 	m, err := conv(&raw)
 	if err != nil {
 		return m, err
 	}
+	c.put(raw, m)
+	return m, nil
+}
+
+// lookup returns the conversion kept for raw, if any.
+func (c *convCache[T]) lookup(raw json.RawMessage) (T, bool) {
+	c.mu.Lock()
+	m, ok := c.m[string(raw)]
+	c.mu.Unlock()
+	return m, ok
+}
+
+// put keeps m as the conversion of raw.
+func (c *convCache[T]) put(raw json.RawMessage, m T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.bytes+len(raw) > maxCachedBytes {
@@ -44,7 +55,6 @@ func (c *convCache[T]) get(raw json.RawMessage, conv func(*json.RawMessage) (T, 
 		c.m[string(raw)] = m
 		c.bytes += len(raw)
 	}
-	return m, nil
 }
 
 var chatCache convCache[history.Message]
@@ -66,4 +76,29 @@ func anthropicDescribe(b *json.RawMessage) (anthropicmsg.Info, bool) {
 		return in, nil
 	})
 	return in, true
+}
+
+// anthropicRead is what the shared Messages logic reads of a message (its
+// role, and each block's Info), kept by the message's bytes in
+// anthropicReads.
+type anthropicRead struct {
+	role  string
+	infos []anthropicmsg.Info
+}
+
+var anthropicReads convCache[anthropicRead]
+
+// anthropicMemo is anthropicSDK's Memo: read's result for m, cached by
+// m's bytes; infos clipped, so that an append to them never writes to the
+// cached array.
+func anthropicMemo(m *json.RawMessage, read func(*json.RawMessage) (string, []anthropicmsg.Info, error)) (string, []anthropicmsg.Info, error) {
+	if r, ok := anthropicReads.lookup(*m); ok { // no closure to allocate on a hit
+		return r.role, r.infos, nil
+	}
+	role, infos, err := read(m)
+	if err != nil {
+		return role, infos, err
+	}
+	anthropicReads.put(*m, anthropicRead{role, slices.Clip(infos)})
+	return role, slices.Clip(infos), nil
 }

@@ -14,7 +14,9 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
@@ -208,10 +210,60 @@ func chatNotice(b history.Message) json.RawMessage {
 	return append(out, '}')
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string, byte for byte as json.Marshal
+// encodes it (its escapes: the HTML characters, control characters,
+// invalid UTF-8 as \ufffd, U+2028 and U+2029; FuzzAppendString holds it
+// to Marshal), without Marshal's allocations: placeholders carry a
+// result's excerpt, and one is written per elided result per request.
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
+	const hex = "0123456789abcdef"
+	b = slices.Grow(b, len(s)+2)
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // chatElide returns the tool message orig with the placeholder of e as

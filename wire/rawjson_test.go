@@ -49,3 +49,35 @@ func FuzzObjectMembers(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendString holds appendString to json.Marshal's bytes, on the
+// fast path (plain ASCII) and off it.
+func TestAppendString(t *testing.T) {
+	for _, tc := range []struct{ s, why string }{
+		{"", "empty"},
+		{"[elided tool result: read, 564 tokens; re-run the tool if needed]", "a placeholder: the fast path"},
+		{"a \"quote\" and a \\ backslash", "escaped by Marshal"},
+		{"<b> & </b>", "HTML characters Marshal escapes"},
+		{"line\nbreak\ttab\x00nul\x1f", "control characters"},
+		{"caf\u00e9 \u2028 \u2029 \U0001F600", "UTF-8, with the separators Marshal escapes"},
+		{"bad \xff utf-8", "invalid UTF-8, which Marshal replaces"},
+		{"del \x7f", "DEL, which Marshal keeps"},
+	} {
+		want, _ := json.Marshal(tc.s)
+		if got := appendString([]byte("x"), tc.s); string(got) != "x"+string(want) {
+			t.Errorf("%s: %q, json.Marshal %q", tc.why, got, want)
+		}
+	}
+}
+
+// FuzzAppendString: appendString appends json.Marshal's encoding.
+func FuzzAppendString(f *testing.F) {
+	f.Add("plain text")
+	f.Add("<\u2028\xff\"")
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q, json.Marshal %q", got, want)
+		}
+	})
+}

@@ -4,9 +4,9 @@ go 1.26.0
 
 require (
 	github.com/histrim/history v0.1.0
-	github.com/histrim/history/adapters/responses v0.0.0-00010101000000-000000000000
-	github.com/histrim/history/stores/postgres v0.0.0-00010101000000-000000000000
-	github.com/histrim/history/stores/redis v0.0.0-00010101000000-000000000000
+	github.com/histrim/history/adapters/responses v0.1.0
+	github.com/histrim/history/stores/postgres v0.1.0
+	github.com/histrim/history/stores/redis v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
@@ -14,7 +14,7 @@ require (
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dlclark/regexp2 v1.10.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
+	github.com/google/uuid v1.3.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
@@ -29,11 +29,4 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-)
-
-replace (
-	github.com/histrim/history => ../..
-	github.com/histrim/history/adapters/responses => ../../adapters/responses
-	github.com/histrim/history/stores/postgres => ../../stores/postgres
-	github.com/histrim/history/stores/redis => ../../stores/redis
 )

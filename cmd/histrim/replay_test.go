@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/internal/refs"
 )
 
@@ -213,6 +214,9 @@ func TestReplayCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays every session of the corpus")
 	}
+	if race.Enabled {
+		t.Skip("single-goroutine replays of every corpus session, checked by the plain run (the race detector checks the calls, some ten times slower)")
+	}
 	files := corpusFiles(t)
 	rewrites := 0
 	for _, f := range files {
@@ -260,6 +264,9 @@ func TestPricePresets(t *testing.T) {
 func TestReplayFront(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the coding sessions of the corpus five times")
+	}
+	if race.Enabled {
+		t.Skip("single-goroutine replays of the corpus's long sessions, checked by the plain run (the race detector checks the calls, some ten times slower)")
 	}
 	var whole, def frontPoint
 	sessions := 0

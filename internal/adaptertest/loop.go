@@ -445,7 +445,7 @@ const OverBudget = 1.25
 // later plan, so that at most one request is rejected after the first
 // recovery (issues 23 and 33). run runs l (l.Budget is the budget to trim
 // to, l.Window the provider's window), recording in it what reached the
-// caller. Under the race detector the loops run 20 user turns, not
+// caller. Under the race detector the loops run 12 user turns, not
 // LoopTurns: the detector finds a race in any of them, and the plain run
 // checks the bounds over all 50.
 func StatefulLoops(t *testing.T, adapter string, window int, run func(t *testing.T, l *Loop, calibrate bool)) {
@@ -458,7 +458,7 @@ func StatefulLoops(t *testing.T, adapter string, window int, run func(t *testing
 				l := NewLoop(adapter, Skew(1.3), window)
 				l.Budget = int(over * float64(window))
 				if race.Enabled {
-					l.Turns = 20
+					l.Turns = 12
 				}
 				run(t, l, calibrate)
 				CheckStateful(t, l, kind+", budget "+strconv.Itoa(l.Budget)+" over a window of "+strconv.Itoa(window), max(l.Stats().Overflows-1, 0))

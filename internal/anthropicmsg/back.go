@@ -66,7 +66,7 @@ func IsThinking(t string) bool { return t == TypeThinking || t == TypeRedactedTh
 // input. ok is false when no block is left, or only thinking blocks (see
 // onlyThinking).
 func (s *SDK[R, M, B]) rebuild(orig M, g *regroup.Group) (M, bool) {
-	_, blocks, _ := s.ReadMessage(&orig)
+	_, blocks, content, _ := s.readMessage(&orig)
 	keep := g.Keep(len(blocks))
 	if !slices.Contains(keep, true) || s.onlyThinking(blocks, keep) {
 		return orig, false
@@ -74,7 +74,7 @@ func (s *SDK[R, M, B]) rebuild(orig M, g *regroup.Group) (M, bool) {
 	if s.Message == nil {
 		return s.rebuildJSON(orig, g, len(blocks)), true
 	}
-	if _, content, ok := s.Message(&orig); ok && len(content) == len(blocks) {
+	if content != nil { // s.Message read orig: one block of content per block
 		m := s.WithContent(orig, regroup.KeptParts(g, regroup.WithArgs(g, content, s.withInput), s.elideBlock))
 		return m, true
 	}

@@ -2,6 +2,7 @@ package anthropicmsg
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/histrim/history"
@@ -10,28 +11,47 @@ import (
 	"github.com/histrim/history/internal/regroup"
 )
 
-// read is one native message as the conversion reads it.
+// read is one native message as the conversion reads it: its role and
+// what the rules read of each of its blocks. Nothing writes to infos once
+// read (a Memo may give the same slice to every request).
 type read[B any] struct {
-	role   string
-	blocks []Block[B]
-	infos  []Info
+	role  string
+	infos []Info
 }
 
-// readAll reads every message of msgs.
+// readAll reads every message of msgs, each through s.Memo when it is set.
 func (s *SDK[R, M, B]) readAll(msgs []M) ([]read[B], error) {
 	out := make([]read[B], len(msgs))
+	readInfos := s.readInfos // one method value, not one per message
 	for i := range msgs {
-		role, blocks, err := s.ReadMessage(&msgs[i])
+		var role string
+		var infos []Info
+		var err error
+		if s.Memo != nil {
+			role, infos, err = s.Memo(&msgs[i], readInfos)
+		} else {
+			role, infos, err = s.readInfos(&msgs[i])
+		}
 		if err != nil {
 			return nil, s.Invalid(i, err.Error())
 		}
-		infos := make([]Info, len(blocks))
-		for j := range blocks {
-			infos[j] = s.Info(&blocks[j])
-		}
-		out[i] = read[B]{role, blocks, infos}
+		out[i] = read[B]{role, infos}
 	}
 	return out, nil
+}
+
+// readInfos returns the role of m and what the rules read of each of its
+// blocks.
+func (s *SDK[R, M, B]) readInfos(m *M) (string, []Info, error) {
+	role, blocks, err := s.ReadMessage(m)
+	if err != nil {
+		return "", nil, err
+	}
+	infos := make([]Info, len(blocks))
+	for j := range blocks {
+		infos[j] = s.Info(&blocks[j])
+	}
+	return role, infos, nil
 }
 
 // Invalid is the *adapt.MessageError for msgs[i].
@@ -140,7 +160,7 @@ func (s *SDK[R, M, B]) convertMessages(system R, msgs []M, wantSources bool) ([]
 		case RoleSystem:
 			m := history.Message{Role: history.RoleSystem}
 			for j := range r.infos {
-				m.Parts = append(m.Parts, r.infos[j].Parts...)
+				m.Parts = addParts(m.Parts, r.infos[j].Parts)
 			}
 			c.add(m, regroup.Slot{Native: i})
 		case RoleAssistant:
@@ -209,7 +229,7 @@ func (c *conv) assistantRange(i int, infos []Info, lo, hi int, always bool) erro
 	}
 	m := history.Message{Role: history.RoleAssistant}
 	var calls []int
-	parts := make([]int, 0, hi-lo)
+	skipped := false
 	for j := lo; j < hi; j++ {
 		in := &infos[j]
 		switch in.Type {
@@ -228,14 +248,22 @@ func (c *conv) assistantRange(i int, infos []Info, lo, hi int, always bool) erro
 			return errors.New("tool_result block " + strconv.Itoa(j) + " in an assistant message")
 		default:
 			if in.Compaction != nil && in.Compaction.Empty {
+				skipped = true
 				continue // never sent
 			}
-			m.Parts = append(m.Parts, in.Parts...)
+			m.Parts = addParts(m.Parts, in.Parts)
 		}
-		parts = append(parts, j)
 	}
 	slot := regroup.Slot{Native: i, Calls: calls}
-	if lo > 0 || hi < len(infos) || len(parts) < hi-lo {
+	if lo > 0 || hi < len(infos) || skipped {
+		// The blocks it stands for, those sent: all but the empty
+		// compactions.
+		parts := make([]int, 0, hi-lo)
+		for j := lo; j < hi; j++ {
+			if in := &infos[j]; in.Type == TypeToolUse || in.Compaction == nil || !in.Compaction.Empty {
+				parts = append(parts, j)
+			}
+		}
 		slot.Parts = parts
 	}
 	c.add(m, slot)
@@ -258,7 +286,7 @@ func (c *conv) user(i int, infos []Info) error {
 	if results == 0 {
 		m := history.Message{Role: history.RoleUser}
 		for j := range infos {
-			m.Parts = append(m.Parts, infos[j].Parts...)
+			m.Parts = addParts(m.Parts, infos[j].Parts)
 		}
 		c.add(m, regroup.Slot{Native: i})
 		return nil
@@ -278,7 +306,7 @@ func (c *conv) user(i int, infos []Info) error {
 	if len(rest) > 0 {
 		m := history.Message{Role: history.RoleUser, Kind: history.KindNudge}
 		for _, j := range rest {
-			m.Parts = append(m.Parts, infos[j].Parts...)
+			m.Parts = addParts(m.Parts, infos[j].Parts)
 		}
 		c.add(m, regroup.Slot{Native: i, Parts: rest})
 	}
@@ -303,7 +331,7 @@ func (c *conv) userBoundary(i int, infos []Info, at int) error {
 		m := history.Message{Role: history.RoleUser}
 		parts := make([]int, 0, hi-lo)
 		for j := lo; j < hi; j++ {
-			m.Parts = append(m.Parts, infos[j].Parts...)
+			m.Parts = addParts(m.Parts, infos[j].Parts)
 			parts = append(parts, j)
 		}
 		c.add(m, regroup.Slot{Native: i, Parts: parts})
@@ -333,4 +361,15 @@ func hasResults(infos []Info) bool {
 		}
 	}
 	return false
+}
+
+// addParts is append(dst, ps...), but takes ps itself (clipped) when dst
+// is empty, so that the history message of a block that alone holds
+// parts shares them instead of copying them on every conversion: nothing
+// writes to a message's parts, and an append to a clipped slice copies.
+func addParts(dst, ps []history.Part) []history.Part {
+	if len(dst) == 0 && len(ps) > 0 {
+		return slices.Clip(ps)
+	}
+	return append(dst, ps...)
 }

@@ -12,6 +12,14 @@ import (
 // ReadMessage returns the role and blocks of m, reading it through its
 // JSON form when the SDK's accessor does not read it.
 func (s *SDK[R, M, B]) ReadMessage(m *M) (string, []Block[B], error) {
+	role, blocks, _, err := s.readMessage(m)
+	return role, blocks, err
+}
+
+// readMessage is ReadMessage that also returns the blocks s.Message gave
+// (nil when m was read through its JSON), so that a caller that needs
+// both reads m once.
+func (s *SDK[R, M, B]) readMessage(m *M) (string, []Block[B], []B, error) {
 	if s.Message != nil {
 		if role, content, ok := s.Message(m); ok {
 			blocks := make([]Block[B], len(content))
@@ -20,16 +28,22 @@ func (s *SDK[R, M, B]) ReadMessage(m *M) (string, []Block[B], error) {
 				if s.Overridden != nil && s.Overridden(b) {
 					raw, err := json.Marshal(b)
 					if err != nil {
-						return "", nil, errors.New("cannot encode overridden block " + strconv.Itoa(j) + ": " + err.Error())
+						return "", nil, nil, errors.New("cannot encode overridden block " + strconv.Itoa(j) + ": " + err.Error())
 					}
 					blocks[j] = s.rawBlock(raw)
 					continue
 				}
 				blocks[j] = Block[B]{Typed: b}
 			}
-			return role, blocks, nil
+			return role, blocks, content, nil
 		}
 	}
+	role, blocks, err := s.readJSON(m)
+	return role, blocks, nil, err
+}
+
+// readJSON reads m through its JSON form.
+func (s *SDK[R, M, B]) readJSON(m *M) (string, []Block[B], error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return "", nil, errors.New("cannot encode overridden message: " + err.Error())

@@ -83,6 +83,13 @@ type SDK[R, M, B any] struct {
 	// System returns the texts of the system prompt's blocks, and whether
 	// each carries a cache_control marker.
 	System func(r R) (texts []string, cached []bool)
+	// Memo, when set, returns what read returns for m, or what it
+	// returned for an earlier message that reads the same: the wire, whose
+	// messages are their bytes, keeps each one's by its bytes, so that a
+	// transcript resent on every request is read once per distinct
+	// message. An error is never kept. What it returns is read only, by
+	// every request it serves. Nil reads every message on every call.
+	Memo func(m *M, read func(m *M) (role string, infos []Info, err error)) (string, []Info, error)
 }
 
 // Info is what the rules read of one content block.

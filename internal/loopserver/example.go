@@ -36,13 +36,17 @@ func ExampleGemini() (*Gemini, *httptest.Server) {
 // Report prints what an example's loop ends with: the turns, what the
 // runtime kept (kept, such as "412 messages kept whole by the agent"),
 // the server's counts, the trims, the turns that failed and what cal
-// learnt of the provider's count. It returns an error when the provider
-// rejected a request other than for its length, or a turn failed.
+// learnt of the provider's count (nothing when cal is nil: a loop through
+// an adapter's door, whose Trimmer owns its Calibration). It returns an
+// error when the provider rejected a request other than for its length,
+// or a turn failed.
 func Report(st Stats, kept string, trims, failed int, cal *history.Calibration) error {
-	scale, overhead, _, _ := cal.Model()
 	fmt.Printf("%d turns, %s: %d requests, %d trims, %d rejected for length (recovered), %d pairing errors, %d failed turns\n",
 		ExampleTurns, kept, st.Requests, trims, st.Overflows, st.PairingErrors, failed)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
+	if cal != nil {
+		scale, overhead, _, _ := cal.Model()
+		fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
+	}
 	if st.PairingErrors > 0 || st.BadRequests > 0 || failed > 0 {
 		return errors.New("the provider rejected requests, or turns failed")
 	}

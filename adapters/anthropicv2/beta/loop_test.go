@@ -164,8 +164,8 @@ func send(client *anthropic.Client, tr *Trimmer, params *anthropic.BetaMessageNe
 // prompt rewritten by both sides.
 func TestServerCompactionLoop(t *testing.T) {
 	n := 200
-	if testing.Short() {
-		n = 60
+	if testing.Short() || race.Enabled {
+		n = 60 // the plain run covers all 200
 	}
 	serverRun, libRun := runLoop(t, standard, true, n), runLoop(t, standard, false, n)
 	for _, c := range []struct {

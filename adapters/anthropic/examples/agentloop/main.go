@@ -1,27 +1,38 @@
 // Command agentloop is the loop an agent runtime built on anthropic-sdk-go
 // runs around every Messages API request, with the histrim Anthropic
-// adapter; copy it. Before each request it trims the transcript to the
-// model's window with
+// adapter, through the door; copy it. One hanthropic.Trimmer per
+// conversation; before each request its Fit trims the transcript the
+// request carries for the model the request names, with
 //
-//   - a history.Calibration fed each response's usage, so that the trim
-//     aims at the window as Anthropic counts it, not as the library
-//     estimates it;
-//   - the tool definitions counted with Overhead (history.WithOverhead);
-//   - elision of old tool results (history.WithElision) and trimming of
-//     the oldest steps of a long task (history.WithStepTrim);
+//   - the model's window and output room from the models table
+//     (docs/models.md), the request's max_tokens as the reply's room;
+//   - the system prompt and the tool definitions counted (Overhead);
+//   - a Calibration the Trimmer owns, fed each response's usage by
+//     Observe, so that the trim aims at the window as Anthropic counts it,
+//     not as the library estimates it;
+//   - elision of old tool results and trimming of the oldest steps of a
+//     long task (the task preset of the fit package);
+//   - a cache breakpoint on the kept prefix while the request has room
+//     for one;
 //
-// and when the API still answers "prompt is too long", it trims further
-// with RecoverOverflow and retries, at most twice. The tools stand in for
+// and when the API still answers "prompt is too long", the Trimmer's
+// RecoverOverflow trims below what the API said, for this request and the
+// later ones, and the loop retries, at most twice. The tools stand in for
 // a coding agent's (each returns a long listing).
 //
 // Against Anthropic, with a task per argument:
 //
 //	ANTHROPIC_API_KEY=... go run . "Review module mod1 and summarise it"
 //
-// -base-url, -model and -window point it elsewhere. Its test
-// (standin_test.go) runs it for 30 tasks against a local server speaking the
-// Messages API that counts 1.3 times the library's estimate, and from task
-// 20 on 1.7 times, as when the model behind a name changes.
+// -base-url and -model point it elsewhere (the model's name must be in the
+// models table). Its test (standin_test.go) runs it for 30 tasks against a
+// local server speaking the Messages API for claude-sonnet-4-6 that counts
+// 1.3 times the library's estimate, and from task 20 on 1.7 times, as when
+// the model behind a name changes; the server enforces a window of 10,000
+// tokens, far below the model's, so that 30 tasks outgrow it: the
+// Trimmer learns it from the server's first "prompt is too long" and keeps
+// below it, as it does for a deployment whose window is smaller than the
+// table's.
 package main
 
 import (
@@ -45,29 +56,27 @@ const maxRetries = 2
 
 func main() {
 	baseURL := flag.String("base-url", "https://api.anthropic.com", "the Messages API's base URL")
-	model := flag.String("model", "claude-sonnet-4-5", "the model")
-	window := flag.Int("window", 200_000-8_192, "the tokens a request may hold: the model's window less the reply's room")
+	model := flag.String("model", "claude-sonnet-4-5", "the model, by a name the models table knows")
 	flag.Parse()
 	tasks := flag.Args()
 	if len(tasks) == 0 {
 		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
 	}
 	a, err := run(context.Background(), config{BaseURL: *baseURL, APIKey: os.Getenv("ANTHROPIC_API_KEY"),
-		Model: *model, Window: *window, Tasks: tasks})
+		Model: *model, Tasks: tasks})
 	if err != nil {
 		log.Fatal(err)
 	}
-	scale, overhead, margin, _ := a.cal.Model()
-	fmt.Printf("%d tasks, %d requests (%d trimmed), transcript of %d messages\n", len(tasks), a.requests, a.trimmed, len(a.transcript))
-	fmt.Printf("rejected for length: %d, all recovered by RecoverOverflow\n", a.overflows)
-	fmt.Printf("calibration: provider = %.3f x estimate + %.0f tokens (margin %.0f)\n", scale, overhead, margin)
+	fmt.Printf("%d tasks, %d requests (%d trimmed), transcript of %d messages\n", len(tasks), a.requests, a.trimmed, len(a.params.Messages))
+	fmt.Printf("rejected for length: %d, all recovered by RecoverOverflow; %d usages observed\n", a.overflows, a.observed)
 }
 
 // config is what the loop runs against.
 type config struct {
-	BaseURL, APIKey, Model string
-	// Window is the tokens a request may hold.
-	Window int
+	BaseURL, APIKey string
+	// Model names the model: its window and output room come from the
+	// models table.
+	Model string
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 	// beforeTask, when set, is called before task n (from 1) is sent.
@@ -76,13 +85,16 @@ type config struct {
 
 // run runs one user turn per task.
 func run(ctx context.Context, cfg config) (*agent, error) {
-	client := anthropic.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey))
-	a := newAgent(client, anthropic.MessageNewParams{
-		Model:     anthropic.Model(cfg.Model),
-		MaxTokens: 1024,
-		System:    []anthropic.TextBlockParam{{Text: "You are a coding agent. Use the tools to inspect and change the repository."}},
-		Tools:     tools(),
-	}, cfg.Window)
+	a := &agent{
+		client: anthropic.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey)),
+		params: anthropic.MessageNewParams{
+			Model:     anthropic.Model(cfg.Model),
+			MaxTokens: 1024,
+			System:    []anthropic.TextBlockParam{{Text: "You are a coding agent. Use the tools to inspect and change the repository."}},
+			Tools:     tools(),
+		},
+		tr: hanthropic.NewTrimmer(nil), // one per conversation; Fit reads the system prompt from the request
+	}
 	for i, task := range cfg.Tasks {
 		if cfg.beforeTask != nil {
 			cfg.beforeTask(i + 1)
@@ -94,40 +106,26 @@ func run(ctx context.Context, cfg config) (*agent, error) {
 	return a, nil
 }
 
-// agent keeps the whole transcript and sends a trimmed view of it with
-// every request.
+// agent keeps the whole transcript and sends what the door fits of it
+// with every request.
 type agent struct {
-	client     anthropic.Client
-	window     int                        // the tokens a request may hold: the model's input window
-	params     anthropic.MessageNewParams // model, system prompt, tools: the same on every request
-	transcript []anthropic.MessageParam
-	cal        history.Calibration // one per model; save it with json.Marshal(&cal) across restarts
-	opts       []history.Option
+	client anthropic.Client
+	params anthropic.MessageNewParams // model, system prompt, tools, and the whole transcript as Messages
+	tr     *hanthropic.Trimmer        // one per conversation
 
-	requests, trimmed, overflows, promptSum int
-}
-
-func newAgent(client anthropic.Client, params anthropic.MessageNewParams, window int) *agent {
-	a := &agent{client: client, params: params, window: window}
-	a.opts = []history.Option{
-		history.WithCalibration(&a.cal),
-		history.WithOverhead(hanthropic.Overhead(params, nil)), // the tools are sent with every request
-		history.WithElision(history.ElideOptions{}),
-		history.WithStepTrim(),
-	}
-	return a
+	requests, trimmed, overflows, observed int
 }
 
 // runTurn sends the user's task and runs the tools the model calls until
 // it answers.
 func (a *agent) runTurn(ctx context.Context, task string) error {
-	a.transcript = append(a.transcript, anthropic.NewUserMessage(anthropic.NewTextBlock(task)))
+	a.params.Messages = append(a.params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(task)))
 	for {
 		reply, err := a.send(ctx)
 		if err != nil {
 			return err
 		}
-		a.transcript = append(a.transcript, reply.ToParam())
+		a.params.Messages = append(a.params.Messages, reply.ToParam())
 		if reply.StopReason != anthropic.StopReasonToolUse {
 			return nil
 		}
@@ -137,40 +135,26 @@ func (a *agent) runTurn(ctx context.Context, task string) error {
 				results = append(results, anthropic.NewToolResultBlock(call.ID, runTool(call.Name, string(call.Input)), false))
 			}
 		}
-		a.transcript = append(a.transcript, anthropic.NewUserMessage(results...))
+		a.params.Messages = append(a.params.Messages, anthropic.NewUserMessage(results...))
 	}
 }
 
-// send trims the transcript to the window and sends it; when the API
-// rejects it for its length, it trims further and retries, at most
+// send fits the transcript to the model's window and sends it; when the
+// API rejects it for its length, it trims further and retries, at most
 // maxRetries times. The transcript itself is never cut: what was dropped
 // from the request is still there for the next one to reconsider.
 func (a *agent) send(ctx context.Context) (*anthropic.Message, error) {
-	msgs, res, err := hanthropic.Trim(a.params.System, a.transcript, a.window, a.opts...)
+	send, res, err := a.tr.Fit(ctx, a.params)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, err // invalid messages or options
+		return nil, err // an unknown model (models.ErrUnknownModel), invalid messages
 	}
-	// ErrLatestTurnTooLarge: msgs is the smallest request possible; send
-	// it, and let the API say whether it fits.
-	for attempt := 1; ; attempt++ {
-		params := a.params
-		params.Messages = msgs
-		a.requests++
-		reply, err := a.client.Messages.New(ctx, params)
-		if err == nil {
-			u := reply.Usage
-			a.cal.Observe(res.TokensAfter, int(u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens))
-			if res.Trimmed {
-				a.trimmed++
-				a.promptSum += int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens)
-			}
-			return reply, nil
-		}
-		if attempt > maxRetries {
-			return nil, err
-		}
+	// ErrLatestTurnTooLarge: send holds the smallest request possible;
+	// send it, and let the API say whether it fits.
+	a.requests++
+	reply, err := a.client.Messages.New(ctx, send)
+	for attempt := 1; err != nil && attempt <= maxRetries; attempt++ {
 		var rerr error
-		msgs, res, rerr = hanthropic.RecoverOverflow(a.params.System, msgs, err, attempt, a.opts...)
+		send.Messages, res, rerr = a.tr.RecoverOverflow(a.params.Messages, err, attempt)
 		switch {
 		case errors.Is(rerr, history.ErrNotOverflow):
 			return nil, err // a rate limit, an overload...: not ours to fix
@@ -178,7 +162,19 @@ func (a *agent) send(ctx context.Context) (*anthropic.Message, error) {
 			return nil, rerr // nothing left to drop; it wraps err
 		}
 		a.overflows++
+		a.requests++
+		reply, err = a.client.Messages.New(ctx, send)
 	}
+	if err != nil {
+		return nil, err
+	}
+	if a.tr.Observe(reply.Usage) != history.VerdictInvalid {
+		a.observed++
+	}
+	if res.Trimmed {
+		a.trimmed++
+	}
+	return reply, nil
 }
 
 // toolNames are the agent's tools.

@@ -1,16 +1,29 @@
-// Command chatmodel runs an agent loop through eino.ChatModel, which wraps
-// Eino's OpenAI chat model: before every request it trims the history to
-// the budget, leaving room for the bound tools; it feeds the usage of every
-// reply to a Calibration, and retries when the endpoint rejects a request
-// as too long. The endpoint is a local httptest server that speaks OpenAI's
-// chat completions protocol, counts 30% more tokens than the library's
-// heuristic and rejects requests over its 3,000-token window, so the
-// example runs offline.
+// Command chatmodel runs an agent loop on Eino's OpenAI chat model
+// (eino-ext) through the door of the histrim Eino adapter: one
+// eino.Trimmer per conversation; before every request its Fit trims the
+// whole transcript for the model named (gpt-4o: its window and output room
+// from the models table), leaving room for the tools the call passes
+// (model.WithTools); when the endpoint rejects a request as too long, the
+// Trimmer's RecoverOverflow trims below what it said and the loop retries;
+// the usage of every reply goes to Observe, which feeds the Calibration
+// the Trimmer owns. The endpoint is a local httptest server that speaks
+// OpenAI's chat completions protocol, counts 30% more tokens than the
+// library's heuristic and rejects requests over its 3,000-token window, so
+// the example runs offline.
+//
+// The window of 3,000 tokens is the endpoint's, far below gpt-4o's
+// 128,000, so that six tasks outgrow it offline: the first request over
+// it is rejected with OpenAI's 400 (which states the window), and the
+// Trimmer keeps the later requests below it, as for a deployment whose
+// window is smaller than the table's. (eino.ChatModel, the adapter's
+// wrapper for graphs and agents that call the model themselves, takes its
+// budget in eino.Config.Budget rather than from the model's name.)
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -18,9 +31,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 
 	einoopenai "github.com/cloudwego/eino-ext/components/model/openai"
+	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/eino"
@@ -72,48 +85,49 @@ func main() {
 	defer srv.Close()
 	ctx := context.Background()
 
-	openaiModel, err := einoopenai.NewChatModel(ctx, &einoopenai.ChatModelConfig{
-		BaseURL: srv.URL, APIKey: "offline", Model: "gpt-4o", HTTPClient: srv.Client()})
+	const name = "gpt-4o" // a name the models table knows: the door's budget is its window
+	chat, err := einoopenai.NewChatModel(ctx, &einoopenai.ChatModelConfig{
+		BaseURL: srv.URL, APIKey: "offline", Model: name, HTTPClient: srv.Client()})
 	if err != nil {
 		log.Fatal(err)
 	}
-	var cal history.Calibration // one per model; save it with json.Marshal to keep it across restarts
-	var overflows, trims atomic.Int32
-	cm, err := eino.NewChatModel(openaiModel, eino.Config{
-		Budget:      window,
-		Calibration: &cal,
-		Options: []history.Option{
-			history.WithElision(history.ElideOptions{}),
-			history.WithStepTrim(),
-			history.WithOnTrim(func(history.Event) { trims.Add(1) }),
-		},
-		OnEvent: func(ev eino.Event) {
-			if ev.Type == eino.EventOverflow {
-				overflows.Add(1)
-				fmt.Printf("  overflow: the endpoint rejected %d tokens (our count); retrying\n", ev.Tokens)
-			}
-		},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	// The tools bound here count against the budget on every request.
-	agent, err := cm.WithTools([]*schema.ToolInfo{{Name: "read_file", Desc: "Reads a file of the workspace.",
+	// The tools go with every call (model.WithTools): Fit counts them.
+	callOpts := []model.Option{model.WithTools([]*schema.ToolInfo{{Name: "read_file", Desc: "Reads a file of the workspace.",
 		ParamsOneOf: schema.NewParamsOneOfByParams(map[string]*schema.ParameterInfo{
-			"path": {Type: schema.String, Desc: "file to read", Required: true}})}})
-	if err != nil {
-		log.Fatal(err)
-	}
+			"path": {Type: schema.String, Desc: "file to read", Required: true}})}})}
+	tr := eino.NewTrimmer() // one per conversation
 
-	// The runtime keeps the whole transcript; the ChatModel sends a trimmed
-	// view of it and never modifies it.
+	// The runtime keeps the whole transcript; Fit returns a trimmed view
+	// of it and never modifies it.
 	full := []*schema.Message{schema.SystemMessage("You are a code reviewer. Read the files, then answer.")}
+	requests, trims, overflows := 0, 0, 0
 	for task := 1; task <= 6; task++ {
 		full = append(full, schema.UserMessage(fmt.Sprintf("Review package %d.", task)))
 		for {
-			reply, err := agent.Generate(ctx, full)
+			send, res, err := tr.Fit(ctx, name, full, callOpts...)
+			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+				log.Fatal(err) // an unknown model (models.ErrUnknownModel), invalid messages
+			}
+			requests++
+			reply, err := chat.Generate(ctx, send, callOpts...)
+			for attempt := 1; err != nil && attempt <= 2; attempt++ {
+				var rerr error
+				if send, res, rerr = tr.RecoverOverflow(full, err, attempt); rerr != nil {
+					break // not an overflow, or nothing left to drop: err stands
+				}
+				overflows++
+				fmt.Printf("  overflow: the endpoint rejected the request; resending %d of %d messages\n", len(send), len(full))
+				requests++
+				reply, err = chat.Generate(ctx, send, callOpts...)
+			}
 			if err != nil {
 				log.Fatal(err)
+			}
+			if reply.ResponseMeta != nil {
+				tr.Observe(reply.ResponseMeta.Usage) // what the endpoint counted
+			}
+			if res.Trimmed {
+				trims++
 			}
 			full = append(full, reply)
 			if len(reply.ToolCalls) == 0 {
@@ -127,7 +141,6 @@ func main() {
 			}
 		}
 	}
-	scale, overhead, _, _ := cal.Model()
-	fmt.Printf("transcript: %d messages; trims: %d; overflows: %d; calibrated: provider = %.2f x ours + %.0f\n",
-		len(full), trims.Load(), overflows.Load(), scale, overhead)
+	fmt.Printf("transcript: %d messages; requests: %d, trimmed: %d, rejected for length and recovered: %d\n",
+		len(full), requests, trims, overflows)
 }

@@ -1,12 +1,23 @@
-// Command trim shows the Gemini adapter on an agent loop's history: it
-// builds a conversation with an image, thought signatures and parallel
-// function calls, trims it to a budget before "sending" it, and checks the
-// result against Gemini's rules (pairing, order, Gemini 3's signatures). It
-// runs offline: no client is created and nothing is sent.
+// Command trim shows the Gemini adapter's door on an agent loop's history:
+// it builds a conversation with an image, thought signatures and parallel
+// function calls, fits it with a Trimmer (gemini.NewTrimmer, then Fit with
+// the model's name, the contents and the request's config) before
+// "sending" it, and checks the result against Gemini's rules (pairing,
+// order, Gemini 3's signatures). It runs offline: no client is created and
+// nothing is sent, so there is no usage to Observe (a real loop calls
+// tr.Observe(resp.UsageMetadata) after each response).
+//
+// The door takes the window from the models table: 1,048,576 tokens for
+// gemini-3.5-flash, which six days of a conversation never reach. So that
+// the example trims offline, it gives the Trimmer a window of 4,000 tokens
+// of its own with history.WithModel, an option of the caller's, which
+// overrides the door's (docs/options.md), as for a deployment whose window
+// is smaller than the table's. A program naming a real model leaves it out.
 package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/png"
@@ -16,6 +27,7 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/gemini"
+	"github.com/histrim/history/models"
 	"google.golang.org/genai"
 )
 
@@ -48,11 +60,16 @@ func main() {
 		)
 	}
 
-	budget := history.Budget{Window: 4000, Output: 1000, Reserve: 500}.Input()
-	out, res, err := gemini.Trim(system, contents, budget, history.WithOnTrim(func(e history.Event) {
+	const model = "gemini-3.5-flash"
+	config := &genai.GenerateContentConfig{SystemInstruction: system, MaxOutputTokens: 1000}
+	// A window smaller than the table's, so that the offline run trims
+	// (see above): the reply's room is the request's MaxOutputTokens.
+	small := models.Model{Name: model, Provider: "google", Window: 4000, Output: int(config.MaxOutputTokens)}
+	tr := gemini.NewTrimmer(nil, history.WithModel(small), history.WithOnTrim(func(e history.Event) { // one per conversation; Fit reads the system instruction from config
 		fmt.Printf("event: dropped %d turns (%d messages), sending %d tokens, budget %d\n",
 			e.DroppedTurns, e.DroppedMessages, e.TokensAfter, e.Budget)
 	}))
+	out, res, err := tr.Fit(context.Background(), model, contents, config)
 	if err != nil {
 		log.Fatal(err)
 	}

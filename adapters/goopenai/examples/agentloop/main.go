@@ -1,20 +1,24 @@
-// Command agentloop is an agent loop on go-openai with histrim: before
-// every request the history is trimmed to the model's window
-// (goopenai.Trim, calibrated, the tools counted, old tool results elided
-// and old steps of a long task dropped), an overflow is recovered from
-// with goopenai.RecoverOverflow, and each response's usage feeds the
-// calibration. The history the loop keeps is what was sent plus the
-// reply: it never grows past the window. Copy it; the tools stand in for
-// a coding agent's (each returns a long listing).
+// Command agentloop is an agent loop on go-openai with histrim, through
+// the door: one goopenai.Trimmer per conversation, Fit before every request
+// (the model's window and output room from its name, the tools counted,
+// the exact counter, a Calibration the Trimmer owns, old tool results
+// elided and old steps of a long task dropped), an overflow recovered from
+// with the Trimmer's RecoverOverflow on the same transcript, at most twice,
+// and each response's usage given to Observe. The loop keeps the whole
+// transcript; Fit sends a view of it that fits. Copy it; the tools stand in
+// for a coding agent's (each returns a long listing).
 //
 // Against OpenAI, with a task per argument:
 //
 //	OPENAI_API_KEY=... go run . "Review module mod1 and summarise it"
 //
-// -base-url, -model and -window point it at another OpenAI-compatible
-// server. Its test (standin_test.go) runs it for 30 tasks against a local
-// endpoint with a 16k window that counts 1.3 times the library's estimate
-// and answers an overflow with OpenAI's 400.
+// -base-url and -model point it at another OpenAI-compatible server (the
+// model's name must be in the models table: docs/models.md). Its test
+// (standin_test.go) runs it for 30 tasks against a local endpoint that
+// counts 1.3 times the library's estimate and answers an overflow with
+// OpenAI's 400, for the model it names (gpt-3.5-turbo, 16,385 tokens in
+// the table; the endpoint enforces 16,000, as a deployment with a smaller
+// window does, and the Trimmer keeps below what its overflow says).
 package main
 
 import (
@@ -34,29 +38,27 @@ import (
 
 func main() {
 	baseURL := flag.String("base-url", "https://api.openai.com/v1", "the OpenAI-compatible API's base URL")
-	model := flag.String("model", openai.GPT4o, "the model")
-	window := flag.Int("window", 128_000-16_384, "the tokens a request may hold: the model's window less the reply's room")
+	model := flag.String("model", openai.GPT4o, "the model, by a name the models table knows")
 	flag.Parse()
 	tasks := flag.Args()
 	if len(tasks) == 0 {
 		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
 	}
 	rep, err := run(context.Background(), config{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"),
-		Model: *model, Window: *window, Tasks: tasks})
+		Model: *model, Tasks: tasks})
 	if err != nil {
 		log.Fatal(err)
 	}
-	scale, overhead, _, _ := rep.Calibration.Model()
-	fmt.Printf("%d tasks: %d requests, %d trimmed, %d rejected for length (recovered), %d messages kept\n",
-		len(tasks), rep.Requests, rep.Trimmed, rep.Overflows, rep.Messages)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
+	fmt.Printf("%d tasks: %d requests, %d trimmed, %d rejected for length (recovered), %d messages kept, %d usages observed\n",
+		len(tasks), rep.Requests, rep.Trimmed, rep.Overflows, rep.Messages, rep.Observed)
 }
 
 // config is what the loop runs against.
 type config struct {
-	BaseURL, APIKey, Model string
-	// Window is the tokens a request may hold.
-	Window int
+	BaseURL, APIKey string
+	// Model names the model: its window and output room come from the
+	// models table.
+	Model string
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 }
@@ -64,54 +66,54 @@ type config struct {
 // report is what the loop did.
 type report struct {
 	Requests, Trimmed, Overflows, Messages int
-	Calibration                            history.Calibration
+	// Observed counts the responses whose usage the Trimmer's Calibration
+	// took (Observe's verdict was not history.VerdictInvalid).
+	Observed int
 }
 
-// run runs one user turn per task: it sends the history (trimmed), runs
-// the tools the model calls, and sends again until the model answers.
+// run runs one user turn per task: it sends the history (through the
+// door), runs the tools the model calls, and sends again until the model
+// answers.
 func run(ctx context.Context, cfg config) (*report, error) {
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
 	client := openai.NewClientWithConfig(oc)
 
-	req := openai.ChatCompletionRequest{Model: cfg.Model}
+	// The request as the runtime keeps it: the model, the tools, and the
+	// whole transcript as Messages.
+	req := openai.ChatCompletionRequest{Model: cfg.Model, Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem,
+		Content: "You are a coding agent. Use the tools to inspect the repository before you answer."}}}
 	for _, name := range toolNames {
 		req.Tools = append(req.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 			Name: name, Description: "Use " + name + " in the repository workspace.", Parameters: toolParameters}})
 	}
+	tr := goopenai.NewTrimmer() // one per conversation
 	rep := &report{}
-	opts := []history.Option{
-		history.WithCalibration(&rep.Calibration),         // aim at the provider's count, learnt from usage
-		history.WithOverhead(goopenai.Overhead(req, nil)), // the tools count too
-		history.WithElision(history.ElideOptions{}),       // old tool results go first
-		history.WithStepTrim(),                            // then old steps of a long task
-	}
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem,
-		Content: "You are a coding agent. Use the tools to inspect the repository before you answer."}}
 	for _, task := range cfg.Tasks {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: task})
+		req.Messages = append(req.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: task})
 		for {
-			sent, res, err := goopenai.Trim(msgs, cfg.Window, opts...)
+			send, res, err := tr.Fit(ctx, req)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-				return nil, err // invalid messages or options
+				return nil, err // an unknown model (models.ErrUnknownModel), invalid messages
 			}
-			// (With ErrLatestTurnTooLarge, sent is the smallest history: try it.)
-			req.Messages = sent
+			// (With ErrLatestTurnTooLarge, send holds the smallest history: try it.)
 			rep.Requests++
-			resp, err := client.CreateChatCompletion(ctx, req)
+			resp, err := client.CreateChatCompletion(ctx, send)
 			for attempt := 1; err != nil && attempt <= 2; attempt++ {
 				var rerr error
-				if req.Messages, res, rerr = goopenai.RecoverOverflow(req.Messages, err, attempt, opts...); rerr != nil {
+				if send.Messages, res, rerr = tr.RecoverOverflow(req.Messages, err, attempt); rerr != nil {
 					break // not an overflow, or nothing left to drop: err stands
 				}
 				rep.Overflows++
 				rep.Requests++
-				resp, err = client.CreateChatCompletion(ctx, req)
+				resp, err = client.CreateChatCompletion(ctx, send)
 			}
 			if err != nil {
 				return nil, err
 			}
-			rep.Calibration.Observe(res.TokensAfter, resp.Usage.PromptTokens)
+			if tr.Observe(resp.Usage) != history.VerdictInvalid {
+				rep.Observed++
+			}
 			if res.Trimmed {
 				rep.Trimmed++
 			}
@@ -119,17 +121,17 @@ func run(ctx context.Context, cfg config) (*report, error) {
 				return nil, errors.New("agentloop: no choice in the response")
 			}
 			reply := resp.Choices[0].Message
-			msgs = append(req.Messages, reply)
+			req.Messages = append(req.Messages, reply)
 			if len(reply.ToolCalls) == 0 {
 				break
 			}
 			for _, c := range reply.ToolCalls {
-				msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: c.ID,
+				req.Messages = append(req.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: c.ID,
 					Content: runTool(c.Function.Name, c.Function.Arguments)})
 			}
 		}
 	}
-	rep.Messages = len(msgs)
+	rep.Messages = len(req.Messages)
 	return rep, nil
 }
 

@@ -1,18 +1,30 @@
-// Command fakellm shows the LangChainGo adapter in front of a model call:
-// the runtime keeps its full []llms.MessageContent history, and before each
-// GenerateContent call it sends the trimmed copy. The model is a fake
-// llms.Model (no network) that calls a tool on every other step and
-// reports how many messages it received.
+// Command fakellm shows the LangChainGo adapter's door in front of a model
+// call: the runtime keeps its full []llms.MessageContent history, and
+// before each GenerateContent call it sends what a Trimmer's Fit returns
+// for the model named. The model is a fake llms.Model (no network) that
+// calls a tool on every other step; it reports no usage, so there is
+// nothing to Observe (a real loop calls tr.Observe(resp) after each
+// response).
+//
+// The door takes the window from the models table: 128,000 tokens for
+// gpt-4o-mini, which six questions never reach. So that the example trims
+// offline, it gives the Trimmer a window of 1,300 tokens of its own (300
+// of them for the reply) with history.WithModel, an option of the
+// caller's, which overrides the door's (docs/options.md), as for a
+// deployment whose window is smaller than the table's. A program naming a
+// real model leaves it out.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/langchaingo"
+	"github.com/histrim/history/models"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -42,12 +54,18 @@ func main() {
 	ctx := context.Background()
 	var model llms.Model = &fakeModel{}
 	full := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "You are a research assistant.")}
-	const budget = 900
+	const name = "gpt-4o-mini"
+	// A window smaller than the table's, so that the offline run trims
+	// (see above).
+	small := models.Model{Name: name, Provider: "openai", Window: 1_300, Output: 300}
+	tr := langchaingo.NewTrimmer(history.WithModel(small)) // one per conversation
+	budget := 0
 	for q := 1; q <= 6; q++ {
 		full = append(full, llms.TextParts(llms.ChatMessageTypeHuman, fmt.Sprintf("Question %d?", q)))
 		for {
-			send, res, err := langchaingo.Trim(full, budget)
-			if err != nil {
+			send, res, err := tr.Fit(ctx, name, full)
+			budget = res.Budget
+			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				log.Fatal(err)
 			}
 			resp, err := model.GenerateContent(ctx, send)

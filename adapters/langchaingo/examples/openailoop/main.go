@@ -1,16 +1,30 @@
-// Command openailoop runs an agent loop through the LangChainGo adapter's
-// Model wrapped around LangChainGo's OpenAI provider. The provider talks
-// to a local httptest server that speaks OpenAI's chat-completions wire
-// format, counts 25% more tokens than the library's Heuristic, and answers
-// a request over its 6,000-token window with OpenAI's overflow error. The
-// loop keeps its full history and never trims it itself: the Model trims
-// every request (tools included), calibrates on the usage each response
-// reports, and would retry after an overflow.
+// Command openailoop runs an agent loop on LangChainGo's OpenAI provider
+// through the door of the histrim LangChainGo adapter: one
+// langchaingo.Trimmer per conversation; before every GenerateContent call
+// its Fit trims the full history for the model named (gpt-4o-mini: its
+// window and output room from the models table), the tools of the call
+// (llms.WithTools) counted; after an overflow its RecoverOverflow trims
+// below what the server said and the loop retries; Observe(resp) feeds
+// the usage each response reports to the Calibration the Trimmer owns.
+// The provider talks to a local httptest server that speaks OpenAI's
+// chat-completions wire format, counts 25% more tokens than the library's
+// Heuristic, and answers a request over its 6,000-token window with
+// OpenAI's overflow error. The loop keeps its full history and never cuts
+// it.
+//
+// The window of 6,000 tokens is the server's, far below gpt-4o-mini's
+// 128,000, so that eight tasks outgrow it offline: the first request over
+// it is rejected (the 400 states the window), and the Trimmer keeps the
+// later requests below it, as for a deployment whose window is smaller
+// than the table's. (langchaingo.Model, the adapter's wrapper for chains
+// and agents that call the model themselves, takes its budget in
+// langchaingo.Config.Budget rather than from the model's name.)
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"math"
@@ -74,39 +88,46 @@ func server() *httptest.Server {
 func main() {
 	srv := server()
 	defer srv.Close()
-	llm, err := openai.New(openai.WithBaseURL(srv.URL), openai.WithToken("offline"), openai.WithModel("gpt-4o-mini"))
+	const name = "gpt-4o-mini" // a name the models table knows: the door's budget is its window
+	llm, err := openai.New(openai.WithBaseURL(srv.URL), openai.WithToken("offline"), openai.WithModel(name))
 	if err != nil {
 		log.Fatal(err)
 	}
-	var requests, trimmed, overflows, largest int
-	model := langchaingo.NewModel(llm, langchaingo.Config{
-		Budget:      window,
-		Options:     []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
-		Calibration: &history.Calibration{},
-		OnEvent: func(ev langchaingo.Event) {
-			requests++
-			if ev.Overflow {
-				overflows++
-			}
-			if ev.Err == nil && ev.Result.Trimmed {
-				trimmed++
-				largest = max(largest, ev.PromptTokens)
-			}
-		},
-	})
 	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{
 		Name: "read_file", Description: "Read a file of the repository.",
 		Parameters: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}},
 	}}}
+	callOpts := []llms.CallOption{llms.WithTools(tools)} // Fit counts the tools
+	tr := langchaingo.NewTrimmer()                       // one per conversation
 
 	ctx := context.Background()
+	var requests, trimmed, overflows, largest int
 	full := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "You are a coding agent.")}
 	for turn := 1; turn <= 8; turn++ {
 		full = append(full, llms.TextParts(llms.ChatMessageTypeHuman, fmt.Sprintf("Task %d: explain main.go.", turn)))
 		for {
-			resp, err := model.GenerateContent(ctx, full, llms.WithTools(tools))
+			send, res, err := tr.Fit(ctx, name, full, callOpts...)
+			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
+				log.Fatal(err) // an unknown model (models.ErrUnknownModel), invalid messages
+			}
+			requests++
+			resp, err := llm.GenerateContent(ctx, send, callOpts...)
+			for attempt := 1; err != nil && attempt <= 2; attempt++ {
+				var rerr error
+				if send, res, rerr = tr.RecoverOverflow(full, err, attempt); rerr != nil {
+					break // not an overflow, or nothing left to drop: err stands
+				}
+				overflows++
+				requests++
+				resp, err = llm.GenerateContent(ctx, send, callOpts...)
+			}
 			if err != nil {
 				log.Fatal(err)
+			}
+			tr.Observe(resp) // what the server counted
+			if res.Trimmed {
+				trimmed++
+				largest = max(largest, langchaingo.PromptTokens(resp))
 			}
 			c := resp.Choices[0]
 			if len(c.ToolCalls) == 0 {
@@ -122,7 +143,7 @@ func main() {
 		hist, _ := langchaingo.ToHistory(full)
 		fmt.Printf("task %d done: full history %5d tokens, %d requests so far\n", turn, history.Estimate(hist, nil), requests)
 	}
-	fmt.Printf("%d requests, %d trimmed, %d overflows; largest trimmed prompt %d of %d tokens\n", requests, trimmed, overflows, largest, window)
+	fmt.Printf("%d requests, %d trimmed, %d overflows recovered; largest trimmed prompt %d of %d tokens\n", requests, trimmed, overflows, largest, window)
 	if overflows > 1 || largest > window {
 		log.Fatal("the window was not respected")
 	}

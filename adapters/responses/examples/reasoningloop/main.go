@@ -1,10 +1,22 @@
 // Command reasoningloop runs an agent loop on the OpenAI Responses API with
-// a reasoning model, trimming its input items before every request with
-// the histrim Responses adapter. It runs offline: the "API" is an httptest
-// server it starts itself, which answers like a reasoning model (a
-// reasoning item, then two parallel tool calls or a message) and, like the
-// real API, rejects an input that separates a reasoning item from the item
-// after it, or that exceeds its context window.
+// a reasoning model (o4-mini), fitting its input items before every
+// request through the door of the histrim Responses adapter: one Trimmer
+// per conversation, Fit(ctx, params) before each request, the Trimmer's
+// RecoverOverflow when the API answers context_length_exceeded, and
+// Observe(resp.Usage) after each response. A reasoning item stays with
+// the item after it. It runs offline: the "API" is an httptest server it
+// starts itself, which answers like a reasoning model (a reasoning item,
+// then two parallel tool calls or a message) and, like the real API,
+// rejects an input that separates a reasoning item from the item after
+// it, or that exceeds its context window.
+//
+// The door takes the window from the models table: 200,000 tokens for
+// o4-mini. The server enforces 5,000 (in tokens of 4 bytes of input JSON),
+// so that ten tasks outgrow it offline, and says so in the real API's
+// words, without numbers: the first request over it is rejected, the
+// Trimmer recovers (trims below what was refused and resends) and keeps
+// the later requests below it, as it does for a deployment whose window
+// is smaller than the table's.
 package main
 
 import (
@@ -28,10 +40,9 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 )
 
-const (
-	window = 5_000 // the server's context window, in tokens of 4 bytes of input JSON
-	budget = 2_500 // what the loop trims to before every request
-)
+// window is the server's context window, in tokens of 4 bytes of input
+// JSON: far below o4-mini's 200,000 (see above).
+const window = 5_000
 
 type item = responses.ResponseInputItemUnionParam
 
@@ -39,27 +50,47 @@ func main() {
 	srv := httptest.NewServer(&model{follows: map[string]string{}})
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-offline"), option.WithMaxRetries(0))
-	opts := []history.Option{history.WithStepTrim(), history.WithElision(history.ElideOptions{MinTokens: 100})}
+	ctx := context.Background()
 
+	// The request as the runtime keeps it: the model, the reply's room,
+	// and the whole transcript as its input items.
+	params := responses.ResponseNewParams{Model: "o4-mini", MaxOutputTokens: openai.Int(1024)}
 	transcript := []item{responses.ResponseInputItemParamOfMessage("You are a coding agent.", responses.EasyInputMessageRoleDeveloper)}
-	requests, trims := 0, 0
+	tr := hresponses.NewTrimmer() // one per conversation
+	requests, trims, overflows, largest := 0, 0, 0, 0
 	for task := 1; task <= 10; task++ {
 		transcript = append(transcript, responses.ResponseInputItemParamOfMessage(
 			"Task "+strconv.Itoa(task)+": find and fix the failing test.", responses.EasyInputMessageRoleUser))
 		for {
-			// Trim a view of the full transcript before every request.
-			items, res, err := hresponses.Trim(transcript, budget, opts...)
+			// Fit a view of the full transcript before every request.
+			params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: transcript}
+			send, res, err := tr.Fit(ctx, params)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-				fail(err)
+				fail(err) // an unknown model (models.ErrUnknownModel), invalid items
 			}
-			if res.Trimmed {
-				trims++
+			requests++
+			resp, err := client.Responses.New(ctx, send)
+			for attempt := 1; err != nil && attempt <= 2; attempt++ {
+				var rerr error
+				var items []item
+				if items, res, rerr = tr.RecoverOverflow(transcript, err, attempt); rerr != nil {
+					break // not an overflow, or nothing left to drop: err stands
+				}
+				overflows++
+				fmt.Printf("task %d: rejected for length (%d items); resending %d\n", task, len(send.Input.OfInputItemList), len(items))
+				send.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+				requests++
+				resp, err = client.Responses.New(ctx, send)
 			}
-			out, err := send(client, items)
 			if err != nil {
 				fail(fmt.Errorf("task %d: %w", task, err))
 			}
-			requests++
+			tr.Observe(resp.Usage) // what the API counted: the Trimmer's Calibration learns it
+			largest = max(largest, int(resp.Usage.InputTokens))
+			if res.Trimmed {
+				trims++
+			}
+			out := outputItems(resp)
 			transcript = append(transcript, out...)
 			calls := toolOutputs(out)
 			if len(calls) == 0 {
@@ -68,36 +99,15 @@ func main() {
 			transcript = append(transcript, calls...)
 		}
 	}
-	fmt.Printf("%d requests, %d of them trimmed to %d tokens, none rejected\n", requests, trims, budget)
+	fmt.Printf("%d requests, %d of them trimmed, %d rejected for length and recovered; the largest accepted input: %d of the server's %d tokens\n",
+		requests, trims, overflows, largest, window)
 	fmt.Printf("transcript: %d items, valid: %v\n", len(transcript), hresponses.Validate(transcript) == nil)
-
-	// The whole transcript at once is too long: recover from the API's
-	// rejection instead of trimming up front.
-	items := transcript
-	for attempt := 1; ; attempt++ {
-		_, err := send(client, items)
-		if err == nil {
-			fmt.Printf("recovered from the overflow after %d attempt(s): %d of %d items sent\n", attempt-1, len(items), len(transcript))
-			break
-		}
-		fmt.Println("rejected:", history.IsContextOverflow(err))
-		if items, _, err = hresponses.RecoverOverflow(items, err, attempt); err != nil {
-			fail(err)
-		}
-	}
 }
 
-// send sends items and returns the response's output as input items, as an
+// outputItems returns the response's output as input items, as an
 // application keeps them: reasoning items and messages through their
 // ToParam methods, other items as their raw JSON.
-func send(client openai.Client, items []item) ([]item, error) {
-	resp, err := client.Responses.New(context.Background(), responses.ResponseNewParams{
-		Model: "o4-mini",
-		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: items},
-	})
-	if err != nil {
-		return nil, err
-	}
+func outputItems(resp *responses.Response) []item {
 	var out []item
 	for _, o := range resp.Output {
 		switch o.Type {
@@ -111,7 +121,7 @@ func send(client openai.Client, items []item) ([]item, error) {
 			out = append(out, param.Override[item](json.RawMessage(o.RawJSON())))
 		}
 	}
-	return out, nil
+	return out
 }
 
 // toolOutputs runs the function calls among out: each reads a file.
@@ -181,7 +191,9 @@ func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.follows["rs_"+n] = output[1]["id"].(string)
 	b, _ := json.Marshal(map[string]any{"id": "resp_" + n, "object": "response", "created_at": 0, "model": "o4-mini", "status": "completed",
-		"output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{}})
+		"output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
+		"usage": map[string]any{"input_tokens": size, "output_tokens": 50, "total_tokens": size + 50,
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 30}}})
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
 }

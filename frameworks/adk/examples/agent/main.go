@@ -1,18 +1,29 @@
 // Command agent runs an ADK agent (llmagent, runner, ADK's Gemini model,
-// function tools, an in-memory session) with the histrim plugin: every
-// model request is trimmed to the model's window, an overflow is
-// recovered from, usage feeds the calibration. The session keeps every
-// event. Copy it; the tools stand in for a coding agent's (each returns a
-// long listing).
+// function tools, an in-memory session) with the histrim plugin through
+// the door: hadk.Config names the Model and sets no Budget, so every model
+// request is trimmed to the window of the model it names (from the models
+// table), an overflow is recovered from, usage feeds the calibration. The
+// session keeps every event. Copy it; the tools stand in for a coding
+// agent's (each returns a long listing).
 //
 // Against Gemini, with a task per argument:
 //
 //	GEMINI_API_KEY=... go run . "Review module mod1 and summarise it"
 //
-// -base-url, -model and -window point it at another server speaking
-// Gemini's API. Its test (standin_test.go) runs it for 30 tasks against a
-// local Gemini endpoint with a 16k window that counts 1.3 times the
-// library's estimate and answers an overflow with Gemini's 400.
+// -base-url and -model point it at another server speaking Gemini's API
+// (the model's name must be in the models table: docs/models.md). Its
+// test (standin_test.go) runs it for 30 tasks against a local Gemini
+// endpoint for gemini-2.5-flash that counts 1.3 times the library's
+// estimate and answers an overflow with Gemini's 400. That endpoint
+// enforces a window of 16,000 tokens, far below the model's 1,048,576 in
+// the table, so that 30 tasks outgrow it; and the plugin trims each
+// request on its own, so it does not keep what an overflow said for the
+// next request (an adapter's Trimmer does): through the door alone, every
+// request past 16,000 tokens would be refused once and resent (136 of 281
+// requests, measured). So the test gives the endpoint's window as
+// config.Budget, which hadk.Config.Budget takes as an override of the
+// door's, as a deployment with a smaller window than the table's would;
+// main leaves it 0, the door.
 package main
 
 import (
@@ -39,15 +50,14 @@ import (
 
 func main() {
 	baseURL := flag.String("base-url", "", "the Gemini API's base URL (empty: Google's)")
-	model := flag.String("model", "gemini-2.5-flash", "the model")
-	window := flag.Int("window", 1_048_576-65_536, "the tokens a request may hold: the model's window less the reply's room")
+	model := flag.String("model", "gemini-2.5-flash", "the model, by a name the models table knows")
 	flag.Parse()
 	tasks := flag.Args()
 	if len(tasks) == 0 {
 		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
 	}
 	rep, err := run(context.Background(), config{BaseURL: *baseURL, APIKey: os.Getenv("GEMINI_API_KEY"),
-		Model: *model, Window: *window, Tasks: tasks})
+		Model: *model, Tasks: tasks})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -58,9 +68,14 @@ func main() {
 
 // config is what the agent runs against.
 type config struct {
-	BaseURL, APIKey, Model string
-	// Window is the tokens a request may hold.
-	Window int
+	BaseURL, APIKey string
+	// Model names the model: its window and output room come from the
+	// models table.
+	Model string
+	// Budget, when positive, overrides the window of the model's (see
+	// hadk.Config.Budget): the test's endpoint has a smaller one. 0: the
+	// door.
+	Budget int
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 }
@@ -80,12 +95,11 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		return nil, err
 	}
 	rep := &report{}
-	cb, err := hadk.New(hadk.Config{Budget: cfg.Window, Model: m, // the model resends after an overflow
-		Options: []history.Option{
-			history.WithElision(history.ElideOptions{}), // old tool results go first
-			history.WithStepTrim(),                      // then old steps of a long task
-			history.WithOnTrim(func(history.Event) { rep.Trims++ }),
-		}})
+	// No Budget (cfg.Budget is 0 but in the test): the door takes the
+	// window of the model each request names. Model resends a request
+	// after an overflow.
+	cb, err := hadk.New(hadk.Config{Model: m, Budget: cfg.Budget,
+		Options: []history.Option{history.WithOnTrim(func(history.Event) { rep.Trims++ })}})
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/histrim/history/internal/race"
 )
 
-// TestAgent runs the program's agent against a local Gemini endpoint
-// (internal/loopserver) with a 16k window that counts 1.3 times the
+// TestAgent runs the program's agent, naming gemini-2.5-flash, against a
+// local Gemini endpoint (internal/loopserver) that enforces a 16k window
+// (the model's is 1,048,576; the program is told it as its Budget
+// override, see its comment) and counts 1.3 times the
 // library's estimate, whose scripted model calls the program's tools: no
 // request breaks the function-call pairing, every overflow is recovered
 // from, every turn ends with an answer, and the session keeps every event.
@@ -29,8 +31,8 @@ func TestAgent(t *testing.T) {
 	for turn := 1; turn <= turns; turn++ {
 		tasks = append(tasks, loopserver.Task(turn))
 	}
-	rep, err := run(context.Background(), config{BaseURL: ts.URL, APIKey: "local", Model: "gemini-local",
-		Window: loopserver.ExampleWindow, Tasks: tasks})
+	rep, err := run(context.Background(), config{BaseURL: ts.URL, APIKey: "local", Model: "gemini-2.5-flash",
+		Budget: loopserver.ExampleWindow, Tasks: tasks})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,31 @@
 // Command agent runs a Genkit tool loop (genkit.Generate with function
-// tools and the googlegenai plugin) with the histrim middleware: every
+// tools and the googlegenai plugin) with the histrim middleware through
+// the door: hgenkit.Config names the Model and sets no Budget, so every
 // model request of a generation, each step of the tool loop included, is
-// trimmed to the model's window, an overflow is recovered from, usage
-// feeds the calibration; the history stays whole. Copy it; the tools
-// stand in for a coding agent's (each returns a long listing).
+// trimmed to the window of that model (from the models table), an
+// overflow is recovered from, usage feeds the calibration; the history
+// stays whole. Copy it; the tools stand in for a coding agent's (each
+// returns a long listing).
 //
 // Against Gemini, with a task per argument:
 //
 //	GEMINI_API_KEY=... go run . "Review module mod1 and summarise it"
 //
-// -model and -window choose the model; GOOGLE_GEMINI_BASE_URL points the
-// genai client under the googlegenai plugin at another server speaking
-// Gemini's API (the plugin has no option for it). Its test (standin_test.go)
-// runs it for 30 tasks against a local Gemini endpoint with a 16k window
-// that counts 1.3 times the library's estimate and answers an overflow
-// with Gemini's 400.
+// -model chooses the model (by a name the models table knows:
+// docs/models.md); GOOGLE_GEMINI_BASE_URL points the genai client under
+// the googlegenai plugin at another server speaking Gemini's API (the
+// plugin has no option for it). Its test (standin_test.go) runs it for 30
+// tasks against a local Gemini endpoint for gemini-2.5-flash that counts
+// 1.3 times the library's estimate and answers an overflow with Gemini's
+// 400. That endpoint enforces a window of 16,000 tokens, far below the
+// model's 1,048,576 in the table, so that 30 tasks outgrow it; and the
+// middleware trims each request on its own, so it does not keep what an
+// overflow said for the next request (an adapter's Trimmer does): through
+// the door alone, every request past 16,000 tokens would be refused once
+// and resent (135 of 280 requests, measured). So the test gives the
+// endpoint's window as config.Budget, which hgenkit.Config.Budget takes as
+// an override of the door's, as a deployment with a smaller window than
+// the table's would; main leaves it 0, the door.
 package main
 
 import (
@@ -34,14 +45,13 @@ import (
 )
 
 func main() {
-	model := flag.String("model", "gemini-2.5-flash", "the model")
-	window := flag.Int("window", 1_048_576-65_536, "the tokens a request may hold: the model's window less the reply's room")
+	model := flag.String("model", "gemini-2.5-flash", "the model, by a name the models table knows")
 	flag.Parse()
 	tasks := flag.Args()
 	if len(tasks) == 0 {
 		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
 	}
-	rep, err := run(context.Background(), config{APIKey: os.Getenv("GEMINI_API_KEY"), Model: *model, Window: *window, Tasks: tasks})
+	rep, err := run(context.Background(), config{APIKey: os.Getenv("GEMINI_API_KEY"), Model: *model, Tasks: tasks})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,9 +62,14 @@ func main() {
 
 // config is what the loop runs against.
 type config struct {
-	APIKey, Model string
-	// Window is the tokens a request may hold.
-	Window int
+	APIKey string
+	// Model names the model: its window and output room come from the
+	// models table.
+	Model string
+	// Budget, when positive, overrides the window of the model's (see
+	// hgenkit.Config.Budget): the test's endpoint has a smaller one. 0:
+	// the door.
+	Budget int
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 }
@@ -77,12 +92,10 @@ func run(ctx context.Context, cfg config) (*report, error) {
 			}))
 	}
 	rep := &report{}
-	mw := hgenkit.Middleware(hgenkit.Config{Budget: cfg.Window, Calibration: &rep.Calibration,
-		Options: []history.Option{
-			history.WithElision(history.ElideOptions{}), // old tool results go first
-			history.WithStepTrim(),                      // then old steps of a long task
-			history.WithOnTrim(func(history.Event) { rep.Trims++ }),
-		}})
+	// No Budget (cfg.Budget is 0 but in the test): the door takes the
+	// window of the model named.
+	mw := hgenkit.Middleware(hgenkit.Config{Model: "googleai/" + cfg.Model, Budget: cfg.Budget, Calibration: &rep.Calibration,
+		Options: []history.Option{history.WithOnTrim(func(history.Event) { rep.Trims++ })}})
 
 	msgs := []*ai.Message{ai.NewSystemTextMessage("You are a coding agent. Use the tools to inspect the repository before you answer.")}
 	for i, task := range cfg.Tasks {

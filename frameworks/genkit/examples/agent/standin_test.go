@@ -10,9 +10,11 @@ import (
 	"github.com/histrim/history/internal/race"
 )
 
-// TestAgent runs the program's tool loop against a local Gemini endpoint
-// (internal/loopserver), which the genai client under the googlegenai
-// plugin reaches through GOOGLE_GEMINI_BASE_URL, with a 16k window that
+// TestAgent runs the program's tool loop, naming gemini-2.5-flash (and
+// the endpoint's window as the Budget override, see the program's
+// comment), against a local Gemini endpoint (internal/loopserver), which
+// the genai client under the googlegenai plugin reaches through
+// GOOGLE_GEMINI_BASE_URL, with a 16k window that
 // counts 1.3 times the library's estimate, whose scripted model calls the
 // program's tools: no request breaks the function-call pairing, every
 // overflow is recovered from, and every turn ends with an answer.
@@ -32,7 +34,7 @@ func TestAgent(t *testing.T) {
 		tasks = append(tasks, loopserver.Task(turn))
 	}
 	rep, err := run(context.Background(), config{APIKey: "local", Model: "gemini-2.5-flash",
-		Window: loopserver.ExampleWindow, Tasks: tasks})
+		Budget: loopserver.ExampleWindow, Tasks: tasks})
 	if err != nil {
 		t.Fatal(err)
 	}
