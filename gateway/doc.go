@@ -4,9 +4,10 @@
 // request's conversation to the model's window on its way, for clients in
 // any language: point the client's base URL at it. It trims the APIs the
 // trimming transport reads in the program (wire.API.Trims): Chat
-// Completions and Messages always, Responses where the responses adapter
-// registered its codec (the histrim-gateway command does; `histrim serve`
-// forwards Responses untouched); the others go through untouched.
+// Completions and Messages always, Responses and Gemini where the
+// responses and gemini adapters registered their codecs (the
+// histrim-gateway command does; `histrim serve` forwards them untouched);
+// the others go through untouched.
 //
 // It forwards every request to the upstream with its headers (the auth
 // headers included, which it never logs) and its body as the trimming

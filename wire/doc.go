@@ -17,7 +17,8 @@
 // results, the latest turn and the system prompt stay.
 //
 // The Transport, per request: the API from the path (another path is
-// forwarded untouched), the model from the body ([models.Lookup], or
+// forwarded untouched), the model from the body (Gemini's from the path;
+// [models.Lookup], or
 // [Transport.Models]; an unknown model is forwarded untouched and
 // reported, never guessed), the budget as the door computes it (the
 // model's window less the request's output room, less a margin until the

@@ -30,6 +30,15 @@ const (
 	// they are forwarded untouched, their Event's Err wrapping
 	// ErrNotRegistered.
 	Responses
+	// Gemini is Google's Gemini API, POST .../models/{model}:generateContent
+	// and :streamGenerateContent (the model is read from the path). Its
+	// contents are read with the rules of the gemini adapter, which lives
+	// in a module of its own (it needs google.golang.org/genai): the
+	// Transport trims these requests only in a program that imports
+	// github.com/histrim/history/adapters/gemini and calls its
+	// RegisterWire (cmd/histrim-gateway does); elsewhere they are
+	// forwarded untouched, their Event's Err wrapping ErrNotRegistered.
+	Gemini
 )
 
 // String returns the API's name as events and metrics show it.
@@ -41,18 +50,21 @@ func (a API) String() string {
 		return "anthropic_messages"
 	case Responses:
 		return "openai_responses"
+	case Gemini:
+		return "gemini_generate_content"
 	}
 	return "unknown"
 }
 
 // Trims reports whether a [Transport] trims requests of a in this
-// program: ChatCompletions and AnthropicMessages always; Responses once
-// an adapter registered its codec (adapters/responses' RegisterWire).
+// program: ChatCompletions and AnthropicMessages always; Responses and
+// Gemini once an adapter registered its codec (adapters/responses' and
+// adapters/gemini's RegisterWire).
 func (a API) Trims() bool {
 	switch a {
 	case ChatCompletions, AnthropicMessages:
 		return true
-	case Responses:
+	case Responses, Gemini:
 		return wireapi.Lookup(a.String()) != nil
 	}
 	return false
@@ -61,7 +73,8 @@ func (a API) Trims() bool {
 // Detect returns the API a request path belongs to, read from the path's
 // end so that any base URL or prefix works: .../chat/completions is
 // ChatCompletions, .../v1/messages AnthropicMessages, .../responses
-// Responses; 0 for a path the package does not read.
+// Responses, ...:generateContent and ...:streamGenerateContent Gemini; 0
+// for a path the package does not read.
 func Detect(path string) API {
 	path = strings.TrimRight(path, "/")
 	switch {
@@ -71,6 +84,8 @@ func Detect(path string) API {
 		return AnthropicMessages
 	case strings.HasSuffix(path, "/responses"):
 		return Responses
+	case strings.HasSuffix(path, ":generateContent"), strings.HasSuffix(path, ":streamGenerateContent"):
+		return Gemini
 	}
 	return 0
 }
@@ -85,7 +100,7 @@ var ErrUnknownAPI = errors.New("history/wire: not a request of an API the packag
 var ErrNotRegistered = errors.New("history/wire: no adapter registered the codec of this API")
 
 // ErrNoMessages is returned by [Parse] for a body with no messages array
-// (Responses: no input array; an input that is one string is one user
+// (Gemini: no contents array; Responses: no input array; an input that is one string is one user
 // message, which no trim shortens).
 var ErrNoMessages = errors.New("history/wire: the request has no messages")
 
@@ -98,13 +113,16 @@ var ErrNoMessages = errors.New("history/wire: the request has no messages")
 type Request struct {
 	// API is the request's API.
 	API API
-	// Model is the model named by the body ("model").
+	// Model is the model named by the body ("model"; Gemini's by the
+	// path: .../models/{model}:generateContent).
 	Model string
-	// Stream reports whether the response is streamed ("stream": true).
+	// Stream reports whether the response is streamed ("stream": true;
+	// Gemini's :streamGenerateContent).
 	Stream bool
 	// MaxOutput is the output room the request asks for
 	// (max_completion_tokens, else max_tokens; Responses'
-	// max_output_tokens); 0 when it names none.
+	// max_output_tokens; Gemini's generationConfig.maxOutputTokens); 0
+	// when it names none.
 	MaxOutput int
 	// Key is the request's own conversation key: prompt_cache_key, else
 	// user (Chat Completions, Responses); metadata.user_id (Anthropic);
@@ -114,7 +132,7 @@ type Request struct {
 	body   []byte
 	msgs   span              // the messages array in body
 	items  []json.RawMessage // its elements, sharing body's memory
-	system json.RawMessage   // a system prompt the API takes apart (Anthropic's "system", Responses' "instructions")
+	system json.RawMessage   // a system prompt the API takes apart (Anthropic's "system", Responses' "instructions", Gemini's "systemInstruction")
 	extra  []string          // what the request sends besides its messages, counted as overhead
 	params json.RawMessage   // a registered API's: the body with an empty messages array, which its codec reads
 }
@@ -217,8 +235,63 @@ func Parse(path string, body []byte) (*Request, error) {
 			return nil, err
 		}
 		r.params = r.Body([]json.RawMessage{})
+	case Gemini:
+		r.Model, r.Stream = geminiModel(path), strings.HasSuffix(strings.TrimRight(path, "/"), ":streamGenerateContent")
+		// The REST API takes the proto's field names too.
+		member := func(camel, snake string) (member, bool) {
+			if m, ok := find(ms, camel); ok {
+				return m, true
+			}
+			return find(ms, snake)
+		}
+		if m, ok := member("systemInstruction", "system_instruction"); ok {
+			r.system = json.RawMessage(body[m.val.start:m.val.end:m.val.end])
+		}
+		// What the adapter's Overhead counts: the tools and the response
+		// schemas, in one object.
+		var gc struct {
+			MaxOutputTokens    int             `json:"maxOutputTokens"`
+			MaxOutputTokensPB  int             `json:"max_output_tokens"`
+			ResponseSchema     json.RawMessage `json:"responseSchema"`
+			ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+		}
+		if m, ok := member("generationConfig", "generation_config"); ok {
+			_ = json.Unmarshal(body[m.val.start:m.val.end], &gc) // not an object: none
+		}
+		r.MaxOutput = max(gc.MaxOutputTokens, gc.MaxOutputTokensPB, 0)
+		over := map[string]json.RawMessage{}
+		if m, ok := find(ms, "tools"); ok {
+			over["tools"] = json.RawMessage(body[m.val.start:m.val.end])
+		}
+		if len(gc.ResponseSchema) > 0 {
+			over["responseSchema"] = gc.ResponseSchema
+		}
+		if len(gc.ResponseJSONSchema) > 0 {
+			over["responseJsonSchema"] = gc.ResponseJSONSchema
+		}
+		if len(over) > 0 {
+			b, _ := json.Marshal(over) // raw values of a parsed body: valid JSON
+			r.extra = []string{string(b)}
+		}
+		if err := r.readMessages(ms, "contents"); err != nil {
+			return nil, err
+		}
+		r.params = r.Body([]json.RawMessage{})
 	}
 	return r, nil
+}
+
+// geminiModel returns the model a Gemini path names: what stands between
+// its last "/models/" and the method (":generateContent"), or "" when the
+// path names none.
+func geminiModel(path string) string {
+	path = strings.TrimRight(path, "/")
+	i := strings.LastIndex(path, "/models/")
+	j := strings.LastIndexByte(path, ':')
+	if i < 0 || j < i+len("/models/") {
+		return ""
+	}
+	return path[i+len("/models/") : j]
 }
 
 // readMessages reads the array member name as the request's messages.

@@ -119,7 +119,7 @@ type group struct {
 // state in store.
 func newGroup(api API, store history.StateStore, opts []history.Option, onState func(key, state string)) *group {
 	switch api {
-	case Responses:
+	case Responses, Gemini:
 		// The adapter's codec over the raw items (adapt.Raw), given the
 		// body without its items: it reads there what the adapter reads of the
 		// request's parameters (previous_response_id, conversation,
@@ -310,7 +310,11 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 	}
 	ev.Model = r.Model
 	if !api.Trims() {
-		ev.Err = fmt.Errorf("%w: %s (import github.com/histrim/history/adapters/responses and call its RegisterWire)", ErrNotRegistered, api)
+		adapter := "responses"
+		if api == Gemini {
+			adapter = "gemini"
+		}
+		ev.Err = fmt.Errorf("%w: %s (import github.com/histrim/history/adapters/%s and call its RegisterWire)", ErrNotRegistered, api, adapter)
 		return t.forward(req, body, ev, next)
 	}
 	ctx := req.Context()

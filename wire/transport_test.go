@@ -90,6 +90,8 @@ func TestForwardUntouched(t *testing.T) {
 		{"a request within the window", "/v1/chat/completions", chatBody(1, 10), false},
 		{"responses, whose codec no adapter registered in this program", "/v1/responses",
 			`{"model":"m","input":[{"role":"user","content":"` + strings.Repeat("x ", 5000) + `"}]}`, true},
+		{"gemini, whose codec no adapter registered in this program", "/v1beta/models/m:generateContent",
+			`{"contents":[{"role":"user","parts":[{"text":"` + strings.Repeat("x ", 5000) + `"}]}]}`, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,7 +110,7 @@ func TestForwardUntouched(t *testing.T) {
 			if c.forwarded && (len(evs) != 1 || !evs[0].Forwarded || evs[0].Err == nil) {
 				t.Errorf("events %+v, want one saying forwarded, with the reason", evs)
 			}
-			if Detect(c.path) == Responses && (len(evs) != 1 || !errors.Is(evs[0].Err, ErrNotRegistered)) {
+			if (Detect(c.path) == Responses || Detect(c.path) == Gemini) && (len(evs) != 1 || !errors.Is(evs[0].Err, ErrNotRegistered)) {
 				t.Errorf("events %+v, want one whose Err wraps ErrNotRegistered", evs)
 			}
 		})

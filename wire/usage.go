@@ -102,7 +102,7 @@ func (u *usageBody) keep(b []byte) {
 func (u *usageBody) line(l []byte) {
 	l = bytes.TrimSuffix(l, []byte{'\r'})
 	data, ok := bytes.CutPrefix(l, []byte("data:"))
-	if !ok || !bytes.Contains(data, []byte("token")) {
+	if !ok || !bytes.Contains(data, []byte("oken")) { // "tokens", Gemini's "promptTokenCount"
 		return
 	}
 	if n := promptTokens(u.api, bytes.TrimSpace(data)); n > 0 {
@@ -144,9 +144,38 @@ func promptTokens(api API, b []byte) int {
 		Response *struct {
 			Usage *usage `json:"usage"`
 		} `json:"response"` // Responses' response.completed event
+		UsageMetadata *struct {
+			PromptTokenCount int `json:"promptTokenCount"` // cached content included
+		} `json:"usageMetadata"` // Gemini's, in a response and in each streamed chunk
+	}
+	if api == Gemini {
+		if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '[' {
+			// :streamGenerateContent without alt=sse: one JSON array of
+			// chunks, the last holding the final usage.
+			var chunks []json.RawMessage
+			if json.Unmarshal(b, &chunks) != nil {
+				return 0
+			}
+			n := 0
+			for _, c := range chunks {
+				if c = bytes.TrimSpace(c); len(c) == 0 || c[0] != '{' {
+					continue
+				}
+				if k := promptTokens(api, c); k > 0 {
+					n = k
+				}
+			}
+			return n
+		}
 	}
 	if json.Unmarshal(b, &v) != nil {
 		return 0
+	}
+	if api == Gemini {
+		if v.UsageMetadata == nil {
+			return 0
+		}
+		return max(v.UsageMetadata.PromptTokenCount, 0)
 	}
 	u := v.Usage
 	if u == nil && v.Message != nil {

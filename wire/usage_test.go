@@ -32,6 +32,14 @@ func TestUsage(t *testing.T) {
 			"event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"usage\":null}}\n\n" +
 				"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"delta\":\"tokens\"}\n\n" +
 				"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":2,\"response\":{\"id\":\"resp_1\",\"usage\":{\"input_tokens\":812,\"output_tokens\":3}}}\n\n", 812},
+		{"gemini: usageMetadata.promptTokenCount (cached content is part of it)", Gemini, false,
+			`{"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]}}],"usageMetadata":{"promptTokenCount":4100,"cachedContentTokenCount":4000,"candidatesTokenCount":3,"totalTokenCount":4103}}`, 4100},
+		{"gemini stream (alt=sse): the last chunk's promptTokenCount, CRLF-framed", Gemini, true,
+			"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}],\"usageMetadata\":{\"promptTokenCount\":900}}\r\n\r\n" +
+				"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"b\"}]}}],\"usageMetadata\":{\"promptTokenCount\":905,\"candidatesTokenCount\":2}}\r\n\r\n", 905},
+		{"gemini stream without alt=sse: one JSON array of chunks", Gemini, false,
+			`[{"candidates":[],"usageMetadata":{"promptTokenCount":70}},{"candidates":[],"usageMetadata":{"promptTokenCount":77}}]`, 77},
+		{"gemini: a chat usage is not Gemini's", Gemini, false, `{"usage":{"prompt_tokens":5}}`, 0},
 		{"a body that is not JSON", ChatCompletions, false, `<html>`, 0},
 	}
 	for _, c := range cases {

@@ -132,7 +132,8 @@ func pairing(contents []*genai.Content) string {
 }
 
 func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1beta/models/"+loopModel+":generateContent" {
+	streamed := r.URL.Path == "/v1beta/models/"+loopModel+":streamGenerateContent" && r.URL.Query().Get("alt") == "sse"
+	if r.Method != http.MethodPost || (r.URL.Path != "/v1beta/models/"+loopModel+":generateContent" && !streamed) {
 		s.problem("unexpected request %s %s", r.Method, r.URL.Path)
 		http.Error(w, "not found", http.StatusNotFound)
 		return
@@ -172,6 +173,11 @@ func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		s.problem("reply does not encode: %v", err)
+	}
+	if streamed { // the whole reply in one chunk, as the API's last chunk carries the usage
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\r\n\r\n", body)
+		return
 	}
 	w.Write(body)
 }

@@ -96,6 +96,55 @@ func TestResponsesTrimmed(t *testing.T) {
 	}
 }
 
+// TestGeminiTrimmed: histrim-gateway trims a Gemini generateContent
+// request over the window (the gemini adapter's codec is registered),
+// where `histrim serve` forwards it untouched: the upstream receives
+// fewer contents, the latest user content last, every byte outside the
+// contents as sent, the path and its query (the API key) as sent.
+func TestGeminiTrimmed(t *testing.T) {
+	var got []byte
+	var query string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		query = r.URL.RawQuery
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`)
+	}))
+	defer up.Close()
+	base, trims := startMetered(t, up.URL, 8_000)
+	if !wire.Gemini.Trims() {
+		t.Fatal("register did not register the Gemini codec")
+	}
+	var contents []string
+	for i := range 40 {
+		contents = append(contents, fmt.Sprintf(`{"role":"user","parts":[{"text":"Task %d."}]}`, i),
+			fmt.Sprintf(`{"role":"model","parts":[{"functionCall":{"id":"c%d","name":"read","args":{}},"thoughtSignature":"c2ln"}]}`, i),
+			fmt.Sprintf(`{"role":"user","parts":[{"functionResponse":{"id":"c%d","name":"read","response":{"output":%q}}}]}`, i, strings.Repeat("line of output ", 200)))
+	}
+	contents = append(contents, `{"role":"user","parts":[{"text":"The latest task."}]}`)
+	head, tail := `{"x_unknown":[1, 2],"contents":[`, `], "generationConfig":{"temperature":0}}`
+	body := head + strings.Join(contents, ",") + tail
+	resp, err := http.Post(base+"/v1beta/models/gemini-2.5-flash:generateContent?key=k", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	var sent struct{ Contents []json.RawMessage }
+	if err := json.Unmarshal(got, &sent); err != nil {
+		t.Fatalf("upstream got %q: %v", got, err)
+	}
+	if len(sent.Contents) >= len(contents) || string(sent.Contents[len(sent.Contents)-1]) != contents[len(contents)-1] {
+		t.Fatalf("sent %d of %d contents, the last %s", len(sent.Contents), len(contents), sent.Contents[len(sent.Contents)-1])
+	}
+	if !strings.HasPrefix(string(got), head) || !strings.HasSuffix(string(got), tail) || query != "key=k" {
+		t.Fatalf("bytes outside the contents, or the query (%q), changed: %.200s", query, got)
+	}
+	if trims() != 1 {
+		t.Fatalf("/metrics counts %d trims, want 1", trims())
+	}
+}
+
 // TestNodeResponses is package gateway's TestNodeClients for the Agents
 // SDK's Responses model (@openai/agents 0.20.0, gateway/e2e), which only
 // this gateway trims: a 50-turn tool loop at 16k, streamed, id-dense tool

@@ -11,9 +11,12 @@
 // Besides the APIs `histrim serve` trims (Chat Completions and the
 // compatible servers, Anthropic Messages), it trims OpenAI Responses
 // requests (/v1/responses) with the rules of the responses adapter
-// (github.com/histrim/history/adapters/responses, which needs openai-go
-// and so is not in the core module): `histrim serve` forwards those
-// untouched.
+// (github.com/histrim/history/adapters/responses, which needs openai-go)
+// and Gemini requests (.../models/{model}:generateContent and
+// :streamGenerateContent) with the rules of the gemini adapter
+// (github.com/histrim/history/adapters/gemini, which needs
+// google.golang.org/genai); neither is in the core module, and
+// `histrim serve` forwards those requests untouched.
 //
 // Usage:
 //
@@ -31,6 +34,7 @@ import (
 	"syscall"
 
 	"github.com/histrim/history"
+	hgemini "github.com/histrim/history/adapters/gemini"
 	hresponses "github.com/histrim/history/adapters/responses"
 	"github.com/histrim/history/gateway"
 	pgstore "github.com/histrim/history/stores/postgres"
@@ -47,10 +51,11 @@ func main() {
 }
 
 // register registers the redis://, rediss://, postgres:// and postgresql://
-// stores with the gateway, and the responses adapter's codec with the
-// trimming transport.
+// stores with the gateway, and the responses and gemini adapters' codecs
+// with the trimming transport.
 func register() {
 	hresponses.RegisterWire()
+	hgemini.RegisterWire()
 	gateway.RegisterStore("redis", openRedis)
 	gateway.RegisterStore("rediss", openRedis)
 	gateway.RegisterStore("postgres", openPostgres)

@@ -1,0 +1,74 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/wireapi"
+	"google.golang.org/genai"
+)
+
+// RegisterWire makes package wire (its Transport, and the gateway built
+// on it) trim Gemini requests (POST .../models/{model}:generateContent
+// and :streamGenerateContent, the model read from the path) with this
+// adapter's rules, in the program that calls it: each content is read
+// from the bytes it came in (decoded as a genai.Content), the system
+// instruction and what the request sends besides its contents (tools,
+// response schemas: Overhead; generationConfig.maxOutputTokens as the
+// output room) as Trim and Fit count them, and the trimmed body holds
+// every content the trim kept as its own bytes, every other byte of the
+// body as it came. A content the trim cut down (function responses
+// elided, arguments cleared, parts swept) is encoded from its genai
+// form; a notice is a new user content. Function calls stay with their
+// responses, in Gemini's order, and thought signatures with their parts,
+// as Trim keeps them. A content that does not decode as a genai.Content
+// leaves the request forwarded untouched. Call it once, before the first
+// request; it is safe to call again. Without it, package wire forwards
+// Gemini requests untouched (wire.ErrNotRegistered). cmd/histrim-gateway
+// calls it.
+func RegisterWire() {
+	wireapi.Register("gemini_generate_content", rawCodec)
+}
+
+// rawCodec is the adapter's codec over raw JSON contents (see
+// RegisterWire).
+var rawCodec = adapt.Raw(codec, rawSystem, decodeContent,
+	func(c **genai.Content) ([]byte, error) { return json.Marshal(*c) })
+
+// undecodable is the role of a content that did not decode: the
+// conversion refuses it (ErrInvalidContent), so that the request goes on
+// untouched.
+const undecodable = "\x00undecodable"
+
+// decodeContent decodes one element of a request's contents.
+func decodeContent(raw json.RawMessage) *genai.Content {
+	var c genai.Content
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &c) != nil {
+		return &genai.Content{Role: undecodable}
+	}
+	return &c
+}
+
+// rawSystem reads the system instruction of a request body (its
+// systemInstruction, or the proto's system_instruction), nil when it
+// sends none.
+func rawSystem(body json.RawMessage) (*genai.Content, error) {
+	var b struct {
+		Camel json.RawMessage `json:"systemInstruction"`
+		Snake json.RawMessage `json:"system_instruction"`
+	}
+	_ = json.Unmarshal(body, &b) // a body wire parsed: an object
+	raw := b.Camel
+	if len(raw) == 0 {
+		raw = b.Snake
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var c genai.Content
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, contentErr(-1, -1, "does not decode: "+err.Error())
+	}
+	return &c, nil
+}

@@ -1,0 +1,655 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/models"
+	hwire "github.com/histrim/history/wire"
+	"google.golang.org/genai"
+)
+
+// wireEvents counts a wire.Transport's request events.
+type wireEvents struct {
+	mu                                      sync.Mutex
+	requests, trimmed, forwarded, overflows int
+	recovered                               int
+	errs                                    []error
+}
+
+func (e *wireEvents) on(ev hwire.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ev.Kind != hwire.EventRequest {
+		return
+	}
+	e.requests++
+	if ev.Trimmed {
+		e.trimmed++
+	}
+	if ev.Forwarded {
+		e.forwarded++
+	}
+	if ev.Err != nil {
+		e.errs = append(e.errs, ev.Err)
+	}
+	e.overflows += ev.Overflows
+	e.recovered += ev.Recovered
+}
+
+// runWireLoop runs l.Turns user turns of 1 to 6 tool steps through the
+// real genai client (client.Models.GenerateContent, or
+// GenerateContentStream) against loopServer, the client's requests going
+// through a wire.Transport set as its HTTP client's transport: the
+// runtime sends its whole transcript every time and never trims; the
+// Transport does. loopServer counts each request through l, refuses it
+// over the window with the API's real 400 body, and checks the pairing
+// and the latest task. Errors that reach the runtime are recorded in l.
+func runWireLoop(t *testing.T, l *adaptertest.Loop, stream bool) *wireEvents {
+	t.Helper()
+	srv := &loopServer{loop: l}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	ev := &wireEvents{}
+	tr := &hwire.Transport{
+		Models: func(_ context.Context, name string) (models.Model, error) {
+			if name != loopModel {
+				return models.Model{}, &models.UnknownModelError{Name: name}
+			}
+			return models.Model{Name: name, Provider: "google", Window: l.Window}, nil
+		},
+		OnEvent: ev.on, Logger: slog.New(slog.DiscardHandler),
+	}
+	ctx := context.Background()
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: ts.URL}, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := &genai.GenerateContentConfig{
+		SystemInstruction: genai.NewContentFromText("You are a coding agent. Use the tools to read files before you answer.", genai.RoleUser),
+		Tools:             loopToolDecls(),
+	}
+	send := func(contents []*genai.Content) (*genai.GenerateContentResponse, error) {
+		if !stream {
+			return client.Models.GenerateContent(ctx, loopModel, contents, config)
+		}
+		var last *genai.GenerateContentResponse
+		for resp, err := range client.Models.GenerateContentStream(ctx, loopModel, contents, config) {
+			if err != nil {
+				return nil, err
+			}
+			last = resp
+		}
+		if last == nil {
+			return nil, errors.New("the stream ended without a chunk")
+		}
+		return last, nil
+	}
+	var all []*genai.Content // the runtime's full transcript, never trimmed
+	for turn := range l.Turns {
+		text := taskText(turn)
+		l.Turn(turn+1, text)
+		all = append(all, genai.NewContentFromText(text, genai.RoleUser))
+		for step := 0; ; step++ {
+			if step > 7 {
+				t.Fatalf("turn %d does not end", turn)
+			}
+			resp, err := send(all)
+			if err != nil {
+				l.Error(err)
+				break
+			}
+			l.Accepted(true, int(resp.UsageMetadata.PromptTokenCount))
+			answer := resp.Candidates[0].Content
+			all = append(all, answer)
+			var results []*genai.Part
+			for _, p := range answer.Parts {
+				if fc := p.FunctionCall; fc != nil {
+					results = append(results, &genai.Part{FunctionResponse: &genai.FunctionResponse{
+						ID: fc.ID, Name: fc.Name, Response: map[string]any{"output": toolOutput(fc.ID, l.Words)}}})
+				}
+			}
+			if results == nil {
+				break
+			}
+			all = append(all, &genai.Content{Role: genai.RoleUser, Parts: results})
+		}
+	}
+	srv.mu.Lock()
+	for _, p := range srv.problems {
+		t.Error("server: " + p)
+	}
+	srv.mu.Unlock()
+	return ev
+}
+
+// TestWireLoop: 50 user turns of tool steps (15 under the race detector)
+// through wire.Transport with the codec RegisterWire registers, the real
+// genai client sending its whole transcript every time to a server that
+// counts 1.35 times the library's estimate or drifts from 1.0 to 1.4
+// (adaptertest.Modes), refuses a request over the window with the API's
+// real 400 body and checks the pairing of function calls and responses
+// and the latest task: no turn fails, no request breaks the pairing or
+// lacks the latest task, and every refusal for length is resent smaller
+// inside the Transport. JSON and streamed (?alt=sse, the usage read from
+// the chunk's usageMetadata).
+func TestWireLoop(t *testing.T) {
+	RegisterWire()
+	for _, c := range []struct {
+		name   string
+		stream bool
+		window int
+		mode   adaptertest.Mode
+	}{
+		{"json/16k/skew", false, 16_000, adaptertest.Modes()[0]},
+		{"stream/16k/drift", true, 16_000, adaptertest.Modes()[2]},
+		{"json/32k/drift", false, 32_000, adaptertest.Modes()[2]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l := adaptertest.NewLoop("gemini/wire", c.mode, c.window)
+			if race.Enabled {
+				l.Turns = 15
+			}
+			ev := runWireLoop(t, l, c.stream)
+			s := l.Stats()
+			t.Logf("%s\n%s\ntransport: %d requests, %d trimmed, %d refused for length, %d resent", adaptertest.TableHeader, s.Row(),
+				ev.requests, ev.trimmed, ev.overflows, ev.recovered)
+			if s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
+				t.Errorf("%d failed turns, %d pairing violations, %d requests without the latest task\n%v",
+					s.Errors, s.Violations, s.Missing, l.Notes())
+			}
+			want := 10
+			if race.Enabled && c.window > 16_000 {
+				want = 0 // 15 turns do not outgrow 32k
+			}
+			if ev.forwarded > 0 || ev.trimmed < want {
+				t.Errorf("%d requests forwarded untrimmed, %d trimmed: the loop does not exercise the trim (errors %v)", ev.forwarded, ev.trimmed, ev.errs)
+			}
+			if ev.overflows != ev.recovered || s.Overflows != ev.overflows {
+				t.Errorf("%d refusals for length, %d resent, the server refused %d", ev.overflows, ev.recovered, s.Overflows)
+			}
+		})
+	}
+}
+
+// wireLoopBody is the body of a generateContent request of a thinking
+// tool loop: turns user turns of steps steps each, every step a model
+// content of a thought and a function call, both carrying a thought
+// signature (and a field the SDK does not know, with odd whitespace), and
+// a user content answering it with words words; tools, if set, is its
+// tools array, system its systemInstruction text. The top level has
+// fields the SDK does not know too, before and after the contents.
+func wireLoopBody(turns, steps, words int, tools, system string) string {
+	var b strings.Builder
+	b.WriteString(`{"x_top":{"keep" : [1, 2]},  "systemInstruction":{"parts":[{"text":` + fmt.Sprintf("%q", system) + `}]},`)
+	if tools != "" {
+		b.WriteString(`"tools":` + tools + `,`)
+	}
+	b.WriteString("\n  \"contents\": [")
+	for t := range turns {
+		if t > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"role":"user","parts":[{"text":"Task %d: fix module %d."}]}`, t, t)
+		for s := range steps {
+			id := fmt.Sprintf("c%d_%d", t, s)
+			fmt.Fprintf(&b, `,{ "role" : "model", "parts":[{"text":"Reading %s.","thought":true,"thoughtSignature":"c2lnLXRob3VnaHQt%s"},`+
+				`{"functionCall":{"id":"%s","name":"read_file","args":{"path":"src/%s.go"}},"thoughtSignature":"c2lnLWNhbGwt%s", "x_vendor" : { "a" : [ 1, 2 ] }}]}`,
+				id, sigDigits(id), id, id, sigDigits(id))
+			fmt.Fprintf(&b, `,{"role":"user","parts":[{"functionResponse":{"id":"%s","name":"read_file","response":{"output":%q}}}],"x_content":true}`,
+				id, strings.Repeat("line of code "+id+" ", words))
+		}
+	}
+	b.WriteString("],\n  \"generationConfig\": {\"temperature\": 0.2}, \"x_after\": \"kept\"}")
+	return b.String()
+}
+
+// sigDigits returns s with the characters base64 has no digit for replaced, so
+// that it reads as base64 digits.
+func sigDigits(s string) string {
+	return strings.NewReplacer("_", "A").Replace(s) + strings.Repeat("A", (4-len(s)%4)%4)
+}
+
+// wireCheck checks a Gemini body sent for the body got: every byte outside
+// the contents as it came; the contents in their order, each the bytes it
+// came in, or a user content whose function responses alone were
+// replaced, or a notice (a user content of one text part); every function
+// call content followed by the content answering each of its calls, and
+// every response content preceded by the calls it answers; every model
+// content with a function call sent as it came (its thought signatures
+// with it); the latest content sent (as it came, or its responses
+// elided), and the latest task as it came.
+func wireCheck(t *testing.T, path string, got, sent []byte) {
+	t.Helper()
+	if !json.Valid(sent) {
+		t.Fatalf("sent body is not JSON: %s", sent)
+	}
+	in, err := hwire.Parse(path, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := hwire.Parse(path, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(in.Body([]json.RawMessage{}), out.Body([]json.RawMessage{})) {
+		t.Fatalf("bytes outside the contents changed:\n%s\n%s", in.Body([]json.RawMessage{}), out.Body([]json.RawMessage{}))
+	}
+	items, kept := in.Messages(), out.Messages()
+	var contents []*genai.Content
+	next := 0
+	for k, it := range kept {
+		var c genai.Content
+		if err := json.Unmarshal(it, &c); err != nil {
+			t.Fatalf("sent content %d does not decode: %v", k, err)
+		}
+		contents = append(contents, &c)
+		j := next
+		for j < len(items) && !bytes.Equal(items[j], it) && !responsesReplaced(items[j], &c) {
+			j++
+		}
+		if j == len(items) {
+			if c.Role != genai.RoleUser || len(c.Parts) != 1 || c.Parts[0].Text == "" {
+				t.Fatalf("sent content %d is neither a content received (in order), one with responses elided, nor a notice: %s", k, it)
+			}
+			continue
+		}
+		next = j + 1
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil && !bytes.Equal(items[j], it) {
+				t.Fatalf("a function call content was changed (its signatures must go as they came): %s", it)
+			}
+		}
+	}
+	if body := pairing(contents); body != "" {
+		t.Fatalf("sent contents break the pairing: %s", body)
+	}
+	var latest *genai.Content
+	if err := json.Unmarshal(kept[len(kept)-1], &latest); err != nil ||
+		(!bytes.Equal(kept[len(kept)-1], items[len(items)-1]) && !responsesReplaced(items[len(items)-1], latest)) {
+		t.Fatalf("the latest content was not sent (as it came, or its responses elided)")
+	}
+	task := -1 // the latest user text: the task
+	for i, it := range items {
+		var c genai.Content
+		if json.Unmarshal(it, &c) == nil && c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0].Text != "" {
+			task = i
+		}
+	}
+	if task >= 0 && !slices.ContainsFunc(kept, func(k json.RawMessage) bool { return bytes.Equal(k, items[task]) }) {
+		t.Fatalf("the latest task was not sent as it came")
+	}
+}
+
+// responsesReplaced reports whether c is the content raw decodes to but
+// for the responses of its function responses (same role, same parts in
+// the same order, a function response with the same id and name).
+func responsesReplaced(raw []byte, c *genai.Content) bool {
+	var o genai.Content
+	if json.Unmarshal(raw, &o) != nil || o.Role != c.Role || len(o.Parts) != len(c.Parts) {
+		return false
+	}
+	for i, p := range o.Parts {
+		q := c.Parts[i]
+		if p.FunctionResponse != nil && q.FunctionResponse != nil {
+			if p.FunctionResponse.ID != q.FunctionResponse.ID || p.FunctionResponse.Name != q.FunctionResponse.Name {
+				return false
+			}
+			continue
+		}
+		a, _ := json.Marshal(p)
+		b, _ := json.Marshal(q)
+		if !bytes.Equal(a, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// wirePath is the path of the requests of the rules' tests.
+const wirePath = "/v1beta/models/gemini-2.5-flash:generateContent"
+
+// wireSend sends body to path through a wire.Transport, the model's
+// window 6,000 tokens, and returns what the upstream received; ev, if
+// set, receives the request's Event.
+func wireSend(t *testing.T, path, body string, ev *hwire.Event) []byte {
+	t.Helper()
+	var got []byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`)
+	}))
+	defer up.Close()
+	tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
+		Models: func(_ context.Context, name string) (models.Model, error) {
+			if name != "gemini-2.5-flash" {
+				return models.Model{}, &models.UnknownModelError{Name: name}
+			}
+			return models.Model{Name: name, Provider: "google", Window: 6_000}, nil
+		},
+		OnEvent: func(e hwire.Event) {
+			if ev != nil && e.Kind == hwire.EventRequest {
+				*ev = e
+			}
+		}}
+	req, _ := http.NewRequest(http.MethodPost, up.URL+path, strings.NewReader(body))
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return got
+}
+
+// TestWireRules: Gemini bodies through wire.Transport with the codec
+// RegisterWire registers, each case with its reason: what must go
+// untouched does, and a trimmed body keeps the API's rules (function
+// calls with their responses, in Gemini's order; thought signatures with
+// their parts) and every byte it does not need to change.
+func TestWireRules(t *testing.T) {
+	RegisterWire()
+	const sys = "You are a coding agent."
+	bigTools := `[{"functionDeclarations":[` + strings.Repeat(`{"name":"t","description":"`+strings.Repeat("describes a tool at length ", 40)+`"},`, 9) +
+		`{"name":"last"}]}]`
+	loop := wireLoopBody(12, 3, 60, "", sys)
+	withTools := wireLoopBody(12, 3, 60, bigTools, sys)
+	longSystem := wireLoopBody(12, 3, 60, "", strings.Repeat("Follow the house rules at length. ", 250))
+	withOutput := strings.Replace(loop, `{"temperature": 0.2}`, `{"temperature": 0.2, "maxOutputTokens": 3000}`, 1)
+	small := wireLoopBody(1, 1, 5, "", sys)
+	// A thinking model content whose signed call nobody answers, in the
+	// middle of the history: Gemini refuses it where it stands.
+	unanswered := strings.Replace(small, `"contents": [`, `"contents": [{"role":"user","parts":[{"text":"Earlier."}]},`+
+		`{"role":"model","parts":[{"functionCall":{"id":"lost","name":"read_file","args":{}},"thoughtSignature":"bG9zdA=="}]},`, 1)
+	count := func(body []byte) int {
+		var b struct{ Contents []json.RawMessage }
+		_ = json.Unmarshal(body, &b)
+		return len(b.Contents)
+	}
+	cases := []struct {
+		name, path, body string
+		forwarded        error // the Event's Err when the body must go untouched
+		check            func(t *testing.T, sent []byte, ev hwire.Event)
+	}{
+		{"a request within the window: sent as it came, byte for byte", wirePath, small, nil,
+			func(t *testing.T, sent []byte, ev hwire.Event) {
+				if string(sent) != small || ev.Trimmed {
+					t.Fatalf("changed: %s", sent)
+				}
+			}},
+		{"a content that does not decode as a genai.Content: forwarded untouched",
+			wirePath, strings.Replace(loop, `"contents": [`, `"contents": [{"role":"user","parts":"not a list"},`, 1), ErrInvalidContent, nil},
+		{"a tool loop over the window: whole steps and turns dropped, responses elided, calls kept with their responses and signatures",
+			wirePath, loop, nil, func(t *testing.T, sent []byte, ev hwire.Event) {
+				wireCheck(t, wirePath, []byte(loop), sent)
+				if !ev.Trimmed || ev.Sent >= ev.Messages || ev.Model != "gemini-2.5-flash" {
+					t.Fatalf("not trimmed: %+v", ev)
+				}
+			}},
+		{"streamGenerateContent is trimmed the same way", "/v1beta/models/gemini-2.5-flash:streamGenerateContent", loop, nil,
+			func(t *testing.T, sent []byte, ev hwire.Event) {
+				wireCheck(t, wirePath, []byte(loop), sent)
+				if !ev.Trimmed {
+					t.Fatalf("not trimmed: %+v", ev)
+				}
+			}},
+		{"a signed call nobody answers, mid-history: its content dropped whole (Gemini refuses it), the rest as it came",
+			wirePath, unanswered, nil, func(t *testing.T, sent []byte, ev hwire.Event) {
+				if bytes.Contains(sent, []byte(`"lost"`)) || count(sent) != count([]byte(unanswered))-1 {
+					t.Fatalf("sent %s", sent)
+				}
+				wireCheck(t, wirePath, []byte(unanswered), sent)
+			}},
+		{"tools count as overhead: the same contents with 10 long tools leave fewer", wirePath, withTools, nil,
+			func(t *testing.T, sent []byte, ev hwire.Event) {
+				wireCheck(t, wirePath, []byte(withTools), sent)
+				if n, m := count(sent), count(wireSend(t, wirePath, loop, nil)); n >= m {
+					t.Fatalf("%d contents sent with the tools, %d without", n, m)
+				}
+			}},
+		{"the system instruction counts: the same contents with a long one leave fewer", wirePath, longSystem, nil,
+			func(t *testing.T, sent []byte, ev hwire.Event) {
+				wireCheck(t, wirePath, []byte(longSystem), sent)
+				if n, m := count(sent), count(wireSend(t, wirePath, loop, nil)); n >= m {
+					t.Fatalf("%d contents sent with the long system instruction, %d without", n, m)
+				}
+			}},
+		{"generationConfig.maxOutputTokens is the output room: a smaller budget, fewer contents", wirePath, withOutput, nil,
+			func(t *testing.T, sent []byte, ev hwire.Event) {
+				wireCheck(t, wirePath, []byte(withOutput), sent)
+				var without hwire.Event
+				m := count(wireSend(t, wirePath, loop, &without))
+				if ev.Budget >= without.Budget || count(sent) >= m {
+					t.Fatalf("budget %d with maxOutputTokens, %d without; %d and %d contents", ev.Budget, without.Budget, count(sent), m)
+				}
+			}},
+		{"a model the path does not name: forwarded untouched", "/v1beta/cachedContents:generateContent", loop, models.ErrUnknownModel, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var ev hwire.Event
+			sent := wireSend(t, c.path, c.body, &ev)
+			if c.forwarded != nil {
+				if !bytes.Equal(sent, []byte(c.body)) || !ev.Forwarded || !errors.Is(ev.Err, c.forwarded) {
+					t.Fatalf("want the body forwarded untouched for %v; event %+v", c.forwarded, ev)
+				}
+				return
+			}
+			if ev.Forwarded || ev.Err != nil {
+				t.Fatalf("event %+v", ev)
+			}
+			c.check(t, sent, ev)
+		})
+	}
+}
+
+// TestWireOverflow: an upstream that refuses every Gemini request whose
+// body is over limit bytes with the API's real 400 body ("The input token
+// count (N) exceeds the maximum number of tokens allowed (M)."
+// INVALID_ARGUMENT), under a model whose window the Transport believes
+// far larger, so that its first request is refused. Each case with its
+// reason: the Transport resends smaller, never a body it sent before, at
+// most MaxRetries times, and the caller sees the success, or, when
+// nothing more can go, the provider's own answer.
+func TestWireOverflow(t *testing.T) {
+	RegisterWire()
+	body := wireLoopBody(12, 3, 60, "", "You are a coding agent.")
+	cases := []struct {
+		name       string
+		limit      int
+		wantStatus int
+	}{
+		{"a limit a resend can meet: recovered inside the Transport", len(body) / 2, http.StatusOK},
+		{"a limit below the latest turn: the provider's 400 reaches the caller, after at most MaxRetries resends", 100, http.StatusBadRequest},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var sent [][]byte
+			refusal := fmt.Sprintf(`{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}`,
+				history.EstimateText(body), history.EstimateText(body[:c.limit]))
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				sent = append(sent, b)
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+				if len(b) > c.limit {
+					w.WriteHeader(http.StatusBadRequest)
+					_, _ = io.WriteString(w, refusal)
+					return
+				}
+				_, _ = io.WriteString(w, `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`)
+			}))
+			defer up.Close()
+			var ev hwire.Event
+			tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
+				Models: func(_ context.Context, name string) (models.Model, error) {
+					return models.Model{Name: name, Provider: "google", Window: 1_000_000}, nil
+				},
+				OnEvent: func(e hwire.Event) { ev = e }}
+			req, _ := http.NewRequest(http.MethodPost, up.URL+wirePath, strings.NewReader(body))
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.wantStatus {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.wantStatus, got)
+			}
+			if c.wantStatus != http.StatusOK && string(got) != refusal {
+				t.Fatalf("the caller got %s, want the provider's body", got)
+			}
+			if len(sent) < 2 || len(sent) > hwire.DefaultMaxRetries+1 {
+				t.Fatalf("%d requests sent, want 2 to %d", len(sent), hwire.DefaultMaxRetries+1)
+			}
+			for i := 1; i < len(sent); i++ {
+				if len(sent[i]) >= len(sent[i-1]) {
+					t.Fatalf("resend %d (%d bytes) not smaller than what was refused (%d bytes)", i, len(sent[i]), len(sent[i-1]))
+				}
+				wireCheck(t, wirePath, []byte(body), sent[i])
+			}
+			if ev.Overflows != len(sent)-boolInt(c.wantStatus == http.StatusOK) || ev.Recovered != len(sent)-1 {
+				t.Fatalf("event counts %d refusals and %d resends for %d requests", ev.Overflows, ev.Recovered, len(sent))
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// FuzzWireCodec: arbitrary bytes as a Gemini body, trimmed by the codec
+// RegisterWire registers as wire.Transport trims it: it never panics;
+// every byte outside the contents array stays; every content sent is one
+// received, in order and byte for byte, or one cut down from it (same
+// role, a subsequence of its parts, each as it came or a function
+// response or call of the same id and name whose response or arguments
+// alone were replaced), or a notice (a user content of one text part); a
+// body that was valid JSON stays valid; the body is not modified.
+func FuzzWireCodec(f *testing.F) {
+	f.Add([]byte(wireLoopBody(3, 2, 40, "", "s")), 600)
+	f.Add([]byte(wireLoopBody(1, 1, 5, "", "")), 50)
+	f.Add([]byte(`{"contents":[]}`), 10)
+	f.Add([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"},"thoughtSignature":"AA=="}]},{"role":"user","parts":[{"text":"q"}]}]}`), 5)
+	f.Add([]byte(`{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]},{"parts":[{"text":"q"}]}],"systemInstruction":null}`), 5)
+	f.Add([]byte(`{"a":"\"]}","contents" : [ {"role":"user","parts":[{"text":"\\","x":1}],"y":[]} ] }`), 3)
+	f.Fuzz(func(t *testing.T, body []byte, budget int) {
+		orig := bytes.Clone(body)
+		r, err := hwire.Parse(wirePath, body)
+		if err != nil {
+			return
+		}
+		items := r.Messages()
+		budget = max(budget%5000, 1)
+		opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
+		params := r.Body([]json.RawMessage{})
+		out, _, from, _ := rawCodec.Decide(params, items, budget, opts,
+			func(hist []history.Message, opts []history.Option) (history.Result, error) {
+				return history.TrimToRecentTurns(hist, budget, opts...)
+			})
+		if !bytes.Equal(body, orig) {
+			t.Fatal("body modified")
+		}
+		if out == nil {
+			return
+		}
+		sent := r.Body(out)
+		if json.Valid(body) && !json.Valid(sent) {
+			t.Fatalf("valid body made invalid: %s", sent)
+		}
+		if s, err := hwire.Parse(wirePath, sent); err != nil || !bytes.Equal(s.Body([]json.RawMessage{}), params) {
+			t.Fatalf("bytes outside the contents changed (%v)", err)
+		}
+		last := -1
+		for k, it := range out {
+			i := from[k]
+			var c genai.Content
+			if err := json.Unmarshal(it, &c); err != nil {
+				t.Fatalf("content %d does not decode: %v: %s", k, err, it)
+			}
+			if i < 0 {
+				if c.Role != genai.RoleUser || len(c.Parts) != 1 || c.Parts[0].Text == "" {
+					t.Fatalf("notice %d is not a user text: %s", k, it)
+				}
+				continue
+			}
+			if i <= last {
+				t.Fatalf("content %d out of order", k)
+			}
+			last = i
+			if bytes.Equal(it, items[i]) {
+				continue
+			}
+			if !cutFrom(items[i], &c) {
+				t.Fatalf("content %d changed beyond parts dropped or replaced:\n%s\n%s", i, items[i], it)
+			}
+		}
+	})
+}
+
+// cutFrom reports whether c is the content raw decodes to cut down: the
+// same role, a subsequence of its parts, each as it came, or a function
+// response or call with the same id and name (its response or arguments
+// replaced) and the same other fields.
+func cutFrom(raw []byte, c *genai.Content) bool {
+	var o genai.Content
+	if json.Unmarshal(raw, &o) != nil || o.Role != c.Role {
+		return false
+	}
+	j := 0
+	for _, q := range c.Parts {
+		for j < len(o.Parts) && !samePart(o.Parts[j], q) {
+			j++
+		}
+		if j == len(o.Parts) {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+// samePart reports whether q is p, or p with its function response's
+// response or its function call's arguments alone replaced.
+func samePart(p, q *genai.Part) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	pc, qc := *p, *q
+	if p.FunctionResponse != nil && q.FunctionResponse != nil {
+		a, b := *p.FunctionResponse, *q.FunctionResponse
+		a.Response, b.Response, a.Parts, b.Parts = nil, nil, nil, nil
+		pc.FunctionResponse, qc.FunctionResponse = &a, &b
+	}
+	if p.FunctionCall != nil && q.FunctionCall != nil {
+		a, b := *p.FunctionCall, *q.FunctionCall
+		a.Args, b.Args, a.PartialArgs, b.PartialArgs = nil, nil, nil, nil
+		pc.FunctionCall, qc.FunctionCall = &a, &b
+	}
+	x, _ := json.Marshal(&pc)
+	y, _ := json.Marshal(&qc)
+	return bytes.Equal(x, y)
+}
