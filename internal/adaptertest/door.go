@@ -54,8 +54,9 @@ func DoorLoop(t *testing.T, adapter, model string, run func(t *testing.T, l *Loo
 	return l
 }
 
-// DoorWindowTurns is how many user turns DoorWindow runs (RaceTurns of
-// them under the race detector, which checks the calls, not the bounds).
+// DoorWindowTurns is how many user turns DoorWindow runs
+// (DoorWindowRaceTurns under the race detector, which checks the calls,
+// not the bounds).
 const DoorWindowTurns, DoorWindowRaceTurns = 20, 6
 
 // DoorWindow runs a framework module's loop through its door (the model
