@@ -83,6 +83,9 @@ type Config struct {
 type Callbacks struct {
 	cfg Config
 	cal *history.Calibration
+	// limits are what Gemini's refusals said, per model: every later
+	// budget for the model stays below them (see budget).
+	limits adapt.Limits
 
 	mu sync.Mutex
 	// sent is the count of what each model call under way sent
@@ -172,8 +175,18 @@ func (c *Callbacks) optionsWith(config *genai.GenerateContentConfig, counter his
 
 // budget returns the budget and the trim options for req: Config.Budget
 // when positive, else the door's for the model req names (see
-// Config.Budget).
+// Config.Budget); either bounded by what Gemini's refusals of requests to
+// that model said (OnModelError).
 func (c *Callbacks) budget(req *model.LLMRequest) (int, []history.Option, error) {
+	budget, opts, err := c.unbounded(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	return c.limits.Bound(req.Model, budget), opts, nil
+}
+
+// unbounded is budget before the bound of Gemini's refusals.
+func (c *Callbacks) unbounded(req *model.LLMRequest) (int, []history.Option, error) {
 	if c.cfg.Budget > 0 {
 		return c.cfg.Budget, c.options(req.Config), nil
 	}
@@ -250,7 +263,10 @@ var errNoContents = fmt.Errorf("history/adk: the trim leaves no contents; the re
 // returns the answer in place of the error. Any other error, a rejection
 // with nothing left to drop (or that would leave no contents), or no
 // Config.Model, leaves Gemini's error as it is (nil, nil). A resend is
-// not streamed.
+// not streamed. After a recovery, every later budget for the model
+// (Config.Budget or the door's) stays below the limit Gemini stated, for
+// the life of the callbacks, as an adapter's Trimmer keeps it: a window
+// smaller than the budget is refused once, not at every request.
 func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMRequest, llmErr error) (*model.LLMResponse, error) {
 	c.forget(ctx) // the call failed: unless a resend is answered, there is nothing to observe
 	if c.cfg.Model == nil || req == nil || !history.IsContextOverflow(llmErr) {
@@ -260,7 +276,7 @@ func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMReques
 	if retries == 0 {
 		return nil, nil
 	}
-	_, opts, err := c.budget(req)
+	budget, opts, err := c.budget(req)
 	if err != nil {
 		return nil, nil // BeforeModel refused the call already
 	}
@@ -270,6 +286,10 @@ func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMReques
 		if rerr != nil || len(out) == 0 {
 			return nil, nil // nothing left to drop: Gemini's error stands
 		}
+		// What Gemini said bounds every later request to the model, as
+		// an adapter's Trimmer keeps it: a budget above its real window
+		// is refused once, not at every request.
+		c.limits.Learn(req.Model, err, budget, res.Budget, c.cal)
 		req.Contents = out
 		var resp *model.LLMResponse
 		if resp, err = generate(ctx, c.cfg.Model, req); err == nil {

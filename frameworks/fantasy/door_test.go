@@ -37,34 +37,46 @@ func namedModel(t testing.TB, url, name string) fantasy.LanguageModel {
 // from the table), the counter from its tokenizer, the Calibration is the
 // Model's own.
 func TestDoor(t *testing.T) {
-	adaptertest.DoorLoop(t, "fantasy", "gpt-3.5-turbo", func(t *testing.T, l *adaptertest.Loop, name string) {
-		srv := &loopserver.OpenAI{Judge: l, Window: l.Window}
-		ts := httptest.NewServer(srv)
-		defer ts.Close()
-		var trimmed atomic.Int64
-		cfg := hfantasy.Config{Options: []history.Option{history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
-			OnObserve: func(_, reported int, _ history.Verdict) { l.Accepted(trimmed.Swap(0) > 0, reported) }}
-		agent := fantasy.NewAgent(hfantasy.NewModel(namedModel(t, ts.URL+"/v1", name), cfg),
-			fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools(l.Words)...))
-		var msgs []fantasy.Message
-		ctx := context.Background()
-		for turn := 1; turn <= l.Turns; turn++ {
-			task := loopserver.Task(turn)
-			l.Turn(turn, task)
-			res, err := agent.Generate(ctx, fantasy.AgentCall{Prompt: task, Messages: msgs})
-			if err != nil {
-				l.Error(fmt.Errorf("turn %d: %w", turn, err))
-				continue
-			}
-			msgs = append(msgs, fantasy.NewUserMessage(task))
-			for _, s := range res.Steps {
-				msgs = append(msgs, s.Messages...)
-			}
+	adaptertest.DoorLoop(t, "fantasy", "gpt-3.5-turbo", runDoor)
+}
+
+// TestDoorWindow runs the door naming gpt-4.1 (a window of a million
+// tokens in the table) against an endpoint whose window is 16,000: what
+// the first refusal said bounds every later call of the Model (issue 34).
+func TestDoorWindow(t *testing.T) {
+	adaptertest.DoorWindow(t, "fantasy", "gpt-4.1", loopWindow, runDoor)
+}
+
+// runDoor runs l through fantasy's Agent over a Model with the zero
+// Config, its inner model named name, against an OpenAI endpoint with l's
+// window.
+func runDoor(t *testing.T, l *adaptertest.Loop, name string) {
+	srv := &loopserver.OpenAI{Judge: l, Window: l.Window}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	var trimmed atomic.Int64
+	cfg := hfantasy.Config{Options: []history.Option{history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
+		OnObserve: func(_, reported int, _ history.Verdict) { l.Accepted(trimmed.Swap(0) > 0, reported) }}
+	agent := fantasy.NewAgent(hfantasy.NewModel(namedModel(t, ts.URL+"/v1", name), cfg),
+		fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools(l.Words)...))
+	var msgs []fantasy.Message
+	ctx := context.Background()
+	for turn := 1; turn <= l.Turns; turn++ {
+		task := loopserver.Task(turn)
+		l.Turn(turn, task)
+		res, err := agent.Generate(ctx, fantasy.AgentCall{Prompt: task, Messages: msgs})
+		if err != nil {
+			l.Error(fmt.Errorf("turn %d: %w", turn, err))
+			continue
 		}
-		for _, p := range srv.Problems() {
-			t.Error("server: " + p)
+		msgs = append(msgs, fantasy.NewUserMessage(task))
+		for _, s := range res.Steps {
+			msgs = append(msgs, s.Messages...)
 		}
-	})
+	}
+	for _, p := range srv.Problems() {
+		t.Error("server: " + p)
+	}
 }
 
 // TestDoorUnknownModel: with the zero Config, a call to a model the table

@@ -116,10 +116,16 @@ func PrepareStep(cfg Config) fantasy.PrepareStepFunction {
 // Model is a fantasy.LanguageModel that trims every call's prompt to its
 // budget, resends a request the provider rejected for its length after
 // RecoverOverflow, and observes every response's usage into its
-// Calibration. It is safe for concurrent use when its inner model is.
+// Calibration. After a recovery, every later budget of the Model (Budget
+// or the door's) stays below what the provider stated, for the Model's
+// life, as an adapter's Trimmer keeps it: a window smaller than the
+// budget is refused once, not at every call. It is safe for concurrent
+// use when its inner model is.
 type Model struct {
 	inner fantasy.LanguageModel
 	cfg   Config
+	// limits are what the provider's refusals said, per model name.
+	limits adapt.Limits
 }
 
 // NewModel returns inner wrapped as a Model with cfg. Give it to
@@ -143,17 +149,20 @@ func (m *Model) Model() string { return m.inner.Model() }
 func (m *Model) retries() int { return adapt.Retries(m.cfg.MaxRetries, DefaultMaxRetries) }
 
 // prepare trims prompt for a call with tools asking output tokens of room:
-// the prompt to send, the Result and the options, for a retry.
-func (m *Model) prepare(prompt fantasy.Prompt, output *int64, tools []fantasy.Tool) (fantasy.Prompt, history.Result, []history.Option, error) {
-	budget, opts, err := m.cfg.budget(m.inner.Model(), output, tools)
+// the prompt to send, the Result, the budget and the options, for a
+// retry.
+func (m *Model) prepare(prompt fantasy.Prompt, output *int64, tools []fantasy.Tool) (fantasy.Prompt, history.Result, int, []history.Option, error) {
+	name := m.inner.Model()
+	budget, opts, err := m.cfg.budget(name, output, tools)
 	if err != nil {
-		return nil, history.Result{}, nil, err
+		return nil, history.Result{}, 0, nil, err
 	}
+	budget = m.limits.Bound(name, budget)
 	sent, res, err := Trim(prompt, budget, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
-		return nil, res, nil, err
+		return nil, res, 0, nil, err
 	}
-	return sent, res, opts, nil
+	return sent, res, budget, opts, nil
 }
 
 // observe feeds a response's usage to the calibration.
@@ -166,7 +175,7 @@ func (m *Model) observe(res history.Result, u fantasy.Usage) {
 // MaxRetries times. It returns the Result behind the accepted request.
 func withRetries[T any](m *Model, prompt fantasy.Prompt, output *int64, tools []fantasy.Tool, send func(fantasy.Prompt) (T, error)) (T, history.Result, error) {
 	var zero T
-	sent, res, opts, err := m.prepare(prompt, output, tools)
+	sent, res, budget, opts, err := m.prepare(prompt, output, tools)
 	if err != nil {
 		return zero, res, err
 	}
@@ -176,6 +185,7 @@ func withRetries[T any](m *Model, prompt fantasy.Prompt, output *int64, tools []
 		if sent, res, rerr = RecoverOverflow(sent, err, attempt, opts...); rerr != nil {
 			break // nothing left to drop: the provider's error stands
 		}
+		m.limits.Learn(m.inner.Model(), overflow(err), budget, res.Budget, m.cfg.Calibration)
 		out, err = send(sent)
 	}
 	return out, res, err

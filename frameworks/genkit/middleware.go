@@ -71,12 +71,19 @@ type Config struct {
 // that copy as its Request (as the googlegenai plugin's do) names the
 // request the middleware received instead, so that
 // ModelResponse.History is the whole conversation and the next
-// generation trims it afresh.
+// generation trims it afresh. After a recovery, every later budget of the
+// Middleware (Budget or the door's) stays below what the provider stated,
+// for the life of the middleware value, as an adapter's Trimmer keeps it:
+// a window smaller than the budget is refused once, not at every request.
 func Middleware(cfg Config) ai.ModelMiddleware {
 	if cfg.Budget == 0 && cfg.Model != "" && cfg.Calibration == nil {
 		cfg.Calibration = new(history.Calibration) // the door's, which the Middleware owns
 	}
 	retries := adapt.Retries(cfg.MaxRetries, DefaultMaxRetries)
+	// What the provider's refusals said, for the Middleware's life: every
+	// later budget stays below it (a window smaller than the budget is
+	// refused once, not at every request).
+	limits := new(adapt.Limits)
 	report := func(err error) {
 		if cfg.OnError != nil && err != nil {
 			cfg.OnError(err)
@@ -91,6 +98,7 @@ func Middleware(cfg Config) ai.ModelMiddleware {
 			if err != nil {
 				return nil, err
 			}
+			budget = limits.Bound(cfg.Model, budget)
 			sent, res, err := Trim(req.Messages, budget, opts...)
 			if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 				report(err)
@@ -104,6 +112,7 @@ func Middleware(cfg Config) ai.ModelMiddleware {
 				if r.Messages, res, rerr = RecoverOverflow(r.Messages, err, attempt, opts...); rerr != nil {
 					break // nothing left to drop: the provider's error stands
 				}
+				limits.Learn(cfg.Model, err, budget, res.Budget, cfg.Calibration)
 				resp, err = next(ctx, &r, cb)
 			}
 			if resp != nil && resp.Request == &r {

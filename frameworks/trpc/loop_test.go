@@ -10,11 +10,14 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
+	"github.com/histrim/history"
 	htrpc "github.com/histrim/history/frameworks/trpc"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/loopserver"
+	"github.com/histrim/history/internal/race"
 	"trpc.group/trpc-go/trpc-agent-go/agent/llmagent"
 	"trpc.group/trpc-go/trpc-agent-go/model"
 	"trpc.group/trpc-go/trpc-agent-go/model/openai"
@@ -121,3 +124,27 @@ func TestAgentLoop(t *testing.T) { framework.AgentLoop(t) }
 // requests are rejected for their length and the failure reaches the
 // user.
 func TestHeadOutLoop(t *testing.T) { framework.DefaultLoop(t, "trpc (HeadOut)") }
+
+// TestOverWindow tells trpc-agent-go a window 1.25 times the provider's
+// (a deployment's smaller window, a local server's context size): the
+// first request over the real window is refused and recovered by Wrap,
+// and what the provider said must bound every later tailoring of the
+// Strategy (issues 33 and 34), so at most one more is refused.
+func TestOverWindow(t *testing.T) {
+	for _, calibrate := range []bool{false, true} {
+		t.Run(map[bool]string{false: "strategy", true: "strategy+cal"}[calibrate], func(t *testing.T) {
+			l := adaptertest.NewLoop("trpc", adaptertest.Skew(1.3), loopWindow)
+			l.Turns = adaptertest.DoorWindowTurns
+			if race.Enabled {
+				l.Turns = adaptertest.DoorWindowRaceTurns
+			}
+			var cal *history.Calibration
+			if calibrate {
+				cal = new(history.Calibration)
+			}
+			s := htrpc.NewStrategy(htrpc.Config{Calibration: cal, OnObserve: func(_, reported int, _ history.Verdict) { l.Accepted(true, reported) }})
+			runLoop(t, l, func(url string) model.Model { return newModel(url, int(adaptertest.OverBudget*loopWindow), s) })
+			adaptertest.CheckStateful(t, l, "trpc, a window of "+strconv.Itoa(int(adaptertest.OverBudget*loopWindow))+" told over the provider's "+strconv.Itoa(loopWindow), max(l.Stats().Overflows-1, 0))
+		})
+	}
+}

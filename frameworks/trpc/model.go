@@ -20,13 +20,27 @@ const MaxRetries = 2
 type slotKey struct{}
 
 // slot is what a Strategy tells the model wrapped around it about one
-// call: the overhead the model counted (set before the call), and the
-// Result of the trim behind what was sent.
+// call: the model's name and the overhead the model counted (set before
+// the call), and the budget and Result of the trim behind what was sent.
 type slot struct {
+	model    string
 	overhead int
 
-	mu  sync.Mutex
-	res *history.Result
+	mu     sync.Mutex
+	res    *history.Result
+	budget int
+}
+
+func (s *slot) setBudget(budget int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.budget = budget
+}
+
+func (s *slot) lastBudget() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.budget
 }
 
 func (s *slot) set(res history.Result) {
@@ -61,7 +75,11 @@ type Model struct {
 //     history.RecoverOverflow below what the provider said, and resent, at
 //     most MaxRetries times; the rejection is not passed on. A rejection
 //     that cannot be recovered (nothing left to drop, or a third one) is
-//     passed on as it came.
+//     passed on as it came. After a recovery, what the provider stated
+//     bounds every later budget the Strategy trims a request to the same
+//     model to, for the Strategy's life, as an adapter's Trimmer keeps it:
+//     a context window told above the provider's real one is refused
+//     once, not at every request.
 //
 // inner must be a model whose tailoring strategy is s (trpc-agent-go's
 // openai.WithTailoringStrategy, with openai.WithEnableTokenTailoring):
@@ -80,7 +98,7 @@ func (m *Model) GenerateContent(ctx context.Context, request *model.Request) (<-
 	if request == nil {
 		return m.inner.GenerateContent(ctx, request)
 	}
-	sl := &slot{overhead: m.overhead(request)}
+	sl := &slot{model: m.inner.Info().Name, overhead: m.overhead(request)}
 	ctx = context.WithValue(ctx, slotKey{}, sl)
 	first, err := m.inner.GenerateContent(ctx, request)
 	if err != nil {
@@ -108,7 +126,7 @@ func (m *Model) GenerateContent(ctx context.Context, request *model.Request) (<-
 			if !ok || overflow == nil {
 				return
 			}
-			msgs, ok := m.recover(retry.Messages, overflow.Error, attempt, sl.overhead)
+			msgs, ok := m.recover(retry.Messages, overflow.Error, attempt, sl)
 			if !ok {
 				emit(overflow)
 				return
@@ -150,9 +168,10 @@ func (m *Model) forward(ch <-chan *model.Response, res *history.Result, attempt 
 
 // recover returns what history.RecoverOverflow keeps of sent, the
 // messages of a request rejected with providerErr, and whether the request
-// should be resent with them.
-func (m *Model) recover(sent []model.Message, providerErr error, attempt, overhead int) ([]model.Message, bool) {
-	opts := []history.Option{history.WithOverhead(overhead)}
+// should be resent with them; what the provider said then bounds the
+// Strategy's later budgets for the model (Strategy.limits).
+func (m *Model) recover(sent []model.Message, providerErr error, attempt int, sl *slot) ([]model.Message, bool) {
+	opts := []history.Option{history.WithOverhead(sl.overhead)}
 	if m.s != nil {
 		opts = append(slices.Clip(m.s.opts), opts...)
 	}
@@ -163,6 +182,9 @@ func (m *Model) recover(sent []model.Message, providerErr error, attempt, overhe
 	rec, err := history.RecoverOverflow(hist, providerErr, attempt, opts...)
 	if err != nil { // not an overflow after all, or nothing left to drop
 		return nil, false
+	}
+	if m.s != nil {
+		m.s.limits.Learn(sl.model, providerErr, sl.lastBudget(), rec.Budget, m.s.cal)
 	}
 	return apply(sent, rec), true
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 	"trpc.group/trpc-go/trpc-agent-go/model"
 )
 
@@ -63,6 +64,9 @@ type Strategy struct {
 	onTrim    func(history.Event)
 	onObserve func(sent, reported int, v history.Verdict)
 	opts      []history.Option
+	// limits are what the providers' refusals said, per model, as Wrap
+	// learns them: every later budget for the model stays below them.
+	limits adapt.Limits
 }
 
 // NewStrategy returns a Strategy with cfg.
@@ -128,6 +132,10 @@ func (s *Strategy) TailorMessages(ctx context.Context, messages []model.Message,
 	if sl != nil && sl.overhead > 0 {
 		opts = append(opts[:len(opts):len(opts)], history.WithOverhead(sl.overhead))
 		budget = saturatingAdd(maxTokens, sl.overhead)
+	}
+	if sl != nil {
+		budget = s.limits.Bound(sl.model, budget)
+		sl.setBudget(budget)
 	}
 	var event *history.Event // the trim's, reported once the decision stands
 	if s.onTrim != nil {

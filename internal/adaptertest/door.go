@@ -1,6 +1,7 @@
 package adaptertest
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/histrim/history/internal/race"
@@ -50,5 +51,39 @@ func DoorLoop(t *testing.T, adapter, model string, run func(t *testing.T, l *Loo
 			t.Log(n)
 		}
 	}
+	return l
+}
+
+// DoorWindowTurns is how many user turns DoorWindow runs
+// (DoorWindowRaceTurns under the race detector, which checks the calls,
+// not the bounds).
+const DoorWindowTurns, DoorWindowRaceTurns = 20, 6
+
+// DoorWindow runs a framework module's loop through its door (the model
+// named, no budget) against its stand-in server whose window (l.Window)
+// is smaller than the table's window for the model (a deployment's
+// smaller window, a local server's context size), counting 1.3 times the
+// library's estimate: the first request over the window is refused, and
+// what the provider said must bound every later plan for the model, as
+// an adapter's Trimmer keeps it (issue 34). It checks the loop with
+// CheckStateful: at most one refusal after the first recovery, no error,
+// no pairing violation, no request without its task. run runs l naming
+// model, recording in l what reached the caller.
+func DoorWindow(t *testing.T, adapter, model string, window int, run func(t *testing.T, l *Loop, model string)) *Loop {
+	t.Helper()
+	m, err := models.Lookup(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Window <= window {
+		t.Fatalf("%s's window %d is not above the stand-in's %d", model, m.Window, window)
+	}
+	l := NewLoop(adapter, Skew(1.3), window)
+	l.Turns = DoorWindowTurns
+	if race.Enabled {
+		l.Turns = DoorWindowRaceTurns
+	}
+	run(t, l, model)
+	CheckStateful(t, l, "door, "+model+" (window "+strconv.Itoa(m.Window)+") over a window of "+strconv.Itoa(window), max(l.Stats().Overflows-1, 0))
 	return l
 }

@@ -32,8 +32,9 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // issue 34, added), which an adapter built before them does not
 // notice, and the Conversations' Reset, Forget, Close and RecallStore
 // promoted from one embedded control (issue 34 item 7; the method sets
-// are the same).
-const apiDigest = "b28e03b15d80c892"
+// are the same), and adapt.Limits for the framework modules' doors
+// (issue 34, added).
+const apiDigest = "ec3a9c043445321f"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides

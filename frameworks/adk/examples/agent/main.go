@@ -16,14 +16,10 @@
 // endpoint for gemini-2.5-flash that counts 1.3 times the library's
 // estimate and answers an overflow with Gemini's 400. That endpoint
 // enforces a window of 16,000 tokens, far below the model's 1,048,576 in
-// the table, so that 30 tasks outgrow it; and the plugin trims each
-// request on its own, so it does not keep what an overflow said for the
-// next request (an adapter's Trimmer does): through the door alone, every
-// request past 16,000 tokens would be refused once and resent (136 of 281
-// requests, measured). So the test gives the endpoint's window as
-// config.Budget, which hadk.Config.Budget takes as an override of the
-// door's, as a deployment with a smaller window than the table's would;
-// main leaves it 0, the door.
+// the table (as a deployment with a smaller window would), so that 30
+// tasks outgrow it: the first request past it is refused and recovered
+// from, and the callbacks keep what Gemini said for every later request,
+// so no other is refused.
 package main
 
 import (
@@ -72,10 +68,6 @@ type config struct {
 	// Model names the model: its window and output room come from the
 	// models table.
 	Model string
-	// Budget, when positive, overrides the window of the model's (see
-	// hadk.Config.Budget): the test's endpoint has a smaller one. 0: the
-	// door.
-	Budget int
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 }
@@ -95,10 +87,10 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		return nil, err
 	}
 	rep := &report{}
-	// No Budget (cfg.Budget is 0 but in the test): the door takes the
-	// window of the model each request names. Model resends a request
-	// after an overflow.
-	cb, err := hadk.New(hadk.Config{Model: m, Budget: cfg.Budget,
+	// No Budget: the door takes the window of the model each request
+	// names. Model resends a request after an overflow, and what Gemini
+	// said then bounds every later request.
+	cb, err := hadk.New(hadk.Config{Model: m,
 		Options: []history.Option{history.WithOnTrim(func(history.Event) { rep.Trims++ })}})
 	if err != nil {
 		return nil, err

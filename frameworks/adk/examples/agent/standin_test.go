@@ -12,11 +12,12 @@ import (
 
 // TestAgent runs the program's agent, naming gemini-2.5-flash, against a
 // local Gemini endpoint (internal/loopserver) that enforces a 16k window
-// (the model's is 1,048,576; the program is told it as its Budget
-// override, see its comment) and counts 1.3 times the
-// library's estimate, whose scripted model calls the program's tools: no
-// request breaks the function-call pairing, every overflow is recovered
-// from, every turn ends with an answer, and the session keeps every event.
+// (the model's is 1,048,576 in the table; the program is not told) and
+// counts 1.3 times the library's estimate, whose scripted model calls the
+// program's tools: no request breaks the function-call pairing, the first
+// overflow is recovered from and none follows it (what Gemini said bounds
+// every later request), every turn ends with an answer, and the session
+// keeps every event.
 func TestAgent(t *testing.T) {
 	if !slices.Equal(toolNames, loopserver.ToolNames) {
 		t.Fatalf("the program's tools %v are not those the scripted model calls, %v", toolNames, loopserver.ToolNames)
@@ -31,14 +32,16 @@ func TestAgent(t *testing.T) {
 	for turn := 1; turn <= turns; turn++ {
 		tasks = append(tasks, loopserver.Task(turn))
 	}
-	rep, err := run(context.Background(), config{BaseURL: ts.URL, APIKey: "local", Model: "gemini-2.5-flash",
-		Budget: loopserver.ExampleWindow, Tasks: tasks})
+	rep, err := run(context.Background(), config{BaseURL: ts.URL, APIKey: "local", Model: "gemini-2.5-flash", Tasks: tasks})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := srv.Stats()
 	if err := loopserver.Report(st, fmt.Sprintf("%d events kept whole in the session", rep.Events), rep.Trims, 0, rep.Calibration); err != nil {
 		t.Error(err)
+	}
+	if st.Overflows > 1 {
+		t.Errorf("%d requests refused for their length: what the first refusal said did not bound the next requests", st.Overflows)
 	}
 	if rep.Trims == 0 || st.Accepted == 0 {
 		t.Errorf("%d trims, %d requests accepted: the loop did not outgrow the window", rep.Trims, st.Accepted)

@@ -18,14 +18,10 @@
 // tasks against a local Gemini endpoint for gemini-2.5-flash that counts
 // 1.3 times the library's estimate and answers an overflow with Gemini's
 // 400. That endpoint enforces a window of 16,000 tokens, far below the
-// model's 1,048,576 in the table, so that 30 tasks outgrow it; and the
-// middleware trims each request on its own, so it does not keep what an
-// overflow said for the next request (an adapter's Trimmer does): through
-// the door alone, every request past 16,000 tokens would be refused once
-// and resent (135 of 280 requests, measured). So the test gives the
-// endpoint's window as config.Budget, which hgenkit.Config.Budget takes as
-// an override of the door's, as a deployment with a smaller window than
-// the table's would; main leaves it 0, the door.
+// model's 1,048,576 in the table (as a deployment with a smaller window
+// would), so that 30 tasks outgrow it: the first request past it is
+// refused and recovered from, and the middleware keeps what Gemini said
+// for every later request, so no other is refused.
 package main
 
 import (
@@ -66,10 +62,6 @@ type config struct {
 	// Model names the model: its window and output room come from the
 	// models table.
 	Model string
-	// Budget, when positive, overrides the window of the model's (see
-	// hgenkit.Config.Budget): the test's endpoint has a smaller one. 0:
-	// the door.
-	Budget int
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 }
@@ -92,9 +84,9 @@ func run(ctx context.Context, cfg config) (*report, error) {
 			}))
 	}
 	rep := &report{}
-	// No Budget (cfg.Budget is 0 but in the test): the door takes the
-	// window of the model named.
-	mw := hgenkit.Middleware(hgenkit.Config{Model: "googleai/" + cfg.Model, Budget: cfg.Budget, Calibration: &rep.Calibration,
+	// No Budget: the door takes the window of the model named; after an
+	// overflow, what the provider said bounds every later request of mw.
+	mw := hgenkit.Middleware(hgenkit.Config{Model: "googleai/" + cfg.Model, Calibration: &rep.Calibration,
 		Options: []history.Option{history.WithOnTrim(func(history.Event) { rep.Trims++ })}})
 
 	msgs := []*ai.Message{ai.NewSystemTextMessage("You are a coding agent. Use the tools to inspect the repository before you answer.")}
