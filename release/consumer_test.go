@@ -49,11 +49,13 @@ import (
 //
 // The consumers build with the build cache the go command has, which
 // holds the SDKs when the modules' own tests or vet ran before (CI). After
-// the release, the consumers of the core and of the go-openai adapter
-// build, the others only load their packages: their files are the ones
-// built before the release, and what the build cache holds was compiled
-// from another module cache (the SDKs of all the modules take minutes to
-// compile anew).
+// the release, in a module cache of its own (releaseEnv), the consumers
+// of the core and of the go-openai adapter build, the others only load
+// their packages: their files are the ones built before the release, and
+// what the build cache holds was compiled from another module cache (the
+// SDKs of all the modules take minutes to compile anew). In the go
+// command's module cache (HISTRIM_RELEASE_MODCACHE=shared, as CI runs it)
+// every consumer's packages compile after the release too.
 func TestConsumerModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs every published module in a module of its own")
@@ -77,19 +79,10 @@ func TestConsumerModule(t *testing.T) {
 		publish(t, proxy, module.Version{Path: m.Path, Version: version.Core}, filepath.Join(root, filepath.FromSlash(m.Dir)))
 	}
 
-	cache := strings.TrimSpace(goEnv(t, goBin, "GOMODCACHE"))
-	proxies := "file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(cache, "cache", "download"))
-	if p := strings.TrimSpace(goEnv(t, goBin, "GOPROXY")); p != "" && p != "off" {
-		proxies += "," + p
-	}
-	// The go command as a user runs it: no workspace, no flags.
+	// The go command as a user runs it: no workspace, no flags; and after
+	// the release, with the release's proxy (releaseEnv).
 	before := withEnv(os.Environ(), "GOWORK=off", "GOFLAGS=")
-	// ... and after the release, with the release's proxy in an empty
-	// module cache (writable, so that the test can remove it; -trimpath,
-	// so that what it compiles does not depend on the module cache's path
-	// and the build cache keeps it for the next run).
-	after := withEnv(before, "GOPROXY="+proxies, "GONOSUMDB="+corePath, "GOFLAGS=-modcacherw -trimpath",
-		"GOMODCACHE="+filepath.Join(tmp, "modcache"))
+	after, shared := releaseEnv(t, goBin, tmp, proxy, before)
 
 	for _, m := range mods {
 		name := m.Dir
@@ -129,9 +122,15 @@ func TestConsumerModule(t *testing.T) {
 					t.Errorf("the consumer got %s %s from the release's proxy, want %s", x.Path, v, version.Core)
 				}
 			}
-			if buildAfter[m.Dir] {
+			switch {
+			case buildAfter[m.Dir]:
 				run(t, goBin, app, after, "build", "-o", os.DevNull, ".")
-			} else {
+			case shared:
+				// Every package compiles from the release's files (a file
+				// its zip lacks fails here), with the other dependencies
+				// from the build cache; the programs are not linked again.
+				run(t, goBin, app, after, "list", "-mod=readonly", "-export", "-deps", "./...")
+			default:
 				run(t, goBin, app, after, "list", "-mod=readonly", "-deps", "./...")
 			}
 		})
@@ -197,15 +196,10 @@ func TestCommandInstall(t *testing.T) {
 	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
 	publish(t, proxy, module.Version{Path: corePath, Version: version.Core}, root)
-	cache := strings.TrimSpace(goEnv(t, goBin, "GOMODCACHE"))
-	proxies := "file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(cache, "cache", "download"))
-	if p := strings.TrimSpace(goEnv(t, goBin, "GOPROXY")); p != "" && p != "off" {
-		proxies += "," + p
-	}
+	after, _ := releaseEnv(t, goBin, tmp, proxy, withEnv(os.Environ(), "GOWORK=off"))
 	for i, env := range [][]string{
 		withEnv(os.Environ(), "GOFLAGS=", "GOBIN="+filepath.Join(tmp, "before")),
-		withEnv(os.Environ(), "GOWORK=off", "GOFLAGS=-modcacherw -trimpath", "GOBIN="+filepath.Join(tmp, "after"),
-			"GOPROXY="+proxies, "GONOSUMDB="+corePath, "GOMODCACHE="+filepath.Join(tmp, "modcache")),
+		withEnv(after, "GOBIN="+filepath.Join(tmp, "after")),
 	} {
 		dir := root // in the checkout
 		if i == 1 {
@@ -218,6 +212,63 @@ func TestCommandInstall(t *testing.T) {
 			t.Errorf("%s: %v\n%s", lines[i], err, out)
 		}
 	}
+}
+
+// releaseEnv returns env as the go command has it after the release:
+// the release's proxy (the file-based module proxy at proxy) first, then
+// the module cache's downloads and the go command's own proxy for the
+// other dependencies.
+//
+// By default the module cache is an empty one under tmp (writable, so
+// that the test can remove it), and the build is -trimpath, so that what
+// it compiles does not depend on that cache's path and the build cache
+// keeps it for the next run; but everything it builds is compiled anew,
+// the standard library too (six minutes of CPU time for histrim-gateway's
+// SDKs on a CI machine).
+//
+// With HISTRIM_RELEASE_MODCACHE=shared (CI, whose module cache is its
+// own and thrown away), it is the go command's module cache, as a user's
+// go get of the release finds it: the other dependencies are the files
+// the repository's own builds compiled, so the build cache holds them and
+// only the release's modules compile. The release's modules must not be
+// in that cache before (they would be tested instead of this tree), and
+// they are removed from it when the test ends; shared reports this mode,
+// in which every consumer's packages compile after the release.
+func releaseEnv(t *testing.T, goBin, tmp, proxy string, env []string) (after []string, shared bool) {
+	t.Helper()
+	cache := strings.TrimSpace(goEnv(t, goBin, "GOMODCACHE"))
+	proxies := "file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(cache, "cache", "download"))
+	if p := strings.TrimSpace(goEnv(t, goBin, "GOPROXY")); p != "" && p != "off" {
+		proxies += "," + p
+	}
+	env = withEnv(env, "GOPROXY="+proxies, "GONOSUMDB="+corePath)
+	switch mode := os.Getenv("HISTRIM_RELEASE_MODCACHE"); mode {
+	case "":
+		return withEnv(env, "GOFLAGS=-modcacherw -trimpath", "GOMODCACHE="+filepath.Join(tmp, "modcache")), false
+	case "shared":
+	default:
+		t.Fatalf("HISTRIM_RELEASE_MODCACHE=%q: want shared or nothing", mode)
+	}
+	owner := path.Dir(corePath) // github.com/histrim: every module of the release
+	dirs := []string{filepath.Join(cache, filepath.FromSlash(owner)), filepath.Join(cache, "cache", "download", filepath.FromSlash(owner))}
+	for _, d := range dirs {
+		// A go command that looked for a release leaves lock files; any
+		// other file is a module the cache holds.
+		filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() && !strings.HasSuffix(p, ".lock") {
+				t.Fatalf("HISTRIM_RELEASE_MODCACHE=shared: the module cache already holds %s: its modules would be tested instead of this tree's (remove it, or unset HISTRIM_RELEASE_MODCACHE)", p)
+			}
+			return nil
+		})
+	}
+	t.Cleanup(func() {
+		for _, d := range dirs {
+			if err := os.RemoveAll(d); err != nil {
+				t.Errorf("removing the release's modules from the module cache: %v", err)
+			}
+		}
+	})
+	return withEnv(env, "GOFLAGS=-modcacherw", "GOMODCACHE="+cache), true
 }
 
 // copyExamples copies the example programs of a module, in the
@@ -241,9 +292,9 @@ func copyExamples(t *testing.T, dir, to string) {
 	}
 }
 
-// buildAfter are the modules whose consumers build after the release
-// too, by directory: the core, and an adapter whose SDK compiles in
-// seconds.
+// buildAfter are the modules whose consumers build after the release in
+// a module cache of their own, by directory: the core, and an adapter
+// whose SDK compiles in seconds.
 var buildAfter = map[string]bool{".": true, "adapters/goopenai": true}
 
 // commands runs the shell commands of block in dir, as the docs give
