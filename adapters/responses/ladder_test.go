@@ -942,7 +942,7 @@ func checkTrim(t *testing.T, in []Item, budget int, opts ...history.Option) {
 	}
 	checkBinding(t, in, out)
 	checkNative(t, in, out, res)
-	c, err2 := convert(out, opts, currentTurn)
+	c, err2 := convert(out, opts, currentTurn, nil)
 	if err2 != nil {
 		t.Fatalf("budget %d: output does not convert: %v", budget, err2)
 	}

@@ -32,14 +32,20 @@ type MessageError = adapt.MessageError
 var codec = &adapt.Codec[reasoningContext, Item]{
 	Name: "responses", Noun: "item",
 	Convert: func(rc reasoningContext, items []Item, opts []history.Option) (*adapt.View[Item], error) {
-		c, err := convert(items, opts, rc)
-		if err != nil {
-			return nil, err
-		}
-		return &adapt.View[Item]{Hist: c.hist, N: len(items), Of: c.of,
-			Back: func(res history.Result) ([]Item, []int) { return c.apply(items, res) }}, nil
+		return convertView(items, opts, rc, nil)
 	},
 	Rules: []history.Option{rules.LooseReasoning().(history.Option)},
+}
+
+// convertView is codec's Convert, reading and rewriting items through
+// memo when it is not nil (the wire's codec: see wireMemo).
+func convertView(items []Item, opts []history.Option, rc reasoningContext, memo *itemMemo) (*adapt.View[Item], error) {
+	c, err := convert(items, opts, rc, memo)
+	if err != nil {
+		return nil, err
+	}
+	return &adapt.View[Item]{Hist: c.hist, N: len(items), Of: c.of,
+		Back: func(res history.Result) ([]Item, []int) { return c.apply(items, res) }}, nil
 }
 
 // NewTrimmer returns a Trimmer for one conversation that trims with opts
@@ -124,7 +130,7 @@ const duplicatePrefix = "histrim:duplicate:"
 // ToHistory never modifies items. An item it cannot convert yields a nil
 // slice and a *MessageError naming its index.
 func ToHistory(items []Item) ([]history.Message, error) {
-	c, err := convert(items, nil, currentTurn)
+	c, err := convert(items, nil, currentTurn, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +217,9 @@ func RecoverOverflow(items []Item, providerErr error, attempt int, opts ...histo
 // conversion is the converted history of a slice of items and where each
 // of its messages came from.
 type conversion struct {
+	// memo, when not nil, keeps what is read of an item and the rewrite
+	// of one by its bytes (the wire's codec).
+	memo  *itemMemo
 	items []Item
 	hist  []history.Message
 	slots []regroup.Slot
@@ -223,9 +232,9 @@ type conversion struct {
 
 // convert converts items (see ToHistory), recognising the notices a trim
 // with opts inserts (see notice.Mark), counting the reasoning items the
-// API reads under rc.
-func convert(items []Item, opts []history.Option, rc reasoningContext) (*conversion, error) {
-	c, err := convertItems(items, assistantNotices(opts), rc)
+// API reads under rc; through memo, when it is not nil.
+func convert(items []Item, opts []history.Option, rc reasoningContext, memo *itemMemo) (*conversion, error) {
+	c, err := convertItems(items, assistantNotices(opts), rc, memo)
 	if err != nil {
 		return nil, err
 	}
@@ -252,14 +261,16 @@ func assistantNotices(opts []history.Option) []string {
 // readNotice returns the notice b as the conversion reads it once Trim has
 // rendered it as an item.
 func readNotice(b history.Message) []history.Message {
-	c, _ := convertItems([]Item{fromBreadcrumb(b)}, nil, currentTurn) // a rendered notice always converts
+	c, _ := convertItems([]Item{fromBreadcrumb(b)}, nil, currentTurn, nil) // a rendered notice always converts
 	return c.hist
 }
 
 // convertItems is convert without the recognition of notices: notices are
-// the assistant-role notice texts, whose items stand alone.
-func convertItems(items []Item, notices []string, rc reasoningContext) (*conversion, error) {
+// the assistant-role notice texts, whose items stand alone. Items are read
+// through memo when it is not nil.
+func convertItems(items []Item, notices []string, rc reasoningContext, memo *itemMemo) (*conversion, error) {
 	c := &conversion{
+		memo:  memo,
 		items: items,
 		hist:  make([]history.Message, 0, len(items)),
 		slots: make([]regroup.Slot, 0, len(items)),
@@ -267,7 +278,7 @@ func convertItems(items []Item, notices []string, rc reasoningContext) (*convers
 	}
 	latest := -1 // the latest user message
 	for i := range items {
-		v, err := read(&items[i])
+		v, err := memo.read(&items[i])
 		if err != nil {
 			return nil, invalid(i, err)
 		}
@@ -645,8 +656,8 @@ func (c *conversion) apply(items []Item, res history.Result) ([]Item, []int) {
 		}
 		return items[:len(items):len(items)], from
 	}
-	var out []Item
-	var from []int
+	out := make([]Item, 0, len(items)) // one each at most, but for notices
+	from := make([]int, 0, len(items))
 	for _, g := range regroup.Groups(res, c.hist, c.slots) {
 		if g.Native < 0 {
 			out, from = append(out, fromBreadcrumb(g.Notice)), append(from, -1)
@@ -693,10 +704,10 @@ func (c *conversion) keep(g *regroup.Group, orig []Item) []bool {
 func (c *conversion) item(g *regroup.Group, orig []Item, p int) Item {
 	v := &c.views[c.starts[g.Native]+p]
 	if text, ok := g.Elided[p]; ok && v.cls == clsResult && !v.fixed {
-		return elide(orig[p], text)
+		return c.memo.rewrite(orig[p], text, false)
 	}
 	if args, ok := g.Args[p]; ok {
-		return withArguments(orig[p], args)
+		return c.memo.rewrite(orig[p], args, true)
 	}
 	return orig[p]
 }

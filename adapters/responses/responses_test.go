@@ -977,7 +977,7 @@ func TestAssistantNotice(t *testing.T) {
 		if notices > 2 {
 			t.Fatalf("round %d: %d notices stack: %s", i, notices, adaptertest.JSON(t, out))
 		}
-		c, err := convert(out, opts, currentTurn)
+		c, err := convert(out, opts, currentTurn, nil)
 		if err != nil || history.Estimate(c.hist, nil) != res.TokensAfter {
 			t.Fatalf("round %d: output counts differently from the core (%v)", i, err)
 		}

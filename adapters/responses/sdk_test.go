@@ -770,7 +770,7 @@ func (f *fakeAPI) count(input []json.RawMessage, tools string) (int, bool) {
 	// The items it reads, it counts whole: as the adapter converts them
 	// with every reasoning item counted.
 	var hist []history.Message
-	c, err := convert(items, nil, reasoningContext{allTurns: true})
+	c, err := convert(items, nil, reasoningContext{allTurns: true}, nil)
 	if err != nil {
 		f.loop.Note("the server cannot read a request: %v", err)
 	} else {

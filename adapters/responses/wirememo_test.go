@@ -1,0 +1,198 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/histrim/history"
+	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/internal/wireapi"
+	hwire "github.com/histrim/history/wire"
+)
+
+// memoBody is a Responses body whose items no other test sends (the
+// wire's memo is the package's): a tool loop of reasoning, calls and
+// outputs, some outputs large enough to be elided.
+func memoBody(tag string, turns int) (params json.RawMessage, items []json.RawMessage) {
+	body := strings.ReplaceAll(wireLoopBody(turns, 3, 60, ""), "line of code", "memo "+tag+" line")
+	r, err := hwire.Parse("/v1/responses", []byte(body))
+	if err != nil {
+		panic(err)
+	}
+	return r.Body([]json.RawMessage{}), r.Messages()
+}
+
+// TestWireKeepsReads: the codec RegisterWire registers keeps what it read
+// of each item, and what it rewrote an elided output to, by the item's
+// bytes: a transcript resent costs under half the allocations of the
+// plain codec, which reads every item through its JSON and re-encodes
+// every output it elides on every request (before the memo, the two were
+// the same: some 3,850 allocations each here; now some 830), and sends
+// the same bytes.
+func TestWireKeepsReads(t *testing.T) {
+	params, items := memoBody("keeps", 12)
+	opts := []history.Option{history.WithElision(history.ElideOptions{}), history.WithOverhead(30)}
+	const budget = 4_000
+	trim := func(c *wireapi.Codec) []json.RawMessage {
+		out, res, err := c.Trim(params, items, budget, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ElidedResults == 0 {
+			t.Fatal("nothing elided: the trim shows nothing")
+		}
+		return out
+	}
+	want, got := trim(plainRaw), trim(rawCodec) // the first request reads every item
+	if !sameItems(got, want) {
+		t.Fatal("the wire's codec sent other items than the plain one")
+	}
+	if got = trim(rawCodec); !sameItems(got, want) {
+		t.Fatal("a resent transcript: the wire's codec sent other items than the plain one")
+	}
+	plain := testing.AllocsPerRun(5, func() { trim(plainRaw) })
+	kept := testing.AllocsPerRun(5, func() { trim(rawCodec) })
+	t.Logf("allocations per trim of %d items: %.0f plain, %.0f through the memo", len(items), plain, kept)
+	if kept > plain/2 {
+		t.Errorf("a resent transcript allocates %.0f times per trim through the memo, %.0f without: it is read again", kept, plain)
+	}
+}
+
+// sameItems reports whether a and b hold the same bytes in the same order.
+func sameItems(a, b []json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestItemMemo: what the memo gives for an item is what it kept for the
+// item's bytes (a view, a rewrite for the same text and kind), never a
+// read again; an item not built from its raw JSON is read and rewritten
+// as without the memo and never kept; a rewrite for another text is made
+// again; each table stays within its bound, starting afresh past it.
+func TestItemMemo(t *testing.T) {
+	raw := json.RawMessage(`{"type":"function_call_output","call_id":"c","output":"long output"}`)
+	t.Run("a kept view is what is read", func(t *testing.T) {
+		var m itemMemo
+		u := newOverride(raw)
+		v, err := m.read(&u)
+		if err != nil || v.cls != clsResult || v.callID != "c" {
+			t.Fatalf("read %+v, %v", v, err)
+		}
+		m.views[string(raw)] = decoded{u: u, v: view{cls: clsUser, content: "kept"}, read: true}
+		u2 := newOverride(bytes.Clone(raw)) // equal bytes, another array
+		if v, _ := m.read(&u2); v.content != "kept" {
+			t.Fatalf("an equal item read again: %+v", v)
+		}
+	})
+	t.Run("a typed item is read, not kept", func(t *testing.T) {
+		var m itemMemo
+		u := functionOutput("c", "typed")
+		if v, err := m.read(&u); err != nil || v.content != "typed" {
+			t.Fatalf("read %+v, %v", v, err)
+		}
+		if len(m.views) != 0 {
+			t.Fatalf("%d views kept for a typed item", len(m.views))
+		}
+		if got := jsonOf(t, m.rewrite(u, "elided", false)); got != jsonOf(t, elide(u, "elided")) {
+			t.Fatalf("rewritten to %s", got)
+		}
+	})
+	t.Run("a rewrite kept per text and kind", func(t *testing.T) {
+		var m itemMemo
+		first := m.rewrite(newOverride(raw), "placeholder", false)
+		want, _ := rawJSON(&first)
+		if !bytes.Contains(want, []byte(`"output":"placeholder"`)) {
+			t.Fatalf("elided to %s", want)
+		}
+		m.rewrites[string(raw)] = rewritten{text: "placeholder", raw: []byte(`{"kept":1}`)}
+		again := m.rewrite(newOverride(bytes.Clone(raw)), "placeholder", false)
+		if b, _ := rawJSON(&again); string(b) != `{"kept":1}` {
+			t.Fatalf("an equal item rewritten again: %s", b)
+		}
+		other := m.rewrite(newOverride(raw), "another", false)
+		if b, _ := rawJSON(&other); !bytes.Contains(b, []byte(`"output":"another"`)) {
+			t.Fatalf("another text gave %s", b)
+		}
+		asArgs := m.rewrite(newOverride(raw), "another", true)
+		if b, _ := rawJSON(&asArgs); !bytes.Equal(b, raw) { // an output has no arguments: sent as it came
+			t.Fatalf("cleared arguments of an output: %s", b)
+		}
+	})
+	t.Run("bounded", func(t *testing.T) {
+		m := itemMemo{limit: 8 << 10}
+		for i := range 500 {
+			u := newOverride(json.RawMessage(`{"type":"function_call_output","call_id":"c` + strconv.Itoa(i) + `","output":"` + strings.Repeat("x", 100) + `"}`))
+			if _, err := m.read(&u); err != nil {
+				t.Fatal(err)
+			}
+			m.rewrite(u, "p"+strconv.Itoa(i), false)
+			if d := m.decode(json.RawMessage(`{"role":"user","content":"` + strconv.Itoa(i) + `"}`)); jsonOf(t, d) != `{"role":"user","content":"`+strconv.Itoa(i)+`"}` {
+				t.Fatalf("decoded to %s", jsonOf(t, d))
+			}
+			if m.viewBytes > m.limit || m.rewriteBytes > m.limit {
+				t.Fatalf("item %d: %d and %d bytes kept, over %d", i, m.viewBytes, m.rewriteBytes, m.limit)
+			}
+		}
+		if len(m.views) == 0 || len(m.views) > 500/5 || len(m.rewrites) == 0 || len(m.rewrites) > 500/5 {
+			t.Fatalf("%d views and %d rewrites kept", len(m.views), len(m.rewrites))
+		}
+	})
+}
+
+// TestWireMemoConcurrent: requests trimmed at once through the wire's
+// codec, over the same items and their own, send what the plain codec
+// sends (run under -race: the memo is shared by every request).
+func TestWireMemoConcurrent(t *testing.T) {
+	opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1}), history.WithOverhead(30)}
+	workers := 4
+	if race.Enabled {
+		workers = 3
+	}
+	type job struct {
+		params json.RawMessage
+		items  []json.RawMessage
+		want   []json.RawMessage
+	}
+	var jobs []job
+	for k := range workers {
+		for _, tag := range []string{"shared", "own" + strconv.Itoa(k)} {
+			params, items := memoBody("concurrent "+tag, 6)
+			want, _, err := plainRaw.Trim(params, items, 2_000, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, job{params, items, want})
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(jobs)*3)
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				got, _, err := rawCodec.Trim(j.params, j.items, 2_000, opts)
+				if err != nil || !sameItems(got, j.want) {
+					errs <- "a concurrent trim sent other items than the plain codec"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
