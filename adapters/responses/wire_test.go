@@ -22,6 +22,7 @@ import (
 
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/internal/wiretest"
 	"github.com/histrim/history/models"
 	hwire "github.com/histrim/history/wire"
 	"github.com/openai/openai-go/v3"
@@ -30,121 +31,92 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 )
 
-// wireEvents counts a wire.Transport's request events.
-type wireEvents struct {
-	mu                                      sync.Mutex
-	requests, trimmed, forwarded, overflows int
-	recovered                               int
-	errs                                    []error
+// responsesRuntime is the loop's runtime on openai-go
+// (client.Responses.New, or NewStreaming): it sends its whole transcript
+// every time and never trims, and sends the output items back as their
+// raw JSON.
+type responsesRuntime struct {
+	client     openai.Client
+	params     responses.ResponseNewParams
+	stream     bool
+	transcript []Item
 }
 
-func (e *wireEvents) on(ev hwire.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if ev.Kind != hwire.EventRequest {
-		return
+func (r *responsesRuntime) User(task string) { r.transcript = append(r.transcript, user(task)) }
+
+func (r *responsesRuntime) Result(id, text string) {
+	r.transcript = append(r.transcript, functionOutput(id, text))
+}
+
+func (r *responsesRuntime) Step(ctx context.Context) ([]string, int, error) {
+	resp, err := r.send(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
-	e.requests++
-	if ev.Trimmed {
-		e.trimmed++
+	var calls []string
+	for _, o := range resp.Output {
+		// As an application that keeps the output's raw JSON sends it
+		// back.
+		r.transcript = append(r.transcript, param.Override[Item](json.RawMessage(o.RawJSON())))
+		if o.Type == "function_call" {
+			calls = append(calls, o.CallID)
+		}
 	}
-	if ev.Forwarded {
-		e.forwarded++
+	return calls, int(resp.Usage.InputTokens), nil
+}
+
+func (r *responsesRuntime) send(ctx context.Context) (*responses.Response, error) {
+	p := r.params
+	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: r.transcript}
+	if !r.stream {
+		return r.client.Responses.New(ctx, p)
 	}
-	if ev.Err != nil {
-		e.errs = append(e.errs, ev.Err)
+	s := r.client.Responses.NewStreaming(ctx, p)
+	defer s.Close()
+	var done *responses.Response
+	for s.Next() {
+		if e := s.Current(); e.Type == "response.completed" {
+			resp := e.AsResponseCompleted().Response
+			done = &resp
+		}
 	}
-	e.overflows += ev.Overflows
-	e.recovered += ev.Recovered
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	if done == nil {
+		return nil, fmt.Errorf("the stream ended without response.completed")
+	}
+	return done, nil
 }
 
 // runWireLoop runs l.Turns user turns of 1 to 6 tool steps through the
-// real openai-go client (client.Responses.New, or NewStreaming) against
-// the fake reasoning model in loop mode, the client's requests going
-// through a wire.Transport (as its HTTP client's transport, or as
+// real openai-go client (responsesRuntime) against the fake reasoning
+// model in loop mode, the client's requests going through a
+// wire.Transport (as its HTTP client's transport, or as
 // option.WithMiddleware): the runtime sends its whole transcript every
 // time and never trims; the Transport does. Errors that reach the
 // runtime are recorded in l.
-func runWireLoop(t *testing.T, l *adaptertest.Loop, stream, middleware bool) (*fakeAPI, *wireEvents) {
+func runWireLoop(t *testing.T, l *adaptertest.Loop, stream, middleware bool) (*fakeAPI, *wiretest.Events) {
 	t.Helper()
 	api := newLoopAPI(l)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	ev := &wireEvents{}
-	tr := &hwire.Transport{
-		Models: func(_ context.Context, name string) (models.Model, error) {
-			if name != "o4-mini" {
-				return models.Model{}, &models.UnknownModelError{Name: name}
-			}
-			return models.Model{Name: name, Provider: "openai", Window: l.Window}, nil
-		},
-		OnEvent: ev.on, Logger: slog.New(slog.DiscardHandler),
-	}
+	ev := &wiretest.Events{}
+	tr := wiretest.Transport(ev, "o4-mini", "openai", l.Window)
 	opts := []option.RequestOption{option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0)}
 	if middleware {
 		opts = append(opts, option.WithMiddleware(tr.Middleware))
 	} else {
 		opts = append(opts, option.WithHTTPClient(&http.Client{Transport: tr}))
 	}
-	c := openai.NewClient(opts...)
-	ctx := context.Background()
-	params := responses.ResponseNewParams{Model: "o4-mini", Tools: loopTools(),
-		Instructions: openai.String("You are a coding agent. Use the tools to read files before you answer.")}
-	send := func(items []Item) (*responses.Response, error) {
-		p := params
-		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
-		if !stream {
-			return c.Responses.New(ctx, p)
-		}
-		s := c.Responses.NewStreaming(ctx, p)
-		defer s.Close()
-		var done *responses.Response
-		for s.Next() {
-			if e := s.Current(); e.Type == "response.completed" {
-				r := e.AsResponseCompleted().Response
-				done = &r
-			}
-		}
-		if err := s.Err(); err != nil {
-			return nil, err
-		}
-		if done == nil {
-			return nil, fmt.Errorf("the stream ended without response.completed")
-		}
-		return done, nil
-	}
-	var transcript []Item
-	for turn := 1; turn <= l.Turns; turn++ {
-		task := "Task " + strconv.Itoa(turn) + ": look into module " + strconv.Itoa(turn*13%97) + " and fix what you find."
-		l.Turn(turn, task)
-		transcript = append(transcript, user(task))
-		for step := 0; ; step++ {
-			if step > 7 {
-				t.Fatalf("turn %d does not end", turn)
-			}
-			resp, err := send(transcript)
-			if err != nil {
-				l.Error(err)
-				break
-			}
-			l.Accepted(true, int(resp.Usage.InputTokens))
-			var calls []string
-			for _, o := range resp.Output {
-				// As an application that keeps the output's raw JSON
-				// sends it back.
-				transcript = append(transcript, param.Override[Item](json.RawMessage(o.RawJSON())))
-				if o.Type == "function_call" {
-					calls = append(calls, o.CallID)
-				}
-			}
-			if len(calls) == 0 {
-				break
-			}
-			for _, id := range calls {
-				transcript = append(transcript, functionOutput(id, loopOutput(l, id)))
-			}
-		}
-	}
+	rt := &responsesRuntime{client: openai.NewClient(opts...), stream: stream,
+		params: responses.ResponseNewParams{Model: "o4-mini", Tools: loopTools(),
+			Instructions: openai.String("You are a coding agent. Use the tools to read files before you answer.")}}
+	adaptertest.RunTurns(t, l, rt,
+		func(turn int) string {
+			return "Task " + strconv.Itoa(turn) + ": look into module " + strconv.Itoa(turn*13%97) + " and fix what you find."
+		},
+		func(id string) string { return loopOutput(l, id) })
 	return api, ev
 }
 
@@ -179,8 +151,7 @@ func TestWireLoop(t *testing.T) {
 			}
 			api, ev := runWireLoop(t, l, c.stream, c.middleware)
 			s := l.Stats()
-			t.Logf("%s\n%s\ntransport: %d requests, %d trimmed, %d refused for length, %d resent", adaptertest.TableHeader, s.Row(),
-				ev.requests, ev.trimmed, ev.overflows, ev.recovered)
+			t.Logf("%s\n%s\n%v", adaptertest.TableHeader, s.Row(), ev)
 			if s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
 				t.Errorf("%d failed turns, %d binding or pairing violations, %d requests without the latest task\n%v",
 					s.Errors, s.Violations, s.Missing, l.Notes())
@@ -189,15 +160,10 @@ func TestWireLoop(t *testing.T) {
 			if race.Enabled && c.window > 16_000 {
 				want = 0 // 15 turns do not outgrow 32k
 			}
-			if ev.forwarded > 0 || ev.trimmed < want {
-				t.Errorf("%d requests forwarded untrimmed, %d trimmed: the loop does not exercise the trim (errors %v)", ev.forwarded, ev.trimmed, ev.errs)
-			}
 			api.mu.Lock()
 			refused := api.overflow
 			api.mu.Unlock()
-			if ev.overflows != ev.recovered || refused != ev.overflows {
-				t.Errorf("%d refusals for length, %d resent, the server refused %d", ev.overflows, ev.recovered, refused)
-			}
+			ev.Check(t, want, refused)
 		})
 	}
 }
