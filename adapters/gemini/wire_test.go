@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/histrim/history"
@@ -455,54 +454,14 @@ func TestWireOverflow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var sent [][]byte
 			refusal := fmt.Sprintf(`{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}`,
 				history.EstimateText(body), history.EstimateText(body[:c.limit]))
-			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				mu.Lock()
-				sent = append(sent, b)
-				mu.Unlock()
-				w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-				if len(b) > c.limit {
-					w.WriteHeader(http.StatusBadRequest)
-					_, _ = io.WriteString(w, refusal)
-					return
-				}
-				_, _ = io.WriteString(w, `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`)
-			}))
-			defer up.Close()
-			var ev hwire.Event
-			tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
-				Models: func(_ context.Context, name string) (models.Model, error) {
-					return models.Model{Name: name, Provider: "google", Window: 1_000_000}, nil
-				},
-				OnEvent: func(e hwire.Event) { ev = e }}
-			req, _ := http.NewRequest(http.MethodPost, up.URL+wirePath, strings.NewReader(body))
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != c.wantStatus {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.wantStatus, got)
-			}
-			if c.wantStatus != http.StatusOK && string(got) != refusal {
-				t.Fatalf("the caller got %s, want the provider's body", got)
-			}
-			if len(sent) < 2 || len(sent) > hwire.DefaultMaxRetries+1 {
-				t.Fatalf("%d requests sent, want 2 to %d", len(sent), hwire.DefaultMaxRetries+1)
-			}
-			for i := 1; i < len(sent); i++ {
-				if len(sent[i]) >= len(sent[i-1]) {
-					t.Fatalf("resend %d (%d bytes) not smaller than what was refused (%d bytes)", i, len(sent[i]), len(sent[i-1]))
-				}
-				wireCheck(t, wirePath, []byte(body), sent[i])
-			}
-			if ev.Overflows != len(sent)-boolInt(c.wantStatus == http.StatusOK) || ev.Recovered != len(sent)-1 {
-				t.Fatalf("event counts %d refusals and %d resends for %d requests", ev.Overflows, ev.Recovered, len(sent))
+			o := wiretest.Overflow{Path: wirePath, Body: body, Limit: c.limit, Refusal: refusal,
+				OK: `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`, ContentType: "application/json; charset=UTF-8",
+				Provider: "google", Window: 1_000_000}
+			ev, sent := o.Run(t, c.wantStatus, func(t *testing.T, sent []byte) { wireCheck(t, wirePath, []byte(body), sent) })
+			if ev.Overflows != sent-boolInt(c.wantStatus == http.StatusOK) {
+				t.Fatalf("event counts %d refusals and %d resends for %d requests", ev.Overflows, ev.Recovered, sent)
 			}
 		})
 	}

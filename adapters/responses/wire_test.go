@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -515,53 +514,10 @@ func TestWireOverflow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var sent [][]byte
-			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				mu.Lock()
-				sent = append(sent, b)
-				mu.Unlock()
-				w.Header().Set("Content-Type", "application/json")
-				if len(b) > c.limit {
-					w.WriteHeader(http.StatusBadRequest)
-					_, _ = io.WriteString(w, overflowBody)
-					return
-				}
-				_, _ = io.WriteString(w, `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`)
-			}))
-			defer up.Close()
-			var ev hwire.Event
-			tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
-				Models: func(_ context.Context, name string) (models.Model, error) {
-					return models.Model{Name: name, Provider: "openai", Window: 200_000}, nil
-				},
-				OnEvent: func(e hwire.Event) { ev = e }}
-			req, _ := http.NewRequest(http.MethodPost, up.URL+"/v1/responses", strings.NewReader(body))
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != c.wantStatus {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.wantStatus, got)
-			}
-			if c.wantStatus != http.StatusOK && string(got) != overflowBody {
-				t.Fatalf("the caller got %s, want the provider's body", got)
-			}
-			if len(sent) < 2 || len(sent) > hwire.DefaultMaxRetries+1 {
-				t.Fatalf("%d requests sent, want 2 to %d", len(sent), hwire.DefaultMaxRetries+1)
-			}
-			for i := 1; i < len(sent); i++ {
-				if len(sent[i]) >= len(sent[i-1]) {
-					t.Fatalf("resend %d (%d bytes) not smaller than what was refused (%d bytes)", i, len(sent[i]), len(sent[i-1]))
-				}
-				wireCheck(t, []byte(body), sent[i])
-			}
-			if ev.Recovered != len(sent)-1 {
-				t.Fatalf("event counts %d resends for %d requests", ev.Recovered, len(sent))
-			}
+			o := wiretest.Overflow{Path: "/v1/responses", Body: body, Limit: c.limit, Refusal: overflowBody,
+				OK:          `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`,
+				ContentType: "application/json", Provider: "openai", Window: 200_000}
+			o.Run(t, c.wantStatus, func(t *testing.T, sent []byte) { wireCheck(t, []byte(body), sent) })
 		})
 	}
 }

@@ -1,6 +1,7 @@
-// Package wiretest holds what the loop tests of wire.Transport share (the
-// adapters' codecs' loops and wire/sdktest's): a Transport for one model
-// and the count of its events. It is a package of its own, not part of
+// Package wiretest holds what the tests of wire.Transport with a
+// provider's codec share (the adapters' codecs' and wire/sdktest's): a
+// Transport for one model and the count of its events for the loops, and
+// the upstream that refuses a body over the window for the recovery. It is a package of its own, not part of
 // internal/adaptertest, because package wire's own tests import
 // adaptertest, which therefore cannot import wire.
 package wiretest
@@ -8,7 +9,11 @@ package wiretest
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -87,4 +92,81 @@ func Transport(ev *Events, name, provider string, window int) *wire.Transport {
 		},
 		OnEvent: ev.On, Logger: slog.New(slog.DiscardHandler),
 	}
+}
+
+// Overflow is an upstream that refuses, with the provider's 400 body, every
+// request whose body is over Limit bytes, behind a Transport that believes
+// the model's window is Window tokens (far larger, so that its first
+// request is refused).
+type Overflow struct {
+	// Path is the request's path; Body its body.
+	Path, Body string
+	// Limit is the size, in bytes, of the largest body the upstream takes.
+	Limit int
+	// Refusal is the provider's 400 body for a request over its window;
+	// OK the body of a 200; ContentType the responses' content type.
+	Refusal, OK, ContentType string
+	// Provider and Window are the model's, as the Transport's Models
+	// gives it for any name.
+	Provider string
+	Window   int
+}
+
+// Run sends o.Body through a Transport to o's upstream and checks what the
+// Transport's recovery must guarantee: the caller sees wantStatus, and,
+// when that is not 200, the provider's own body; 2 to
+// wire.DefaultMaxRetries+1 requests were sent, each resend smaller than
+// the body refused before it and passing check (what the codec must keep
+// of the body); the request's Event counts len(sent)-1 resends. It returns
+// the Event and how many requests were sent.
+func (o Overflow) Run(t *testing.T, wantStatus int, check func(t *testing.T, sent []byte)) (wire.Event, int) {
+	t.Helper()
+	var mu sync.Mutex
+	var sent [][]byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		sent = append(sent, b)
+		mu.Unlock()
+		w.Header().Set("Content-Type", o.ContentType)
+		if len(b) > o.Limit {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, o.Refusal)
+			return
+		}
+		_, _ = io.WriteString(w, o.OK)
+	}))
+	defer up.Close()
+	var ev wire.Event
+	tr := &wire.Transport{Logger: slog.New(slog.DiscardHandler),
+		Models: func(_ context.Context, name string) (models.Model, error) {
+			return models.Model{Name: name, Provider: o.Provider, Window: o.Window}, nil
+		},
+		OnEvent: func(e wire.Event) { ev = e }}
+	req, _ := http.NewRequest(http.MethodPost, up.URL+o.Path, strings.NewReader(o.Body))
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != wantStatus {
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, wantStatus, got)
+	}
+	if wantStatus != http.StatusOK && string(got) != o.Refusal {
+		t.Fatalf("the caller got %s, want the provider's body", got)
+	}
+	if len(sent) < 2 || len(sent) > wire.DefaultMaxRetries+1 {
+		t.Fatalf("%d requests sent, want 2 to %d", len(sent), wire.DefaultMaxRetries+1)
+	}
+	for i := 1; i < len(sent); i++ {
+		if len(sent[i]) >= len(sent[i-1]) {
+			t.Fatalf("resend %d (%d bytes) not smaller than what was refused (%d bytes)", i, len(sent[i]), len(sent[i-1]))
+		}
+		check(t, sent[i])
+	}
+	if ev.Recovered != len(sent)-1 {
+		t.Fatalf("event counts %d resends for %d requests", ev.Recovered, len(sent))
+	}
+	return ev, len(sent)
 }
