@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -298,37 +296,19 @@ func responsesReplaced(raw []byte, c *genai.Content) bool {
 // wirePath is the path of the requests of the rules' tests.
 const wirePath = "/v1beta/models/gemini-2.5-flash:generateContent"
 
-// wireSend sends body to path through a wire.Transport, the model's
-// window 6,000 tokens, and returns what the upstream received; ev, if
-// set, receives the request's Event.
+// wireUp is the upstream of the rules' tests: the model's window 6,000
+// tokens.
+var wireUp = wiretest.Upstream{Model: "gemini-2.5-flash", Provider: "google", Window: 6_000,
+	OK: `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`}
+
+// wireSend sends body to path through wireUp's Transport and returns what
+// the upstream received; ev, if set, receives the request's Event.
 func wireSend(t *testing.T, path, body string, ev *hwire.Event) []byte {
 	t.Helper()
-	var got []byte
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, _ = io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`)
-	}))
-	defer up.Close()
-	tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
-		Models: func(_ context.Context, name string) (models.Model, error) {
-			if name != "gemini-2.5-flash" {
-				return models.Model{}, &models.UnknownModelError{Name: name}
-			}
-			return models.Model{Name: name, Provider: "google", Window: 6_000}, nil
-		},
-		OnEvent: func(e hwire.Event) {
-			if ev != nil && e.Kind == hwire.EventRequest {
-				*ev = e
-			}
-		}}
-	req, _ := http.NewRequest(http.MethodPost, up.URL+path, strings.NewReader(body))
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
+	got, e := wireUp.Send(t, path, body)
+	if ev != nil {
+		*ev = e
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
 	return got
 }
 
@@ -419,16 +399,7 @@ func TestWireRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var ev hwire.Event
 			sent := wireSend(t, c.path, c.body, &ev)
-			if c.forwarded != nil {
-				if !bytes.Equal(sent, []byte(c.body)) || !ev.Forwarded || !errors.Is(ev.Err, c.forwarded) {
-					t.Fatalf("want the body forwarded untouched for %v; event %+v", c.forwarded, ev)
-				}
-				return
-			}
-			if ev.Forwarded || ev.Err != nil {
-				t.Fatalf("event %+v", ev)
-			}
-			c.check(t, sent, ev)
+			wiretest.Rule(t, c.body, sent, ev, c.forwarded, c.check)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -328,48 +327,24 @@ func TestWireRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var ev hwire.Event
 			sent := wireSend(t, c.body, &ev)
-			if c.forwarded != nil {
-				if !bytes.Equal(sent, []byte(c.body)) || !ev.Forwarded || !errors.Is(ev.Err, c.forwarded) {
-					t.Fatalf("want the body forwarded untouched for %v; event %+v", c.forwarded, ev)
-				}
-				return
-			}
-			if ev.Forwarded || ev.Err != nil {
-				t.Fatalf("event %+v", ev)
-			}
-			c.check(t, sent, ev)
+			wiretest.Rule(t, c.body, sent, ev, c.forwarded, c.check)
 		})
 	}
 }
 
-// wireSend sends body through a wire.Transport, the model's window 6,000
-// tokens, and returns what the upstream received; ev, if set, receives
-// the request's Event.
+// wireUp is the upstream of the rules' tests: the model's window 6,000
+// tokens.
+var wireUp = wiretest.Upstream{Provider: "openai", Window: 6_000,
+	OK: `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`}
+
+// wireSend sends body through wireUp's Transport and returns what the
+// upstream received; ev, if set, receives the request's Event.
 func wireSend(t *testing.T, body string, ev *hwire.Event) []byte {
 	t.Helper()
-	var got []byte
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, _ = io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`)
-	}))
-	defer up.Close()
-	tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
-		Models: func(_ context.Context, name string) (models.Model, error) {
-			return models.Model{Name: name, Provider: "openai", Window: 6_000}, nil
-		},
-		OnEvent: func(e hwire.Event) {
-			if ev != nil && e.Kind == hwire.EventRequest {
-				*ev = e
-			}
-		}}
-	req, _ := http.NewRequest(http.MethodPost, up.URL+"/v1/responses", strings.NewReader(body))
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
+	got, e := wireUp.Send(t, "/v1/responses", body)
+	if ev != nil {
+		*ev = e
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
 	return got
 }
 

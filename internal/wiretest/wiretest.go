@@ -8,6 +8,7 @@ package wiretest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -169,4 +170,65 @@ func (o Overflow) Run(t *testing.T, wantStatus int, check func(t *testing.T, sen
 		t.Fatalf("event counts %d resends for %d requests", ev.Recovered, len(sent))
 	}
 	return ev, len(sent)
+}
+
+// Upstream is an upstream that answers every request with OK (a small
+// JSON response), behind a Transport that knows the model Model ("": any
+// name) of Provider, its window Window tokens.
+type Upstream struct {
+	Model, Provider string
+	Window          int
+	OK              string
+}
+
+// Send sends body to path through u's Transport and returns what the
+// upstream received and the request's Event.
+func (u Upstream) Send(t testing.TB, path, body string) ([]byte, wire.Event) {
+	t.Helper()
+	var got []byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, u.OK)
+	}))
+	defer up.Close()
+	var ev wire.Event
+	tr := &wire.Transport{Logger: slog.New(slog.DiscardHandler),
+		Models: func(_ context.Context, name string) (models.Model, error) {
+			if u.Model != "" && name != u.Model {
+				return models.Model{}, &models.UnknownModelError{Name: name}
+			}
+			return models.Model{Name: name, Provider: u.Provider, Window: u.Window}, nil
+		},
+		OnEvent: func(e wire.Event) {
+			if e.Kind == wire.EventRequest {
+				ev = e
+			}
+		}}
+	req, _ := http.NewRequest(http.MethodPost, up.URL+path, strings.NewReader(body))
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return got, ev
+}
+
+// Rule checks what a body sent through a Transport became: with
+// forwarded set (the Event's Err when the body must go untouched), that
+// it went as it came, the Event saying so; otherwise that the Event has
+// neither, and then check.
+func Rule(t *testing.T, body string, sent []byte, ev wire.Event, forwarded error, check func(t *testing.T, sent []byte, ev wire.Event)) {
+	t.Helper()
+	if forwarded != nil {
+		if string(sent) != body || !ev.Forwarded || !errors.Is(ev.Err, forwarded) {
+			t.Fatalf("want the body forwarded untouched for %v; event %+v", forwarded, ev)
+		}
+		return
+	}
+	if ev.Forwarded || ev.Err != nil {
+		t.Fatalf("event %+v", ev)
+	}
+	check(t, sent, ev)
 }
