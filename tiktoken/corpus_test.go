@@ -1,7 +1,6 @@
 package tiktoken
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/histrim/history/internal/race"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/corpusfile"
 )
 
 // corpusDir is the shared corpus of real transcripts, beside the repository
@@ -45,24 +45,10 @@ func loadCorpus(tb testing.TB) []corpusConv {
 		if st, err := os.Stat(f); err == nil && !race.CorpusFile(st.Size()) {
 			continue
 		}
-		fh, err := os.Open(f)
+		msgs, err := corpusfile.Read(f)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-		var msgs []history.Message
-		for sc.Scan() {
-			var m history.Message
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				tb.Fatalf("%s: %v", f, err)
-			}
-			msgs = append(msgs, m)
-		}
-		if err := sc.Err(); err != nil {
-			tb.Fatalf("%s: %v", f, err)
-		}
-		fh.Close()
 		convs = append(convs, corpusConv{file: filepath.Base(f), msgs: msgs})
 	}
 	return convs

@@ -221,20 +221,14 @@ func goldenBodies(t *testing.T) []struct {
 			`{"role":"assistant","content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{"q":"x"}},{"type":"web_search_tool_result","tool_use_id":"s1","content":[]},{"type":"text","text":"found"}]},` +
 			`{"role":"user","content":"now ` + strings.Repeat("n ", 100) + `"}]}`)},
 	}
-	// A session's place in the whole corpus, which its body's shape
-	// depends on: under the race detector, adaptertest.Corpus reads only
-	// the short sessions (race.CorpusFile).
-	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "real", "*.jsonl"))
-	slices.Sort(files)
-	place := map[string]int{}
-	for k, f := range files {
-		place[strings.TrimSuffix(filepath.Base(f), ".jsonl")] = k
-	}
+	// A body's shape depends on the session's place in the whole corpus
+	// (c.Index), which stays the same under the race detector, where
+	// adaptertest.Corpus reads only the short sessions (race.CorpusFile).
 	for _, c := range adaptertest.Corpus(t, "..") {
 		out = append(out, struct {
 			name string
 			body []byte
-		}{c.Name, corpusAnthropicBody(c, place[c.Name])})
+		}{c.Name, corpusAnthropicBody(c, c.Index)})
 	}
 	return out
 }

@@ -6,130 +6,107 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/internal/wiretest"
 	"github.com/histrim/history/models"
 	hwire "github.com/histrim/history/wire"
 	"google.golang.org/genai"
 )
 
-// wireEvents counts a wire.Transport's request events.
-type wireEvents struct {
-	mu                                      sync.Mutex
-	requests, trimmed, forwarded, overflows int
-	recovered                               int
-	errs                                    []error
+// geminiRuntime is the loop's runtime on the genai client
+// (client.Models.GenerateContent, or GenerateContentStream): it sends its
+// whole transcript every time and never trims.
+type geminiRuntime struct {
+	client  *genai.Client
+	config  *genai.GenerateContentConfig
+	stream  bool
+	all     []*genai.Content // the runtime's full transcript, never trimmed
+	names   map[string]string
+	results []*genai.Part
 }
 
-func (e *wireEvents) on(ev hwire.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if ev.Kind != hwire.EventRequest {
-		return
+func (g *geminiRuntime) User(task string) {
+	g.all = append(g.all, genai.NewContentFromText(task, genai.RoleUser))
+}
+
+func (g *geminiRuntime) Result(id, text string) {
+	g.results = append(g.results, &genai.Part{FunctionResponse: &genai.FunctionResponse{
+		ID: id, Name: g.names[id], Response: map[string]any{"output": text}}})
+}
+
+func (g *geminiRuntime) Step(ctx context.Context) ([]string, int, error) {
+	if g.results != nil { // the responses to the last calls, one content
+		g.all = append(g.all, &genai.Content{Role: genai.RoleUser, Parts: g.results})
+		g.results = nil
 	}
-	e.requests++
-	if ev.Trimmed {
-		e.trimmed++
+	resp, err := g.send(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
-	if ev.Forwarded {
-		e.forwarded++
+	answer := resp.Candidates[0].Content
+	g.all = append(g.all, answer)
+	var calls []string
+	g.names = map[string]string{}
+	for _, p := range answer.Parts {
+		if fc := p.FunctionCall; fc != nil {
+			calls = append(calls, fc.ID)
+			g.names[fc.ID] = fc.Name
+		}
 	}
-	if ev.Err != nil {
-		e.errs = append(e.errs, ev.Err)
+	return calls, int(resp.UsageMetadata.PromptTokenCount), nil
+}
+
+func (g *geminiRuntime) send(ctx context.Context) (*genai.GenerateContentResponse, error) {
+	if !g.stream {
+		return g.client.Models.GenerateContent(ctx, loopModel, g.all, g.config)
 	}
-	e.overflows += ev.Overflows
-	e.recovered += ev.Recovered
+	var last *genai.GenerateContentResponse
+	for resp, err := range g.client.Models.GenerateContentStream(ctx, loopModel, g.all, g.config) {
+		if err != nil {
+			return nil, err
+		}
+		last = resp
+	}
+	if last == nil {
+		return nil, errors.New("the stream ended without a chunk")
+	}
+	return last, nil
 }
 
 // runWireLoop runs l.Turns user turns of 1 to 6 tool steps through the
-// real genai client (client.Models.GenerateContent, or
-// GenerateContentStream) against loopServer, the client's requests going
-// through a wire.Transport set as its HTTP client's transport: the
-// runtime sends its whole transcript every time and never trims; the
-// Transport does. loopServer counts each request through l, refuses it
-// over the window with the API's real 400 body, and checks the pairing
-// and the latest task. Errors that reach the runtime are recorded in l.
-func runWireLoop(t *testing.T, l *adaptertest.Loop, stream bool) *wireEvents {
+// real genai client (geminiRuntime) against loopServer, the client's
+// requests going through a wire.Transport set as its HTTP client's
+// transport: the runtime sends its whole transcript every time and never
+// trims; the Transport does. loopServer counts each request through l,
+// refuses it over the window with the API's real 400 body, and checks the
+// pairing and the latest task. Errors that reach the runtime are recorded
+// in l.
+func runWireLoop(t *testing.T, l *adaptertest.Loop, stream bool) *wiretest.Events {
 	t.Helper()
 	srv := &loopServer{loop: l}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	ev := &wireEvents{}
-	tr := &hwire.Transport{
-		Models: func(_ context.Context, name string) (models.Model, error) {
-			if name != loopModel {
-				return models.Model{}, &models.UnknownModelError{Name: name}
-			}
-			return models.Model{Name: name, Provider: "google", Window: l.Window}, nil
-		},
-		OnEvent: ev.on, Logger: slog.New(slog.DiscardHandler),
-	}
-	ctx := context.Background()
-	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI,
+	ev := &wiretest.Events{}
+	tr := wiretest.Transport(ev, loopModel, "google", l.Window)
+	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI,
 		HTTPOptions: genai.HTTPOptions{BaseURL: ts.URL}, HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	config := &genai.GenerateContentConfig{
+	rt := &geminiRuntime{client: client, stream: stream, config: &genai.GenerateContentConfig{
 		SystemInstruction: genai.NewContentFromText("You are a coding agent. Use the tools to read files before you answer.", genai.RoleUser),
 		Tools:             loopToolDecls(),
-	}
-	send := func(contents []*genai.Content) (*genai.GenerateContentResponse, error) {
-		if !stream {
-			return client.Models.GenerateContent(ctx, loopModel, contents, config)
-		}
-		var last *genai.GenerateContentResponse
-		for resp, err := range client.Models.GenerateContentStream(ctx, loopModel, contents, config) {
-			if err != nil {
-				return nil, err
-			}
-			last = resp
-		}
-		if last == nil {
-			return nil, errors.New("the stream ended without a chunk")
-		}
-		return last, nil
-	}
-	var all []*genai.Content // the runtime's full transcript, never trimmed
-	for turn := range l.Turns {
-		text := taskText(turn)
-		l.Turn(turn+1, text)
-		all = append(all, genai.NewContentFromText(text, genai.RoleUser))
-		for step := 0; ; step++ {
-			if step > 7 {
-				t.Fatalf("turn %d does not end", turn)
-			}
-			resp, err := send(all)
-			if err != nil {
-				l.Error(err)
-				break
-			}
-			l.Accepted(true, int(resp.UsageMetadata.PromptTokenCount))
-			answer := resp.Candidates[0].Content
-			all = append(all, answer)
-			var results []*genai.Part
-			for _, p := range answer.Parts {
-				if fc := p.FunctionCall; fc != nil {
-					results = append(results, &genai.Part{FunctionResponse: &genai.FunctionResponse{
-						ID: fc.ID, Name: fc.Name, Response: map[string]any{"output": toolOutput(fc.ID, l.Words)}}})
-				}
-			}
-			if results == nil {
-				break
-			}
-			all = append(all, &genai.Content{Role: genai.RoleUser, Parts: results})
-		}
-	}
+	}}
+	adaptertest.RunTurns(t, l, rt, func(turn int) string { return taskText(turn - 1) },
+		func(id string) string { return toolOutput(id, l.Words) })
 	srv.mu.Lock()
 	for _, p := range srv.problems {
 		t.Error("server: " + p)
@@ -168,8 +145,7 @@ func TestWireLoop(t *testing.T) {
 			}
 			ev := runWireLoop(t, l, c.stream)
 			s := l.Stats()
-			t.Logf("%s\n%s\ntransport: %d requests, %d trimmed, %d refused for length, %d resent", adaptertest.TableHeader, s.Row(),
-				ev.requests, ev.trimmed, ev.overflows, ev.recovered)
+			t.Logf("%s\n%s\n%v", adaptertest.TableHeader, s.Row(), ev)
 			if s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
 				t.Errorf("%d failed turns, %d pairing violations, %d requests without the latest task\n%v",
 					s.Errors, s.Violations, s.Missing, l.Notes())
@@ -178,12 +154,7 @@ func TestWireLoop(t *testing.T) {
 			if race.Enabled && c.window > 16_000 {
 				want = 0 // 15 turns do not outgrow 32k
 			}
-			if ev.forwarded > 0 || ev.trimmed < want {
-				t.Errorf("%d requests forwarded untrimmed, %d trimmed: the loop does not exercise the trim (errors %v)", ev.forwarded, ev.trimmed, ev.errs)
-			}
-			if ev.overflows != ev.recovered || s.Overflows != ev.overflows {
-				t.Errorf("%d refusals for length, %d resent, the server refused %d", ev.overflows, ev.recovered, s.Overflows)
-			}
+			ev.Check(t, want, s.Overflows)
 		})
 	}
 }
@@ -325,37 +296,19 @@ func responsesReplaced(raw []byte, c *genai.Content) bool {
 // wirePath is the path of the requests of the rules' tests.
 const wirePath = "/v1beta/models/gemini-2.5-flash:generateContent"
 
-// wireSend sends body to path through a wire.Transport, the model's
-// window 6,000 tokens, and returns what the upstream received; ev, if
-// set, receives the request's Event.
+// wireUp is the upstream of the rules' tests: the model's window 6,000
+// tokens.
+var wireUp = wiretest.Upstream{Model: "gemini-2.5-flash", Provider: "google", Window: 6_000,
+	OK: `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`}
+
+// wireSend sends body to path through wireUp's Transport and returns what
+// the upstream received; ev, if set, receives the request's Event.
 func wireSend(t *testing.T, path, body string, ev *hwire.Event) []byte {
 	t.Helper()
-	var got []byte
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, _ = io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`)
-	}))
-	defer up.Close()
-	tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
-		Models: func(_ context.Context, name string) (models.Model, error) {
-			if name != "gemini-2.5-flash" {
-				return models.Model{}, &models.UnknownModelError{Name: name}
-			}
-			return models.Model{Name: name, Provider: "google", Window: 6_000}, nil
-		},
-		OnEvent: func(e hwire.Event) {
-			if ev != nil && e.Kind == hwire.EventRequest {
-				*ev = e
-			}
-		}}
-	req, _ := http.NewRequest(http.MethodPost, up.URL+path, strings.NewReader(body))
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
+	got, e := wireUp.Send(t, path, body)
+	if ev != nil {
+		*ev = e
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
 	return got
 }
 
@@ -446,16 +399,7 @@ func TestWireRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var ev hwire.Event
 			sent := wireSend(t, c.path, c.body, &ev)
-			if c.forwarded != nil {
-				if !bytes.Equal(sent, []byte(c.body)) || !ev.Forwarded || !errors.Is(ev.Err, c.forwarded) {
-					t.Fatalf("want the body forwarded untouched for %v; event %+v", c.forwarded, ev)
-				}
-				return
-			}
-			if ev.Forwarded || ev.Err != nil {
-				t.Fatalf("event %+v", ev)
-			}
-			c.check(t, sent, ev)
+			wiretest.Rule(t, c.body, sent, ev, c.forwarded, c.check)
 		})
 	}
 }
@@ -481,54 +425,14 @@ func TestWireOverflow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var sent [][]byte
 			refusal := fmt.Sprintf(`{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}`,
 				history.EstimateText(body), history.EstimateText(body[:c.limit]))
-			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				mu.Lock()
-				sent = append(sent, b)
-				mu.Unlock()
-				w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-				if len(b) > c.limit {
-					w.WriteHeader(http.StatusBadRequest)
-					_, _ = io.WriteString(w, refusal)
-					return
-				}
-				_, _ = io.WriteString(w, `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`)
-			}))
-			defer up.Close()
-			var ev hwire.Event
-			tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
-				Models: func(_ context.Context, name string) (models.Model, error) {
-					return models.Model{Name: name, Provider: "google", Window: 1_000_000}, nil
-				},
-				OnEvent: func(e hwire.Event) { ev = e }}
-			req, _ := http.NewRequest(http.MethodPost, up.URL+wirePath, strings.NewReader(body))
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != c.wantStatus {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.wantStatus, got)
-			}
-			if c.wantStatus != http.StatusOK && string(got) != refusal {
-				t.Fatalf("the caller got %s, want the provider's body", got)
-			}
-			if len(sent) < 2 || len(sent) > hwire.DefaultMaxRetries+1 {
-				t.Fatalf("%d requests sent, want 2 to %d", len(sent), hwire.DefaultMaxRetries+1)
-			}
-			for i := 1; i < len(sent); i++ {
-				if len(sent[i]) >= len(sent[i-1]) {
-					t.Fatalf("resend %d (%d bytes) not smaller than what was refused (%d bytes)", i, len(sent[i]), len(sent[i-1]))
-				}
-				wireCheck(t, wirePath, []byte(body), sent[i])
-			}
-			if ev.Overflows != len(sent)-boolInt(c.wantStatus == http.StatusOK) || ev.Recovered != len(sent)-1 {
-				t.Fatalf("event counts %d refusals and %d resends for %d requests", ev.Overflows, ev.Recovered, len(sent))
+			o := wiretest.Overflow{Path: wirePath, Body: body, Limit: c.limit, Refusal: refusal,
+				OK: `{"candidates":[],"usageMetadata":{"promptTokenCount":10}}`, ContentType: "application/json; charset=UTF-8",
+				Provider: "google", Window: 1_000_000}
+			ev, sent := o.Run(t, c.wantStatus, func(t *testing.T, sent []byte) { wireCheck(t, wirePath, []byte(body), sent) })
+			if ev.Overflows != sent-boolInt(c.wantStatus == http.StatusOK) {
+				t.Fatalf("event counts %d refusals and %d resends for %d requests", ev.Overflows, ev.Recovered, sent)
 			}
 		})
 	}

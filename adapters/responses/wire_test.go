@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/internal/wiretest"
 	"github.com/histrim/history/models"
 	hwire "github.com/histrim/history/wire"
 	"github.com/openai/openai-go/v3"
@@ -30,121 +29,92 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 )
 
-// wireEvents counts a wire.Transport's request events.
-type wireEvents struct {
-	mu                                      sync.Mutex
-	requests, trimmed, forwarded, overflows int
-	recovered                               int
-	errs                                    []error
+// responsesRuntime is the loop's runtime on openai-go
+// (client.Responses.New, or NewStreaming): it sends its whole transcript
+// every time and never trims, and sends the output items back as their
+// raw JSON.
+type responsesRuntime struct {
+	client     openai.Client
+	params     responses.ResponseNewParams
+	stream     bool
+	transcript []Item
 }
 
-func (e *wireEvents) on(ev hwire.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if ev.Kind != hwire.EventRequest {
-		return
+func (r *responsesRuntime) User(task string) { r.transcript = append(r.transcript, user(task)) }
+
+func (r *responsesRuntime) Result(id, text string) {
+	r.transcript = append(r.transcript, functionOutput(id, text))
+}
+
+func (r *responsesRuntime) Step(ctx context.Context) ([]string, int, error) {
+	resp, err := r.send(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
-	e.requests++
-	if ev.Trimmed {
-		e.trimmed++
+	var calls []string
+	for _, o := range resp.Output {
+		// As an application that keeps the output's raw JSON sends it
+		// back.
+		r.transcript = append(r.transcript, param.Override[Item](json.RawMessage(o.RawJSON())))
+		if o.Type == "function_call" {
+			calls = append(calls, o.CallID)
+		}
 	}
-	if ev.Forwarded {
-		e.forwarded++
+	return calls, int(resp.Usage.InputTokens), nil
+}
+
+func (r *responsesRuntime) send(ctx context.Context) (*responses.Response, error) {
+	p := r.params
+	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: r.transcript}
+	if !r.stream {
+		return r.client.Responses.New(ctx, p)
 	}
-	if ev.Err != nil {
-		e.errs = append(e.errs, ev.Err)
+	s := r.client.Responses.NewStreaming(ctx, p)
+	defer s.Close()
+	var done *responses.Response
+	for s.Next() {
+		if e := s.Current(); e.Type == "response.completed" {
+			resp := e.AsResponseCompleted().Response
+			done = &resp
+		}
 	}
-	e.overflows += ev.Overflows
-	e.recovered += ev.Recovered
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	if done == nil {
+		return nil, fmt.Errorf("the stream ended without response.completed")
+	}
+	return done, nil
 }
 
 // runWireLoop runs l.Turns user turns of 1 to 6 tool steps through the
-// real openai-go client (client.Responses.New, or NewStreaming) against
-// the fake reasoning model in loop mode, the client's requests going
-// through a wire.Transport (as its HTTP client's transport, or as
+// real openai-go client (responsesRuntime) against the fake reasoning
+// model in loop mode, the client's requests going through a
+// wire.Transport (as its HTTP client's transport, or as
 // option.WithMiddleware): the runtime sends its whole transcript every
 // time and never trims; the Transport does. Errors that reach the
 // runtime are recorded in l.
-func runWireLoop(t *testing.T, l *adaptertest.Loop, stream, middleware bool) (*fakeAPI, *wireEvents) {
+func runWireLoop(t *testing.T, l *adaptertest.Loop, stream, middleware bool) (*fakeAPI, *wiretest.Events) {
 	t.Helper()
 	api := newLoopAPI(l)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	ev := &wireEvents{}
-	tr := &hwire.Transport{
-		Models: func(_ context.Context, name string) (models.Model, error) {
-			if name != "o4-mini" {
-				return models.Model{}, &models.UnknownModelError{Name: name}
-			}
-			return models.Model{Name: name, Provider: "openai", Window: l.Window}, nil
-		},
-		OnEvent: ev.on, Logger: slog.New(slog.DiscardHandler),
-	}
+	ev := &wiretest.Events{}
+	tr := wiretest.Transport(ev, "o4-mini", "openai", l.Window)
 	opts := []option.RequestOption{option.WithBaseURL(srv.URL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0)}
 	if middleware {
 		opts = append(opts, option.WithMiddleware(tr.Middleware))
 	} else {
 		opts = append(opts, option.WithHTTPClient(&http.Client{Transport: tr}))
 	}
-	c := openai.NewClient(opts...)
-	ctx := context.Background()
-	params := responses.ResponseNewParams{Model: "o4-mini", Tools: loopTools(),
-		Instructions: openai.String("You are a coding agent. Use the tools to read files before you answer.")}
-	send := func(items []Item) (*responses.Response, error) {
-		p := params
-		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
-		if !stream {
-			return c.Responses.New(ctx, p)
-		}
-		s := c.Responses.NewStreaming(ctx, p)
-		defer s.Close()
-		var done *responses.Response
-		for s.Next() {
-			if e := s.Current(); e.Type == "response.completed" {
-				r := e.AsResponseCompleted().Response
-				done = &r
-			}
-		}
-		if err := s.Err(); err != nil {
-			return nil, err
-		}
-		if done == nil {
-			return nil, fmt.Errorf("the stream ended without response.completed")
-		}
-		return done, nil
-	}
-	var transcript []Item
-	for turn := 1; turn <= l.Turns; turn++ {
-		task := "Task " + strconv.Itoa(turn) + ": look into module " + strconv.Itoa(turn*13%97) + " and fix what you find."
-		l.Turn(turn, task)
-		transcript = append(transcript, user(task))
-		for step := 0; ; step++ {
-			if step > 7 {
-				t.Fatalf("turn %d does not end", turn)
-			}
-			resp, err := send(transcript)
-			if err != nil {
-				l.Error(err)
-				break
-			}
-			l.Accepted(true, int(resp.Usage.InputTokens))
-			var calls []string
-			for _, o := range resp.Output {
-				// As an application that keeps the output's raw JSON
-				// sends it back.
-				transcript = append(transcript, param.Override[Item](json.RawMessage(o.RawJSON())))
-				if o.Type == "function_call" {
-					calls = append(calls, o.CallID)
-				}
-			}
-			if len(calls) == 0 {
-				break
-			}
-			for _, id := range calls {
-				transcript = append(transcript, functionOutput(id, loopOutput(l, id)))
-			}
-		}
-	}
+	rt := &responsesRuntime{client: openai.NewClient(opts...), stream: stream,
+		params: responses.ResponseNewParams{Model: "o4-mini", Tools: loopTools(),
+			Instructions: openai.String("You are a coding agent. Use the tools to read files before you answer.")}}
+	adaptertest.RunTurns(t, l, rt,
+		func(turn int) string {
+			return "Task " + strconv.Itoa(turn) + ": look into module " + strconv.Itoa(turn*13%97) + " and fix what you find."
+		},
+		func(id string) string { return loopOutput(l, id) })
 	return api, ev
 }
 
@@ -179,8 +149,7 @@ func TestWireLoop(t *testing.T) {
 			}
 			api, ev := runWireLoop(t, l, c.stream, c.middleware)
 			s := l.Stats()
-			t.Logf("%s\n%s\ntransport: %d requests, %d trimmed, %d refused for length, %d resent", adaptertest.TableHeader, s.Row(),
-				ev.requests, ev.trimmed, ev.overflows, ev.recovered)
+			t.Logf("%s\n%s\n%v", adaptertest.TableHeader, s.Row(), ev)
 			if s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
 				t.Errorf("%d failed turns, %d binding or pairing violations, %d requests without the latest task\n%v",
 					s.Errors, s.Violations, s.Missing, l.Notes())
@@ -189,15 +158,10 @@ func TestWireLoop(t *testing.T) {
 			if race.Enabled && c.window > 16_000 {
 				want = 0 // 15 turns do not outgrow 32k
 			}
-			if ev.forwarded > 0 || ev.trimmed < want {
-				t.Errorf("%d requests forwarded untrimmed, %d trimmed: the loop does not exercise the trim (errors %v)", ev.forwarded, ev.trimmed, ev.errs)
-			}
 			api.mu.Lock()
 			refused := api.overflow
 			api.mu.Unlock()
-			if ev.overflows != ev.recovered || refused != ev.overflows {
-				t.Errorf("%d refusals for length, %d resent, the server refused %d", ev.overflows, ev.recovered, refused)
-			}
+			ev.Check(t, want, refused)
 		})
 	}
 }
@@ -363,48 +327,24 @@ func TestWireRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var ev hwire.Event
 			sent := wireSend(t, c.body, &ev)
-			if c.forwarded != nil {
-				if !bytes.Equal(sent, []byte(c.body)) || !ev.Forwarded || !errors.Is(ev.Err, c.forwarded) {
-					t.Fatalf("want the body forwarded untouched for %v; event %+v", c.forwarded, ev)
-				}
-				return
-			}
-			if ev.Forwarded || ev.Err != nil {
-				t.Fatalf("event %+v", ev)
-			}
-			c.check(t, sent, ev)
+			wiretest.Rule(t, c.body, sent, ev, c.forwarded, c.check)
 		})
 	}
 }
 
-// wireSend sends body through a wire.Transport, the model's window 6,000
-// tokens, and returns what the upstream received; ev, if set, receives
-// the request's Event.
+// wireUp is the upstream of the rules' tests: the model's window 6,000
+// tokens.
+var wireUp = wiretest.Upstream{Provider: "openai", Window: 6_000,
+	OK: `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`}
+
+// wireSend sends body through wireUp's Transport and returns what the
+// upstream received; ev, if set, receives the request's Event.
 func wireSend(t *testing.T, body string, ev *hwire.Event) []byte {
 	t.Helper()
-	var got []byte
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, _ = io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`)
-	}))
-	defer up.Close()
-	tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
-		Models: func(_ context.Context, name string) (models.Model, error) {
-			return models.Model{Name: name, Provider: "openai", Window: 6_000}, nil
-		},
-		OnEvent: func(e hwire.Event) {
-			if ev != nil && e.Kind == hwire.EventRequest {
-				*ev = e
-			}
-		}}
-	req, _ := http.NewRequest(http.MethodPost, up.URL+"/v1/responses", strings.NewReader(body))
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
+	got, e := wireUp.Send(t, "/v1/responses", body)
+	if ev != nil {
+		*ev = e
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
 	return got
 }
 
@@ -549,53 +489,10 @@ func TestWireOverflow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var sent [][]byte
-			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				mu.Lock()
-				sent = append(sent, b)
-				mu.Unlock()
-				w.Header().Set("Content-Type", "application/json")
-				if len(b) > c.limit {
-					w.WriteHeader(http.StatusBadRequest)
-					_, _ = io.WriteString(w, overflowBody)
-					return
-				}
-				_, _ = io.WriteString(w, `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`)
-			}))
-			defer up.Close()
-			var ev hwire.Event
-			tr := &hwire.Transport{Logger: slog.New(slog.DiscardHandler),
-				Models: func(_ context.Context, name string) (models.Model, error) {
-					return models.Model{Name: name, Provider: "openai", Window: 200_000}, nil
-				},
-				OnEvent: func(e hwire.Event) { ev = e }}
-			req, _ := http.NewRequest(http.MethodPost, up.URL+"/v1/responses", strings.NewReader(body))
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != c.wantStatus {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.wantStatus, got)
-			}
-			if c.wantStatus != http.StatusOK && string(got) != overflowBody {
-				t.Fatalf("the caller got %s, want the provider's body", got)
-			}
-			if len(sent) < 2 || len(sent) > hwire.DefaultMaxRetries+1 {
-				t.Fatalf("%d requests sent, want 2 to %d", len(sent), hwire.DefaultMaxRetries+1)
-			}
-			for i := 1; i < len(sent); i++ {
-				if len(sent[i]) >= len(sent[i-1]) {
-					t.Fatalf("resend %d (%d bytes) not smaller than what was refused (%d bytes)", i, len(sent[i]), len(sent[i-1]))
-				}
-				wireCheck(t, []byte(body), sent[i])
-			}
-			if ev.Recovered != len(sent)-1 {
-				t.Fatalf("event counts %d resends for %d requests", ev.Recovered, len(sent))
-			}
+			o := wiretest.Overflow{Path: "/v1/responses", Body: body, Limit: c.limit, Refusal: overflowBody,
+				OK:          `{"id":"resp_1","object":"response","output":[],"usage":{"input_tokens":10,"output_tokens":1}}`,
+				ContentType: "application/json", Provider: "openai", Window: 200_000}
+			o.Run(t, c.wantStatus, func(t *testing.T, sent []byte) { wireCheck(t, []byte(body), sent) })
 		})
 	}
 }

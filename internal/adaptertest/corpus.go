@@ -19,6 +19,11 @@ import (
 type Conversation struct {
 	// Name is the file name without the .jsonl extension.
 	Name string
+	// Index is the conversation's place in the whole corpus, its files
+	// sorted by name, from 0: under the race detector, where Corpus
+	// reads only some of them, a conversation keeps the index it has in
+	// the plain run, so that what a test derives from it stays the same.
+	Index int
 	// Messages are the transcript's messages with broken tool pairs swept
 	// (19 transcripts end with a call that never got a result) and empty
 	// assistant messages removed.
@@ -39,7 +44,7 @@ func Corpus(t testing.TB, root string) []Conversation {
 	}
 	sort.Strings(paths)
 	convs := make([]Conversation, 0, len(paths))
-	for _, p := range paths {
+	for k, p := range paths {
 		if st, err := os.Stat(p); err == nil && !race.CorpusFile(st.Size()) {
 			continue
 		}
@@ -47,7 +52,7 @@ func Corpus(t testing.TB, root string) []Conversation {
 		if err != nil {
 			t.Fatal(err)
 		}
-		convs = append(convs, Conversation{Name: strings.TrimSuffix(filepath.Base(p), ".jsonl"), Messages: corpusfile.Clean(msgs)})
+		convs = append(convs, Conversation{Name: strings.TrimSuffix(filepath.Base(p), ".jsonl"), Index: k, Messages: corpusfile.Clean(msgs)})
 	}
 	return convs
 }

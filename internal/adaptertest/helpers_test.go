@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -214,6 +215,24 @@ func TestCorpus(t *testing.T) {
 	}
 	if len(convs) != sessions {
 		t.Fatalf("%d conversations, want %d", len(convs), sessions)
+	}
+	// Each conversation's Index is its file's place in the whole corpus
+	// sorted by name, under the race detector too (where some are not
+	// read): what a test derives from the index stays the same.
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "real", "*.jsonl"))
+	slices.Sort(files)
+	last := -1
+	for k, c := range convs {
+		if c.Index <= last || c.Index >= len(files) || filepath.Base(files[c.Index]) != c.Name+".jsonl" {
+			t.Errorf("%s: Index %d, not its file's place in the corpus (after %d)", c.Name, c.Index, last)
+		}
+		if !race.Enabled && c.Index != k {
+			t.Errorf("%s: Index %d in the whole corpus, read %dth", c.Name, c.Index, k)
+		}
+		last = c.Index
+	}
+	if race.Enabled && last < sessions { // some long session before a short one
+		t.Errorf("the last short session has Index %d: the indices are not the whole corpus's", last)
 	}
 	for _, c := range convs {
 		if len(history.Turns(c.Messages)) == 0 {

@@ -3,7 +3,6 @@ package sdktest
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -14,7 +13,7 @@ import (
 	"github.com/histrim/history/internal/anthropicserver"
 	"github.com/histrim/history/internal/loopserver"
 	"github.com/histrim/history/internal/race"
-	"github.com/histrim/history/wire"
+	"github.com/histrim/history/internal/wiretest"
 )
 
 // anthropicV2 is the loop's runtime on anthropic-sdk-go v2.
@@ -24,15 +23,15 @@ type anthropicV2 struct {
 	results []anthropic.ContentBlockParamUnion
 }
 
-func (a *anthropicV2) user(task string) {
+func (a *anthropicV2) User(task string) {
 	a.params.Messages = append(a.params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(task)))
 }
 
-func (a *anthropicV2) result(id, text string) {
+func (a *anthropicV2) Result(id, text string) {
 	a.results = append(a.results, anthropic.NewToolResultBlock(id, text, false))
 }
 
-func (a *anthropicV2) step(ctx context.Context) ([]string, int, error) {
+func (a *anthropicV2) Step(ctx context.Context) ([]string, int, error) {
 	if len(a.results) > 0 {
 		a.params.Messages = append(a.params.Messages, anthropic.NewUserMessage(a.results...))
 		a.results = nil
@@ -74,8 +73,8 @@ func TestAnthropicLoops(t *testing.T) {
 					srv := &anthropicserver.Server{Backend: "anthropic", Window: window, Judge: l, Thinking: thinking}
 					ts := httptest.NewServer(srv)
 					defer ts.Close()
-					var ev events
-					tr := &wire.Transport{Models: localModels(window), OnEvent: ev.on, Logger: slog.New(slog.DiscardHandler)}
+					var ev wiretest.Events
+					tr := wiretest.Transport(&ev, "local", "vllm", window)
 					tools := make([]anthropic.ToolUnionParam, len(loopserver.ToolNames))
 					for i, name := range loopserver.ToolNames {
 						tools[i] = anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{Properties: loopserver.ToolParameters()["properties"]}, name)
@@ -93,19 +92,16 @@ func TestAnthropicLoops(t *testing.T) {
 					}
 					runChatLoop(t, l, c)
 					s, st := l.Stats(), srv.Stats()
-					t.Logf("%s\n%s\ntransport: %d requests, %d trimmed, %d refused for length, %d resent; server refused %v",
-						adaptertest.TableHeader, s.Row(), ev.requests, ev.trimmed, ev.overflows, ev.recovered, st.Rejected)
+					t.Logf("%s\n%s\n%v; server refused %v", adaptertest.TableHeader, s.Row(), &ev, st.Rejected)
 					if s.Errors > 0 || s.Violations > 0 || s.Missing > 0 {
 						t.Errorf("%d failed turns, %d pairing violations, %d requests without the latest task\n%v", s.Errors, s.Violations, s.Missing, l.Notes())
 					}
 					for why, n := range st.Rejected {
-						if why != "invalid_request_error" || n != ev.overflows {
-							t.Errorf("the server refused %d requests for %s (%d refusals for length seen)", n, why, ev.overflows)
+						if why != "invalid_request_error" || n != ev.Overflows {
+							t.Errorf("the server refused %d requests for %s (%d refusals for length seen)", n, why, ev.Overflows)
 						}
 					}
-					if ev.forwarded > 0 || ev.trimmed < 10 || ev.overflows != ev.recovered {
-						t.Errorf("%d forwarded untrimmed, %d trimmed, %d refusals, %d resent", ev.forwarded, ev.trimmed, ev.overflows, ev.recovered)
-					}
+					ev.Check(t, 10, st.Rejected["invalid_request_error"])
 				})
 			}
 		}

@@ -4,60 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/loopserver"
 	"github.com/histrim/history/internal/race"
-	"github.com/histrim/history/models"
-	"github.com/histrim/history/wire"
+	"github.com/histrim/history/internal/wiretest"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	goopenai "github.com/sashabaranov/go-openai"
 )
-
-// localModel is the model the stand-in serves: its window is the loop's,
-// and the Transport learns it from its Models (as from models.Discover
-// for a local server).
-func localModels(window int) func(context.Context, string) (models.Model, error) {
-	return func(_ context.Context, name string) (models.Model, error) {
-		if name != "local" {
-			return models.Model{}, &models.UnknownModelError{Name: name}
-		}
-		return models.Model{Name: name, Provider: "vllm", Window: window}, nil
-	}
-}
-
-// events counts the Transport's events.
-type events struct {
-	mu                            sync.Mutex
-	requests, trimmed, forwarded  int
-	overflows, recovered, errored int
-}
-
-func (e *events) on(ev wire.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if ev.Kind != wire.EventRequest {
-		return
-	}
-	e.requests++
-	if ev.Trimmed {
-		e.trimmed++
-	}
-	if ev.Forwarded {
-		e.forwarded++
-	}
-	if ev.Err != nil {
-		e.errored++
-	}
-	e.overflows += ev.Overflows
-	e.recovered += ev.Recovered
-}
 
 // loopModes are the provider's countings a loop runs at window: at 16k a
 // provider counting 1.35 times the library's estimate and one drifting
@@ -69,45 +27,12 @@ func loopModes(window int) []adaptertest.Mode {
 	return []adaptertest.Mode{adaptertest.Modes()[2]}
 }
 
-// client is one SDK's chat call: msgs the runtime's whole transcript
-// (role, content, calls, results as the SDK declares them), the reply's
-// text and calls.
-type chatClient interface {
-	user(task string)
-	// step sends the transcript and appends the reply; it returns the
-	// calls the reply made, and the usage's prompt tokens.
-	step(ctx context.Context) (calls []string, prompt int, err error)
-	result(id, text string)
-}
-
-// runChatLoop runs l.Turns user turns of tool steps with c, whose
-// transcript is never trimmed by the runtime: the Transport trims what
-// goes out.
-func runChatLoop(t *testing.T, l *adaptertest.Loop, c chatClient) {
+// runChatLoop runs l.Turns user turns of loopserver's script with c,
+// whose transcript is never trimmed by the runtime: the Transport trims
+// what goes out.
+func runChatLoop(t *testing.T, l *adaptertest.Loop, c adaptertest.Runtime) {
 	t.Helper()
-	ctx := context.Background()
-	for turn := 1; turn <= l.Turns; turn++ {
-		task := loopserver.Task(turn)
-		l.Turn(turn, task)
-		c.user(task)
-		for step := 0; ; step++ {
-			if step > 8 {
-				t.Fatalf("turn %d does not end", turn)
-			}
-			calls, prompt, err := c.step(ctx)
-			if err != nil {
-				l.Error(err)
-				break
-			}
-			l.Accepted(true, prompt)
-			if len(calls) == 0 {
-				break
-			}
-			for _, id := range calls {
-				c.result(id, loopserver.ToolResult(id, l.Words))
-			}
-		}
-	}
+	adaptertest.RunTurns(t, l, c, loopserver.Task, func(id string) string { return loopserver.ToolResult(id, l.Words) })
 }
 
 // openaiGo is the loop's runtime on openai-go.
@@ -117,14 +42,14 @@ type openaiGo struct {
 	stream bool
 }
 
-func (o *openaiGo) user(task string) {
+func (o *openaiGo) User(task string) {
 	o.params.Messages = append(o.params.Messages, openai.UserMessage(task))
 }
-func (o *openaiGo) result(id, text string) {
+func (o *openaiGo) Result(id, text string) {
 	o.params.Messages = append(o.params.Messages, openai.ToolMessage(text, id))
 }
 
-func (o *openaiGo) step(ctx context.Context) ([]string, int, error) {
+func (o *openaiGo) Step(ctx context.Context) ([]string, int, error) {
 	var msg openai.ChatCompletionMessage
 	var prompt int
 	if o.stream {
@@ -171,13 +96,13 @@ type goOpenAI struct {
 	req    goopenai.ChatCompletionRequest
 }
 
-func (o *goOpenAI) user(task string) {
+func (o *goOpenAI) User(task string) {
 	o.req.Messages = append(o.req.Messages, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, Content: task})
 }
-func (o *goOpenAI) result(id, text string) {
+func (o *goOpenAI) Result(id, text string) {
 	o.req.Messages = append(o.req.Messages, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleTool, ToolCallID: id, Content: text})
 }
-func (o *goOpenAI) step(ctx context.Context) ([]string, int, error) {
+func (o *goOpenAI) Step(ctx context.Context) ([]string, int, error) {
 	resp, err := o.client.CreateChatCompletion(ctx, o.req)
 	if err != nil {
 		return nil, 0, err
@@ -224,10 +149,10 @@ func TestChatLoops(t *testing.T) {
 					srv := &loopserver.OpenAI{Judge: l, Window: window}
 					ts := httptest.NewServer(srv)
 					defer ts.Close()
-					var ev events
-					tr := &wire.Transport{Models: localModels(window), OnEvent: ev.on, Logger: slog.New(slog.DiscardHandler)}
+					var ev wiretest.Events
+					tr := wiretest.Transport(&ev, "local", "vllm", window)
 					hc := &http.Client{Transport: tr}
-					var c chatClient
+					var c adaptertest.Runtime
 					switch name {
 					case "openai-go", "openai-go/stream":
 						c = &openaiGo{
@@ -251,8 +176,7 @@ func TestChatLoops(t *testing.T) {
 					runChatLoop(t, l, c)
 					s := l.Stats()
 					st := srv.Stats()
-					t.Logf("%s\n%s\ntransport: %d requests, %d trimmed, %d refused for length, %d resent", adaptertest.TableHeader, s.Row(),
-						ev.requests, ev.trimmed, ev.overflows, ev.recovered)
+					t.Logf("%s\n%s\n%v", adaptertest.TableHeader, s.Row(), &ev)
 					for _, p := range srv.Problems() {
 						t.Error("server: " + p)
 					}
@@ -260,12 +184,7 @@ func TestChatLoops(t *testing.T) {
 						t.Errorf("%d failed turns, %d pairing violations, %d requests without the latest task, %d bad requests\n%v",
 							s.Errors, s.Violations, s.Missing, st.BadRequests, l.Notes())
 					}
-					if ev.forwarded > 0 || ev.trimmed < 10 {
-						t.Errorf("%d requests forwarded untrimmed, %d trimmed: the loop does not exercise the trim", ev.forwarded, ev.trimmed)
-					}
-					if ev.overflows != ev.recovered || st.Overflows != ev.overflows {
-						t.Errorf("%d refusals for length, %d resent, the server refused %d", ev.overflows, ev.recovered, st.Overflows)
-					}
+					ev.Check(t, 10, st.Overflows)
 				})
 			}
 		}
