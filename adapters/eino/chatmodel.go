@@ -448,7 +448,10 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		if rerr != nil {
 			return nil, res, attempt, nil, m.fail(stream, attempt, rerr)
 		}
-		if m.door != nil { // later budgets for the model stay below what the provider said
+		// The door's: later budgets for the model stay below what the
+		// provider said (a stateful ChatModel's Trimmer keeps that itself:
+		// the two would count it twice).
+		if m.door != nil && m.state == nil {
 			m.door.limits.Learn(name, err, budget, nres.Budget, cal)
 		}
 		moved := make([]int, len(nres.Kept))

@@ -253,7 +253,10 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		if err != nil {
 			return nil, err
 		}
-		if name != "" { // the door's: later budgets for the model stay below what the provider said
+		// The door's: later budgets for the model stay below what the
+		// provider said (a stateful Model's Trimmer keeps that itself: the
+		// two would count it twice).
+		if name != "" && tr == nil {
 			m.limits.Learn(name, perr, budget, res.Budget, cal)
 		}
 		trimErr, from = nil, adapt.Compose(from, next)
