@@ -25,13 +25,27 @@ const MaxRetries = 2
 // request as too long MaxRetries+1 times.
 var ErrStillTooLong = errors.New("history/eino: request still too long after retries")
 
-// Config configures a ChatModel. Budget is required; the zero value of
-// every other field turns what it configures off.
+// Config configures a ChatModel. Budget or Model is required; the zero
+// value of every other field turns what it configures off.
 type Config struct {
-	// Budget is the input-token budget of every request, in the
-	// provider's tokens: the model's context window less what is kept
-	// for the reply (see history.Budget). It must be positive.
+	// Budget, when positive, is the input-token budget of every request,
+	// in the provider's tokens: the model's context window less what is
+	// kept for the reply (see history.Budget). It must not be negative.
+	// Zero: the door, the budget of the model Model names.
 	Budget int
+	// Model names the model the ChatModel calls ("gpt-4.1",
+	// "claude-sonnet-4-5"), for the door when Budget is 0; a call's
+	// model.WithModel names another for that call. The budget of each
+	// call is then the model's window from the models table less the
+	// output the call asks room for (model.WithMaxTokens, else the
+	// model's output limit), less history.MarginShare of the window until
+	// the Calibration has observed a response (the ChatModel owns one per
+	// model when Calibration is nil); the Counter, when nil, is the
+	// model's (the exact one when its tokenizer is public). After an
+	// overflow, every later budget for the model stays below what the
+	// provider said. A name the table does not know is an error (wrapping
+	// models.ErrUnknownModel): a budget is never guessed.
+	Model string
 	// Calibration, when not nil, learns how the provider counts: after
 	// every accepted request it observes the Counter's count of the
 	// request (Result.TokensAfter, tools and Overhead included) against
@@ -42,7 +56,8 @@ type Config struct {
 	// history.WithCalibration in Options would aim the trims but never
 	// be fed.)
 	Calibration *history.Calibration
-	// Counter counts the messages and the tools (nil: history.Heuristic).
+	// Counter counts the messages and the tools (nil: history.Heuristic,
+	// or the model's counter under the door).
 	// Set it here rather than with history.WithCounter in Options, so
 	// that the tools are counted with it too (a WithCounter in Options
 	// counts the messages only).
@@ -66,8 +81,9 @@ type Config struct {
 	// provider's prompt cache survives (docs/prompt-caching.md); an
 	// overflow is recovered with the Trimmer's RecoverOverflow, after
 	// which its plans fit what the provider said. Use one ChatModel per
-	// conversation. history.WithPin may then be in Options, with indices
-	// into the transcript; TrimOptions is refused.
+	// conversation, calling one model (the Trimmer keeps the counter and
+	// Calibration of the first call's). history.WithPin may then be in
+	// Options, with indices into the transcript; TrimOptions is refused.
 	Stateful bool
 	// OnEvent, when not nil, receives an Event, synchronously, for every
 	// request sent to the inner chat model, every usage it reports,
@@ -114,8 +130,9 @@ type Event struct {
 	// tools and Config.Overhead (Result.TokensAfter).
 	Tokens int
 	// Budget is the budget the request was trimmed to, in the Counter's
-	// units: Config.Budget as the Calibration translates it, or the target
-	// RecoverOverflow derived (Result.Budget).
+	// units: Config.Budget (or the door's budget for the model) as the
+	// Calibration translates it, or the target RecoverOverflow derived
+	// (Result.Budget).
 	Budget int
 	// Trimmed reports that the request is not the caller's input as it
 	// was: turns, steps or tool results were dropped or elided.
@@ -149,37 +166,60 @@ type Event struct {
 type ChatModel struct {
 	inner model.ToolCallingChatModel
 	cfg   Config
-	// tools is the Overhead of the tools bound with WithTools.
+	// tools is the Overhead of the tools bound with WithTools, counted
+	// with cfg.Counter; bound are those tools, for the door's counter.
 	tools int
+	bound []*schema.ToolInfo
+	// door is what the door keeps when cfg.Budget is 0, shared by the
+	// ChatModels WithTools returns.
+	door *door
 	// state is the conversation's Trimmer under Config.Stateful.
 	state *adapt.Conversation[struct{}, *schema.Message]
 }
 
 var _ model.ToolCallingChatModel = (*ChatModel)(nil)
 
-// NewChatModel returns a ChatModel that trims to cfg.Budget before
-// calling inner. It returns an error, prefixed "history/eino:", when inner
-// is nil, cfg.Budget is not positive (wrapping history.ErrInvalidBudget),
-// cfg.Overhead is negative, an option of cfg.Options is invalid (wrapping
+// door is what a ChatModel keeps for the door: a Calibration per model
+// (when Config.Calibration is nil) and what the provider's refusals said.
+type door struct {
+	cals   adapt.Calibrations
+	limits adapt.Limits
+}
+
+// NewChatModel returns a ChatModel that trims to cfg.Budget, or to the
+// budget of the model cfg.Model names when cfg.Budget is 0, before calling
+// inner. It returns an error, prefixed "history/eino:", when inner is nil,
+// cfg.Budget is negative, or zero without a cfg.Model (wrapping
+// history.ErrInvalidBudget), cfg.Model is a name the models table does not
+// know (wrapping models.ErrUnknownModel), cfg.Overhead is negative, an option of cfg.Options is invalid (wrapping
 // the core's *history.OptionError) or cfg.Options holds history.WithPin.
 // cfg.Options is copied.
 func NewChatModel(inner model.ToolCallingChatModel, cfg Config) (*ChatModel, error) {
 	switch {
 	case inner == nil:
 		return nil, errors.New("history/eino: NewChatModel: nil inner chat model")
-	case cfg.Budget <= 0:
-		return nil, fmt.Errorf("history/eino: NewChatModel: %w (got %d)", history.ErrInvalidBudget, cfg.Budget)
+	case cfg.Budget < 0 || (cfg.Budget == 0 && cfg.Model == ""):
+		return nil, fmt.Errorf("history/eino: NewChatModel: %w (got %d): set Budget, or Model for the model's", history.ErrInvalidBudget, cfg.Budget)
 	case cfg.Overhead < 0:
 		return nil, fmt.Errorf("history/eino: NewChatModel: negative Overhead %d", cfg.Overhead)
 	case pins.Read(cfg.Options) != nil && !cfg.Stateful:
 		return nil, errors.New("history/eino: NewChatModel: Options hold history.WithPin; pin per call with TrimOptions")
 	}
 	cfg.Options = slices.Clip(slices.Clone(cfg.Options))
+	budget := cfg.Budget
+	var d *door
+	if budget == 0 {
+		b, _, err := adapt.ModelBudget(cfg.Model, 0, nil)
+		if err != nil {
+			return nil, fmt.Errorf("history/eino: NewChatModel: %w", err)
+		}
+		budget, d = b, new(door)
+	}
 	// An empty history is trimmed only after the options are checked.
-	if _, err := history.TrimToRecentTurns(nil, cfg.Budget, cfg.Options...); err != nil {
+	if _, err := history.TrimToRecentTurns(nil, budget, cfg.Options...); err != nil {
 		return nil, fmt.Errorf("history/eino: NewChatModel: %w", err)
 	}
-	m := &ChatModel{inner: inner, cfg: cfg}
+	m := &ChatModel{inner: inner, cfg: cfg, door: d}
 	if cfg.Stateful {
 		m.state = &adapt.Conversation[struct{}, *schema.Message]{}
 	}
@@ -221,7 +261,7 @@ func TrimOptions(opts ...history.Option) model.Option {
 // sent and the provider decides.
 func (m *ChatModel) Generate(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.Message, error) {
 	var out *schema.Message
-	send, res, attempt, err := m.do(input, opts, false, func(send []*schema.Message) error {
+	send, res, attempt, cal, err := m.do(input, opts, false, func(send []*schema.Message) error {
 		var err error
 		out, err = m.inner.Generate(ctx, send, opts...)
 		return err
@@ -230,7 +270,7 @@ func (m *ChatModel) Generate(ctx context.Context, input []*schema.Message, opts 
 		return nil, err
 	}
 	if p := promptTokens(out); p > 0 {
-		m.observe(send, res, attempt, false, p)
+		m.observe(cal, send, res, attempt, false, p)
 	}
 	return out, nil
 }
@@ -242,7 +282,7 @@ func (m *ChatModel) Generate(ctx context.Context, input []*schema.Message, opts 
 // when the caller receives it.
 func (m *ChatModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
 	var sr *schema.StreamReader[*schema.Message]
-	send, res, attempt, err := m.do(input, opts, true, func(send []*schema.Message) error {
+	send, res, attempt, cal, err := m.do(input, opts, true, func(send []*schema.Message) error {
 		var err error
 		sr, err = m.inner.Stream(ctx, send, opts...)
 		return err
@@ -254,13 +294,13 @@ func (m *ChatModel) Stream(ctx context.Context, input []*schema.Message, opts ..
 		// A reader over nothing would panic on its first Recv.
 		return nil, errNilStream
 	}
-	if m.cfg.Calibration == nil && m.cfg.OnEvent == nil {
+	if cal == nil && m.cfg.OnEvent == nil {
 		return sr, nil
 	}
 	var seen atomic.Bool
 	return schema.StreamReaderWithConvert(sr, func(msg *schema.Message) (*schema.Message, error) {
 		if p := promptTokens(msg); p > 0 && seen.CompareAndSwap(false, true) {
-			m.observe(send, res, attempt, true, p)
+			m.observe(cal, send, res, attempt, true, p)
 		}
 		return msg, nil
 	}), nil
@@ -282,7 +322,7 @@ func (m *ChatModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatMo
 	if inner == nil {
 		return nil, errors.New("history/eino: WithTools: the inner chat model returned nil")
 	}
-	bound := &ChatModel{inner: inner, cfg: m.cfg, tools: Overhead(tools, m.cfg.Counter)}
+	bound := &ChatModel{inner: inner, cfg: m.cfg, tools: Overhead(tools, m.cfg.Counter), bound: tools, door: m.door}
 	if m.cfg.Stateful {
 		bound.state = &adapt.Conversation[struct{}, *schema.Message]{}
 	}
@@ -304,34 +344,72 @@ func (m *ChatModel) GetType() string {
 // the caller's input.
 func (m *ChatModel) IsCallbacksEnabled() bool { return components.IsCallbacksEnabled(m.inner) }
 
+// budget returns the budget of a call with opts, the Counter and
+// Calibration its trim uses (nil: none set) and the model it is for under
+// the door ("" with Config.Budget).
+func (m *ChatModel) budget(c *model.Options) (int, history.Counter, *history.Calibration, string, error) {
+	if m.door == nil {
+		return m.cfg.Budget, m.cfg.Counter, m.cfg.Calibration, "", nil
+	}
+	name := m.cfg.Model
+	if c.Model != nil && *c.Model != "" {
+		name = *c.Model
+	}
+	output := 0
+	if c.MaxTokens != nil {
+		output = *c.MaxTokens
+	}
+	cal := m.cfg.Calibration
+	if cal == nil {
+		cal = m.door.cals.For(name)
+	}
+	budget, counter, err := adapt.ModelBudget(name, output, cal)
+	if err != nil {
+		return 0, nil, nil, name, err
+	}
+	if m.cfg.Counter != nil {
+		counter = m.cfg.Counter
+	}
+	return m.door.limits.Bound(name, budget), counter, cal, name, nil
+}
+
 // do trims input, sends it with call and recovers from overflows. It
-// returns what the accepted request sent, its Result and its attempt.
-func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool, call func([]*schema.Message) error) ([]*schema.Message, history.Result, int, error) {
+// returns what the accepted request sent, its Result, its attempt and the
+// Calibration to observe its usage (nil: none).
+func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool, call func([]*schema.Message) error) ([]*schema.Message, history.Result, int, *history.Calibration, error) {
+	c := model.GetCommonOptions(nil, opts...)
+	budget, counter, cal, name, err := m.budget(c)
+	if err != nil {
+		return nil, history.Result{}, 0, nil, m.fail(stream, 0, fmt.Errorf("history/eino: %w", err))
+	}
 	tools := m.tools
-	if c := model.GetCommonOptions(nil, opts...); c.Tools != nil {
-		tools = Overhead(c.Tools, m.cfg.Counter) // a call's tools replace the bound ones
+	switch {
+	case c.Tools != nil:
+		tools = Overhead(c.Tools, counter) // a call's tools replace the bound ones
+	case m.door != nil && m.cfg.Counter == nil:
+		tools = Overhead(m.bound, counter) // with the model's counter
 	}
 	trimOpts := append(slices.Clip(m.cfg.Options), history.WithOverhead(m.cfg.Overhead+tools))
 	// Only when set, so that a nil field leaves the Options' own alone.
-	if m.cfg.Counter != nil {
-		trimOpts = append(trimOpts, history.WithCounter(m.cfg.Counter))
+	if counter != nil {
+		trimOpts = append(trimOpts, history.WithCounter(counter))
 	}
-	if m.cfg.Calibration != nil {
-		trimOpts = append(trimOpts, history.WithCalibration(m.cfg.Calibration))
+	if cal != nil {
+		trimOpts = append(trimOpts, history.WithCalibration(cal))
 	}
 	perCall := model.GetImplSpecificOptions(&callOptions{}, opts...).trim
 	trimOpts = append(trimOpts, perCall...)
 	pinned := pins.Read(trimOpts)
-	trim := func() ([]*schema.Message, history.Result, error) { return Trim(input, m.cfg.Budget, trimOpts...) }
+	trim := func() ([]*schema.Message, history.Result, error) { return Trim(input, budget, trimOpts...) }
 	recover := func(send []*schema.Message, ropts []history.Option, err error, attempt int) ([]*schema.Message, history.Result, error) {
 		return RecoverOverflow(send, err, attempt, ropts...)
 	}
 	if m.state != nil {
 		if len(perCall) > 0 {
-			return nil, history.Result{}, 0, m.fail(stream, 0, errors.New("history/eino: TrimOptions: a stateful ChatModel trims with its Config.Options"))
+			return nil, history.Result{}, 0, nil, m.fail(stream, 0, errors.New("history/eino: TrimOptions: a stateful ChatModel trims with its Config.Options"))
 		}
 		tr := m.state.Trimmer(codec, struct{}{}, m.cfg.Overhead+tools, trimOpts)
-		trim = func() ([]*schema.Message, history.Result, error) { return tr.Trim(input, m.cfg.Budget) }
+		trim = func() ([]*schema.Message, history.Result, error) { return tr.Trim(input, budget) }
 		recover = func(_ []*schema.Message, _ []history.Option, err error, attempt int) ([]*schema.Message, history.Result, error) {
 			return tr.RecoverOverflow(input, err, attempt)
 		}
@@ -340,7 +418,7 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 
 	send, res, terr := trim()
 	if terr != nil && !errors.Is(terr, history.ErrLatestTurnTooLarge) {
-		return nil, res, 0, m.fail(stream, 0, fmt.Errorf("history/eino: trim: %w", terr))
+		return nil, res, 0, nil, m.fail(stream, 0, fmt.Errorf("history/eino: trim: %w", terr))
 	}
 	// origin[j] is the index in input of send[j] (-1: a notice), to
 	// translate the caller's pins for RecoverOverflow.
@@ -351,16 +429,16 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		m.emit(ev)
 		err := call(send)
 		if err == nil {
-			return send, res, attempt, nil
+			return send, res, attempt, cal, nil
 		}
 		if !history.IsContextOverflow(err) {
-			return nil, res, attempt, m.fail(stream, attempt, err)
+			return nil, res, attempt, nil, m.fail(stream, attempt, err)
 		}
 		ev = requestEvent(EventOverflow, stream, attempt, send, res)
 		ev.Err = err
 		m.emit(ev)
 		if attempt == MaxRetries {
-			return nil, res, attempt, m.fail(stream, attempt, fmt.Errorf("%w (%d): %w", ErrStillTooLong, MaxRetries, err))
+			return nil, res, attempt, nil, m.fail(stream, attempt, fmt.Errorf("%w (%d): %w", ErrStillTooLong, MaxRetries, err))
 		}
 		ropts := trimOpts
 		if pinned != nil {
@@ -368,7 +446,13 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		}
 		next, nres, rerr := recover(send, ropts, err, attempt+1)
 		if rerr != nil {
-			return nil, res, attempt, m.fail(stream, attempt, rerr)
+			return nil, res, attempt, nil, m.fail(stream, attempt, rerr)
+		}
+		// The door's: later budgets for the model stay below what the
+		// provider said (a stateful ChatModel's Trimmer keeps that itself:
+		// the two would count it twice).
+		if m.door != nil && m.state == nil {
+			m.door.limits.Learn(name, err, budget, nres.Budget, cal)
 		}
 		moved := make([]int, len(nres.Kept))
 		for j, k := range nres.Kept {
@@ -383,9 +467,9 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 
 // observe feeds the provider's count p of the accepted request to the
 // Calibration and reports it.
-func (m *ChatModel) observe(send []*schema.Message, res history.Result, attempt int, stream bool, p int) {
-	if m.cfg.Calibration != nil {
-		m.cfg.Calibration.Observe(res.TokensAfter, p)
+func (m *ChatModel) observe(cal *history.Calibration, send []*schema.Message, res history.Result, attempt int, stream bool, p int) {
+	if cal != nil {
+		cal.Observe(res.TokensAfter, p)
 	}
 	ev := requestEvent(EventUsage, stream, attempt, send, res)
 	ev.PromptTokens = p

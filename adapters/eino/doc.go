@@ -130,18 +130,23 @@
 //
 // NewChatModel wraps any model.ToolCallingChatModel (eino-ext's OpenAI,
 // Ark, Claude, Gemini, Ollama...) in a ChatModel that does all of this on
-// every Generate and Stream call: it trims the input to Config.Budget
-// with Config.Options, counting the tools bound with WithTools (or passed
-// with model.WithTools) as overhead; retries a request the model rejects
-// as too long up to MaxRetries (2) times through RecoverOverflow; feeds
-// the provider's ResponseMeta.Usage.PromptTokens to Config.Calibration,
-// so that later trims aim at the budget the provider counts; and reports
-// each request, usage, overflow and error to Config.OnEvent (the trims
-// themselves go to history.WithOnTrim in Config.Options). Per-call
-// options, such as pins into that call's input, go through TrimOptions.
+// every Generate and Stream call: it trims the input to the budget of the
+// model Config.Model names (the door: its window from the models table
+// less the call's output room, less history.MarginShare of the window
+// until the Calibration is warm; a call's model.WithModel names another),
+// or to Config.Budget when set, with Config.Options, counting the tools
+// bound with WithTools (or passed with model.WithTools) as overhead;
+// retries a request the model rejects as too long up to MaxRetries (2)
+// times through RecoverOverflow, after which the model's later budgets
+// stay below what the provider said; feeds the provider's
+// ResponseMeta.Usage.PromptTokens to Config.Calibration (under the door
+// without one, to the ChatModel's own per model), so that later trims aim
+// at the budget the provider counts; and reports each request, usage,
+// overflow and error to Config.OnEvent (the trims themselves go to
+// history.WithOnTrim in Config.Options). Per-call options, such as pins
+// into that call's input, go through TrimOptions.
 //
-//	cm, err := eino.NewChatModel(openaiModel, eino.Config{Budget: 120_000, Calibration: cal,
-//		Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()}})
+//	cm, err := eino.NewChatModel(openaiModel, eino.Config{Model: "gpt-4o"}) // an unknown name is an error
 //	agentModel, err := cm.WithTools(tools)
 //	reply, err := agentModel.Generate(ctx, fullHistory)
 //

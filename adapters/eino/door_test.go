@@ -3,12 +3,16 @@ package eino
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/histrim/history/models"
+	"strings"
 	"testing"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 )
 
 // doorSender binds the tools to Eino's OpenAI model and sends through the
@@ -55,4 +59,95 @@ func TestDoor(t *testing.T) {
 	adaptertest.DoorLoop(t, "eino", "gpt-3.5-turbo", func(t *testing.T, l *adaptertest.Loop, name string) {
 		runLoop(t, l, doorSender(name))
 	})
+}
+
+// TestChatModelDoor: a ChatModel given the model's name and no Budget
+// trims every request to the model's window from the table (gpt-3.5-turbo's
+// 16,385), with the tools bound to it counted, and learns the provider's
+// count from the usage with a Calibration it owns: through Eino's real
+// OpenAI chat model against the loop's server.
+func TestChatModelDoor(t *testing.T) {
+	adaptertest.DoorLoop(t, "eino", "gpt-3.5-turbo", func(t *testing.T, l *adaptertest.Loop, name string) {
+		runLoop(t, l, wrapper(Config{Model: name, Options: []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()}}))
+	})
+}
+
+// TestChatModelDoorWindow: the same against a server whose window
+// (loopLimit) is far smaller than gpt-4o's, which the ChatModel is not
+// told: the first request past it is refused, and what the provider said
+// bounds every later request, stateless and stateful, which still fill
+// the window.
+func TestChatModelDoorWindow(t *testing.T) {
+	for _, stateful := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateful=%v", stateful), func(t *testing.T) {
+			l := adaptertest.DoorWindow(t, "eino", "gpt-4o", loopLimit, func(t *testing.T, l *adaptertest.Loop, name string) {
+				runLoop(t, l, wrapper(Config{Model: name, Stateful: stateful}))
+			})
+			// What the provider said is learnt once: a stateful ChatModel's
+			// Trimmer keeps it, and the door's bound on top of it would
+			// count it twice (trimmed requests filled 40.8% of the window).
+			if f := l.Stats().Fill(); !race.Enabled && f < 0.7 {
+				t.Errorf("trimmed requests fill %.1f%% of the window, want at least 70%%", 100*f)
+			}
+		})
+	}
+}
+
+// TestChatModelDoorNames: the model's name comes from Config.Model or from
+// the call's model.WithModel, which wins; a name the table does not know,
+// or no name and no Budget, is an error, never a guessed budget.
+func TestChatModelDoorNames(t *testing.T) {
+	gpt35 := float64(16_385) // gpt-3.5-turbo's window in the table
+	p := &provider{scale: 1, limit: 1 << 30}
+	in := []*schema.Message{schema.SystemMessage("sys"), schema.UserMessage("hello")}
+	tests := []struct {
+		name    string
+		cfg     Config
+		opts    []model.Option
+		newErr  error // NewChatModel's error (errors.Is), nil: none
+		callErr error // Generate's error (errors.Is), nil: none
+		budget  int   // the budget of the request's event, when it is sent
+	}{
+		{name: "Config.Model: the model's window less its output and the margin", cfg: Config{Model: "gpt-3.5-turbo"},
+			budget: int(gpt35) - 4_096 - int(gpt35*history.MarginShare)},
+		{name: "the call's WithMaxTokens is the output room", cfg: Config{Model: "gpt-3.5-turbo"}, opts: []model.Option{model.WithMaxTokens(1000)},
+			budget: int(gpt35) - 1000 - int(gpt35*history.MarginShare)},
+		{name: "the call's WithModel wins", cfg: Config{Model: "gpt-4o"}, opts: []model.Option{model.WithModel("gpt-3.5-turbo")},
+			budget: int(gpt35) - 4_096 - int(gpt35*history.MarginShare)},
+		{name: "a Budget is used as it is", cfg: Config{Budget: 5000, Model: "gpt-4o"}, budget: 5000},
+		{name: "no Budget and no Model", cfg: Config{}, newErr: history.ErrInvalidBudget},
+		{name: "a negative Budget", cfg: Config{Budget: -1, Model: "gpt-4o"}, newErr: history.ErrInvalidBudget},
+		{name: "an unknown Config.Model", cfg: Config{Model: "no-such-model-7"}, newErr: models.ErrUnknownModel},
+		{name: "an unknown WithModel fails the call", cfg: Config{Model: "gpt-4o"}, opts: []model.Option{model.WithModel("no-such-model-7")},
+			callErr: models.ErrUnknownModel},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rec record
+			tt.cfg.OnEvent = rec.add
+			m, err := NewChatModel(&fakeModel{t: t, p: p}, tt.cfg)
+			if tt.newErr != nil {
+				if !errors.Is(err, tt.newErr) || !strings.HasPrefix(err.Error(), "history/eino: ") {
+					t.Fatalf("NewChatModel: %v, want an error wrapping %v", err, tt.newErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = m.Generate(context.Background(), in, tt.opts...)
+			if tt.callErr != nil {
+				if !errors.Is(err, tt.callErr) {
+					t.Fatalf("Generate: %v, want an error wrapping %v", err, tt.callErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.events) == 0 || rec.events[0].Type != EventRequest || rec.events[0].Budget != tt.budget {
+				t.Errorf("events %+v, want a request trimmed to %d", rec.events, tt.budget)
+			}
+		})
+	}
 }

@@ -130,17 +130,19 @@
 //
 // NewModel wraps an llms.Model (openai.New(...), anthropic.New(...), any
 // other) with all of the above: before every GenerateContent call it trims
-// the messages to Config.Budget with the call's tools counted and the
-// Calibration applied; it observes the usage of every accepted response;
-// after a context overflow it retries with RecoverOverflow, at most
-// MaxRetries times; and it reports every request to Config.OnEvent. The
-// caller keeps its full history and passes it on every call:
+// the messages to the budget of the model Config.Model names (the door:
+// its window from the models table less the call's output room, less
+// history.MarginShare of the window until the Calibration is warm; a
+// call's llms.WithModel names another), or to Config.Budget when set,
+// with the call's tools counted and the Calibration applied (under the
+// door without one, the Model's own per model); it observes the usage of
+// every accepted response; after a context overflow it retries with
+// RecoverOverflow, at most MaxRetries times, after which the model's
+// later budgets stay below what the provider said; and it reports every
+// request to Config.OnEvent. The caller keeps its full history and passes
+// it on every call:
 //
-//	model := langchaingo.NewModel(llm, langchaingo.Config{
-//		Budget:      120_000,
-//		Options:     []history.Option{history.WithElision(history.ElideOptions{}), history.WithStepTrim()},
-//		Calibration: cal,
-//	})
+//	model := langchaingo.NewModel(llm, langchaingo.Config{Model: "gpt-4o"}) // an unknown name fails each call
 //	resp, err := model.GenerateContent(ctx, fullHistory, llms.WithTools(tools))
 //
 // Pins given in Config.Options refer to the messages of each call and

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/histrim/history/models"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 )
@@ -98,4 +100,85 @@ func TestDoor(t *testing.T) {
 			t.Errorf("server: %s", p)
 		}
 	})
+}
+
+// TestModelDoor: a Model given the model's name and no Budget trims every
+// request to the model's window from the table (gpt-3.5-turbo's 16,385),
+// the call's tools counted, and learns the provider's count from the
+// usage with a Calibration it owns: through langchaingo's OpenAI model
+// against the loop's server.
+func TestModelDoor(t *testing.T) {
+	adaptertest.DoorLoop(t, "langchaingo", "gpt-3.5-turbo", func(t *testing.T, l *adaptertest.Loop, name string) {
+		runLoopModel(t, l, "trim", name)
+	})
+}
+
+// TestModelDoorWindow: the same against a server whose window is far
+// smaller than gpt-4o's, which the Model is not told: the first request
+// past it is refused, and what the provider said bounds every later
+// request, stateless and stateful, which still fill the window.
+func TestModelDoorWindow(t *testing.T) {
+	for _, kind := range []string{"trim", "trimmer"} {
+		t.Run(kind, func(t *testing.T) {
+			l := adaptertest.DoorWindow(t, "langchaingo", "gpt-4o", 12_000, func(t *testing.T, l *adaptertest.Loop, name string) {
+				runLoopModel(t, l, kind, name)
+			})
+			// What the provider said is learnt once: a stateful Model's
+			// Trimmer keeps it, and the door's bound on top of it would
+			// count it twice (trimmed requests filled 29.4% of the window).
+			if f := l.Stats().Fill(); !race.Enabled && f < 0.7 {
+				t.Errorf("trimmed requests fill %.1f%% of the window, want at least 70%%", 100*f)
+			}
+		})
+	}
+}
+
+// TestModelDoorNames: the model's name comes from Config.Model or from the
+// call's llms.WithModel, which wins; a name the table does not know, or
+// no name and no Budget, fails the call before anything is sent, never
+// with a guessed budget.
+func TestModelDoorNames(t *testing.T) {
+	gpt35 := float64(16_385) // gpt-3.5-turbo's window in the table
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "sys"), llms.TextParts(llms.ChatMessageTypeHuman, "hello")}
+	tests := []struct {
+		name   string
+		cfg    Config
+		opts   []llms.CallOption
+		err    error // errors.Is, nil: none
+		budget int   // the budget of the request sent
+	}{
+		{name: "Config.Model: the model's window less its output and the margin", cfg: Config{Model: "gpt-3.5-turbo"},
+			budget: int(gpt35) - 4_096 - int(gpt35*history.MarginShare)},
+		{name: "the call's WithMaxTokens is the output room", cfg: Config{Model: "gpt-3.5-turbo"}, opts: []llms.CallOption{llms.WithMaxTokens(1000)},
+			budget: int(gpt35) - 1000 - int(gpt35*history.MarginShare)},
+		{name: "the call's WithModel wins", cfg: Config{Model: "gpt-4o"}, opts: []llms.CallOption{llms.WithModel("gpt-3.5-turbo")},
+			budget: int(gpt35) - 4_096 - int(gpt35*history.MarginShare)},
+		{name: "the call's WithModel alone", opts: []llms.CallOption{llms.WithModel("gpt-3.5-turbo")},
+			budget: int(gpt35) - 4_096 - int(gpt35*history.MarginShare)},
+		{name: "a Budget is used as it is", cfg: Config{Budget: 5000, Model: "gpt-4o"}, budget: 5000},
+		{name: "no Budget and no model", err: history.ErrInvalidBudget},
+		{name: "a negative Budget", cfg: Config{Budget: -1, Model: "gpt-4o"}, err: history.ErrInvalidBudget},
+		{name: "an unknown Config.Model", cfg: Config{Model: "no-such-model-7"}, err: models.ErrUnknownModel},
+		{name: "an unknown WithModel", cfg: Config{Model: "gpt-4o"}, opts: []llms.CallOption{llms.WithModel("no-such-model-7")}, err: models.ErrUnknownModel},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &fakeModel{}
+			var events []Event
+			tt.cfg.OnEvent = func(ev Event) { events = append(events, ev) }
+			_, err := NewModel(fake, tt.cfg).GenerateContent(context.Background(), msgs, tt.opts...)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) || len(events) > 0 {
+					t.Fatalf("GenerateContent: %v after %d requests, want an error wrapping %v before any", err, len(events), tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(events) != 1 || events[0].Result.Budget != tt.budget {
+				t.Errorf("events %+v, want one request trimmed to %d", events, tt.budget)
+			}
+		})
+	}
 }

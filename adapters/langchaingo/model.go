@@ -24,15 +24,31 @@ const MaxRetries = 2
 // long MaxRetries+1 times.
 var ErrStillTooLong = errors.New("history/langchaingo: request still too long after retries")
 
-// Config configures a Model. Budget is required; the zero value of every
-// other field means "none".
+// Config configures a Model. Budget or Model is required; the zero value
+// of every other field means "none".
 type Config struct {
-	// Budget is the input-token budget of every request: what its
-	// messages and tools may take (the model's window less the reply's
-	// reserve; history.Budget derives it). With a Calibration it is in
-	// the provider's tokens. A Budget of zero or less makes every call
-	// fail with history.ErrInvalidBudget.
+	// Budget, when positive, is the input-token budget of every request:
+	// what its messages and tools may take (the model's window less the
+	// reply's reserve; history.Budget derives it). With a Calibration it
+	// is in the provider's tokens. Zero: the door, the budget of the model
+	// Model (or the call's llms.WithModel) names. A negative Budget, or
+	// zero with no model named, makes every call fail with
+	// history.ErrInvalidBudget.
 	Budget int
+	// Model names the model the wrapped llms.Model calls ("gpt-4.1",
+	// "claude-sonnet-4-5"), for the door when Budget is 0; a call's
+	// llms.WithModel names another for that call. The budget of each call
+	// is then the model's window from the models table less the output
+	// the call asks room for (llms.WithMaxTokens, else the model's output
+	// limit), less history.MarginShare of the window until the
+	// Calibration has observed a response (the Model owns one per model
+	// when Calibration is nil); the Counter, when nil, is the model's (the
+	// exact one when its tokenizer is public). After an overflow, every
+	// later budget for the model stays below what the provider said. A
+	// name the table does not know makes the call fail with the error of
+	// models.Lookup (wrapping models.ErrUnknownModel): a budget is never
+	// guessed.
+	Model string
 	// Options are the trim's options: history.WithElision,
 	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim,
 	// history.WithLabels, history.WithPin (indices into the messages of
@@ -42,7 +58,7 @@ type Config struct {
 	// leaves one given here alone).
 	Options []history.Option
 	// Counter counts the messages and the tools; nil means
-	// history.Heuristic().
+	// history.Heuristic(), or the model's counter under the door.
 	Counter history.Counter
 	// Calibration, when set, observes every accepted request (the
 	// Counter's count of what was sent against the prompt tokens the
@@ -64,7 +80,9 @@ type Config struct {
 	// provider's prompt cache survives (docs/prompt-caching.md); an
 	// overflow is recovered with the Trimmer's RecoverOverflow, after
 	// which its plans fit what the provider said. Use one Model per
-	// conversation; history.WithPin in Options indexes the transcript.
+	// conversation, calling one model (the Trimmer keeps the counter and
+	// Calibration of the first call's); history.WithPin in Options indexes
+	// the transcript.
 	Stateful bool
 	// OnEvent, when set, receives one Event for every request sent to the
 	// wrapped model, synchronously, after the Calibration observed it.
@@ -106,7 +124,9 @@ type Event struct {
 // call to a budget before passing them to the model it wraps, and
 // recovers when the provider rejects a request for its length anyway:
 //
-//  1. It trims the messages with Trim to Config.Budget, counting the
+//  1. It trims the messages with Trim to Config.Budget, or to the budget
+//     of the model Config.Model (or the call's llms.WithModel) names,
+//     counting the
 //     call's tools (llms.WithTools, and the deprecated llms.WithFunctions)
 //     with Overhead and adding Config.Overhead, calibrated by
 //     Config.Calibration.
@@ -123,8 +143,9 @@ type Event struct {
 // Trim), so what the caller put in them reaches the provider.
 //
 // Errors: an error of the trim other than history.ErrLatestTurnTooLarge
-// (invalid messages, budget or options) is returned before anything is
-// sent. A provider error that is not an overflow is returned as it is.
+// (invalid messages, budget or options), or a model name the models table
+// does not know (wrapping models.ErrUnknownModel), is returned before
+// anything is sent. A provider error that is not an overflow is returned as it is.
 // When the request is still rejected after MaxRetries retries, an error
 // wrapping ErrStillTooLong and the last provider error (errors.Is and
 // errors.As see both);
@@ -137,6 +158,11 @@ type Model struct {
 	inner llms.Model
 	cfg   Config
 	state *adapt.Conversation[struct{}, llms.MessageContent] // the conversation's Trimmer under Config.Stateful
+	// cals and limits are the door's (Budget 0): a Calibration per model,
+	// when Config.Calibration is nil, and what the provider's refusals
+	// said.
+	cals   adapt.Calibrations
+	limits adapt.Limits
 }
 
 var (
@@ -165,7 +191,11 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			o(&call)
 		}
 	}
-	overhead := Overhead(callTools(call), m.cfg.Counter)
+	budget, counter, cal, name, err := m.budget(call)
+	if err != nil {
+		return nil, err
+	}
+	overhead := Overhead(callTools(call), counter)
 	if m.cfg.Overhead > 0 {
 		overhead = satAdd(overhead, m.cfg.Overhead)
 	} else if m.cfg.Overhead < 0 {
@@ -174,18 +204,18 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	opts := append(slices.Clip(m.cfg.Options), history.WithOverhead(overhead))
 	// Only when set, so that a nil field leaves the Options' own alone, as
 	// in eino's ChatModel.
-	if m.cfg.Counter != nil {
-		opts = append(opts, history.WithCounter(m.cfg.Counter))
+	if counter != nil {
+		opts = append(opts, history.WithCounter(counter))
 	}
-	if m.cfg.Calibration != nil {
-		opts = append(opts, history.WithCalibration(m.cfg.Calibration))
+	if cal != nil {
+		opts = append(opts, history.WithCalibration(cal))
 	}
 	pinned := pins.Read(opts)
 	var tr *Trimmer
 	if m.state != nil {
 		tr, pinned = &Trimmer{t: m.state.Trimmer(codec, struct{}{}, overhead, opts)}, nil // its pins index the transcript
 	}
-	send, res, from, err := m.trim(tr, msgs, opts)
+	send, res, from, err := m.trim(tr, msgs, budget, opts)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		return nil, err
 	}
@@ -195,8 +225,8 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		ev := Event{Attempt: attempt, Messages: len(send), Result: res, TrimErr: trimErr, Err: err}
 		if err == nil {
 			ev.PromptTokens = PromptTokens(resp)
-			if m.cfg.Calibration != nil && ev.PromptTokens > 0 {
-				m.cfg.Calibration.Observe(res.TokensAfter, ev.PromptTokens)
+			if cal != nil && ev.PromptTokens > 0 {
+				cal.Observe(res.TokensAfter, ev.PromptTokens)
 			}
 			m.emit(ev)
 			return resp, nil
@@ -214,6 +244,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			ropts = append(slices.Clip(opts), history.WithPin(adapt.Follow(from, pinned)...))
 		}
 		var next []int
+		perr := err
 		if tr != nil {
 			send, res, err = tr.RecoverOverflow(msgs, err, attempt+1)
 		} else {
@@ -222,6 +253,12 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		if err != nil {
 			return nil, err
 		}
+		// The door's: later budgets for the model stay below what the
+		// provider said (a stateful Model's Trimmer keeps that itself: the
+		// two would count it twice).
+		if name != "" && tr == nil {
+			m.limits.Learn(name, perr, budget, res.Budget, cal)
+		}
 		trimErr, from = nil, adapt.Compose(from, next)
 	}
 }
@@ -229,14 +266,41 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 // trim trims msgs for a request: with tr, the conversation's Trimmer,
 // when there is one, else with Trim and opts. from says where each
 // message sent comes from in msgs (nil with tr).
-func (m *Model) trim(tr *Trimmer, msgs []llms.MessageContent, opts []history.Option) ([]llms.MessageContent, history.Result, []int, error) {
+func (m *Model) trim(tr *Trimmer, msgs []llms.MessageContent, budget int, opts []history.Option) ([]llms.MessageContent, history.Result, []int, error) {
 	if tr != nil {
-		send, res, err := tr.Trim(msgs, m.cfg.Budget)
+		send, res, err := tr.Trim(msgs, budget)
 		return send, res, nil, err
 	}
-	return codec.Decide(struct{}{}, msgs, m.cfg.Budget, opts, func(conv []history.Message, opts []history.Option) (history.Result, error) {
-		return history.TrimToRecentTurns(conv, m.cfg.Budget, opts...)
+	return codec.Decide(struct{}{}, msgs, budget, opts, func(conv []history.Message, opts []history.Option) (history.Result, error) {
+		return history.TrimToRecentTurns(conv, budget, opts...)
 	})
+}
+
+// budget returns the budget of a call with options call, the Counter and
+// Calibration its trim uses (nil: none set) and the model it is for under
+// the door ("" otherwise): Config.Budget when not zero or without a model
+// (the trim then reports an invalid budget), else the door's for the
+// model the call or Config.Model names.
+func (m *Model) budget(call llms.CallOptions) (int, history.Counter, *history.Calibration, string, error) {
+	name := m.cfg.Model
+	if call.Model != "" {
+		name = call.Model
+	}
+	if m.cfg.Budget != 0 || name == "" {
+		return m.cfg.Budget, m.cfg.Counter, m.cfg.Calibration, "", nil
+	}
+	cal := m.cfg.Calibration
+	if cal == nil {
+		cal = m.cals.For(name)
+	}
+	budget, counter, err := adapt.ModelBudget(name, call.MaxTokens, cal)
+	if err != nil {
+		return 0, nil, nil, name, fmt.Errorf("history/langchaingo: %w", err)
+	}
+	if m.cfg.Counter != nil {
+		counter = m.cfg.Counter
+	}
+	return m.limits.Bound(name, budget), counter, cal, name, nil
 }
 
 // Call sends prompt as a single human message through GenerateContent and

@@ -1,6 +1,7 @@
 package langchaingo
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -872,10 +873,18 @@ type loopStats struct {
 // Calibration, "trimmer+cal" with it.
 func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 	t.Helper()
+	return runLoopModel(t, l, kind, "")
+}
+
+// runLoopModel is runLoop through the door when name is not "": the Model
+// is given the model's name (Config.Model) and no Budget, and no
+// Calibration under the door (it owns one).
+func runLoopModel(t *testing.T, l *adaptertest.Loop, kind, name string) loopStats {
+	t.Helper()
 	srv := &loopServer{loop: l}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	llm, err := openai.New(openai.WithBaseURL(hs.URL), openai.WithToken("x"), openai.WithModel("gpt-4o-mini"))
+	llm, err := openai.New(openai.WithBaseURL(hs.URL), openai.WithToken("x"), openai.WithModel(cmp.Or(name, "gpt-4o-mini")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -896,6 +905,9 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 	}
 	if kind == "trimmer" {
 		cfg.Calibration = nil
+	}
+	if name != "" {
+		cfg.Budget, cfg.Model, cfg.Calibration = 0, name, nil
 	}
 	cfg.OnEvent = func(ev Event) {
 		st.requests++

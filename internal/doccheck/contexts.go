@@ -179,6 +179,7 @@ var contexts = []context{
 		keys: []string{"github.com/histrim/history/adapters/eino", "github.com/cloudwego/eino/compose"},
 		packages: map[string]string{
 			"eino":    "github.com/histrim/history/adapters/eino",
+			"heino":   "github.com/histrim/history/adapters/eino",
 			"compose": "github.com/cloudwego/eino/compose",
 			"schema":  "github.com/cloudwego/eino/schema",
 			"model":   "github.com/cloudwego/eino/components/model",

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// TestSnippets compiles every Go snippet of README.md and docs/*.md (the
-// package documentation says how). It runs go build in each module a
+// TestSnippets compiles every Go snippet of README.md, docs/*.md and the
+// module READMEs of adapters, frameworks and stores, each of those in its
+// module (the package documentation says how). It runs go build in each module a
 // snippet needs, so it is a CI step of its own (.ci/run); elsewhere it
 // runs when HISTRIM_DOCCHECK is set.
 func TestSnippets(t *testing.T) {
@@ -106,10 +107,21 @@ func TestGenerate(t *testing.T) {
 		{"go-openai's package name", "import \"github.com/sashabaranov/go-openai\"\n\nvar r openai.ChatCompletionRequest\n", Decls, "core",
 			nil, []string{`openai "`}},
 		{"a complete file", "package main\n\nfunc main() {}\n", File, "core", []string{"package main"}, nil},
+		{"a module README's snippet compiles in its module", "package main\n\nimport \"github.com/histrim/history\"\n\nvar _ history.Budget\n", File, "genkit",
+			[]string{"package main"}, nil},
+		{"a module README's statements get its module's names", "out, _, _ := hopenai.Trim(msgs, window)\n", Body, "eino",
+			[]string{"var msgs []*schema.Message"}, []string{"var msgs []openai"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u, err := generate(Snippet{File: "doc.md", Line: 10, Code: tt.code}, "/abs/doc.md", "s01")
+			file := "doc.md"
+			switch tt.ctx {
+			case "genkit":
+				file = "frameworks/genkit/README.md"
+			case "eino":
+				file = "adapters/eino/README.md"
+			}
+			u, err := generate(Snippet{File: file, Line: 10, Code: tt.code}, "/abs/doc.md", "s01")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,6 +180,10 @@ func TestCheckReports(t *testing.T) {
 		"go.mod":       "module example.com/doccheck\n\ngo 1.24\n",
 		"README.md":    readme,
 		"docs/none.md": "no snippets\n",
+		// A module README's snippet is checked too (here the module is
+		// the root's: the test's stores/redis has no go.mod).
+		"stores/redis/README.md": "# store\n\n```go\nfmt.Println(z)\n```\n",
+		"elsewhere/README.md":    "```go\nfmt.Println(w)\n```\n", // not a module README: not read
 	}
 	for name, text := range files {
 		p := filepath.Join(root, name)
@@ -184,14 +200,15 @@ func TestCheckReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Snippets) != 4 || len(rep.Skipped) != 1 || rep.Forms[Body] != 2 || rep.Forms[Decls] != 1 {
-		t.Errorf("%d snippets, %d skipped, forms %v; want 4, 1, 2 statements and 1 declarations", len(rep.Snippets), len(rep.Skipped), rep.Forms)
+	if len(rep.Snippets) != 5 || len(rep.Skipped) != 1 || rep.Forms[Body] != 3 || rep.Forms[Decls] != 1 || rep.Contexts["redis"] != 1 {
+		t.Errorf("%d snippets, %d skipped, forms %v, contexts %v; want 5, 1, 3 statements and 1 declarations, 1 in redis's",
+			len(rep.Snippets), len(rep.Skipped), rep.Forms, rep.Contexts)
 	}
 	var got []string
 	for _, p := range rep.Problems {
 		got = append(got, p.Errors...)
 	}
-	want := []string{"README.md:9:13: undefined: y", "README.md:18:23: cannot use \"s\""}
+	want := []string{"README.md:9:13: undefined: y", "README.md:18:23: cannot use \"s\"", "stores/redis/README.md:4:13: undefined: z"}
 	if len(got) != len(want) {
 		t.Fatalf("problems %q, want %d starting %q", got, len(want), want)
 	}

@@ -1,5 +1,6 @@
 // Package doccheck compiles the Go snippets of the repository's Markdown
-// documents (README.md and docs/*.md), so that a snippet a reader copies
+// documents (README.md, docs/*.md and the READMEs of the adapter,
+// framework and store modules), so that a snippet a reader copies
 // compiles against the code it documents.
 //
 // A snippet is a fenced block opened by ```go. It is one of:
@@ -155,12 +156,24 @@ func applyMarker(s *Snippet, marker string) error {
 	return nil
 }
 
-// Documents returns the Markdown files whose snippets are checked: the
-// README and docs/*.md under root, relative to root.
+// moduleReadmes are the patterns of the module READMEs whose snippets are
+// checked, each in its module (see choose).
+var moduleReadmes = []string{"adapters/*/README.md", "frameworks/*/README.md", "stores/*/README.md"}
+
+// Documents returns the Markdown files whose snippets are checked,
+// relative to root: the README, docs/*.md and the module READMEs
+// (adapters, frameworks and stores) under root.
 func Documents(root string) ([]string, error) {
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		return nil, err
+	}
+	for _, pat := range moduleReadmes {
+		more, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pat)))
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, more...)
 	}
 	out := []string{"README.md"}
 	for _, d := range docs {

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,12 +204,21 @@ func unresolved(f *ast.File) []string {
 	return out
 }
 
-// choose returns s's context: the one its marker names, else the first
-// whose key it imports or names, else the core's.
+// choose returns s's context: the one its marker names, else the one of
+// the module whose README s is in (a module README's snippets compile in
+// that module, as its users build them), else the first whose key it
+// imports or names, else the core's.
 func choose(s Snippet, free []string, own map[string]string) *context {
 	if s.Context != "" {
 		c, _ := contextByName(s.Context)
 		return c
+	}
+	if dir := path.Dir(filepath.ToSlash(s.File)); dir != "." {
+		for i := range contexts {
+			if contexts[i].module == dir {
+				return &contexts[i]
+			}
+		}
 	}
 	for i := range contexts {
 		c := &contexts[i]
