@@ -11,7 +11,7 @@ import (
 
 // TestSnippets compiles every Go snippet of README.md, docs/*.md and the
 // module READMEs of adapters, frameworks and stores, each of those in its
-// module (the package documentation says how). It runs go build in each module a
+// module (the package documentation says how). It compiles in each module a
 // snippet needs, so it is a CI step of its own (.ci/run); elsewhere it
 // runs when HISTRIM_DOCCHECK is set.
 func TestSnippets(t *testing.T) {
