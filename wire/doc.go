@@ -27,9 +27,12 @@
 // the API's own key, else a hash of the conversation's opening; then the
 // trimmed request. On the provider's context-overflow answer it recovers
 // (history.RecoverOverflow, with the provider's own numbers) and retries,
-// a bounded number of times and never resending what was refused. It
+// a bounded number of times and never resending what was refused; a
+// streamed Responses answer that refuses its input after it has begun is
+// recovered the same way, its opening lifecycle events held back until
+// the stream shows whether it does. It
 // reads the usage of the response as the caller reads it (JSON, or the
-// server-sent events as they pass, without holding a byte back) into the
+// server-sent events as they pass, without holding a byte back for it) into the
 // model's Calibration, and reports an upstream that counted far less
 // than was sent (a server truncating silently, Ollama over its num_ctx):
 // once two such counts in a row agree, the window they showed bounds that

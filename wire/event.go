@@ -64,6 +64,15 @@ type Event struct {
 	// Overflows counts the upstream's refusals for length; Recovered the
 	// resends after one (each smaller than what was refused).
 	Overflows, Recovered int
+	// StreamOverflows counts those of Overflows that came inside a
+	// streamed answer that had begun (HTTP 200): a Responses stream whose
+	// first event after response.created and response.in_progress is its
+	// refusal of the input for its length (an error or response.failed
+	// event with code context_length_exceeded). A refused stream followed by a
+	// resend (Recovered) never reached the caller, who reads the resend's
+	// stream as the answer; the last one, when nothing more could go,
+	// reaches the caller as the provider sent it.
+	StreamOverflows int
 	// Truncated reports (EventTruncation) that the upstream counted
 	// Reported tokens of a prompt the trim counted at TokensAfter: far
 	// less, so it truncated the prompt silently (or its usage was
@@ -111,6 +120,9 @@ func (e Event) LogValue() slog.Value {
 	}
 	if e.Overflows > 0 {
 		attrs = append(attrs, slog.Int("overflows", e.Overflows), slog.Int("recovered", e.Recovered))
+		if e.StreamOverflows > 0 {
+			attrs = append(attrs, slog.Int("stream_overflows", e.StreamOverflows))
+		}
 	}
 	if e.Truncated {
 		attrs = append(attrs, slog.Int("reported", e.Reported), slog.Bool("learnt", e.Learnt))

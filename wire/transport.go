@@ -38,8 +38,11 @@ const DefaultMaxRetries = 2
 //
 // It never modifies the caller's request or its body, never sends a
 // request the provider already refused for its length again, and never
-// delays a byte of a response: the usage is read from the bytes as the
-// caller reads them. It is safe for concurrent use.
+// delays a byte of a response but the opening lifecycle events of a
+// streamed Responses answer (response.created, response.in_progress: at
+// most 4 events in 1 MiB), held until the stream's next event shows
+// whether it refuses the input, while a resend is left: the usage is read
+// from the bytes as the caller reads them. It is safe for concurrent use.
 type Transport struct {
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
@@ -343,13 +346,24 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 	}
 	ev.Err = err // a latest turn over the budget: sent as trimmed, the provider judges
 	resp, err := send(req, r.Body(sent), next)
-	for attempt := 1; err == nil && attempt <= t.retries() && refusal(resp.StatusCode); attempt++ {
+	for attempt := 1; err == nil && attempt <= t.retries(); attempt++ {
 		var perr error
-		resp, perr = readError(resp)
+		inStream := false
+		switch {
+		case refusal(resp.StatusCode):
+			resp, perr = readError(resp)
+		case api == Responses && resp.StatusCode == http.StatusOK && isSSE(resp) && resp.Header.Get("Content-Encoding") == "":
+			// A stream that can still refuse the input (stream.go).
+			resp, perr = holdStream(resp)
+			inStream = true
+		}
 		if !history.IsContextOverflow(perr) {
 			break
 		}
 		ev.Overflows++
+		if inStream {
+			ev.StreamOverflows++
+		}
 		if sc, ok := t.store.(sharedCalibration); ok {
 			shareOverflow(ctx, sc, md.m.Name, res.TokensAfter, perr)
 		}
