@@ -39,6 +39,7 @@ import (
 	"net/http"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/policy"
 	"github.com/histrim/history/models"
 	"github.com/histrim/history/tiktoken"
 )
@@ -117,7 +118,7 @@ func Counter(m models.Model) history.Counter {
 // the same [history.ElideOptions]) after them.
 func Policy() []history.Option {
 	return []history.Option{
-		history.WithTask(-1, history.ElideOptions{KeepRecent: 6, Digest: 1600}),
+		policy.Task(), // history.WithTask(-1, history.ElideOptions{KeepRecent: 6, Digest: 1600})
 		history.WithLowWater(DefaultLowWater),
 	}
 }

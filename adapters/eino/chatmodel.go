@@ -41,10 +41,15 @@ type Config struct {
 	// model's output limit), less history.MarginShare of the window until
 	// the Calibration has observed a response (the ChatModel owns one per
 	// model when Calibration is nil); the Counter, when nil, is the
-	// model's (the exact one when its tokenizer is public). After an
-	// overflow, every later budget for the model stays below what the
-	// provider said. A name the table does not know is an error (wrapping
-	// models.ErrUnknownModel): a budget is never guessed.
+	// model's (the exact one when its tokenizer is public). The trims
+	// take the default policy's options (fit.Policy) before Options: the
+	// task preset, and under Stateful the cache policy too (the low-water
+	// mark, and the model's cache retention for a cold resume; a
+	// stateless trim of the whole transcript moves its cut at every
+	// request, where the mark would cost context without saving a
+	// rewrite). After an overflow, every later budget for the model stays
+	// below what the provider said. A name the table does not know is an
+	// error (wrapping models.ErrUnknownModel): a budget is never guessed.
 	Model string
 	// Calibration, when not nil, learns how the provider counts: after
 	// every accepted request it observes the Counter's count of the
@@ -70,9 +75,10 @@ type Config struct {
 	// Options are the trim options of every request, such as
 	// history.WithElision, history.WithStepTrim, history.WithLowWater or
 	// history.WithOnTrim (which receives the trims to the budget and the
-	// recoveries from overflow as history.Event values). They must not
-	// hold history.WithPin, whose indices change from call to call: pin
-	// with TrimOptions on each call instead.
+	// recoveries from overflow as history.Event values). Under the door
+	// they come after the door's own (see Model), which they override.
+	// They must not hold history.WithPin, whose indices change from call
+	// to call: pin with TrimOptions on each call instead.
 	Options []history.Option
 	// Stateful makes the ChatModel trim with one Trimmer (see NewTrimmer)
 	// for the conversation it serves: the input of every call is the
@@ -389,7 +395,15 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 	case m.door != nil && m.cfg.Counter == nil:
 		tools = Overhead(m.bound, counter) // with the model's counter
 	}
-	trimOpts := append(slices.Clip(m.cfg.Options), history.WithOverhead(m.cfg.Overhead+tools))
+	trimOpts := slices.Clip(m.cfg.Options)
+	if name != "" { // the door's options come first: the caller's override them
+		door, err := adapt.DoorOptions(name, m.state != nil)
+		if err != nil {
+			return nil, history.Result{}, 0, nil, m.fail(stream, 0, fmt.Errorf("history/eino: %w", err))
+		}
+		trimOpts = append(door, trimOpts...)
+	}
+	trimOpts = append(trimOpts, history.WithOverhead(m.cfg.Overhead+tools))
 	// Only when set, so that a nil field leaves the Options' own alone.
 	if counter != nil {
 		trimOpts = append(trimOpts, history.WithCounter(counter))

@@ -134,7 +134,11 @@
 // model Config.Model names (the door: its window from the models table
 // less the call's output room, less history.MarginShare of the window
 // until the Calibration is warm; a call's model.WithModel names another),
-// or to Config.Budget when set, with Config.Options, counting the tools
+// or to Config.Budget when set, with Config.Options (under the door after
+// the default policy's options, fit.Policy: the task preset, and under
+// Config.Stateful the low-water mark and the model's cache retention,
+// which a stateless trim of the whole transcript leaves out, since there
+// it would cost context without saving a rewrite), counting the tools
 // bound with WithTools (or passed with model.WithTools) as overhead;
 // retries a request the model rejects as too long up to MaxRetries (2)
 // times through RecoverOverflow, after which the model's later budgets

@@ -135,7 +135,12 @@
 // history.MarginShare of the window until the Calibration is warm; a
 // call's llms.WithModel names another), or to Config.Budget when set,
 // with the call's tools counted and the Calibration applied (under the
-// door without one, the Model's own per model); it observes the usage of
+// door without one, the Model's own per model; under the door the trims
+// take the default policy's options before Config.Options, fit.Policy:
+// the task preset, and under Config.Stateful the low-water mark and the
+// model's cache retention, which a stateless trim of the whole transcript
+// leaves out, since there it would cost context without saving a
+// rewrite); it observes the usage of
 // every accepted response; after a context overflow it retries with
 // RecoverOverflow, at most MaxRetries times, after which the model's
 // later budgets stay below what the provider said; and it reports every

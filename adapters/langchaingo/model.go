@@ -43,11 +43,16 @@ type Config struct {
 	// limit), less history.MarginShare of the window until the
 	// Calibration has observed a response (the Model owns one per model
 	// when Calibration is nil); the Counter, when nil, is the model's (the
-	// exact one when its tokenizer is public). After an overflow, every
-	// later budget for the model stays below what the provider said. A
-	// name the table does not know makes the call fail with the error of
-	// models.Lookup (wrapping models.ErrUnknownModel): a budget is never
-	// guessed.
+	// exact one when its tokenizer is public). The trims take the default
+	// policy's options (fit.Policy) before Options: the task preset, and
+	// under Stateful the cache policy too (the low-water mark, and the
+	// model's cache retention for a cold resume; a stateless trim of the
+	// whole transcript moves its cut at every request, where the mark
+	// would cost context without saving a rewrite). After an overflow,
+	// every later budget for the model stays below what the provider
+	// said. A name the table does not know makes the call fail with the
+	// error of models.Lookup (wrapping models.ErrUnknownModel): a budget
+	// is never guessed.
 	Model string
 	// Options are the trim's options: history.WithElision,
 	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim,
@@ -55,7 +60,8 @@ type Config struct {
 	// each call), ... The Model adds history.WithOverhead from the fields
 	// below, and history.WithCounter and history.WithCalibration when
 	// those fields are set, which replace any given here (a nil field
-	// leaves one given here alone).
+	// leaves one given here alone). Under the door they come after the
+	// door's own (see Model), which they override.
 	Options []history.Option
 	// Counter counts the messages and the tools; nil means
 	// history.Heuristic(), or the model's counter under the door.
@@ -201,7 +207,15 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	} else if m.cfg.Overhead < 0 {
 		overhead = m.cfg.Overhead // the trim reports it
 	}
-	opts := append(slices.Clip(m.cfg.Options), history.WithOverhead(overhead))
+	opts := slices.Clip(m.cfg.Options)
+	if name != "" { // the door's options come first: the caller's override them
+		door, err := adapt.DoorOptions(name, m.state != nil)
+		if err != nil {
+			return nil, fmt.Errorf("history/langchaingo: %w", err)
+		}
+		opts = append(door, opts...)
+	}
+	opts = append(opts, history.WithOverhead(overhead))
 	// Only when set, so that a nil field leaves the Options' own alone, as
 	// in eino's ChatModel.
 	if counter != nil {

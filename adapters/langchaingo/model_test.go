@@ -877,9 +877,10 @@ func runLoop(t *testing.T, l *adaptertest.Loop, kind string) loopStats {
 }
 
 // runLoopModel is runLoop through the door when name is not "": the Model
-// is given the model's name (Config.Model) and no Budget, and no
-// Calibration under the door (it owns one).
-func runLoopModel(t *testing.T, l *adaptertest.Loop, kind, name string) loopStats {
+// is given the model's name (Config.Model) and no Budget, no Calibration
+// under the door (it owns one), and door as its only Options (the
+// door's policy is its own).
+func runLoopModel(t *testing.T, l *adaptertest.Loop, kind, name string, door ...history.Option) loopStats {
 	t.Helper()
 	srv := &loopServer{loop: l}
 	hs := httptest.NewServer(srv)
@@ -906,8 +907,8 @@ func runLoopModel(t *testing.T, l *adaptertest.Loop, kind, name string) loopStat
 	if kind == "trimmer" {
 		cfg.Calibration = nil
 	}
-	if name != "" {
-		cfg.Budget, cfg.Model, cfg.Calibration = 0, name, nil
+	if name != "" { // the door, as a user gets it: the model's name, door's options only
+		cfg.Budget, cfg.Model, cfg.Calibration, cfg.Options = 0, name, nil, door
 	}
 	cfg.OnEvent = func(ev Event) {
 		st.requests++

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/adapters/gemini"
@@ -44,19 +45,29 @@ type Config struct {
 	// Counter counts a message's tokens; nil means history.Heuristic().
 	Counter history.Counter
 	// Calibration learns Gemini's count from every response's usage
-	// (usageMetadata.promptTokenCount) and from every overflow; nil means
-	// one of the callbacks' own. Use one per model.
+	// (usageMetadata.promptTokenCount) and from every overflow, for every
+	// model the requests name. nil means the callbacks' own: one for all
+	// requests with a Budget; under the door (no Budget), one per model
+	// the requests name, since what a Calibration learns of one model's
+	// tokenizer is wrong for another's. Use one per model.
 	Calibration *history.Calibration
 	// StateKey, when set, keeps the Calibration in the session state
 	// under this key (an "app:" key shares it across the app's sessions):
 	// it is written after every observation and read back, when the
 	// Calibration has seen nothing yet, before the next request (a
-	// restarted process starts from what it had learnt).
+	// restarted process starts from what it had learnt). The door's
+	// Calibration of a model (no Budget, no Calibration) is kept under
+	// StateKey + "/" + the model's name.
 	StateKey string
 	// Options are more trim options: history.WithElision,
 	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim, ...
 	// history.WithCounter, history.WithCalibration and
 	// history.WithOverhead are set from the fields above and the request.
+	// Under the door (no Budget), they come after the door's own, which
+	// they override: the task preset of the default policy (fit.Policy;
+	// its low-water mark is left out, since every request is trimmed
+	// afresh from the session's events, where it would cost context
+	// without saving a cache rewrite).
 	// history.WithPin is not supported: contents are rebuilt from the
 	// session's events for every request.
 	Options []history.Option
@@ -82,20 +93,35 @@ type Config struct {
 // sessions.
 type Callbacks struct {
 	cfg Config
-	cal *history.Calibration
+	// cal is the Calibration of every request (Config.Calibration, else
+	// the callbacks' own) but under the door without Config.Calibration,
+	// where cals holds one per model, and latest names the model of the
+	// latest request (for Calibration).
+	cal    *history.Calibration
+	cals   *adapt.Calibrations
+	latest atomic.Pointer[string]
 	// limits are what Gemini's refusals said, per model: every later
 	// budget for the model stays below them (see budget).
 	limits adapt.Limits
 
 	mu sync.Mutex
 	// sent is the count of what each model call under way sent
-	// (Result.TokensAfter), for AfterModel to observe against Gemini's;
-	// old is the generation before, looked up too. A figure is released
+	// (Result.TokensAfter) and the Calibration its trim used, for
+	// AfterModel to observe against Gemini's; old is the generation
+	// before, looked up too. A figure is released
 	// with its call (AfterModel, OnModelError, the plugin's AfterRun) and
 	// in any case after maxPending newer calls (see remember): a call
 	// that ends where no callback of this package runs leaves a few bytes,
 	// for a while.
-	sent, old map[callKey]int
+	sent, old map[callKey]pending
+}
+
+// pending is what a model call under way sent, counted by its trim, and
+// the Calibration (and its state key) of the model it calls.
+type pending struct {
+	sent int
+	cal  *history.Calibration
+	key  string
 }
 
 // maxPending is how many model calls a generation of Callbacks.sent
@@ -116,14 +142,50 @@ func New(cfg Config) (*Callbacks, error) {
 		return nil, ErrNoBudget
 	}
 	c := &Callbacks{cfg: cfg, cal: cfg.Calibration}
-	if c.cal == nil {
+	switch {
+	case c.cal == nil && cfg.Budget == 0:
+		c.cals = new(adapt.Calibrations) // the door's: one per model
+	case c.cal == nil:
 		c.cal = &history.Calibration{}
 	}
 	return c, nil
 }
 
-// Calibration returns the Calibration the callbacks learn into.
-func (c *Callbacks) Calibration() *history.Calibration { return c.cal }
+// Calibration returns the Calibration the callbacks learn into: the one
+// of every request (Config.Calibration, or the callbacks' own with a
+// Budget), or under the door without Config.Calibration, that of the
+// model the latest request named (see CalibrationFor; a fresh one before
+// any request).
+func (c *Callbacks) Calibration() *history.Calibration {
+	if c.cals == nil {
+		return c.cal
+	}
+	if p := c.latest.Load(); p != nil {
+		return c.cals.For(*p)
+	}
+	return new(history.Calibration)
+}
+
+// CalibrationFor returns the Calibration the trims of requests naming
+// model learn into: the door's own for that model (no Budget, no
+// Config.Calibration), made on first use, else the one of every request.
+func (c *Callbacks) CalibrationFor(model string) *history.Calibration {
+	cal, _ := c.calibration(model)
+	return cal
+}
+
+// calibration returns the Calibration of requests naming model and the
+// session state key it is kept under ("" without Config.StateKey).
+func (c *Callbacks) calibration(model string) (*history.Calibration, string) {
+	if c.cals == nil {
+		return c.cal, c.cfg.StateKey
+	}
+	key := ""
+	if c.cfg.StateKey != "" {
+		key = c.cfg.StateKey + "/" + model
+	}
+	return c.cals.For(model), key
+}
 
 // Plugin returns the callbacks as an ADK plugin named "histrim", for
 // runner.Config.PluginConfig: they then run for every agent of the
@@ -145,7 +207,7 @@ func (c *Callbacks) afterRun(ctx agent.InvocationContext) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := ctx.InvocationID()
-	for _, m := range []map[callKey]int{c.sent, c.old} {
+	for _, m := range []map[callKey]pending{c.sent, c.old} {
 		for k := range m {
 			if k.invocation == id {
 				delete(m, k)
@@ -163,45 +225,48 @@ func (c *Callbacks) Install(cfg *llmagent.Config) {
 	cfg.OnModelErrorCallbacks = append([]llmagent.OnModelErrorCallback{c.OnModelError}, cfg.OnModelErrorCallbacks...)
 }
 
-// options returns the trim options for a request with config.
-func (c *Callbacks) options(config *genai.GenerateContentConfig) []history.Option {
-	return c.optionsWith(config, c.cfg.Counter)
+// options returns the trim options for a request with config: door (the
+// door's options, nil with a Budget), Config.Options, then counter, cal
+// and the request's overhead counted with counter.
+func (c *Callbacks) options(door []history.Option, config *genai.GenerateContentConfig, counter history.Counter, cal *history.Calibration) []history.Option {
+	return adapt.CallOptions(append(door, c.cfg.Options...), counter, cal, gemini.Overhead(config, counter))
 }
 
-// optionsWith is options with counter in place of Config.Counter.
-func (c *Callbacks) optionsWith(config *genai.GenerateContentConfig, counter history.Counter) []history.Option {
-	return adapt.CallOptions(c.cfg.Options, counter, c.cal, gemini.Overhead(config, counter))
-}
-
-// budget returns the budget and the trim options for req: Config.Budget
-// when positive, else the door's for the model req names (see
-// Config.Budget); either bounded by what Gemini's refusals of requests to
-// that model said (OnModelError).
-func (c *Callbacks) budget(req *model.LLMRequest) (int, []history.Option, error) {
-	budget, opts, err := c.unbounded(req)
+// budget returns the budget, the trim options and the Calibration for
+// req: Config.Budget when positive, else the door's for the model req
+// names (see Config.Budget); either bounded by what Gemini's refusals of
+// requests to that model said (OnModelError).
+func (c *Callbacks) budget(req *model.LLMRequest) (int, []history.Option, *history.Calibration, error) {
+	cal, _ := c.calibration(req.Model)
+	budget, opts, err := c.unbounded(req, cal)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
-	return c.limits.Bound(req.Model, budget), opts, nil
+	return c.limits.Bound(req.Model, budget), opts, cal, nil
 }
 
-// unbounded is budget before the bound of Gemini's refusals.
-func (c *Callbacks) unbounded(req *model.LLMRequest) (int, []history.Option, error) {
+// unbounded is budget before the bound of Gemini's refusals, with cal the
+// Calibration of req's model.
+func (c *Callbacks) unbounded(req *model.LLMRequest, cal *history.Calibration) (int, []history.Option, error) {
 	if c.cfg.Budget > 0 {
-		return c.cfg.Budget, c.options(req.Config), nil
+		return c.cfg.Budget, c.options(nil, req.Config, c.cfg.Counter, cal), nil
 	}
 	output := 0
 	if req.Config != nil {
 		output = int(req.Config.MaxOutputTokens)
 	}
-	budget, counter, err := adapt.ModelBudget(req.Model, output, c.cal)
+	budget, counter, err := adapt.ModelBudget(req.Model, output, cal)
+	if err != nil {
+		return 0, nil, err
+	}
+	door, err := adapt.DoorOptions(req.Model, false)
 	if err != nil {
 		return 0, nil, err
 	}
 	if c.cfg.Counter != nil {
 		counter = c.cfg.Counter
 	}
-	return budget, c.optionsWith(req.Config, counter), nil
+	return budget, c.options(door, req.Config, counter, cal), nil
 }
 
 func system(req *model.LLMRequest) *genai.Content {
@@ -233,8 +298,12 @@ func (c *Callbacks) BeforeModel(ctx agent.CallbackContext, req *model.LLMRequest
 	if req == nil || len(req.Contents) == 0 {
 		return nil, nil
 	}
-	c.restore(ctx)
-	budget, opts, err := c.budget(req)
+	if c.cals != nil {
+		name := req.Model
+		c.latest.Store(&name)
+	}
+	c.restore(ctx, req.Model)
+	budget, opts, cal, err := c.budget(req)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +317,7 @@ func (c *Callbacks) BeforeModel(ctx agent.CallbackContext, req *model.LLMRequest
 		return nil, nil
 	}
 	req.Contents = out
-	c.remember(ctx, res.TokensAfter)
+	c.remember(ctx, req.Model, res.TokensAfter, cal)
 	return nil, nil
 }
 
@@ -276,7 +345,7 @@ func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMReques
 	if retries == 0 {
 		return nil, nil
 	}
-	budget, opts, err := c.budget(req)
+	budget, opts, cal, err := c.budget(req)
 	if err != nil {
 		return nil, nil // BeforeModel refused the call already
 	}
@@ -289,11 +358,11 @@ func (c *Callbacks) OnModelError(ctx agent.CallbackContext, req *model.LLMReques
 		// What Gemini said bounds every later request to the model, as
 		// an adapter's Trimmer keeps it: a budget above its real window
 		// is refused once, not at every request.
-		c.limits.Learn(req.Model, err, budget, res.Budget, c.cal)
+		c.limits.Learn(req.Model, err, budget, res.Budget, cal)
 		req.Contents = out
 		var resp *model.LLMResponse
 		if resp, err = generate(ctx, c.cfg.Model, req); err == nil {
-			c.remember(ctx, res.TokensAfter) // for AfterModel, which ADK calls on the answer
+			c.remember(ctx, req.Model, res.TokensAfter, cal) // for AfterModel, which ADK calls on the answer
 			return resp, nil
 		}
 	}
@@ -319,40 +388,42 @@ func generate(ctx agent.CallbackContext, m model.LLM, req *model.LLMRequest) (*m
 	return last, nil
 }
 
-// AfterModel observes a final response's usage into the Calibration,
-// against the trim's count of the request that was sent (after a
-// recovery, the resent one), and saves the Calibration under
-// Config.StateKey. It never changes the response (it returns nil, nil).
+// AfterModel observes a final response's usage into the Calibration of
+// the model the request named, against the trim's count of the request
+// that was sent (after a recovery, the resent one), and saves that
+// Calibration under Config.StateKey. It never changes the response (it returns nil, nil).
 func (c *Callbacks) AfterModel(ctx agent.CallbackContext, resp *model.LLMResponse, llmErr error) (*model.LLMResponse, error) {
 	if llmErr == nil && resp != nil && resp.Partial {
 		return nil, nil // more of the response is coming
 	}
-	sent, ok := c.take(ctx) // the call is over: its figure goes, observed or not
+	p, ok := c.take(ctx) // the call is over: its figure goes, observed or not
 	if !ok || llmErr != nil || resp == nil || resp.UsageMetadata == nil || resp.UsageMetadata.PromptTokenCount <= 0 {
 		return nil, nil
 	}
-	adapt.Observe(c.cal, sent, int(resp.UsageMetadata.PromptTokenCount), c.cfg.OnObserve)
-	c.save(ctx)
+	adapt.Observe(p.cal, p.sent, int(resp.UsageMetadata.PromptTokenCount), c.cfg.OnObserve)
+	c.save(ctx, p.cal, p.key)
 	return nil, nil
 }
 
-// remember keeps sent, the count of what the model call of ctx sends,
-// for AfterModel. When the generation is full it becomes the old one,
-// and the old one goes: a figure outlives at most 2*maxPending newer
-// ones, whatever callbacks ADK skips.
-func (c *Callbacks) remember(ctx agent.ReadonlyContext, sent int) {
+// remember keeps sent, the count of what the model call of ctx to the
+// model named sends, with cal, the Calibration of its trim, for
+// AfterModel. When the generation is full it becomes the old one, and the
+// old one goes: a figure outlives at most 2*maxPending newer ones,
+// whatever callbacks ADK skips.
+func (c *Callbacks) remember(ctx agent.ReadonlyContext, model string, sent int, cal *history.Calibration) {
+	_, key := c.calibration(model)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := keyOf(ctx)
 	delete(c.old, k)
 	if c.sent == nil || len(c.sent) >= maxPending {
-		c.old, c.sent = c.sent, make(map[callKey]int)
+		c.old, c.sent = c.sent, make(map[callKey]pending)
 	}
-	c.sent[k] = sent
+	c.sent[k] = pending{sent: sent, cal: cal, key: key}
 }
 
 // take returns and releases the figure of the model call of ctx.
-func (c *Callbacks) take(ctx agent.ReadonlyContext) (int, bool) {
+func (c *Callbacks) take(ctx agent.ReadonlyContext) (pending, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := keyOf(ctx)
@@ -368,28 +439,30 @@ func (c *Callbacks) take(ctx agent.ReadonlyContext) (int, bool) {
 // forget releases the figure of the model call of ctx, if any.
 func (c *Callbacks) forget(ctx agent.ReadonlyContext) { c.take(ctx) }
 
-// save writes the Calibration to the session state under StateKey.
-func (c *Callbacks) save(ctx agent.CallbackContext) {
-	if c.cfg.StateKey == "" {
+// save writes cal to the session state under key (none when empty).
+func (c *Callbacks) save(ctx agent.CallbackContext, cal *history.Calibration, key string) {
+	if key == "" {
 		return
 	}
-	b, err := json.Marshal(c.cal)
+	b, err := json.Marshal(cal)
 	if err == nil {
-		err = ctx.State().Set(c.cfg.StateKey, string(b))
+		err = ctx.State().Set(key, string(b))
 	}
 	c.report(err)
 }
 
-// restore reads the Calibration back from the session state under
-// StateKey when it has seen nothing yet.
-func (c *Callbacks) restore(ctx agent.CallbackContext) {
-	if c.cfg.StateKey == "" {
+// restore reads the Calibration of requests naming model back from the
+// session state under its key (StateKey, or the door's per model) when it
+// has seen nothing yet.
+func (c *Callbacks) restore(ctx agent.CallbackContext, model string) {
+	cal, key := c.calibration(model)
+	if key == "" {
 		return
 	}
-	if _, _, _, ok := c.cal.Model(); ok {
+	if _, _, _, ok := cal.Model(); ok {
 		return
 	}
-	v, err := ctx.State().Get(c.cfg.StateKey)
+	v, err := ctx.State().Get(key)
 	if err != nil {
 		return // nothing saved yet
 	}
@@ -398,5 +471,5 @@ func (c *Callbacks) restore(ctx agent.CallbackContext) {
 		c.report(errors.New("history/adk: the state under Config.StateKey is not a saved Calibration"))
 		return
 	}
-	c.report(c.cal.UnmarshalJSON([]byte(s)))
+	c.report(cal.UnmarshalJSON([]byte(s)))
 }

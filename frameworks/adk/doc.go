@@ -14,6 +14,21 @@
 //
 // or the same callbacks on one agent: cb.Install(&llmagentConfig).
 //
+// # The door
+//
+// Without a Budget (hadk.Config{Model: m}), the budget of each request is
+// that of the model it names (LLMRequest.Model, from the models table:
+// its window less the output room, less history.MarginShare of the window
+// until the model's Calibration is warm), counted with the model's
+// counter, and the trims take the default policy's task preset
+// (fit.Policy: old function responses elided with digests, old steps
+// dropped, before whole turns go), Config.Options after it. Not its
+// low-water mark: every request is trimmed afresh from the session's
+// events, where a mark would cost context without saving a cache
+// rewrite. Without Config.Calibration, the callbacks keep one Calibration
+// per model the requests name (CalibrationFor), since what one learns of
+// a model's tokenizer is wrong for another's.
+//
 // # What is trimmed, and when
 //
 // ADK builds every request afresh from the session's events, and never

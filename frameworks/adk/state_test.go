@@ -11,6 +11,7 @@ import (
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
+	"google.golang.org/adk/model/gemini"
 	"google.golang.org/adk/plugin"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
@@ -76,6 +77,78 @@ func TestStateKey(t *testing.T) {
 		// The agent's callbacks run after the plugin's BeforeModel and
 		// before any response: the calibration was restored, not learnt.
 		if _, _, _, ok := second.Calibration().Model(); calls == 0 && !ok {
+			t.Error("the second callbacks did not start from the saved calibration")
+		}
+		calls++
+		return nil, nil
+	})
+	if calls == 0 {
+		t.Error("no model call")
+	}
+}
+
+// TestStateKeyPerModel: under the door without a Calibration, each
+// model's Calibration is saved under StateKey + "/" + the model's name,
+// so that two models do not overwrite each other's, and callbacks that
+// have learnt nothing yet start from it.
+func TestStateKeyPerModel(t *testing.T) {
+	const key, name = "app:histrim.calibration", "gemini-2.5-flash"
+	srv := &loopserver.Gemini{Judge: loopserver.Skew{Window: 1 << 20, Factor: 1.3}, Window: 1 << 20}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	m, err := gemini.NewModel(context.Background(), name, &genai.ClientConfig{
+		APIKey: "local", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: ts.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.InMemoryService()
+	run := func(cb *hadk.Callbacks, before llmagent.BeforeModelCallback) {
+		p, err := cb.Plugin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := llmagent.Config{Name: "coder", Model: m, Instruction: loopserver.SystemPrompt, Tools: tools(t, loopserver.Words(150, 300))}
+		if before != nil {
+			cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{before}
+		}
+		ag, err := llmagent.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := runner.New(runner.Config{AppName: "loop", Agent: ag, SessionService: sessions, AutoCreateSession: true,
+			PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range r.Run(context.Background(), "user", "s", genai.NewContentFromText(loopserver.Task(1), genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	first, _ := hadk.New(hadk.Config{StateKey: key, OnError: func(err error) { t.Error(err) }})
+	run(first, nil)
+	got, err := sessions.Get(context.Background(), &session.GetRequest{AppName: "loop", UserID: "user", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := got.Session.State().Get(key + "/" + name)
+	if err != nil {
+		t.Fatalf("nothing saved under %s/%s: %v", key, name, err)
+	}
+	var restored history.Calibration
+	if err := restored.UnmarshalJSON([]byte(saved.(string))); err != nil {
+		t.Fatal(err)
+	}
+	if restored.Budget(100_000) != first.CalibrationFor(name).Budget(100_000) {
+		t.Errorf("saved calibration gives %d, the live one %d", restored.Budget(100_000), first.CalibrationFor(name).Budget(100_000))
+	}
+	second, _ := hadk.New(hadk.Config{StateKey: key, OnError: func(err error) { t.Error(err) }})
+	calls := 0
+	run(second, func(agent.CallbackContext, *model.LLMRequest) (*model.LLMResponse, error) {
+		// After the plugin's BeforeModel, before any response: restored,
+		// not learnt.
+		if _, _, _, ok := second.CalibrationFor(name).Model(); calls == 0 && !ok {
 			t.Error("the second callbacks did not start from the saved calibration")
 		}
 		calls++

@@ -23,6 +23,16 @@
 // The agent's conversation is never changed: each request sends a
 // trimmed view of it.
 //
+// The door is the zero Config (hfantasy.NewModel(lm, hfantasy.Config{})):
+// the budget is that of the model the call goes to, from the models table
+// (its window less the output room, less history.MarginShare of the
+// window until the Model's own Calibration is warm), counted with the
+// model's counter, and the trims take the default policy's task preset
+// (fit.Policy: old tool results elided with digests, old steps dropped,
+// before whole turns go), Config.Options after it. Not its low-water
+// mark: every call is trimmed afresh from the whole prompt, where a mark
+// would cost context without saving a cache rewrite.
+//
 // # Mapping
 //
 // A system, user or assistant message is one history.Message: a message

@@ -35,7 +35,9 @@ func namedModel(t testing.TB, url, name string) fantasy.LanguageModel {
 // TestDoor runs fantasy's Agent over a Model with the zero Config: the
 // budget comes from the model the agent calls (gpt-3.5-turbo, its window
 // from the table), the counter from its tokenizer, the Calibration is the
-// Model's own.
+// Model's own, and the default policy's task preset: old tool results are
+// elided before turns go (before, the door trimmed whole turns only, and
+// trimmed requests filled 58.0% of the window).
 func TestDoor(t *testing.T) {
 	adaptertest.DoorLoop(t, "fantasy", "gpt-3.5-turbo", runDoor)
 }
@@ -55,7 +57,9 @@ func runDoor(t *testing.T, l *adaptertest.Loop, name string) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	var trimmed atomic.Int64
-	cfg := hfantasy.Config{Options: []history.Option{history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
+	var tr adaptertest.DoorTrims
+	defer tr.Check(t, "fantasy")
+	cfg := hfantasy.Config{Options: []history.Option{tr.Option(func(history.Event) { trimmed.Add(1) })},
 		OnObserve: func(_, reported int, _ history.Verdict) { l.Accepted(trimmed.Swap(0) > 0, reported) }}
 	agent := fantasy.NewAgent(hfantasy.NewModel(namedModel(t, ts.URL+"/v1", name), cfg),
 		fantasy.WithSystemPrompt(loopserver.SystemPrompt), fantasy.WithTools(tools(l.Words)...))

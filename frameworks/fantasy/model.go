@@ -40,8 +40,13 @@ type Config struct {
 	// Options are more trim options (history.WithElision,
 	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim, ...);
 	// history.WithCounter, history.WithCalibration and history.WithOverhead
-	// are set from the fields above and the call's tools. history.WithPin
-	// is not supported: a step's messages have no stable indices.
+	// are set from the fields above and the call's tools. Under the door
+	// (no Budget), they come after the door's own, which they override:
+	// the task preset of the default policy (fit.Policy; its low-water
+	// mark is left out, since every call is trimmed afresh from the whole
+	// prompt, where it would cost context without saving a cache
+	// rewrite). history.WithPin is not supported: a step's messages have
+	// no stable indices.
 	Options []history.Option
 	// MaxRetries is how many times a rejected request is resent: 0 means
 	// DefaultMaxRetries, a negative value none.
@@ -52,14 +57,10 @@ type Config struct {
 	OnObserve func(sent, reported int, v history.Verdict)
 }
 
-// options returns the trim options of cfg for a call with tools.
-func (cfg *Config) options(tools []fantasy.Tool) []history.Option {
-	return cfg.optionsWith(tools, cfg.Counter)
-}
-
-// optionsWith is options with counter in place of cfg.Counter.
-func (cfg *Config) optionsWith(tools []fantasy.Tool, counter history.Counter) []history.Option {
-	return adapt.CallOptions(cfg.Options, counter, cfg.Calibration, Overhead(tools, counter))
+// options returns the trim options of cfg for a call with tools, counted
+// with counter, after door (the door's options, nil with a Budget).
+func (cfg *Config) options(door []history.Option, tools []fantasy.Tool, counter history.Counter) []history.Option {
+	return adapt.CallOptions(append(door, cfg.Options...), counter, cfg.Calibration, Overhead(tools, counter))
 }
 
 // budget returns the budget and the trim options of a call to model with
@@ -67,7 +68,7 @@ func (cfg *Config) optionsWith(tools []fantasy.Tool, counter history.Counter) []
 // positive, else the door's (see Config.Budget).
 func (cfg *Config) budget(model string, output *int64, tools []fantasy.Tool) (int, []history.Option, error) {
 	if cfg.Budget != 0 { // a negative one: the trim reports it (history.ErrInvalidBudget)
-		return cfg.Budget, cfg.options(tools), nil
+		return cfg.Budget, cfg.options(nil, tools, cfg.Counter), nil
 	}
 	out := 0
 	if output != nil {
@@ -77,10 +78,14 @@ func (cfg *Config) budget(model string, output *int64, tools []fantasy.Tool) (in
 	if err != nil {
 		return 0, nil, err
 	}
+	door, err := adapt.DoorOptions(model, false)
+	if err != nil {
+		return 0, nil, err
+	}
 	if cfg.Counter != nil {
 		counter = cfg.Counter
 	}
-	return budget, cfg.optionsWith(tools, counter), nil
+	return budget, cfg.options(door, tools, counter), nil
 }
 
 // PrepareStep returns a fantasy.PrepareStepFunction that trims the

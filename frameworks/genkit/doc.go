@@ -13,6 +13,17 @@
 //		ai.WithMessages(msgs...), ai.WithTools(tools...), ai.WithMiddleware(mw))
 //	msgs = resp.History() // the whole conversation: only the requests were trimmed
 //
+// The door: name the model instead of a Budget
+// (hgenkit.Config{Model: "googleai/gemini-2.5-flash"}), and the budget is
+// the model's from the models table (its window less the output room,
+// less history.MarginShare of the window until the Middleware's own
+// Calibration is warm), counted with the model's counter, and the trims
+// take the default policy's task preset (fit.Policy: old tool responses
+// elided with digests, old steps dropped, before whole turns go),
+// Config.Options after it. Not its low-water mark: every request is
+// trimmed afresh from the whole conversation, where a mark would cost
+// context without saving a cache rewrite.
+//
 // # What is trimmed, and when
 //
 // Genkit has nothing that trims a history, and its context cache refuses

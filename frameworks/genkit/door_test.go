@@ -18,7 +18,10 @@ import (
 
 // TestDoor runs Genkit's tool loop through the Middleware with no Budget:
 // the budget is the named model's (googleai/gemini-2.5-flash, its window
-// from the table), the Calibration the Middleware's own.
+// from the table), the Calibration the Middleware's own, and the default
+// policy's task preset: old tool results are elided before turns go
+// (before, the door trimmed whole turns only, and trimmed requests filled
+// 72.4% of the window).
 func TestDoor(t *testing.T) {
 	adaptertest.DoorLoop(t, "genkit", "gemini-2.5-flash", runDoor)
 }
@@ -36,8 +39,10 @@ func TestDoorWindow(t *testing.T) {
 // naming modelName.
 func runDoor(t *testing.T, l *adaptertest.Loop, _ string) {
 	var trimmed atomic.Int64
+	var tr adaptertest.DoorTrims
+	defer tr.Check(t, "genkit")
 	mw := hgenkit.Middleware(hgenkit.Config{Model: modelName,
-		Options:   []history.Option{history.WithOnTrim(func(history.Event) { trimmed.Add(1) })},
+		Options:   []history.Option{tr.Option(func(history.Event) { trimmed.Add(1) })},
 		OnError:   func(err error) { l.Note("histrim: %v", err) },
 		OnObserve: func(_, reported int, _ history.Verdict) { l.Accepted(trimmed.Swap(0) > 0, reported) }})
 	runLoop(t, l, ai.WithMiddleware(mw))

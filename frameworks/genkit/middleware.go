@@ -45,8 +45,12 @@ type Config struct {
 	// history.WithStepTrim, history.WithLowWater, history.WithOnTrim, ...
 	// history.WithCounter, history.WithCalibration and
 	// history.WithOverhead are set from the fields above and the request.
-	// history.WithPin is not supported: the tool loop rebuilds the
-	// request at every turn.
+	// Under the door (Model without Budget), they come after the door's
+	// own, which they override: the task preset of the default policy
+	// (fit.Policy; its low-water mark is left out, since every request is
+	// trimmed afresh from the whole conversation, where it would cost
+	// context without saving a cache rewrite). history.WithPin is not
+	// supported: the tool loop rebuilds the request at every turn.
 	Options []history.Option
 	// MaxRetries is how many times a rejected request is resent: 0 means
 	// DefaultMaxRetries, a negative value none.
@@ -126,9 +130,10 @@ func Middleware(cfg Config) ai.ModelMiddleware {
 	}
 }
 
-// options returns the trim options of cfg for req, counted with counter.
-func options(cfg Config, req *ai.ModelRequest, counter history.Counter) []history.Option {
-	return adapt.CallOptions(cfg.Options, counter, cfg.Calibration, Overhead(req, counter))
+// options returns the trim options of cfg for req, counted with counter,
+// after door (the door's options, nil with a Budget).
+func options(cfg Config, door []history.Option, req *ai.ModelRequest, counter history.Counter) []history.Option {
+	return adapt.CallOptions(append(door, cfg.Options...), counter, cfg.Calibration, Overhead(req, counter))
 }
 
 // budget returns the budget and the trim options for req: Budget when
@@ -136,7 +141,7 @@ func options(cfg Config, req *ai.ModelRequest, counter history.Counter) []histor
 // else the door's for Model (see Config.Model).
 func (cfg *Config) budget(req *ai.ModelRequest) (int, []history.Option, error) {
 	if cfg.Budget != 0 || cfg.Model == "" {
-		return cfg.Budget, options(*cfg, req, cfg.Counter), nil
+		return cfg.Budget, options(*cfg, nil, req, cfg.Counter), nil
 	}
 	output := 0
 	if c, ok := req.Config.(*ai.GenerationCommonConfig); ok && c != nil {
@@ -146,10 +151,14 @@ func (cfg *Config) budget(req *ai.ModelRequest) (int, []history.Option, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	door, err := adapt.DoorOptions(cfg.Model, false)
+	if err != nil {
+		return 0, nil, err
+	}
 	if cfg.Counter != nil {
 		counter = cfg.Counter
 	}
-	return budget, options(*cfg, req, counter), nil
+	return budget, options(*cfg, door, req, counter), nil
 }
 
 // Overhead returns the tokens req sends besides its messages, counted with

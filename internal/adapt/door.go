@@ -12,10 +12,12 @@ package adapt
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/fit"
+	"github.com/histrim/history/internal/policy"
 	"github.com/histrim/history/models"
 )
 
@@ -77,6 +79,8 @@ type entry struct {
 	m       models.Model
 	counter history.Counter
 	opts    []history.Option // fit.Options(m) with counter
+	// stateless and stateful are DoorOptions' (clipped).
+	stateless, stateful []history.Option
 }
 
 // table caches the entries of the model names the door has read.
@@ -94,23 +98,37 @@ func lookup(name string) (*entry, error) {
 		return nil, err
 	}
 	c := fit.Counter(m)
-	e := &entry{m: m, counter: c, opts: append(fit.Options(m), history.WithCounter(c))}
+	e := &entry{m: m, counter: c, opts: append(fit.Options(m), history.WithCounter(c)),
+		stateless: []history.Option{history.WithModel(m), policy.Task()},
+		stateful:  slices.Clip(append([]history.Option{history.WithModel(m)}, fit.Policy()...))}
 	actual, _ := table.LoadOrStore(name, e)
 	return actual.(*entry), nil
 }
 
-// Calibrations are the Calibrations a Trimmer, or the Trimmers of a
-// Conversations, own: one per model. The zero value is ready to use and
-// safe for concurrent use.
-type Calibrations struct{ m sync.Map }
+// Calibrations are the Calibrations a Trimmer, the Trimmers of a
+// Conversations, or a wrapper's door own: one per model, since what a
+// Calibration learns of one model's tokenizer is wrong for another's. The
+// zero value is ready to use and safe for concurrent use; it holds at most
+// maxLimits models (past it, a new name makes room by forgetting them
+// all, as Limits does: a caller calls a few models).
+type Calibrations struct {
+	mu sync.Mutex
+	m  map[string]*history.Calibration
+}
 
 // For returns the Calibration of the model named, made on first use.
 func (cs *Calibrations) For(model string) *history.Calibration {
-	if c, ok := cs.m.Load(model); ok {
-		return c.(*history.Calibration)
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c, ok := cs.m[model]; ok {
+		return c
 	}
-	c, _ := cs.m.LoadOrStore(model, new(history.Calibration))
-	return c.(*history.Calibration)
+	if cs.m == nil || len(cs.m) >= maxLimits {
+		cs.m = make(map[string]*history.Calibration)
+	}
+	c := new(history.Calibration)
+	cs.m[model] = c
+	return c
 }
 
 // options returns the options, resolved once, of a Fit of req with the
@@ -259,4 +277,32 @@ func ModelBudget(model string, output int, cal *history.Calibration) (int, histo
 		b.Reserve = int(float64(e.m.Window) * history.MarginShare)
 	}
 	return max(b.Input(), 1), e.counter, nil
+}
+
+// DoorOptions returns the options the door of a wrapper that trims each
+// call with the package functions (the framework modules, eino's
+// ChatModel and langchaingo's Model without a Budget) trims a request to
+// the model named with, before the wrapper's own (Config.Options, then
+// the counter, Calibration and overhead it sets, which override them):
+// fit.Options for the model less the counter and the Calibration, which
+// the wrapper sets itself (ModelBudget's counter, a Calibration per
+// model). That is history.WithModel with the model's row (its provider's
+// cache retention decides a Trimmer's cold resume) and the default
+// policy: with stateful (a Trimmer per conversation trims), fit.Policy
+// whole, the task preset and the cache policy (the low-water mark);
+// without (a stateless trim of the whole transcript at every request),
+// the task preset alone: such a trim moves its cut at every request
+// whatever it keeps, so a low-water mark would cost context without
+// saving a rewrite (docs/prompt-caching.md). A name the table does not
+// know returns the error of models.Lookup. The slice is shared and
+// clipped: append to it, never write into it.
+func DoorOptions(model string, stateful bool) ([]history.Option, error) {
+	e, err := lookup(model)
+	if err != nil {
+		return nil, err
+	}
+	if stateful {
+		return e.stateful, nil
+	}
+	return e.stateless, nil
 }

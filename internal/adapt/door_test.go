@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/fit"
 	"github.com/histrim/history/models"
 )
 
@@ -177,5 +178,74 @@ func TestFitConversations(t *testing.T) {
 	}
 	if _, _, _, warm := replicas[0].s.cals.For("gpt-4o").Model(); !warm {
 		t.Error("the conversations' Calibration of the model learnt nothing")
+	}
+}
+
+// TestDoorOptions: the options of a wrapper's door are the fit package's
+// policy: the task preset (old tool results elided before whole turns
+// go), and the low-water mark only for a stateful wrapper (a stateless
+// trim of the whole transcript would lose context to it and save no
+// rewrite); an unknown name is the typed error. The caller's options come
+// after and override them.
+func TestDoorOptions(t *testing.T) {
+	msgs := []history.Message{{Role: history.RoleSystem, Content: "You are an agent."}}
+	for i := range 30 {
+		id := "c" + strings.Repeat("x", i+1)
+		msgs = append(msgs,
+			history.Message{Role: history.RoleUser, Content: "task " + strings.Repeat("word ", 20)},
+			history.Message{Role: history.RoleAssistant, ToolCalls: []history.ToolCall{{ID: id, Name: "read", Arguments: `{"path":"a.go"}`}}},
+			history.Message{Role: history.RoleTool, ToolCallID: id, Content: strings.Repeat("result line of a file ", 150)},
+			history.Message{Role: history.RoleAssistant, Content: "done " + strings.Repeat("word ", 20)})
+	}
+	const budget = 20_000
+	for _, tc := range []struct {
+		name      string
+		stateful  bool
+		caller    []history.Option
+		wantElide bool    // the trim elided results
+		maxShare  float64 // the most of the budget the trim keeps
+		minShare  float64 // the least
+	}{
+		{"stateless: the task preset, no low-water mark", false, nil, true, 1, 0.9},
+		{"stateful: the task preset and the low-water mark", true, nil, true, fit.DefaultLowWater, 0},
+		{"the caller's options override the door's", false,
+			[]history.Option{history.WithElision(history.ElideOptions{KeepRecent: 1000})}, false, 1, 0.9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			door, err := DoorOptions("gemini-2.5-flash", tc.stateful)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev history.Event
+			opts := append(append(door, tc.caller...), history.WithOnTrim(func(e history.Event) { ev = e }))
+			res, err := history.TrimToRecentTurns(msgs, budget, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			share := float64(res.TokensAfter) / budget
+			if (ev.ElidedResults > 0) != tc.wantElide || share > tc.maxShare || share < tc.minShare {
+				t.Errorf("the trim elided %d results and kept %.2f of the budget; want elision %v, a share in [%.2f, %.2f]",
+					ev.ElidedResults, share, tc.wantElide, tc.minShare, tc.maxShare)
+			}
+		})
+	}
+	if _, err := DoorOptions("no-such-model-anywhere", false); !errors.Is(err, models.ErrUnknownModel) {
+		t.Errorf("an unknown name: %v, want models.ErrUnknownModel", err)
+	}
+}
+
+// TestCalibrationsBounded: a Calibrations holds one Calibration per model,
+// the same one for every call naming it, and at most maxLimits of them.
+func TestCalibrationsBounded(t *testing.T) {
+	var cs Calibrations
+	a := cs.For("a")
+	if cs.For("a") != a || cs.For("b") == a {
+		t.Fatal("For does not keep one Calibration per model")
+	}
+	for i := range 2 * maxLimits {
+		cs.For(strings.Repeat("m", i+1))
+	}
+	if n := len(cs.m); n > maxLimits {
+		t.Errorf("%d models held, want at most %d", n, maxLimits)
 	}
 }

@@ -2,8 +2,10 @@ package adaptertest
 
 import (
 	"strconv"
+	"sync/atomic"
 	"testing"
 
+	"github.com/histrim/history"
 	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/models"
 )
@@ -86,4 +88,58 @@ func DoorWindow(t *testing.T, adapter, model string, window int, run func(t *tes
 	run(t, l, model)
 	CheckStateful(t, l, "door, "+model+" (window "+strconv.Itoa(m.Window)+") over a window of "+strconv.Itoa(window), max(l.Stats().Overflows-1, 0))
 	return l
+}
+
+// DoorTrims counts the trims of a door loop and those that elided tool
+// results, through the option Option returns. The zero value is ready to
+// use and safe for concurrent use.
+type DoorTrims struct{ all, elided, low atomic.Int64 }
+
+// Option returns the history.WithOnTrim option that counts the trims,
+// calling also (when not nil) with every event.
+func (c *DoorTrims) Option(also func(history.Event)) history.Option {
+	return history.WithOnTrim(func(e history.Event) {
+		c.all.Add(1)
+		if e.ElidedResults > 0 {
+			c.elided.Add(1)
+		}
+		if e.Attempt == 0 && e.Budget > 0 && float64(e.TokensAfter) <= lowWater*float64(e.Budget) {
+			c.low.Add(1)
+		}
+		if also != nil {
+			also(e)
+		}
+	})
+}
+
+// lowWater is the share of the budget the default policy's cache policy
+// trims down to at a maintenance point (fit.DefaultLowWater), with room
+// for a notice.
+const lowWater = 0.52
+
+// CheckLowWater fails t unless some trims to the budget (recoveries
+// aside, which aim below what the provider said) went down to the
+// default policy's low-water mark: a stateful door's cache policy. (A
+// stateless door leaves the mark out, but a trim of large turns can land
+// that low without it: that is not checked.)
+func (c *DoorTrims) CheckLowWater(t testing.TB, adapter string) {
+	t.Helper()
+	low, all := c.low.Load(), c.all.Load()
+	t.Logf("%s door: %d of %d trims went down to the low-water mark", adapter, low, all)
+	if all > 0 && low == 0 {
+		t.Errorf("%s door: none of %d trims went down to the low-water mark: the door's cache policy is missing", adapter, all)
+	}
+}
+
+// Check logs the counts and fails t unless the door's trims carried the
+// default policy's task preset (issue 34: a wrapper's door gives it, as
+// the adapters' does): in a loop whose tool results fill the window, old
+// results are elided before whole turns go, so some trim elided one.
+func (c *DoorTrims) Check(t testing.TB, adapter string) {
+	t.Helper()
+	all, elided := c.all.Load(), c.elided.Load()
+	t.Logf("%s door: %d trims, %d of them elided tool results", adapter, all, elided)
+	if all > 0 && elided == 0 {
+		t.Errorf("%s door: none of %d trims elided a tool result: the door's task preset is missing", adapter, all)
+	}
 }

@@ -33,8 +33,9 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // notice, and the Conversations' Reset, Forget, Close and RecallStore
 // promoted from one embedded control (issue 34 item 7; the method sets
 // are the same), and adapt.Limits for the framework modules' doors
-// (issue 34, added).
-const apiDigest = "ec3a9c043445321f"
+// (issue 34, added), and adapt.DoorOptions, the door's options for those
+// wrappers, with Calibrations bounded (issue 34, added; For is the same).
+const apiDigest = "2737c2c1fa050d1f"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
