@@ -233,7 +233,14 @@ func TestCommandInstall(t *testing.T) {
 // only the release's modules compile. The release's modules must not be
 // in that cache before (they would be tested instead of this tree), and
 // they are removed from it when the test ends; shared reports this mode,
-// in which every consumer's packages compile after the release.
+// in which every consumer's packages compile after the release. The go
+// command's module index is off in this mode (GODEBUG=goindex=0): it
+// keeps what each package in the module cache imports in the build
+// cache, keyed by the module's directory, as a published version never
+// changes; but this test publishes version.Core of every tree it tests,
+// so a build cache kept from a run of an older tree (CI's is) would give
+// the older tree's imports (a package added since is left out of the
+// compile: "could not import ... (open : no such file or directory)").
 func releaseEnv(t *testing.T, goBin, tmp, proxy string, env []string) (after []string, shared bool) {
 	t.Helper()
 	cache := strings.TrimSpace(goEnv(t, goBin, "GOMODCACHE"))
@@ -268,7 +275,11 @@ func releaseEnv(t *testing.T, goBin, tmp, proxy string, env []string) (after []s
 			}
 		}
 	})
-	return withEnv(env, "GOFLAGS=-modcacherw", "GOMODCACHE="+cache), true
+	godebug := "goindex=0"
+	if v := os.Getenv("GODEBUG"); v != "" {
+		godebug = v + "," + godebug
+	}
+	return withEnv(env, "GOFLAGS=-modcacherw", "GOMODCACHE="+cache, "GODEBUG="+godebug), true
 }
 
 // copyExamples copies the example programs of a module, in the
