@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -12,8 +11,6 @@ import (
 	"hash"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +20,6 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/anthropicmsg"
-	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/models"
 )
 
@@ -319,51 +315,7 @@ func TestAnthropicGolden(t *testing.T) {
 		}
 		record(gb.name+"/transport", goldenLoop(t, r, total))
 	}
-	if *update {
-		var b strings.Builder
-		b.WriteString("# TestAnthropicGolden's outputs (go test ./wire -run TestAnthropicGolden -update)\n")
-		for _, n := range names {
-			b.WriteString(n + " " + got[n] + "\n")
-		}
-		if err := os.MkdirAll(filepath.Dir(goldenAnthropic), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(goldenAnthropic, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want := readGolden(t)
-	for _, n := range names {
-		if w, ok := want[n]; !ok {
-			t.Errorf("%s: not in %s (run with -update)", n, goldenAnthropic)
-		} else if w != got[n] {
-			t.Errorf("%s: outputs differ from the pinned ones", n)
-		}
-	}
-	if len(want) != len(names) && !race.Enabled { // fewer sessions under the race detector
-		t.Errorf("%d groups pinned, %d run", len(want), len(names))
-	}
-}
-
-// readGolden reads goldenAnthropic.
-func readGolden(t *testing.T) map[string]string {
-	f, err := os.Open(goldenAnthropic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	want := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || line == "" {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		want[line[:i]] = line[i+1:]
-	}
-	return want
+	adaptertest.Golden(t, goldenAnthropic, "TestAnthropicGolden's outputs (go test ./wire -run TestAnthropicGolden -update)", names, got, *update)
 }
 
 // capture is an upstream that keeps every body it is sent and answers

@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -13,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,7 +22,6 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/adaptertest"
-	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/internal/wireapi"
 	"github.com/histrim/history/models"
 	hwire "github.com/histrim/history/wire"
@@ -310,51 +307,7 @@ func TestWireGolden(t *testing.T) {
 		t.Errorf("%d outputs with elided outputs, %d with cleared arguments: the corpus must exercise both", goldenElided, goldenCleared)
 	}
 	t.Logf("%d groups; %d outputs with elided outputs, %d with cleared arguments", len(names), goldenElided, goldenCleared)
-	if *update {
-		var b strings.Builder
-		b.WriteString("# TestWireGolden's outputs (go test -run TestWireGolden -update)\n")
-		for _, n := range names {
-			b.WriteString(n + " " + got[n] + "\n")
-		}
-		if err := os.MkdirAll(filepath.Dir(goldenWire), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(goldenWire, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want := readWireGolden(t)
-	for _, n := range names {
-		if w, ok := want[n]; !ok {
-			t.Errorf("%s: not in %s (run with -update)", n, goldenWire)
-		} else if w != got[n] {
-			t.Errorf("%s: outputs differ from the pinned ones", n)
-		}
-	}
-	if len(want) != len(names) && !race.Enabled { // fewer sessions under the race detector
-		t.Errorf("%d groups pinned, %d run", len(want), len(names))
-	}
-}
-
-// readWireGolden reads goldenWire.
-func readWireGolden(t *testing.T) map[string]string {
-	f, err := os.Open(goldenWire)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	want := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || line == "" {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		want[line[:i]] = line[i+1:]
-	}
-	return want
+	adaptertest.Golden(t, goldenWire, "TestWireGolden's outputs (go test -run TestWireGolden -update)", names, got, *update)
 }
 
 // wireCapture is an upstream that keeps every body it is sent and

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/fit"
 	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/models"
 )
@@ -113,9 +114,8 @@ func (c *DoorTrims) Option(also func(history.Event)) history.Option {
 }
 
 // lowWater is the share of the budget the default policy's cache policy
-// trims down to at a maintenance point (fit.DefaultLowWater), with room
-// for a notice.
-const lowWater = 0.52
+// trims down to at a maintenance point, with room for a notice.
+const lowWater = fit.DefaultLowWater + 0.02
 
 // CheckLowWater fails t unless some trims to the budget (recoveries
 // aside, which aim below what the provider said) went down to the
