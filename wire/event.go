@@ -73,6 +73,13 @@ type Event struct {
 	// stream as the answer; the last one, when nothing more could go,
 	// reaches the caller as the provider sent it.
 	StreamOverflows int
+	// HoldExpired reports that the opening lifecycle events of the
+	// Responses stream the caller reads were held for the whole bound (2
+	// seconds after the headers) without the stream's next event: the
+	// caller got them then, and the stream passes through as it comes, a
+	// refusal that came later included (the upstream stalled, or the model
+	// was slow to start).
+	HoldExpired bool
 	// Truncated reports (EventTruncation) that the upstream counted
 	// Reported tokens of a prompt the trim counted at TokensAfter: far
 	// less, so it truncated the prompt silently (or its usage was
@@ -123,6 +130,9 @@ func (e Event) LogValue() slog.Value {
 		if e.StreamOverflows > 0 {
 			attrs = append(attrs, slog.Int("stream_overflows", e.StreamOverflows))
 		}
+	}
+	if e.HoldExpired {
+		attrs = append(attrs, slog.Bool("hold_expired", true))
 	}
 	if e.Truncated {
 		attrs = append(attrs, slog.Int("reported", e.Reported), slog.Bool("learnt", e.Learnt))

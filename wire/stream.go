@@ -2,9 +2,11 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"time"
 )
 
 // A Responses stream can refuse its input after it has begun: HTTP 200,
@@ -22,11 +24,24 @@ import (
 
 // Bounds of what a Transport holds back of a Responses stream: the
 // lifecycle events that open it, at most maxHeldEvents of them in at most
-// maxHeld bytes. Past either, what was held goes on and the rest passes
-// through.
+// maxHeld bytes, for at most holdBound after the response's headers. Past
+// any of them, what was held goes on and the rest passes through.
+//
+// holdBound is two seconds because a refusal for length is decided before
+// the model computes anything: the API counts the input and compares it
+// with the window when it admits the request, so the refusal follows the
+// opening events by the time that count and the way back take (a
+// tokenizer reads a window's worth of text in tens of milliseconds), not
+// by the model's time to its first token, which for a long input is
+// seconds and is what a stream's first other event waits for. Two seconds
+// leave a slow network or a proxy between room for the refusal, and bound
+// what the hold adds to the caller's wait for the headers when the model
+// is slow to start or the upstream stalls: a caller's own timeout
+// (http.Client.Timeout, ResponseHeaderTimeout) does not fire for the hold.
 const (
 	maxHeld       = 1 << 20
 	maxHeldEvents = 4
+	holdBound     = 2 * time.Second
 )
 
 // lifecycle reports whether an event of a Responses stream is one of
@@ -35,44 +50,122 @@ func lifecycle(typ string) bool {
 	return typ == "response.created" || typ == "response.in_progress"
 }
 
+// hold is what holdStream saw of a stream: its failure, as an error the
+// core's classifier reads (nil for none), and whether the hold ended at
+// holdBound, before the stream's first event that is not a lifecycle
+// event.
+type hold struct {
+	failure error
+	expired bool
+}
+
 // holdStream reads resp's stream of server-sent events (a Responses
 // stream) to the end of its first event that is not a lifecycle event,
-// within maxHeld bytes and maxHeldEvents events, and returns resp with a
-// body that gives every byte of the stream, those read first; and, when
-// that first event is the stream's failure (an "error" or
-// "response.failed" event), the failure as an error the core's
-// classifier reads, else nil.
-func holdStream(resp *http.Response) (*http.Response, error) {
+// within maxHeld bytes, maxHeldEvents events and holdBound, and returns
+// resp with a body that gives every byte of the stream once and in order,
+// those read first (closing it closes resp's); and, when that first event
+// is the stream's failure (an "error" or "response.failed" event), the
+// failure. When ctx is done first, it closes resp's body and returns
+// ctx's error.
+//
+// Each read of the hold runs in a goroutine of its own, which ends when
+// the read returns: when the hold ends at holdBound with a read in
+// flight, the body returned gives that read's bytes first, waiting for
+// them, and reads resp's body itself after; closing the body ends the
+// read in flight (as an http.Response's body does), and so its goroutine.
+func holdStream(ctx context.Context, resp *http.Response) (*http.Response, hold, error) {
 	rest := resp.Body
 	var (
-		buf    []byte
-		sc     sseScanner
-		perr   error
-		tail   io.Reader = rest
-		chunk            = make([]byte, 32<<10)
-		decide           = false
+		buf   []byte
+		sc    sseScanner
+		h     hold
+		tail  io.Reader = rest
+		chunk           = make([]byte, 32<<10)
 	)
-	for !decide && len(buf) <= maxHeld {
-		n, err := rest.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		typ, data, done := sc.scan(buf)
-		if done {
-			decide = true
-			if typ == "error" || typ == "response.failed" {
-				perr = streamFailure(resp.StatusCode, typ, data)
-			}
+	timer := time.NewTimer(holdBound)
+	defer timer.Stop()
+	for len(buf) <= maxHeld {
+		pending := readAsync(rest, chunk)
+		var r readResult
+		select {
+		case r = <-pending:
+		case <-timer.C:
+			h.expired = true
+			tail = &pendingRead{ch: pending, rest: rest}
+		case <-ctx.Done():
+			_ = rest.Close()
+			return nil, hold{}, ctx.Err()
 		}
-		if err != nil {
-			if err != io.EOF {
-				tail = errReader{err}
+		if h.expired {
+			break
+		}
+		buf = append(buf, r.b...)
+		if r.err != nil {
+			if ctx.Err() != nil { // the connection cut for the context (http.Transport)
+				_ = rest.Close()
+				return nil, hold{}, ctx.Err()
+			}
+			if r.err != io.EOF {
+				tail = errReader{r.err}
 			} else {
 				tail = eofReader{}
 			}
+		}
+		if typ, data, done := sc.scan(buf); done {
+			if typ == "error" || typ == "response.failed" {
+				h.failure = streamFailure(resp.StatusCode, typ, data)
+			}
+			break
+		}
+		if r.err != nil {
 			break
 		}
 	}
 	resp.Body = readCloser{io.MultiReader(bytes.NewReader(buf), tail), rest}
-	return resp, perr
+	return resp, h, nil
+}
+
+// readResult is what one Read returned.
+type readResult struct {
+	b   []byte
+	err error
+}
+
+// readAsync reads r into p in a goroutine of its own, which sends what
+// the Read returned on the channel it returns (buffered: the goroutine
+// ends when the Read returns, whether or not it is received) and ends.
+// p is the goroutine's until then.
+func readAsync(r io.Reader, p []byte) <-chan readResult {
+	ch := make(chan readResult, 1)
+	go func() {
+		n, err := r.Read(p)
+		ch <- readResult{p[:n], err}
+	}()
+	return ch
+}
+
+// pendingRead is the rest of a stream whose hold ended with a read in
+// flight: that read's bytes and error (waited for), then rest.
+type pendingRead struct {
+	ch   <-chan readResult
+	r    readResult
+	rest io.Reader
+}
+
+func (p *pendingRead) Read(b []byte) (int, error) {
+	if p.ch != nil {
+		p.r = <-p.ch
+		p.ch = nil
+	}
+	if len(p.r.b) > 0 {
+		n := copy(b, p.r.b)
+		p.r.b = p.r.b[n:]
+		return n, nil
+	}
+	if p.r.err != nil {
+		return 0, p.r.err
+	}
+	return p.rest.Read(b)
 }
 
 type eofReader struct{}

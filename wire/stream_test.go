@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -34,9 +35,12 @@ func (c *chunks) Close() error { return nil }
 // err, and returns what the caller then reads and the failure it saw.
 func held(stream string, n int, end error) ([]byte, error, error) {
 	resp := &http.Response{StatusCode: http.StatusOK, Body: &chunks{b: []byte(stream), n: max(n, 1), err: end}}
-	resp, perr := holdStream(resp)
+	resp, h, err := holdStream(context.Background(), resp)
+	if err != nil {
+		return nil, nil, err
+	}
 	got, err := io.ReadAll(resp.Body)
-	return got, perr, err
+	return got, h.failure, err
 }
 
 const (
@@ -92,7 +96,10 @@ func FuzzHoldStream(f *testing.F) {
 	f.Add([]byte("event:\ndata\n\n\r\n:x\n"), 2)
 	f.Fuzz(func(t *testing.T, stream []byte, n int) {
 		resp := &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(iotest.HalfReader(&chunks{b: bytes.Clone(stream), n: max(n%64, 1), err: io.EOF}))}
-		resp, _ = holdStream(resp)
+		resp, _, err := holdStream(context.Background(), resp)
+		if err != nil {
+			t.Fatal(err)
+		}
 		got, err := io.ReadAll(resp.Body)
 		if err != nil || !bytes.Equal(got, stream) {
 			t.Fatalf("the caller read %q, %v; want %q", got, err, stream)

@@ -40,9 +40,10 @@ const DefaultMaxRetries = 2
 // request the provider already refused for its length again, and never
 // delays a byte of a response but the opening lifecycle events of a
 // streamed Responses answer (response.created, response.in_progress: at
-// most 4 events in 1 MiB), held until the stream's next event shows
-// whether it refuses the input, while a resend is left: the usage is read
-// from the bytes as the caller reads them. It is safe for concurrent use.
+// most 4 events in 1 MiB, for at most 2 seconds after the headers), held
+// until the stream's next event shows whether it refuses the input, while
+// a resend is left: the usage is read from the bytes as the caller reads
+// them. It is safe for concurrent use.
 type Transport struct {
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
@@ -354,8 +355,12 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 			resp, perr = readError(resp)
 		case api == Responses && resp.StatusCode == http.StatusOK && isSSE(resp) && resp.Header.Get("Content-Encoding") == "":
 			// A stream that can still refuse the input (stream.go).
-			resp, perr = holdStream(resp)
-			inStream = true
+			var h hold
+			resp, h, err = holdStream(ctx, resp)
+			perr, ev.HoldExpired, inStream = h.failure, h.expired, true
+		}
+		if err != nil {
+			break
 		}
 		if !history.IsContextOverflow(perr) {
 			break
