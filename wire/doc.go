@@ -30,7 +30,9 @@
 // a bounded number of times and never resending what was refused; a
 // streamed Responses answer that refuses its input after it has begun is
 // recovered the same way, its opening lifecycle events held back until
-// the stream shows whether it does. It
+// the stream shows whether it does, for at most 2 seconds after the
+// response's headers (past that, a refusal that comes later reaches the
+// caller as sent; [Event].HoldExpired says so). It
 // reads the usage of the response as the caller reads it (JSON, or the
 // server-sent events as they pass, without holding a byte back for it) into the
 // model's Calibration, and reports an upstream that counted far less

@@ -18,9 +18,9 @@ import (
 // response.failed alone, its response.error.code context_length_exceeded
 // (james-6-23/codex2api#310); openai-go's ResponseErrorEvent carries the
 // code at the top of an error event. The Transport holds the opening
-// lifecycle events back until the first other event, so that it can
-// recover from such a refusal as from a 400 before a byte reaches the
-// caller.
+// lifecycle events back until the first other event (within the bounds
+// below, time among them), so that it can recover from such a refusal as
+// from a 400 before a byte reaches the caller.
 
 // Bounds of what a Transport holds back of a Responses stream: the
 // lifecycle events that open it, at most maxHeldEvents of them in at most
@@ -28,15 +28,14 @@ import (
 // any of them, what was held goes on and the rest passes through.
 //
 // holdBound is two seconds because a refusal for length is decided before
-// the model computes anything: the API counts the input and compares it
-// with the window when it admits the request, so the refusal follows the
-// opening events by the time that count and the way back take (a
-// tokenizer reads a window's worth of text in tens of milliseconds), not
-// by the model's time to its first token, which for a long input is
-// seconds and is what a stream's first other event waits for. Two seconds
-// leave a slow network or a proxy between room for the refusal, and bound
-// what the hold adds to the caller's wait for the headers when the model
-// is slow to start or the upstream stalls: a caller's own timeout
+// the model computes anything: it needs the input's count against the
+// window, not the model's time to its first token (for a long input,
+// seconds, which is what a stream's first other event waits for), and the
+// reported streams send it as the next event after the opening. Two
+// seconds leave that count and a slow network or a proxy between room for
+// the refusal (a judgement: not measured against the API), and bound what
+// the hold adds to the caller's wait for the headers when the model is
+// slow to start or the upstream stalls, so that a caller's own timeout
 // (http.Client.Timeout, ResponseHeaderTimeout) does not fire for the hold.
 const (
 	maxHeld       = 1 << 20
