@@ -32,8 +32,11 @@ const stall = time.Duration(-1)
 // before it (from the response's headers for the first).
 type part struct {
 	after time.Duration
-	data  string
+	data  string // broken: the connection breaks (errBroken)
 }
+
+// broken is the data of a part where the upstream's connection breaks.
+const broken = "\x00broken"
 
 // scripted is an upstream answering each request with a Responses stream
 // (HTTP 200, text/event-stream) whose bytes come as its script says: the
@@ -83,6 +86,10 @@ func (s *scripted) RoundTrip(req *http.Request) (*http.Response, error) {
 			select {
 			case <-time.After(p.after):
 			case <-body.done:
+				return
+			}
+			if p.data == broken {
+				pw.CloseWithError(errBroken)
 				return
 			}
 			if _, err := io.WriteString(pw, p.data); err != nil {
@@ -143,6 +150,8 @@ const (
 	completedEvent  = "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":3}\n\n"
 )
 
+var errBroken = errors.New("connection reset by peer")
+
 // TestHoldBound: the Transport holds a Responses stream's opening
 // lifecycle events for at most holdBound after the response's headers;
 // past it, RoundTrip returns what it held and the stream passes through as
@@ -162,6 +171,7 @@ func TestHoldBound(t *testing.T) {
 		wantErr      error         // RoundTrip's error
 		wantRequests int
 		want         string // what the caller reads
+		readErr      error  // the error its last read returns (nil: EOF)
 		expired      bool   // Event.HoldExpired
 		recovered    int    // Event.Recovered
 	}{
@@ -170,23 +180,23 @@ func TestHoldBound(t *testing.T) {
 				return []part{{0, createdEvent}, {300 * time.Millisecond, inProgressEvent + outputEvent}, {time.Minute, completedEvent}}
 			},
 			false, 0, 0,
-			300 * time.Millisecond, nil, 1, createdEvent + inProgressEvent + outputEvent + completedEvent, false, 0},
+			300 * time.Millisecond, nil, 1, createdEvent + inProgressEvent + outputEvent + completedEvent, nil, false, 0},
 		{"a stall after response.created (a model slow to start): released at the bound with what was held, the rest as it comes",
 			func(int) []part {
 				return []part{{0, createdEvent}, {time.Hour, inProgressEvent + outputEvent + completedEvent}}
 			},
 			false, 0, 0,
-			holdBound, nil, 1, createdEvent + inProgressEvent + outputEvent + completedEvent, true, 0},
+			holdBound, nil, 1, createdEvent + inProgressEvent + outputEvent + completedEvent, nil, true, 0},
 		{"a stall after response.in_progress, its bytes split across reads: released at the bound, each byte once, in order",
 			func(int) []part {
 				return []part{{0, createdEvent + inProgressEvent[:10]}, {time.Millisecond, inProgressEvent[10:]}, {time.Hour, outputEvent[:7]}, {time.Minute, outputEvent[7:] + completedEvent}}
 			},
 			false, 0, 0,
-			holdBound, nil, 1, createdEvent + inProgressEvent + outputEvent + completedEvent, true, 0},
+			holdBound, nil, 1, createdEvent + inProgressEvent + outputEvent + completedEvent, nil, true, 0},
 		{"headers and no event at all: released at the bound",
 			func(int) []part { return []part{{time.Hour, createdEvent + inProgressEvent + outputEvent}} },
 			false, 0, 0,
-			holdBound, nil, 1, createdEvent + inProgressEvent + outputEvent, true, 0},
+			holdBound, nil, 1, createdEvent + inProgressEvent + outputEvent, nil, true, 0},
 		{"the refusal before the bound: recovered, the caller reads the resend's stream",
 			func(n int) []part {
 				if n == 1 {
@@ -195,25 +205,29 @@ func TestHoldBound(t *testing.T) {
 				return answered
 			},
 			false, 0, 0,
-			holdBound - time.Millisecond + time.Second, nil, 2, createdEvent + inProgressEvent + outputEvent + completedEvent, false, 1},
+			holdBound - time.Millisecond + time.Second, nil, 2, createdEvent + inProgressEvent + outputEvent + completedEvent, nil, false, 1},
 		{"the refusal after the bound: passed through as the upstream sent it, no resend",
 			func(int) []part {
 				return []part{{0, createdEvent + inProgressEvent}, {holdBound + time.Millisecond, overflowEvent}}
 			},
 			false, 0, 0,
-			holdBound, nil, 1, createdEvent + inProgressEvent + overflowEvent, true, 0},
+			holdBound, nil, 1, createdEvent + inProgressEvent + overflowEvent, nil, true, 0},
+		{"a stall, then the connection breaks: released at the bound, the caller reads what was held, then the error",
+			func(int) []part { return []part{{0, createdEvent}, {time.Hour, broken}} },
+			false, 0, 0,
+			holdBound, nil, 1, createdEvent, errBroken, true, 0},
 		{"the body closed while the upstream is silent: the upstream's body closed, no reader left",
 			func(int) []part { return []part{{0, createdEvent}, {stall, ""}} },
 			false, 0, time.Minute,
-			holdBound, nil, 1, "", true, 0},
+			holdBound, nil, 1, "", nil, true, 0},
 		{"the context cancelled while held, an upstream that ignores it: RoundTrip returns its error then, the upstream's body closed",
 			func(int) []part { return []part{{0, createdEvent}, {stall, ""}} },
 			false, 500 * time.Millisecond, 0,
-			500 * time.Millisecond, context.Canceled, 1, "", false, 0},
+			500 * time.Millisecond, context.Canceled, 1, "", nil, false, 0},
 		{"the context cancelled while held, an upstream that ends its body for it (http.Transport): RoundTrip returns its error",
 			func(int) []part { return []part{{0, createdEvent}, {stall, ""}} },
 			true, 500 * time.Millisecond, 0,
-			500 * time.Millisecond, context.Canceled, 1, "", false, 0},
+			500 * time.Millisecond, context.Canceled, 1, "", nil, false, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -245,8 +259,8 @@ func TestHoldBound(t *testing.T) {
 						}
 					} else {
 						got, err := io.ReadAll(resp.Body)
-						if err != nil || string(got) != c.want {
-							t.Errorf("the caller read %q, %v; want %q", got, err, c.want)
+						if !errors.Is(err, c.readErr) || (err != nil) != (c.readErr != nil) || string(got) != c.want {
+							t.Errorf("the caller read %q, %v; want %q, %v", got, err, c.want, c.readErr)
 						}
 						_ = resp.Body.Close()
 					}
@@ -312,5 +326,41 @@ func TestHoldBoundCloseDuringRead(t *testing.T) {
 		if _, closed := up.requests(); !closed[0] {
 			t.Error("the upstream's body was not closed")
 		}
+	})
+}
+
+// FuzzHoldBound: whatever a stream's bytes and however they come in time
+// (each piece of n bytes after a delay of 0 to 1.27 s from the one
+// before: some before the bound, some after), the caller of holdStream
+// reads every byte of the stream once and in order, and no goroutine is
+// left when it has read them.
+func FuzzHoldBound(f *testing.F) {
+	f.Add([]byte(createdEvent+inProgressEvent+outputEvent), 9, []byte{0, 3, 200, 1})
+	f.Add([]byte(createdEvent+inProgressEvent+overflowEvent), 40, []byte{0, 127, 127})
+	f.Add([]byte(openingEvents+overflowEvent), 1, []byte{1})
+	f.Fuzz(func(t *testing.T, stream []byte, n int, delays []byte) {
+		n = max(n%256, 1)
+		var parts []part
+		for i := 0; i < len(stream); i += n {
+			d := time.Duration(0)
+			if k := i / n; k < len(delays) {
+				d = time.Duration(delays[k]&127) * 10 * time.Millisecond
+			}
+			parts = append(parts, part{d, string(stream[i:min(i+n, len(stream))])})
+		}
+		synctest.Test(t, func(t *testing.T) {
+			up := &scripted{script: func(int) []part { return parts }}
+			req, _ := http.NewRequest(http.MethodPost, "http://upstream.test/v1/responses", http.NoBody)
+			resp, _ := up.RoundTrip(req)
+			resp, _, err := holdStream(t.Context(), resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil || string(got) != string(stream) {
+				t.Fatalf("the caller read %q, %v; want %q", got, err, stream)
+			}
+		})
 	})
 }
