@@ -280,7 +280,8 @@ func (md *model) budget(r *Request) int {
 
 // RoundTrip trims req's body when its path is that of an API the package
 // reads and sends it with Base; see the package documentation. Its errors
-// are Base's; a request that cannot be trimmed (a body that does not
+// are Base's, and the request context's when it ends while the Transport
+// holds a stream's opening (the upstream's body is closed then); a request that cannot be trimmed (a body that does not
 // parse, an unknown model, a message that does not convert) is sent
 // untouched, and its Event says why.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
