@@ -80,15 +80,17 @@ type Config struct {
 	// They must not hold history.WithPin, whose indices change from call
 	// to call: pin with TrimOptions on each call instead.
 	Options []history.Option
-	// Stateful makes the ChatModel trim with one Trimmer (see NewTrimmer)
+	// Stateful makes the ChatModel trim with a Trimmer (see NewTrimmer)
 	// for the conversation it serves: the input of every call is the
 	// conversation's whole transcript, which only grows, and between
 	// maintenance points the prompt only grows at its end, so the
 	// provider's prompt cache survives (docs/prompt-caching.md); an
 	// overflow is recovered with the Trimmer's RecoverOverflow, after
 	// which its plans fit what the provider said. Use one ChatModel per
-	// conversation, calling one model (the Trimmer keeps the counter and
-	// Calibration of the first call's). history.WithPin may then be in
+	// conversation. Under the door it keeps one Trimmer per model the
+	// calls name (model.WithModel, else Model), made with that model's
+	// counter, Calibration and options, so calls that alternate models
+	// each trim as their own model's. history.WithPin may then be in
 	// Options, with indices into the transcript; TrimOptions is refused.
 	Stateful bool
 	// OnEvent, when not nil, receives an Event, synchronously, for every
@@ -422,7 +424,7 @@ func (m *ChatModel) do(input []*schema.Message, opts []model.Option, stream bool
 		if len(perCall) > 0 {
 			return nil, history.Result{}, 0, nil, m.fail(stream, 0, errors.New("history/eino: TrimOptions: a stateful ChatModel trims with its Config.Options"))
 		}
-		tr := m.state.Trimmer(codec, struct{}{}, m.cfg.Overhead+tools, trimOpts)
+		tr := m.state.Trimmer(codec, struct{}{}, name, m.cfg.Overhead+tools, trimOpts)
 		trim = func() ([]*schema.Message, history.Result, error) { return tr.Trim(input, budget) }
 		recover = func(_ []*schema.Message, _ []history.Option, err error, attempt int) ([]*schema.Message, history.Result, error) {
 			return tr.RecoverOverflow(input, err, attempt)

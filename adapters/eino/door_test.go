@@ -165,3 +165,71 @@ func TestChatModelDoorNames(t *testing.T) {
 		})
 	}
 }
+
+// TestChatModelStatefulModels: a stateful ChatModel whose calls alternate
+// two models of different tokenizers and windows (gpt-3.5-turbo: cl100k,
+// 16,385; claude-sonnet-4-5: the heuristic, 200,000) trims each call as a
+// stateful ChatModel serving that model alone does: its own model's
+// counter, Calibration and budget. Before, the conversation's one Trimmer
+// was made with the first call's model's options and kept them: the
+// calls to the other model were counted with the first model's counter.
+func TestChatModelStatefulModels(t *testing.T) {
+	names := []string{"gpt-3.5-turbo", "claude-sonnet-4-5"}
+	const calls = 6
+	inputs := make([][]*schema.Message, calls)
+	transcript := []*schema.Message{schema.SystemMessage("You are a careful assistant.")}
+	for i := range calls {
+		for turn := range 8 { // about 3,000 tokens a call: gpt-3.5-turbo's window is passed by the fourth
+			transcript = append(transcript,
+				schema.UserMessage(fmt.Sprintf("Call %d, question %d: %s", i, turn, strings.Repeat(fmt.Sprintf("explain item_%d.%d of the Überprüfung (größer, naïve) ", i, turn), 20))),
+				schema.AssistantMessage(fmt.Sprintf("Answer %d.%d: %s", i, turn, strings.Repeat("the value is 42; ", 30)), nil))
+		}
+		inputs[i] = append(transcript[:len(transcript):len(transcript)], schema.UserMessage(fmt.Sprintf("Now call %d.", i)))
+	}
+	// run sends inputs[i] for the calls i that pick, through one stateful
+	// ChatModel, and returns the events of the requests sent.
+	run := func(pick func(i int) (string, bool)) []Event {
+		var rec record
+		m, err := NewChatModel(&fakeModel{t: t, p: &provider{scale: 1.2, limit: 1 << 30}}, Config{Model: names[0], Stateful: true, OnEvent: rec.add})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range calls {
+			if name, ok := pick(i); ok {
+				if _, err := m.Generate(context.Background(), inputs[i], model.WithModel(name)); err != nil {
+					t.Fatalf("call %d (%s): %v", i, name, err)
+				}
+			}
+		}
+		var out []Event
+		for _, ev := range rec.events {
+			if ev.Type == EventRequest {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	both := run(func(i int) (string, bool) { return names[i%2], true })
+	trimmed := false
+	for k, name := range names {
+		alone := run(func(i int) (string, bool) { return name, i%2 == k })
+		var mixed []Event
+		for i := k; i < len(both); i += 2 {
+			mixed = append(mixed, both[i])
+		}
+		if len(alone) != len(mixed) {
+			t.Fatalf("%s: %d requests alone, %d alternating", name, len(alone), len(mixed))
+		}
+		for j := range alone {
+			a, b := alone[j], mixed[j]
+			trimmed = trimmed || a.Trimmed
+			if a.Tokens != b.Tokens || a.Budget != b.Budget || a.Messages != b.Messages || a.Trimmed != b.Trimmed {
+				t.Errorf("%s, request %d: alternating sent %d messages, %d tokens, budget %d (trimmed %v); alone %d, %d, %d (%v)",
+					name, j, b.Messages, b.Tokens, b.Budget, b.Trimmed, a.Messages, a.Tokens, a.Budget, a.Trimmed)
+			}
+		}
+	}
+	if !trimmed {
+		t.Error("no request was trimmed: the windows are not put to the test")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/histrim/history/models"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
@@ -198,5 +199,65 @@ func TestModelDoorNames(t *testing.T) {
 				t.Errorf("events %+v, want one request trimmed to %d", events, tt.budget)
 			}
 		})
+	}
+}
+
+// TestModelStatefulModels: a stateful Model whose calls alternate two
+// models of different tokenizers and windows (gpt-3.5-turbo: cl100k,
+// 16,385; claude-sonnet-4-5: the heuristic, 200,000) trims each call as a
+// stateful Model serving that model alone does: its own model's counter,
+// Calibration and budget. Before, the conversation's one Trimmer was
+// made with the first call's model's options and kept them: the calls to
+// the other model were counted with the first model's counter.
+func TestModelStatefulModels(t *testing.T) {
+	names := []string{"gpt-3.5-turbo", "claude-sonnet-4-5"}
+	const calls = 6
+	inputs := make([][]llms.MessageContent, calls)
+	transcript := []llms.MessageContent{msg(llms.ChatMessageTypeSystem, txt("You are a careful assistant."))}
+	for i := range calls {
+		for turn := range 8 { // about 3,000 tokens a call: gpt-3.5-turbo's window is passed by the fourth
+			transcript = append(transcript,
+				msg(llms.ChatMessageTypeHuman, txt(fmt.Sprintf("Call %d, question %d: %s", i, turn, strings.Repeat(fmt.Sprintf("explain item_%d.%d of the Überprüfung (größer, naïve) ", i, turn), 20)))),
+				msg(llms.ChatMessageTypeAI, txt(fmt.Sprintf("Answer %d.%d: %s", i, turn, strings.Repeat("the value is 42; ", 30)))))
+		}
+		inputs[i] = append(transcript[:len(transcript):len(transcript)], msg(llms.ChatMessageTypeHuman, txt(fmt.Sprintf("Now call %d.", i))))
+	}
+	// run sends inputs[i] for the calls i that pick, through one stateful
+	// Model, and returns the events of the requests sent.
+	run := func(pick func(i int) (string, bool)) []Event {
+		var events []Event
+		fake := &fakeModel{prompt: -1, count: func(m []llms.MessageContent) int { return tokens(t, m) }}
+		m := NewModel(fake, Config{Model: names[0], Stateful: true, OnEvent: func(ev Event) { events = append(events, ev) }})
+		for i := range calls {
+			if name, ok := pick(i); ok {
+				if _, err := m.GenerateContent(context.Background(), inputs[i], llms.WithModel(name)); err != nil {
+					t.Fatalf("call %d (%s): %v", i, name, err)
+				}
+			}
+		}
+		return events
+	}
+	both := run(func(i int) (string, bool) { return names[i%2], true })
+	trimmed := false
+	for k, name := range names {
+		alone := run(func(i int) (string, bool) { return name, i%2 == k })
+		var mixed []Event
+		for i := k; i < len(both); i += 2 {
+			mixed = append(mixed, both[i])
+		}
+		if len(alone) != len(mixed) {
+			t.Fatalf("%s: %d requests alone, %d alternating", name, len(alone), len(mixed))
+		}
+		for j := range alone {
+			a, b := alone[j].Result, mixed[j].Result
+			trimmed = trimmed || a.Trimmed
+			if a.TokensAfter != b.TokensAfter || a.Budget != b.Budget || alone[j].Messages != mixed[j].Messages || a.Trimmed != b.Trimmed {
+				t.Errorf("%s, request %d: alternating sent %d messages, %d tokens, budget %d (trimmed %v); alone %d, %d, %d (%v)",
+					name, j, mixed[j].Messages, b.TokensAfter, b.Budget, b.Trimmed, alone[j].Messages, a.TokensAfter, a.Budget, a.Trimmed)
+			}
+		}
+	}
+	if !trimmed {
+		t.Error("no request was trimmed: the windows are not put to the test")
 	}
 }

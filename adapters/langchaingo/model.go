@@ -79,15 +79,17 @@ type Config struct {
 	// instruction the provider adds. It must not be negative (the trim
 	// would reject it with a *history.OptionError).
 	Overhead int
-	// Stateful makes the Model trim with one Trimmer (see NewTrimmer) for
+	// Stateful makes the Model trim with a Trimmer (see NewTrimmer) for
 	// the conversation it serves: the messages of every call are the
 	// conversation's whole transcript, which only grows, and between
 	// maintenance points the prompt only grows at its end, so the
 	// provider's prompt cache survives (docs/prompt-caching.md); an
 	// overflow is recovered with the Trimmer's RecoverOverflow, after
 	// which its plans fit what the provider said. Use one Model per
-	// conversation, calling one model (the Trimmer keeps the counter and
-	// Calibration of the first call's); history.WithPin in Options indexes
+	// conversation. Under the door it keeps one Trimmer per model the
+	// calls name (llms.WithModel, else Model), made with that model's
+	// counter, Calibration and options, so calls that alternate models
+	// each trim as their own model's; history.WithPin in Options indexes
 	// the transcript.
 	Stateful bool
 	// OnEvent, when set, receives one Event for every request sent to the
@@ -227,7 +229,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	pinned := pins.Read(opts)
 	var tr *Trimmer
 	if m.state != nil {
-		tr, pinned = &Trimmer{t: m.state.Trimmer(codec, struct{}{}, overhead, opts)}, nil // its pins index the transcript
+		tr, pinned = &Trimmer{t: m.state.Trimmer(codec, struct{}{}, name, overhead, opts)}, nil // its pins index the transcript
 	}
 	send, res, from, err := m.trim(tr, msgs, budget, opts)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {

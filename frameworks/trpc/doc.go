@@ -7,15 +7,19 @@
 // # Usage
 //
 // Swap the tailoring strategy and the counter of trpc-agent-go's model,
-// and wrap it:
+// and wrap it; the model's name is the door (see Config.Model):
 //
-//	var cal history.Calibration // one per model
-//	s := htrpc.NewStrategy(htrpc.Config{Calibration: &cal,
-//		Elision: &history.ElideOptions{}, StepTrim: true})
+//	s := htrpc.NewStrategy(htrpc.Config{})
 //	m := htrpc.Wrap(openai.New("gpt-4o-mini",
-//		openai.WithEnableTokenTailoring(true), openai.WithContextWindow(128_000),
+//		openai.WithEnableTokenTailoring(true),
 //		openai.WithTailoringStrategy(s), openai.WithTokenCounter(s.Counter())), s)
 //	agent := llmagent.New("coder", llmagent.WithModel(m), llmagent.WithTools(tools))
+//
+// Under the door (a name the models table knows), trpc-agent-go's budget
+// is bounded by the model's window less its output room and a margin
+// until the Calibration is warm, the counter is the model's, a
+// Calibration per model is the Strategy's own, and the default policy's
+// task preset elides old tool results before turns go.
 //
 // The session keeps every event; each request is trimmed, never the
 // session.
@@ -66,7 +70,8 @@
 // # Not supported
 //
 // history.WithPin and history.WithTurnStart (trpc-agent-go gives the
-// strategy no stable indices; turns start at user messages); summaries
+// strategy no stable indices; turns start at user messages, at those
+// history.UserWritten accepts under the door); summaries
 // (use trpc-agent-go's session summarizer, whose output arrives as a
 // system or user message); streaming retries after a partial answer
 // (a rejection for length comes before any chunk).

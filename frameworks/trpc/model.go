@@ -20,10 +20,12 @@ const MaxRetries = 2
 type slotKey struct{}
 
 // slot is what a Strategy tells the model wrapped around it about one
-// call: the model's name and the overhead the model counted (set before
-// the call), and the budget and Result of the trim behind what was sent.
+// call: what the request is trimmed with (the door's for the model's
+// name, or the Strategy's Config) and the overhead the model counted
+// (set before the call), and the budget and Result of the trim behind
+// what was sent.
 type slot struct {
-	model    string
+	call     call
 	overhead int
 
 	mu     sync.Mutex
@@ -65,10 +67,16 @@ type Model struct {
 
 // Wrap returns inner wrapped so that, with s as its tailoring strategy:
 //
+//   - every request is trimmed through the door of the model inner names
+//     (inner.Info().Name, or s's Config.Model; see Config.Model): its
+//     budget bounded by the model's, counted with its counter, calibrated
+//     with its Calibration, under the task preset; an unknown
+//     Config.Model fails the call before anything is sent;
 //   - every trim counts the request's tools (their declarations, as one
 //     system message) as overhead, so its Result counts the whole request;
 //   - a response that reports the request's usage is observed by the
-//     Strategy's Calibration (usage.PromptTokens against the trim's
+//     Calibration of the request's trim (Config.Calibration, or the
+//     door's for the model) (usage.PromptTokens against the trim's
 //     Result.TokensAfter);
 //   - a request the provider rejected for its length
 //     (history.IsContextOverflow of the response's error) is trimmed with
@@ -98,7 +106,18 @@ func (m *Model) GenerateContent(ctx context.Context, request *model.Request) (<-
 	if request == nil {
 		return m.inner.GenerateContent(ctx, request)
 	}
-	sl := &slot{model: m.inner.Info().Name, overhead: m.overhead(request)}
+	c := call{counter: history.Heuristic()} // without a Strategy: recovery alone
+	if m.s != nil {
+		output := 0
+		if request.MaxTokens != nil {
+			output = *request.MaxTokens
+		}
+		var err error
+		if c, err = m.s.plan(m.inner.Info().Name, output); err != nil {
+			return nil, err // Config.Model is unknown: nothing is sent
+		}
+	}
+	sl := &slot{call: c, overhead: m.overhead(request, c.counter)}
 	ctx = context.WithValue(ctx, slotKey{}, sl)
 	first, err := m.inner.GenerateContent(ctx, request)
 	if err != nil {
@@ -122,7 +141,7 @@ func (m *Model) GenerateContent(ctx context.Context, request *model.Request) (<-
 		ch := first
 		for attempt := 1; ; attempt++ {
 			res := sl.take()
-			overflow, ok := m.forward(ch, res, attempt, emit)
+			overflow, ok := m.forward(ch, res, sl, attempt, emit)
 			if !ok || overflow == nil {
 				return
 			}
@@ -146,7 +165,7 @@ func (m *Model) GenerateContent(ctx context.Context, request *model.Request) (<-
 // request for its length when it is retried (attempt <= MaxRetries,
 // before anything was passed on), instead of passing it on. ok is false
 // when the caller stopped listening.
-func (m *Model) forward(ch <-chan *model.Response, res *history.Result, attempt int, emit func(*model.Response) bool) (overflow *model.Response, ok bool) {
+func (m *Model) forward(ch <-chan *model.Response, res *history.Result, sl *slot, attempt int, emit func(*model.Response) bool) (overflow *model.Response, ok bool) {
 	sent := false
 	for r := range ch {
 		if r != nil && r.Error != nil && !sent && attempt <= MaxRetries && history.IsContextOverflow(r.Error) {
@@ -154,7 +173,7 @@ func (m *Model) forward(ch <-chan *model.Response, res *history.Result, attempt 
 			continue // drain: the inner model closes ch after its error
 		}
 		if r != nil && r.Usage != nil && !r.IsPartial && r.Error == nil && m.s != nil && res != nil {
-			adapt.Observe(m.s.cal, res.TokensAfter, r.Usage.PromptTokens, m.s.onObserve)
+			adapt.Observe(sl.call.cal, res.TokensAfter, r.Usage.PromptTokens, m.s.onObserve)
 		}
 		sent = true
 		if !emit(r) {
@@ -171,10 +190,7 @@ func (m *Model) forward(ch <-chan *model.Response, res *history.Result, attempt 
 // should be resent with them; what the provider said then bounds the
 // Strategy's later budgets for the model (Strategy.limits).
 func (m *Model) recover(sent []model.Message, providerErr error, attempt int, sl *slot) ([]model.Message, bool) {
-	opts := []history.Option{history.WithOverhead(sl.overhead)}
-	if m.s != nil {
-		opts = append(slices.Clip(m.s.opts), opts...)
-	}
+	opts := append(slices.Clip(sl.call.opts), history.WithOverhead(sl.overhead))
 	hist, err := convert(sent, opts)
 	if err != nil {
 		return nil, false
@@ -184,14 +200,14 @@ func (m *Model) recover(sent []model.Message, providerErr error, attempt int, sl
 		return nil, false
 	}
 	if m.s != nil {
-		m.s.limits.Learn(sl.model, providerErr, sl.lastBudget(), rec.Budget, m.s.cal)
+		m.s.limits.Learn(sl.call.model, providerErr, sl.lastBudget(), rec.Budget, sl.call.cal)
 	}
 	return apply(sent, rec), true
 }
 
-// overhead counts the request's tool declarations with the Strategy's
-// counter, as the "tools" of an OpenAI-style request.
-func (m *Model) overhead(request *model.Request) int {
+// overhead counts the request's tool declarations with c (the counter of
+// the request's trim), as the "tools" of an OpenAI-style request.
+func (m *Model) overhead(request *model.Request, c history.Counter) int {
 	if len(request.Tools) == 0 {
 		return 0
 	}
@@ -224,10 +240,6 @@ func (m *Model) overhead(request *model.Request) int {
 	raw, err := json.Marshal(tools)
 	if err != nil {
 		return 0
-	}
-	c := history.Heuristic()
-	if m.s != nil {
-		c = m.s.counter
 	}
 	return max(c.CountMessage(history.Message{Role: history.RoleSystem, Content: string(raw)}), 0)
 }

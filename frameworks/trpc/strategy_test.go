@@ -150,7 +150,18 @@ func checkEquivalent(t *testing.T, msgs []model.Message, cfg Config, budget int)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		t.Fatal(err)
 	}
-	res, werr := history.TrimToRecentTurns(hist, budget, s.opts...)
+	// The whole history's trim, with what the Strategy trims with: its
+	// Config's options, or under the door (Config.Model) the door's, to
+	// the door's budget when it is the lower.
+	c, perr := s.plan("", 0)
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	whole := budget
+	if c.door {
+		whole = min(budget, c.budget)
+	}
+	res, werr := history.TrimToRecentTurns(hist, whole, c.opts...)
 	if errors.Is(werr, history.ErrLatestTurnTooLarge) != errors.Is(err, history.ErrLatestTurnTooLarge) {
 		t.Errorf("budget %d: errors %v and %v", budget, err, werr)
 	}
@@ -181,6 +192,44 @@ func TestStrategyReadsOnlyTheEnd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStrategyDoorReadsOnlyTheEnd: under the door (Config.Model), where
+// the task preset elides, clears arguments, trims steps and opens turns
+// only at the messages history.UserWritten accepts, reading the end of a
+// history decides what a trim of the whole history decides, with system
+// reminders in the user role among the steps (which open no turn).
+func TestStrategyDoorReadsOnlyTheEnd(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		msgs := withReminders(gen(seed, 30), 3)
+		hist, _ := ToHistory(msgs)
+		total := history.Estimate(hist, nil)
+		for _, cfg := range []Config{
+			{Model: "gpt-3.5-turbo"},
+			{Model: "claude-sonnet-4-5", StepTrim: true},
+			{Model: "gpt-4o", Elision: &history.ElideOptions{KeepRecent: 1}},
+		} {
+			for _, budget := range []int{40, total / 20, total / 5, total / 2, total + 10} {
+				checkEquivalent(t, msgs, cfg, budget)
+			}
+		}
+	}
+}
+
+// withReminders returns msgs with a system reminder in the user role
+// after every nth tool result, as agent runtimes inject them.
+func withReminders(msgs []model.Message, n int) []model.Message {
+	var out []model.Message
+	k := 0
+	for _, m := range msgs {
+		out = append(out, m)
+		if m.Role == model.RoleTool {
+			if k++; k%n == 0 {
+				out = append(out, model.NewUserMessage("<system-reminder>The file changed on disk.</system-reminder>"))
+			}
+		}
+	}
+	return out
 }
 
 // TestStrategyOptionsCountOtherwise: elision, a counter or a calibration
@@ -219,8 +268,12 @@ func FuzzStrategy(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, turns, budget, cfg int) {
 		turns = 1 + abs(turns)%60
 		budget = 1 + abs(budget)%30000
-		cfgs := strategyConfigs()
-		checkEquivalent(t, gen(seed|1, turns), cfgs[abs(cfg)%len(cfgs)], budget)
+		cfgs := append(strategyConfigs(), Config{Model: "gpt-3.5-turbo"})
+		msgs := gen(seed|1, turns)
+		if cfg < 0 {
+			msgs = withReminders(msgs, 1+abs(cfg)%5)
+		}
+		checkEquivalent(t, msgs, cfgs[abs(cfg)%len(cfgs)], budget)
 	})
 }
 

@@ -203,24 +203,42 @@ func (t *Trimmer[R, N]) Reset() {
 	}
 }
 
-// Conversation holds the Trimmer a wrapper model (eino's ChatModel,
+// Conversation holds the Trimmers a wrapper model (eino's ChatModel,
 // langchaingo's Model) keeps for the one conversation it serves under
-// Config.Stateful. The zero value holds none.
+// Config.Stateful: one per model the calls name, since a Trimmer is made
+// with its model's options (the counter, the Calibration, the door's
+// policy), which another model's calls must not trim with. The zero value
+// holds none and is safe for concurrent use; it holds at most maxLimits
+// models (past it, a new name makes room by forgetting them all, as
+// Limits does: a caller calls a few models).
 type Conversation[R, N any] struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	m  map[string]*convTrimmer[R, N]
+}
+
+// convTrimmer is a model's Trimmer in a Conversation and the overhead it
+// was made for.
+type convTrimmer[R, N any] struct {
 	tr       *Trimmer[R, N]
 	overhead int
 }
 
-// Trimmer returns the conversation's Trimmer of c for requests with r,
+// Trimmer returns the conversation's Trimmer of c for requests to model
+// ("" for a wrapper with a fixed budget, which names none) with r,
 // trimmed with opts, whose overhead (history.WithOverhead among opts) is
-// overhead: the one kept, or a new one when there is none or the overhead
-// changed (other tools), which plans afresh.
-func (s *Conversation[R, N]) Trimmer(c *Codec[R, N], r R, overhead int, opts []history.Option) *Trimmer[R, N] {
+// overhead: the one kept for model, or a new one when there is none or
+// the overhead changed (other tools), which plans afresh.
+func (s *Conversation[R, N]) Trimmer(c *Codec[R, N], r R, model string, overhead int, opts []history.Option) *Trimmer[R, N] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tr == nil || s.overhead != overhead {
-		s.tr, s.overhead = c.NewTrimmer(r, opts), overhead
+	e, ok := s.m[model]
+	if ok && e.overhead == overhead {
+		return e.tr
 	}
-	return s.tr
+	if s.m == nil || (!ok && len(s.m) >= maxLimits) {
+		s.m = make(map[string]*convTrimmer[R, N])
+	}
+	e = &convTrimmer[R, N]{tr: c.NewTrimmer(r, opts), overhead: overhead}
+	s.m[model] = e
+	return e.tr
 }

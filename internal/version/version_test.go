@@ -34,8 +34,11 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // promoted from one embedded control (issue 34 item 7; the method sets
 // are the same), and adapt.Limits for the framework modules' doors
 // (issue 34, added), and adapt.DoorOptions, the door's options for those
-// wrappers, with Calibrations bounded (issue 34, added; For is the same).
-const apiDigest = "2737c2c1fa050d1f"
+// wrappers, with Calibrations bounded (issue 34, added; For is the same),
+// and Conversation.Trimmer taking the model's name, one Trimmer per model
+// (issue 34, before any release; its only callers are eino's ChatModel
+// and langchaingo's Model, released with the core).
+const apiDigest = "a0ccbcbe7bd4b994"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
