@@ -27,9 +27,10 @@ import (
 // callbacks own, and the default policy's task preset: old function
 // responses are elided before turns go (before, the door trimmed whole
 // turns only: 0 of 49 trims elided one, and trimmed requests filled 71.5%
-// of the window, 93.1% now).
+// of the window, 93.1% now). Over adaptertest.FrameworkDoorTurns user
+// turns: the window is a million tokens.
 func TestDoor(t *testing.T) {
-	adaptertest.DoorLoop(t, "adk", "gemini-2.5-flash", func(t *testing.T, l *adaptertest.Loop, name string) {
+	adaptertest.DoorLoopTurns(t, "adk", "gemini-2.5-flash", adaptertest.FrameworkDoorTurns, func(t *testing.T, l *adaptertest.Loop, name string) {
 		cb, tr := runDoor(t, l, name)
 		if _, _, _, warm := cb.Calibration().Model(); !warm {
 			t.Error("the callbacks' Calibration learnt nothing from the responses")

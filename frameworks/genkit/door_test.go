@@ -21,9 +21,10 @@ import (
 // from the table), the Calibration the Middleware's own, and the default
 // policy's task preset: old tool results are elided before turns go
 // (before, the door trimmed whole turns only, and trimmed requests filled
-// 72.4% of the window).
+// 72.4% of the window). Over adaptertest.FrameworkDoorTurns user turns:
+// the window is a million tokens.
 func TestDoor(t *testing.T) {
-	adaptertest.DoorLoop(t, "genkit", "gemini-2.5-flash", runDoor)
+	adaptertest.DoorLoopTurns(t, "genkit", "gemini-2.5-flash", adaptertest.FrameworkDoorTurns, runDoor)
 }
 
 // TestDoorWindow runs the door against a Gemini endpoint whose window

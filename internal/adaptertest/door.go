@@ -15,6 +15,17 @@ import (
 // scaled to the model's window so that the window fills in about eight.
 const DoorTurns = 12
 
+// FrameworkDoorTurns is how many user turns the framework modules' door
+// loops over Gemini's window of a million tokens run (DoorLoopTurns).
+// Every request near that window is megabytes that the framework, the
+// library and the stand-in each read (ADK's and Genkit's door loops took
+// a minute of CI); their doors elide from about the third turn and trim
+// to the window from about the fourth, and the turns after it hold the
+// trims, the refusal at most and the elisions the loop checks (ADK's
+// door: 7 turns give 22 trims, every one eliding, filling 93.1% of the
+// window; 12 gave 49, 93.1%).
+const FrameworkDoorTurns = 7
+
 // DoorLoop runs an adapter's loop through its door (Fit, RecoverOverflow
 // with the same transcript, Observe of each response's usage) with the
 // SDK's real client against its stand-in server, whose window is the
@@ -29,13 +40,21 @@ const DoorTurns = 12
 // checks.
 func DoorLoop(t *testing.T, adapter, model string, run func(t *testing.T, l *Loop, model string)) *Loop {
 	t.Helper()
+	return DoorLoopTurns(t, adapter, model, DoorTurns, run)
+}
+
+// DoorLoopTurns is DoorLoop over turns user turns (DoorTurns for
+// DoorLoop; FrameworkDoorTurns for a framework's door over a window of a
+// million tokens).
+func DoorLoopTurns(t *testing.T, adapter, model string, turns int, run func(t *testing.T, l *Loop, model string)) *Loop {
+	t.Helper()
 	m, err := models.Lookup(model)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := NewLoop(adapter, Skew(1.3), m.Window)
 	scale := max(m.Window/12_000, 1)
-	l.Turns = DoorTurns
+	l.Turns = turns
 	if race.Enabled && m.Window > 100_000 {
 		// The race detector checks the calls; the plain run checks the
 		// bounds. Results scaled to a window of a million tokens made

@@ -89,8 +89,9 @@ func (s *Server) checkBreakpoints(req *request, msgs []message) *apiError {
 // against the one the server issued, and where compaction blocks stand.
 func (s *Server) checkOpaque(msgs []message) *apiError {
 	for i := range msgs {
-		for j, raw := range msgs[i].blocks() {
-			b := readBlock(raw)
+		p := msgs[i].read()
+		for j, raw := range p.raws {
+			b := p.blocks[j]
 			where := "messages." + strconv.Itoa(i) + ".content." + strconv.Itoa(j)
 			switch b.Type {
 			case "compaction":
@@ -170,15 +171,15 @@ func pairing(msgs []message) string {
 	for i := range msgs {
 		var prev []string
 		if i > 0 && msgs[i-1].Role == "assistant" {
-			for _, raw := range msgs[i-1].blocks() {
-				if b := readBlock(raw); b.Type == "tool_use" {
+			for _, b := range msgs[i-1].read().blocks {
+				if b.Type == "tool_use" {
 					prev = append(prev, b.ID)
 				}
 			}
 		}
 		var answered []string
-		for j, raw := range msgs[i].blocks() {
-			if b := readBlock(raw); b.Type == "tool_result" {
+		for j, b := range msgs[i].read().blocks {
+			if b.Type == "tool_result" {
 				if msgs[i].Role != "user" || !slices.Contains(prev, b.ToolUseID) {
 					return fmt.Sprintf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. "+
 						"Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)

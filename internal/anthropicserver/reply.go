@@ -40,9 +40,10 @@ func (s *Server) clear(req *request, msgs []message, count int) ([]map[string]an
 	}
 	var results []string
 	for i := range msgs {
-		for _, raw := range msgs[i].blocks() {
-			if b := readBlock(raw); b.Type == "tool_result" {
-				results = append(results, b.text())
+		p := msgs[i].read()
+		for j, b := range p.blocks {
+			if b.Type == "tool_result" {
+				results = append(results, p.texts[j])
 			}
 		}
 	}
@@ -92,8 +93,8 @@ func (s *Server) compaction(hist []history.Message) string {
 // latest compaction on: the task the compaction closed stands first.
 func (s *Server) play(msgs []message, hist []history.Message) loopserver.Reply {
 	if len(msgs) > 0 {
-		if bs := msgs[0].blocks(); len(bs) > 0 {
-			if b := readBlock(bs[0]); b.Type == "compaction" && b.Signature != nil && s.tasks[*b.Signature] != "" {
+		if bs := msgs[0].read().blocks; len(bs) > 0 {
+			if b := bs[0]; b.Type == "compaction" && b.Signature != nil && s.tasks[*b.Signature] != "" {
 				hist = append([]history.Message{{Role: history.RoleUser, Content: s.tasks[*b.Signature]}}, hist...)
 			}
 		}
@@ -172,7 +173,7 @@ func (s *Server) account(req *request, msgs []message, content []json.RawMessage
 		// After a compaction the client sends the compacted reply first:
 		// that rewrite is the server's.
 		follows := s.last.compacted != "" && len(msgs) > 0 && len(msgs[0].blocks()) > 0 &&
-			canonical(msgs[0].blocks()[0]) == canonical(json.RawMessage(s.last.compacted))
+			msgs[0].read().canonical()[0] == canonical(json.RawMessage(s.last.compacted))
 		client = !follows
 	}
 	server := compacted != "" || edited

@@ -76,6 +76,7 @@ type Server struct {
 	tasks   map[string]string // compaction signature -> the task it was in
 	threads map[string][]message
 	last    *turn
+	seen    map[string]*parsed // the previous request's messages read, by content
 }
 
 // turn is what the server remembers of the previous request, for the
@@ -163,6 +164,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, badRequest("", "malformed request"))
 		return
 	}
+	s.remember(req.Messages)
 	aerr := checkBetas(&req, r.Header)
 	var out []byte
 	if aerr == nil {
@@ -174,6 +176,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stats.Accepted++
 	_, _ = w.Write(out)
+}
+
+// remember reads msgs, taking the reading of a content the previous
+// request sent too from it, and keeps their readings for the next
+// request: an agent loop resends its history with every request, and
+// the server would read it again at each.
+func (s *Server) remember(msgs []message) {
+	seen := make(map[string]*parsed, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		if m.p = s.seen[string(m.Content)]; m.p == nil {
+			m.p = parse(m.Content)
+		}
+		seen[string(m.Content)] = m.p
+	}
+	s.seen = seen
 }
 
 // reject answers with the API's error body and counts it.

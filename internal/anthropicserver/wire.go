@@ -37,20 +37,64 @@ type edit struct {
 type message struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
+	// p is the content read (see read), set on first use or from the
+	// server's reading of the previous request.
+	p *parsed
+}
+
+// parsed is a message's content read once: a function of its bytes
+// alone, so that a message a conversation sends again (every request
+// resends the history) is read only once (Server.remember), not at each
+// of the server's checks. Shared: nothing changes it once read.
+type parsed struct {
+	raws   []json.RawMessage // the blocks as sent
+	blocks []block           // each block's fields
+	texts  []string          // each block's text (block.text)
+	canon  []string          // each block canonical, set on first use
+}
+
+// read returns m's content read.
+func (m *message) read() *parsed {
+	if m.p == nil {
+		m.p = parse(m.Content)
+	}
+	return m.p
+}
+
+// parse reads content: its blocks (a string content is one text block),
+// each block's fields and text.
+func parse(content json.RawMessage) *parsed {
+	p := &parsed{}
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+		p.raws = []json.RawMessage{b}
+	} else {
+		_ = json.Unmarshal(content, &p.raws)
+	}
+	p.blocks = make([]block, len(p.raws))
+	p.texts = make([]string, len(p.raws))
+	for i, raw := range p.raws {
+		p.blocks[i] = readBlock(raw)
+		p.texts[i] = p.blocks[i].text()
+	}
+	return p
+}
+
+// canonical returns the blocks of p with their object keys sorted.
+func (p *parsed) canonical() []string {
+	if p.canon == nil {
+		p.canon = make([]string, len(p.raws))
+		for i, raw := range p.raws {
+			p.canon[i] = canonical(raw)
+		}
+	}
+	return p.canon
 }
 
 // blocks returns the content blocks of m (a string content is one text
 // block).
-func (m *message) blocks() []json.RawMessage {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
-		return []json.RawMessage{b}
-	}
-	var out []json.RawMessage
-	_ = json.Unmarshal(m.Content, &out)
-	return out
-}
+func (m *message) blocks() []json.RawMessage { return m.read().raws }
 
 // block is what the server reads of one content block: the fields the
 // adapters' rules read.
@@ -106,15 +150,16 @@ func toHistory(msgs []message) []history.Message {
 	for i := range msgs {
 		m := history.Message{Role: history.Role(msgs[i].Role)}
 		var texts []string
-		for _, raw := range msgs[i].blocks() {
-			b := readBlock(raw)
+		p := msgs[i].read()
+		for j := range p.blocks {
+			b := &p.blocks[j]
 			switch b.Type {
 			case "tool_use":
 				m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
 			case "tool_result":
-				out = append(out, history.Message{Role: history.RoleTool, ToolCallID: b.ToolUseID, Content: b.text()})
+				out = append(out, history.Message{Role: history.RoleTool, ToolCallID: b.ToolUseID, Content: p.texts[j]})
 			default:
-				texts = append(texts, b.text())
+				texts = append(texts, p.texts[j])
 			}
 		}
 		m.Content = strings.Join(texts, "\n")
@@ -142,9 +187,7 @@ func prompt(system json.RawMessage, msgs []message) []string {
 	out := []string{canonical(system)}
 	for i := range msgs {
 		out = append(out, "role:"+msgs[i].Role)
-		for _, b := range msgs[i].blocks() {
-			out = append(out, canonical(b))
-		}
+		out = append(out, msgs[i].read().canonical()...)
 	}
 	return out
 }
