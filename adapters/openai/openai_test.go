@@ -16,6 +16,7 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -781,7 +782,10 @@ var fuzzSeeds = [][]byte{
 // TestTrimProperty runs checkTrim over generated conversations at every
 // budget from 1 to just above their size.
 func TestTrimProperty(t *testing.T) {
-	for _, seed := range adaptertest.Seeds(fuzzSeeds, 40) {
+	// Under the race detector, 15 of the 45 conversations (race.Sample)
+	// at a third of the budgets (Budgets): the plain run checks all; the
+	// trims are single-goroutine logic.
+	for _, seed := range race.Sample(adaptertest.Seeds(fuzzSeeds, 40), 15) {
 		msgs := genConversation(seed)
 		in := newPropInput(t, msgs)
 		for _, budget := range adaptertest.Budgets(adapter.Tokens(t, msgs), 40) {
@@ -827,7 +831,9 @@ func pinnedAgent(seed []byte) (conversation, []int) {
 // budget and with every rung of the ladder, and the output is valid and
 // converts back to the Result.
 func TestPinSurvivesEveryBudget(t *testing.T) {
-	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 4) {
+	// Under the race detector, 4 of the 8 conversations (race.Sample):
+	// the plain run sweeps all; the trims are single-goroutine logic.
+	for _, seed := range race.Sample(adaptertest.Seeds(adaptertest.LadderSeeds, 4), 4) {
 		msgs, pins := pinnedAgent(seed)
 		sets := append(adapter.LadderOptions(), nil)
 		for o := range sets {
