@@ -153,7 +153,7 @@ func (a *Adapter[C]) Ladder(t *testing.T) {
 	gens := append([]func([]byte) C{a.Agent}, a.More...)
 	derived := 12
 	if race.Enabled {
-		derived = 4 // the plain run sweeps all; see Budgets
+		derived = 2 // the plain run sweeps all; see Budgets
 	}
 	for _, seed := range Seeds(LadderSeeds, derived) {
 		for _, gen := range gens {
