@@ -21,6 +21,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/internal/regroup"
 )
 
@@ -590,8 +591,12 @@ func corpusRequest(c adaptertest.Conversation, interleaved bool) ([]anthropic.Te
 // counting exactly what it counted (checkCallsAsCounted). The corpus is
 // small (3,070 messages in 61 conversations), so every conversation runs
 // whole.
+//
+// Under the race detector, 16 of the sessions Corpus reads (race.Sample),
+// at the 4 budgets of CorpusBudgets: the plain run checks every session at
+// every budget; the trims are single-goroutine logic.
 func TestCorpusThinking(t *testing.T) {
-	convs := adaptertest.Corpus(t, "../..")
+	convs := race.Sample(adaptertest.Corpus(t, "../.."), 16)
 	for _, interleaved := range []bool{true, false} {
 		trims, violations, thinking := 0, 0, 0
 		spared, cleared := thinkingCalls.spared.Load(), thinkingCalls.cleared.Load()

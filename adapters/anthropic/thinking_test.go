@@ -21,6 +21,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 )
 
 func th(s string) anthropic.ContentBlockParamUnion {
@@ -571,9 +572,9 @@ func thinkingOptionSets() [][]history.Option {
 
 // checkThinkingTrim trims the request at budget with opts and checks the
 // output: it passes ValidateRequest with thinking enabled (the input does),
-// keeps thinking blocks exactly (checkThinkingKept), and is left alone by
-// a second trim.
-func checkThinkingTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, budget int, opts ...history.Option) []anthropic.MessageParam {
+// keeps thinking blocks exactly (checkThinkingKept; idx is msgs indexed),
+// and is left alone by a second trim.
+func checkThinkingTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []anthropic.MessageParam, idx *thinkingIndex, budget int, opts ...history.Option) []anthropic.MessageParam {
 	t.Helper()
 	out, _, err := Trim(system, msgs, budget, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
@@ -582,7 +583,7 @@ func checkThinkingTrim(t *testing.T, system []anthropic.TextBlockParam, msgs []a
 	if err := ValidateRequest(thinkingParams(system, out)); err != nil {
 		t.Fatalf("budget %d: output fails ValidateRequest: %v\nthe API would say: %s\n%s", budget, err, apiMessage(err), adaptertest.JSON(t, out))
 	}
-	checkThinkingKept(t, msgs, out)
+	idx.check(t, out)
 	if err == nil {
 		// The notices are recognised, also an assistant-role one rendered
 		// as a user message: a second trim changes nothing.
@@ -661,10 +662,14 @@ func TestTrimThinking(t *testing.T) {
 			t.Error("the sweep did not both spare calls beside thinking and clear others")
 		}
 	}()
-	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 6) {
+	// Under the race detector, 5 of the 10 requests (race.Sample) at a
+	// third of the budgets (Budgets): the plain run checks all; the trims
+	// are single-goroutine logic.
+	for _, seed := range race.Sample(adaptertest.Seeds(adaptertest.LadderSeeds, 6), 5) {
 		system, msgs := genThinking(seed)
 		before := adaptertest.JSON(t, msgs)
 		total := adapter.Tokens(t, request{system, msgs})
+		idx := indexThinking(t, msgs)
 		defer func() {
 			if adaptertest.JSON(t, msgs) != before {
 				t.Errorf("seed %v: a trim modified its input", seed)
@@ -673,7 +678,7 @@ func TestTrimThinking(t *testing.T) {
 		for o, opts := range thinkingOptionSets() {
 			for _, budget := range adaptertest.Budgets(total, 10) {
 				trims++
-				checkThinkingTrim(t, system, msgs, budget, opts...)
+				checkThinkingTrim(t, system, msgs, idx, budget, opts...)
 				if t.Failed() {
 					t.Fatalf("seed %v, options %d", seed, o)
 				}
@@ -882,38 +887,57 @@ var thinkingFuzzSeeds = [][]byte{
 	{10, 36, 14, 15, 9, 11, 22, 24, 25, 26},
 }
 
-// checkRandomThinking trims the request data builds at budget with option
-// set o: thinking blocks come back exactly, and the output is valid
-// whenever the input is, by both readings of where the final assistant
-// turn begins: ValidateRequest's (text beside tool results opens a new
-// assistant turn) and the other one (it continues the tool loop).
+// randomThinking is a request genRandomThinking built, with what
+// checkRandomThinking reads of it once for all its trims: its thinking
+// index and whether it is valid by either reading.
+type randomThinking struct {
+	system []anthropic.TextBlockParam
+	msgs   []anthropic.MessageParam
+	index  *thinkingIndex
+	// valid: the request passes ValidateRequest with thinking enabled;
+	// loose: it is valid by the other reading (validLoose); other: it
+	// holds text beside tool results in its latest turn.
+	valid, loose, other bool
+}
+
+func newRandomThinking(t *testing.T, data []byte) *randomThinking {
+	system, msgs := genRandomThinking(data)
+	r := &randomThinking{system: system, msgs: msgs, index: indexThinking(t, msgs)}
+	r.loose = validLoose(system, msgs) == nil
+	r.valid = ValidateRequest(thinkingParams(system, msgs)) == nil
+	r.other = r.valid && textBesideResults(msgs)
+	return r
+}
+
+// checkRandomThinking trims the request at budget with option set o:
+// thinking blocks come back exactly, and the output is valid whenever the
+// input is, by both readings of where the final assistant turn begins:
+// ValidateRequest's (text beside tool results opens a new assistant turn)
+// and the other one (it continues the tool loop).
 //
 // It returns whether the input passed ValidateRequest, and whether it
 // holds text beside tool results in its latest turn, the shape where the
 // two readings differ.
-func checkRandomThinking(t *testing.T, data []byte, budget int, o int) (valid, other bool) {
-	system, msgs := genRandomThinking(data)
+func checkRandomThinking(t *testing.T, r *randomThinking, budget int, o int) (valid, other bool) {
 	sets := thinkingOptionSets()
 	opts := sets[o%len(sets)]
-	out, _, err := Trim(system, msgs, budget, opts...)
+	out, _, err := Trim(r.system, r.msgs, budget, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		t.Fatalf("budget %d: %v", budget, err)
 	}
-	checkThinkingKept(t, msgs, out)
-	if validLoose(system, msgs) == nil {
-		if err := validLoose(system, out); err != nil {
-			t.Fatalf("budget %d, options %d: the input is valid by the other reading, the output is not: %v\n in %s\nout %s", budget, o, err, adaptertest.JSON(t, msgs), adaptertest.JSON(t, out))
+	r.index.check(t, out)
+	if r.loose {
+		if err := validLoose(r.system, out); err != nil {
+			t.Fatalf("budget %d, options %d: the input is valid by the other reading, the output is not: %v\n in %s\nout %s", budget, o, err, adaptertest.JSON(t, r.msgs), adaptertest.JSON(t, out))
 		}
 	}
-	if ValidateRequest(thinkingParams(system, msgs)) != nil {
+	if !r.valid {
 		return false, false
 	}
-	verr := ValidateRequest(thinkingParams(system, out))
-	if verr == nil {
-		return true, textBesideResults(msgs)
+	if verr := ValidateRequest(thinkingParams(r.system, out)); verr != nil {
+		t.Fatalf("budget %d, options %d: the input passes ValidateRequest, the output does not: %v\n in %s\nout %s", budget, o, verr, adaptertest.JSON(t, r.msgs), adaptertest.JSON(t, out))
 	}
-	t.Fatalf("budget %d, options %d: the input passes ValidateRequest, the output does not: %v\n in %s\nout %s", budget, o, verr, adaptertest.JSON(t, msgs), adaptertest.JSON(t, out))
-	return true, false
+	return true, r.other
 }
 
 // TestTrimRandomThinking runs checkRandomThinking over generated requests
@@ -922,14 +946,15 @@ func TestTrimRandomThinking(t *testing.T) {
 	requests, valid, trims, checked, other := 0, 0, 0, 0, 0
 	spared, cleared := thinkingCalls.spared.Load(), thinkingCalls.cleared.Load()
 	for _, seed := range adaptertest.Seeds(thinkingFuzzSeeds, 16) {
-		system, msgs := genRandomThinking(seed)
+		r := newRandomThinking(t, seed)
 		requests++
-		if ValidateRequest(thinkingParams(system, msgs)) == nil {
+		if r.valid {
 			valid++
 		}
+		budgets := adaptertest.Budgets(adapter.Tokens(t, request{r.system, r.msgs}), 8)
 		for o := range thinkingOptionSets() {
-			for _, budget := range adaptertest.Budgets(adapter.Tokens(t, request{system, msgs}), 8) {
-				v, x := checkRandomThinking(t, seed, budget, o)
+			for _, budget := range budgets {
+				v, x := checkRandomThinking(t, r, budget, o)
 				trims++
 				if v {
 					checked++
@@ -962,7 +987,7 @@ func FuzzTrimThinking(f *testing.F) {
 		f.Add(s, uint16(120), clearing)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, budget uint16, o uint8) {
-		checkRandomThinking(t, data, int(budget)+1, int(o))
+		checkRandomThinking(t, newRandomThinking(t, data), int(budget)+1, int(o))
 	})
 }
 
@@ -1290,12 +1315,15 @@ func TestThinkingLoopsThroughSDK(t *testing.T) {
 		{history.WithElision(history.ElideOptions{MinTokens: -1, KeepRecent: -1, ClearArguments: 8}), history.WithStepTrim()},
 	}
 	sent, recovered, tooLarge, cannot := 0, 0, 0, 0
-	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 8) {
+	// Under the race detector, 8 of the 12 requests at 4 of the 9 budgets
+	// (race.Sample): every request still goes through the SDK client and
+	// its goroutines, overflows and is recovered; the plain run sends all.
+	for _, seed := range race.Sample(adaptertest.Seeds(adaptertest.LadderSeeds, 8), 8) {
 		system, msgs := genThinking(seed)
 		api.issue(t, msgs)
 		total := adapter.Tokens(t, request{system, msgs})
 		for o, opts := range sets {
-			for _, pct := range []int{1, 2, 5, 10, 20, 35, 50, 75, 100} {
+			for _, pct := range race.Sample([]int{1, 2, 5, 10, 20, 35, 50, 75, 100}, 4) {
 				budget := max(1, total*pct/100)
 				out, _, err := Trim(system, msgs, budget, opts...)
 				if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {

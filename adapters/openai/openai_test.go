@@ -16,6 +16,7 @@ import (
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -711,7 +712,32 @@ func genConversation(data []byte) []openai.ChatCompletionMessageParamUnion {
 // and a second trim with the same budget changes nothing more.
 func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budget int) {
 	t.Helper()
-	out, res, _ := adapter.Trimmed(t, msgs, budget)
+	newPropInput(t, msgs).check(t, budget)
+}
+
+// propInput is a conversation checkTrim trims, with what it reads of each
+// message once for all its budgets: the message's JSON and the number of
+// its tool calls.
+type propInput struct {
+	msgs  []openai.ChatCompletionMessageParamUnion
+	json  []string
+	calls []int
+}
+
+func newPropInput(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion) *propInput {
+	t.Helper()
+	in := &propInput{msgs: msgs, json: make([]string, len(msgs)), calls: make([]int, len(msgs))}
+	for k := range msgs {
+		in.json[k] = adaptertest.JSON(t, msgs[k])
+		in.calls[k] = len(mustHistory(t, msgs[k:k+1])[0].ToolCalls)
+	}
+	return in
+}
+
+// check is checkTrim at budget.
+func (in *propInput) check(t *testing.T, budget int) {
+	t.Helper()
+	out, res, _ := adapter.Trimmed(t, in.msgs, budget)
 	if res.Kept != nil {
 		if len(out) != len(res.Kept) {
 			t.Fatalf("budget %d: %d messages for %d Kept", budget, len(out), len(res.Kept))
@@ -720,8 +746,8 @@ func checkTrim(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion, budg
 			if k < 0 {
 				continue
 			}
-			got, orig := adaptertest.JSON(t, out[j]), adaptertest.JSON(t, msgs[k])
-			if got != orig && len(res.Messages[j].ToolCalls) == len(mustHistory(t, msgs[k:k+1])[0].ToolCalls) {
+			got, orig := adaptertest.JSON(t, out[j]), in.json[k]
+			if got != orig && len(res.Messages[j].ToolCalls) == in.calls[k] {
 				t.Fatalf("budget %d: kept message %d changed without stripping:\n got %s\nwant %s", budget, k, got, orig)
 			}
 			h := mustHistory(t, out[j:j+1])[0]
@@ -756,10 +782,14 @@ var fuzzSeeds = [][]byte{
 // TestTrimProperty runs checkTrim over generated conversations at every
 // budget from 1 to just above their size.
 func TestTrimProperty(t *testing.T) {
-	for _, seed := range adaptertest.Seeds(fuzzSeeds, 40) {
+	// Under the race detector, 15 of the 45 conversations (race.Sample)
+	// at a third of the budgets (Budgets): the plain run checks all; the
+	// trims are single-goroutine logic.
+	for _, seed := range race.Sample(adaptertest.Seeds(fuzzSeeds, 40), 15) {
 		msgs := genConversation(seed)
+		in := newPropInput(t, msgs)
 		for _, budget := range adaptertest.Budgets(adapter.Tokens(t, msgs), 40) {
-			checkTrim(t, msgs, budget)
+			in.check(t, budget)
 		}
 	}
 }
@@ -801,7 +831,9 @@ func pinnedAgent(seed []byte) (conversation, []int) {
 // budget and with every rung of the ladder, and the output is valid and
 // converts back to the Result.
 func TestPinSurvivesEveryBudget(t *testing.T) {
-	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 4) {
+	// Under the race detector, 4 of the 8 conversations (race.Sample):
+	// the plain run sweeps all; the trims are single-goroutine logic.
+	for _, seed := range race.Sample(adaptertest.Seeds(adaptertest.LadderSeeds, 4), 4) {
 		msgs, pins := pinnedAgent(seed)
 		sets := append(adapter.LadderOptions(), nil)
 		for o := range sets {

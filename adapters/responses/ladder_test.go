@@ -974,8 +974,11 @@ func checkTrim(t *testing.T, in []Item, budget int, opts ...history.Option) {
 // TestReasoningBindingSweep trims mixed histories under every option set
 // at budgets from 1 to above their size: no budget separates a reasoning
 // item from the item it precedes.
+//
+// Under the race detector, 7 of the 14 histories (race.Sample): the plain
+// run sweeps all, and the trims are single-goroutine logic.
 func TestReasoningBindingSweep(t *testing.T) {
-	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 10) {
+	for _, seed := range race.Sample(adaptertest.Seeds(adaptertest.LadderSeeds, 10), 7) {
 		in := genMixed(seed)
 		adaptertest.Sweep(t, seed, adapter.Tokens(t, in), bindingOptions(), func(t *testing.T, budget int, opts []history.Option) {
 			checkTrim(t, in, budget, opts...)
@@ -1009,9 +1012,12 @@ func clearOptions() [][]history.Option {
 // included, and counts what the core counted), and checkNative lets a
 // call differ from the caller's only in cleared arguments, and only a
 // function or custom tool call the model made in a step without reasoning.
+//
+// Under the race detector, 7 of the 14 histories (race.Sample), as in
+// TestReasoningBindingSweep.
 func TestClearArgumentsSweep(t *testing.T) {
 	before := clearedSeen.Load()
-	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 10) {
+	for _, seed := range race.Sample(adaptertest.Seeds(adaptertest.LadderSeeds, 10), 7) {
 		in := genMixed(seed)
 		adaptertest.Sweep(t, seed, adapter.Tokens(t, in), clearOptions(), func(t *testing.T, budget int, opts []history.Option) {
 			checkTrim(t, in, budget, opts...)

@@ -153,13 +153,14 @@ func (a *Adapter[C]) Ladder(t *testing.T) {
 	gens := append([]func([]byte) C{a.Agent}, a.More...)
 	derived := 12
 	if race.Enabled {
-		derived = 4 // the plain run sweeps all; see Budgets
+		derived = 2 // the plain run sweeps all; see Budgets
 	}
 	for _, seed := range Seeds(LadderSeeds, derived) {
 		for _, gen := range gens {
 			in := gen(seed)
+			before := JSON(t, in) // once for the sweep's trims of in
 			Sweep(t, seed, a.Tokens(t, in), a.LadderOptions(), func(t *testing.T, budget int, opts []history.Option) {
-				a.checkLadder(t, in, budget, &cleared, opts...)
+				a.checkLadder(t, in, before, budget, &cleared, opts...)
 			})
 		}
 	}
@@ -192,7 +193,13 @@ func (a *Adapter[C]) FuzzLadder(f *testing.F) {
 // untouched, the output valid. It returns what Trim returned.
 func (a *Adapter[C]) Trimmed(t *testing.T, in C, budget int, opts ...history.Option) (C, history.Result, error) {
 	t.Helper()
-	before := JSON(t, in)
+	return a.trimmed(t, in, JSON(t, in), budget, opts...)
+}
+
+// trimmed is Trimmed with the input's JSON before the trim, before, which
+// a sweep encodes once for all its trims of in.
+func (a *Adapter[C]) trimmed(t *testing.T, in C, before string, budget int, opts ...history.Option) (C, history.Result, error) {
+	t.Helper()
 	out, res, err := a.Trim(in, budget, opts...)
 	if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 		t.Fatalf("budget %d: %v", budget, err)
@@ -225,14 +232,15 @@ func (a *Adapter[C]) Tokens(t *testing.T, c C) int {
 // a.Check, if set.
 func (a *Adapter[C]) CheckLadder(t *testing.T, in C, budget int, opts ...history.Option) {
 	t.Helper()
-	a.checkLadder(t, in, budget, nil, opts...)
+	a.checkLadder(t, in, JSON(t, in), budget, nil, opts...)
 }
 
-// checkLadder is CheckLadder counting in cleared, when not nil, the calls
-// the output sends with their arguments cleared.
-func (a *Adapter[C]) checkLadder(t *testing.T, in C, budget int, cleared *atomic.Int64, opts ...history.Option) {
+// checkLadder is CheckLadder with the input's JSON before the trim
+// (before), counting in cleared, when not nil, the calls the output sends
+// with their arguments cleared.
+func (a *Adapter[C]) checkLadder(t *testing.T, in C, before string, budget int, cleared *atomic.Int64, opts ...history.Option) {
 	t.Helper()
-	out, res, err := a.Trimmed(t, in, budget, opts...)
+	out, res, err := a.trimmed(t, in, before, budget, opts...)
 	back, err2 := a.ToHistory(out)
 	if err2 != nil {
 		t.Fatalf("budget %d: output does not convert: %v", budget, err2)
