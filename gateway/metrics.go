@@ -31,7 +31,8 @@ var (
 	mStoreErrors   = metricDef{"histrim_gateway_store_errors_total", "State store failures (the trim went on with this replica's state).", false}
 	mTruncations   = metricDef{"histrim_gateway_silent_truncations_total", "Answers whose reported prompt was far below what was sent (the upstream cut it silently), by API.", true}
 	mUnknownModels = metricDef{"histrim_gateway_unknown_models_total", "Requests forwarded untrimmed because their model's window is not known, by API.", true}
-	allMetrics     = []metricDef{mRequests, mTrims, mTokensBefore, mTokensAfter, mRecovered, mRewrites, mStoreErrors, mTruncations, mUnknownModels}
+	mHoldsExpired  = metricDef{"histrim_gateway_stream_holds_expired_total", "Streams whose opening events were held back for a refusal and passed on at the hold's time bound, the upstream silent until then (a refusal after it reaches the client as sent), by API.", true}
+	allMetrics     = []metricDef{mRequests, mTrims, mTokensBefore, mTokensAfter, mRecovered, mRewrites, mStoreErrors, mTruncations, mUnknownModels, mHoldsExpired}
 )
 
 // metrics holds the gateway's counters; safe for concurrent use.
@@ -161,5 +162,8 @@ func (m *metrics) event(ev wire.Event) {
 	}
 	if ev.Recovered > 0 {
 		m.add(mRecovered, api, uint64(ev.Recovered))
+	}
+	if ev.HoldExpired {
+		m.add(mHoldsExpired, api, 1)
 	}
 }

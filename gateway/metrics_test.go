@@ -3,6 +3,9 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history/models"
@@ -35,6 +38,9 @@ func TestMetricsFromEvents(t *testing.T) {
 		{"a body that does not parse is forwarded, counted nowhere but the requests",
 			wire.Event{Kind: wire.EventRequest, API: wire.ChatCompletions, Forwarded: true, Err: errors.New("bad json")},
 			map[metricDef]uint64{}},
+		{"a stream whose hold ran out of time, its overflow before that recovered",
+			wire.Event{Kind: wire.EventRequest, API: wire.Responses, Trimmed: true, TokensBefore: 10, TokensAfter: 8, Overflows: 1, StreamOverflows: 1, Recovered: 1, HoldExpired: true},
+			map[metricDef]uint64{mTrims: 1, mTokensBefore: 10, mTokensAfter: 8, mRecovered: 1, mHoldsExpired: 1}},
 		{"a silent truncation",
 			wire.Event{Kind: wire.EventTruncation, API: wire.ChatCompletions, Truncated: true, TokensAfter: 30_000, Reported: 4_096},
 			map[metricDef]uint64{mTruncations: 1}},
@@ -49,6 +55,11 @@ func TestMetricsFromEvents(t *testing.T) {
 		}
 	}
 	m := newMetrics()
+	m.event(wire.Event{Kind: wire.EventRequest, API: wire.Responses, HoldExpired: true})
+	if got := m.v[mHoldsExpired.name][`api="responses"`]; got != 1 {
+		t.Errorf("a Responses stream's expired hold is labelled %v, want api=\"responses\"", m.v[mHoldsExpired.name])
+	}
+	m = newMetrics()
 	m.event(wire.Event{Kind: wire.EventRequest, API: wire.ChatCompletions, Trimmed: true})
 	if got := m.v[mTrims.name][`api="chat"`]; got != 1 {
 		t.Errorf("a chat request's trim is labelled %v, want api=\"chat\"", m.v[mTrims.name])
@@ -63,5 +74,19 @@ func TestMetricsSaturate(t *testing.T) {
 	m.add(mTokensBefore, apiChat, 5)
 	if got := m.total(mTokensBefore); got != ^uint64(0) {
 		t.Errorf("counter = %d, want %d", got, ^uint64(0))
+	}
+}
+
+// TestMetricsDocumented: docs/gateway.md names every metric /metrics
+// writes.
+func TestMetricsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "gateway.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range allMetrics {
+		if !strings.Contains(string(doc), "`"+d.name) {
+			t.Errorf("docs/gateway.md does not name %s", d.name)
+		}
 	}
 }
