@@ -174,7 +174,7 @@ func TestChatModelDoorNames(t *testing.T) {
 // was made with the first call's model's options and kept them: the
 // calls to the other model were counted with the first model's counter.
 func TestChatModelStatefulModels(t *testing.T) {
-	names := []string{"gpt-3.5-turbo", "claude-sonnet-4-5"}
+	names := [2]string{"gpt-3.5-turbo", "claude-sonnet-4-5"}
 	const calls = 6
 	inputs := make([][]*schema.Message, calls)
 	transcript := []*schema.Message{schema.SystemMessage("You are a careful assistant.")}
@@ -187,8 +187,8 @@ func TestChatModelStatefulModels(t *testing.T) {
 		inputs[i] = append(transcript[:len(transcript):len(transcript)], schema.UserMessage(fmt.Sprintf("Now call %d.", i)))
 	}
 	// run sends inputs[i] for the calls i that pick, through one stateful
-	// ChatModel, and returns the events of the requests sent.
-	run := func(pick func(i int) (string, bool)) []Event {
+	// ChatModel, and returns what its request events say.
+	run := func(pick func(i int) (string, bool)) []adaptertest.Sent {
 		var rec record
 		m, err := NewChatModel(&fakeModel{t: t, p: &provider{scale: 1.2, limit: 1 << 30}}, Config{Model: names[0], Stateful: true, OnEvent: rec.add})
 		if err != nil {
@@ -201,35 +201,13 @@ func TestChatModelStatefulModels(t *testing.T) {
 				}
 			}
 		}
-		var out []Event
+		var out []adaptertest.Sent
 		for _, ev := range rec.events {
 			if ev.Type == EventRequest {
-				out = append(out, ev)
+				out = append(out, adaptertest.Sent{Messages: ev.Messages, Tokens: ev.Tokens, Budget: ev.Budget, Trimmed: ev.Trimmed})
 			}
 		}
 		return out
 	}
-	both := run(func(i int) (string, bool) { return names[i%2], true })
-	trimmed := false
-	for k, name := range names {
-		alone := run(func(i int) (string, bool) { return name, i%2 == k })
-		var mixed []Event
-		for i := k; i < len(both); i += 2 {
-			mixed = append(mixed, both[i])
-		}
-		if len(alone) != len(mixed) {
-			t.Fatalf("%s: %d requests alone, %d alternating", name, len(alone), len(mixed))
-		}
-		for j := range alone {
-			a, b := alone[j], mixed[j]
-			trimmed = trimmed || a.Trimmed
-			if a.Tokens != b.Tokens || a.Budget != b.Budget || a.Messages != b.Messages || a.Trimmed != b.Trimmed {
-				t.Errorf("%s, request %d: alternating sent %d messages, %d tokens, budget %d (trimmed %v); alone %d, %d, %d (%v)",
-					name, j, b.Messages, b.Tokens, b.Budget, b.Trimmed, a.Messages, a.Tokens, a.Budget, a.Trimmed)
-			}
-		}
-	}
-	if !trimmed {
-		t.Error("no request was trimmed: the windows are not put to the test")
-	}
+	adaptertest.SameAsAlone(t, names, run)
 }

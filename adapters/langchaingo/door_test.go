@@ -210,7 +210,7 @@ func TestModelDoorNames(t *testing.T) {
 // made with the first call's model's options and kept them: the calls to
 // the other model were counted with the first model's counter.
 func TestModelStatefulModels(t *testing.T) {
-	names := []string{"gpt-3.5-turbo", "claude-sonnet-4-5"}
+	names := [2]string{"gpt-3.5-turbo", "claude-sonnet-4-5"}
 	const calls = 6
 	inputs := make([][]llms.MessageContent, calls)
 	transcript := []llms.MessageContent{msg(llms.ChatMessageTypeSystem, txt("You are a careful assistant."))}
@@ -223,11 +223,13 @@ func TestModelStatefulModels(t *testing.T) {
 		inputs[i] = append(transcript[:len(transcript):len(transcript)], msg(llms.ChatMessageTypeHuman, txt(fmt.Sprintf("Now call %d.", i))))
 	}
 	// run sends inputs[i] for the calls i that pick, through one stateful
-	// Model, and returns the events of the requests sent.
-	run := func(pick func(i int) (string, bool)) []Event {
-		var events []Event
+	// Model, and returns what its events say.
+	run := func(pick func(i int) (string, bool)) []adaptertest.Sent {
+		var sent []adaptertest.Sent
 		fake := &fakeModel{prompt: -1, count: func(m []llms.MessageContent) int { return tokens(t, m) }}
-		m := NewModel(fake, Config{Model: names[0], Stateful: true, OnEvent: func(ev Event) { events = append(events, ev) }})
+		m := NewModel(fake, Config{Model: names[0], Stateful: true, OnEvent: func(ev Event) {
+			sent = append(sent, adaptertest.Sent{Messages: ev.Messages, Tokens: ev.Result.TokensAfter, Budget: ev.Result.Budget, Trimmed: ev.Result.Trimmed})
+		}})
 		for i := range calls {
 			if name, ok := pick(i); ok {
 				if _, err := m.GenerateContent(context.Background(), inputs[i], llms.WithModel(name)); err != nil {
@@ -235,29 +237,7 @@ func TestModelStatefulModels(t *testing.T) {
 				}
 			}
 		}
-		return events
+		return sent
 	}
-	both := run(func(i int) (string, bool) { return names[i%2], true })
-	trimmed := false
-	for k, name := range names {
-		alone := run(func(i int) (string, bool) { return name, i%2 == k })
-		var mixed []Event
-		for i := k; i < len(both); i += 2 {
-			mixed = append(mixed, both[i])
-		}
-		if len(alone) != len(mixed) {
-			t.Fatalf("%s: %d requests alone, %d alternating", name, len(alone), len(mixed))
-		}
-		for j := range alone {
-			a, b := alone[j].Result, mixed[j].Result
-			trimmed = trimmed || a.Trimmed
-			if a.TokensAfter != b.TokensAfter || a.Budget != b.Budget || alone[j].Messages != mixed[j].Messages || a.Trimmed != b.Trimmed {
-				t.Errorf("%s, request %d: alternating sent %d messages, %d tokens, budget %d (trimmed %v); alone %d, %d, %d (%v)",
-					name, j, mixed[j].Messages, b.TokensAfter, b.Budget, b.Trimmed, alone[j].Messages, a.TokensAfter, a.Budget, a.Trimmed)
-			}
-		}
-	}
-	if !trimmed {
-		t.Error("no request was trimmed: the windows are not put to the test")
-	}
+	adaptertest.SameAsAlone(t, names, run)
 }
