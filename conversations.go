@@ -159,6 +159,15 @@ func init() {
 		tr, ok := t.(*Trimmer)
 		return ok && tr.takeRefusal() != nil
 	}
+	conv.AppendState = func(t any, b []byte) []byte {
+		return t.(*Trimmer).appendState(b)
+	}
+	conv.StateSize = func(t any) int {
+		tr := t.(*Trimmer)
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.stateSize
+	}
 }
 
 // refused reports, and forgets, whether the state restored into t failed
@@ -376,7 +385,7 @@ func (c *Conversations) runLocked(ctx context.Context, key string, cv *conversat
 			return StateUnavailable
 		}
 		data, _ := t.MarshalBinary()
-		next, serr := c.store.Save(ctx, key, data, version)
+		next, serr := c.save(ctx, key, data, version)
 		switch {
 		case serr == nil:
 			c.keep(cv, t, next)
@@ -407,7 +416,7 @@ func (c *Conversations) load(ctx context.Context, key string, cv *conversation) 
 	var version int64
 	err := ctx.Err()
 	if err == nil {
-		data, version, err = c.store.Load(ctx, key)
+		data, version, err = c.loadState(ctx, key)
 	}
 	switch {
 	case errors.Is(err, ErrInvalidState):

@@ -77,14 +77,28 @@ type memoryState struct {
 
 // Load returns a copy of the state saved under key, and its version.
 func (s *MemoryStateStore) Load(ctx context.Context, key string) ([]byte, int64, error) {
+	data, version := s.load(key)
+	return append([]byte(nil), data...), version, nil
+}
+
+// load returns the state saved under key itself, not a copy, and its
+// version: for Conversations, which only reads it (the slice saved is
+// never written to: a save replaces it).
+func (s *MemoryStateStore) load(key string) ([]byte, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.m[key]
-	return append([]byte(nil), st.data...), st.version, nil
+	return st.data, st.version
 }
 
 // Save saves a copy of state under key if its version is still version.
 func (s *MemoryStateStore) Save(ctx context.Context, key string, state []byte, version int64) (int64, error) {
+	return s.save(key, append([]byte(nil), state...), version)
+}
+
+// save is Save keeping state itself, not a copy: for Conversations, which
+// hands over a state it made for the save and never touches again.
+func (s *MemoryStateStore) save(key string, state []byte, version int64) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
@@ -94,6 +108,27 @@ func (s *MemoryStateStore) Save(ctx context.Context, key string, state []byte, v
 		return 0, ErrStateConflict
 	}
 	next := version + 1
-	s.m[key] = memoryState{append([]byte(nil), state...), next}
+	s.m[key] = memoryState{state, next}
 	return next, nil
+}
+
+// loadState is c.store.Load, without the copy a MemoryStateStore makes
+// for other callers: a state is only read here (UnmarshalBinary copies
+// what it keeps), and most often not at all (StateLocal).
+func (c *Conversations) loadState(ctx context.Context, key string) ([]byte, int64, error) {
+	if m, ok := c.store.(*MemoryStateStore); ok && m != nil {
+		data, version := m.load(key)
+		return data, version, nil
+	}
+	return c.store.Load(ctx, key)
+}
+
+// save is c.store.Save of a state made for it (MarshalBinary's, never
+// touched again), without the copy a MemoryStateStore makes for other
+// callers.
+func (c *Conversations) save(ctx context.Context, key string, data []byte, version int64) (int64, error) {
+	if m, ok := c.store.(*MemoryStateStore); ok && m != nil {
+		return m.save(key, data, version)
+	}
+	return c.store.Save(ctx, key, data, version)
 }

@@ -108,6 +108,9 @@ type Trimmer struct {
 	// that check refused, until takeRefusal.
 	restored bool
 	refusal  error
+	// stateSize is the size of the last state appendState wrote: the next
+	// one's buffer is made that large at once.
+	stateSize int
 }
 
 // NewTrimmer returns a [Trimmer] that trims with opts (the options of

@@ -11,6 +11,7 @@ package history
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc64"
 	"math"
 	"reflect"
 	"runtime"
@@ -84,12 +85,25 @@ const (
 // with, and ends with a CRC-64 of everything before it, so that a corrupt
 // state is refused. It never fails.
 func (t *Trimmer) MarshalBinary() ([]byte, error) {
+	t.mu.Lock()
+	hint := t.stateSize
+	t.mu.Unlock()
+	return t.appendState(make([]byte, 0, hint+hint/8+64)), nil
+}
+
+// appendState appends the state MarshalBinary returns to b, and remembers
+// its size, so that the next one is written into a buffer of about the
+// right size at once (a state holds the notices, placeholders and digests
+// the Trimmer wrote: hundreds of kilobytes in a long session, saved after
+// every trim by Conversations).
+func (t *Trimmer) appendState(b []byte) []byte {
 	o := newOptions(t.opts)
 	fp := o.fingerprint()
 	o.release()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var e stateEncoder
+	start := len(b)
+	e := stateEncoder{b: b}
 	e.b = append(e.b, stateMagic...)
 	e.uint(stateVersion)
 	e.b = binary.LittleEndian.AppendUint64(e.b, fp)
@@ -114,7 +128,9 @@ func (t *Trimmer) MarshalBinary() ([]byte, error) {
 	for _, k := range t.prev {
 		e.b = binary.LittleEndian.AppendUint64(e.b, uint64(k))
 	}
-	return sealState(e.b), nil
+	b = binary.LittleEndian.AppendUint64(e.b, crc64.Checksum(e.b[start:], stateTable)) // sealState of what was appended
+	t.stateSize = len(b) - start
+	return b
 }
 
 // UnmarshalBinary restores a state saved by [Trimmer.MarshalBinary],

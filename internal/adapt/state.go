@@ -45,22 +45,28 @@ func (t *Trimmer[R, N]) MarshalBinary() ([]byte, error) {
 		}
 		return append(b, pending.core...), nil
 	}
-	b := append([]byte(stateMagic), stateVersion)
-	b = binary.AppendUvarint(b, uint64(len(t.c.Name)))
-	b = append(b, t.c.Name...)
+	size := len(stateMagic) + 1 + binary.MaxVarintLen64 + len(t.c.Name) + 1
 	if inner == nil {
+		b := append(make([]byte, 0, size), stateMagic...)
+		b = append(b, stateVersion)
+		b = binary.AppendUvarint(b, uint64(len(t.c.Name)))
+		b = append(b, t.c.Name...)
 		return append(b, 0), nil // it has not trimmed yet
 	}
+	// One buffer for the header and the core's state, made about the
+	// size of the last state at once.
+	hint := conv.StateSize(inner)
+	size += (len(pinned)+1)*binary.MaxVarintLen32 + hint + hint/8 + 64
+	b := append(make([]byte, 0, size), stateMagic...)
+	b = append(b, stateVersion)
+	b = binary.AppendUvarint(b, uint64(len(t.c.Name)))
+	b = append(b, t.c.Name...)
 	b = append(b, 1)
 	b = binary.AppendUvarint(b, uint64(len(pinned)))
 	for _, p := range pinned {
 		b = binary.AppendUvarint(b, uint64(p))
 	}
-	core, err := inner.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	return append(b, core...), nil
+	return conv.AppendState(inner, b), nil
 }
 
 // UnmarshalBinary restores a state saved by MarshalBinary, replacing what

@@ -60,3 +60,14 @@ type Refuser interface {
 // *history.Trimmer) failed its check against the transcript of its last
 // trim. The history package fills it in when it is initialised.
 var TakeRefusal func(t any) bool
+
+// AppendState appends the state t (a *history.Trimmer) saves
+// (history.Trimmer.MarshalBinary) to b and returns the extended slice, so
+// that an adapter's Trimmer writes its own header and the core's state
+// into one buffer. The history package fills it in when it is initialised.
+var AppendState func(t any, b []byte) []byte
+
+// StateSize returns the size of the last state t (a *history.Trimmer)
+// saved, 0 before the first: the room an adapter's Trimmer makes for the
+// next. The history package fills it in when it is initialised.
+var StateSize func(t any) int
