@@ -11,7 +11,9 @@ package wire
 // calls stripped) is re-encoded from its members.
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/histrim/history/internal/anthropicmsg"
 )
@@ -20,10 +22,7 @@ var anthropicSDK = &anthropicmsg.SDK[json.RawMessage, json.RawMessage, json.RawM
 	Name:        "wire/anthropic",
 	Message:     anthropicMessage,
 	WithContent: anthropicWithContent,
-	ElideResult: func(b *json.RawMessage, text string) (json.RawMessage, bool) {
-		content := appendString([]byte(`[{"type":"text","text":`), text)
-		return withMember(*b, "content", append(content, "}]"...))
-	},
+	ElideResult: anthropicElide,
 	WithInput: func(b *json.RawMessage, args string) (json.RawMessage, bool) {
 		if !json.Valid([]byte(args)) {
 			return nil, false
@@ -113,7 +112,14 @@ func anthropicMessage(m *json.RawMessage) (string, []json.RawMessage, bool) {
 
 // anthropicWithContent returns the message m, which anthropicMessage
 // read, with content as its blocks: every other byte of m as it came.
+//
+// A client resends its transcript, and a plan cuts the same messages the
+// same way from one request to the next: the message written is kept by
+// m's exact bytes with the content it was given (anthropicRebuilt).
 func anthropicWithContent(m json.RawMessage, content []json.RawMessage) json.RawMessage {
+	if w, ok := anthropicRebuilt.lookup(m); ok && joined(w.content, content) {
+		return w.out
+	}
 	ms, err := objectMembers(m)
 	if err != nil {
 		return m
@@ -125,11 +131,66 @@ func anthropicWithContent(m json.RawMessage, content []json.RawMessage) json.Raw
 		}
 		arr = append(arr, b...)
 	}
-	out, ok := replaceMember(m, ms, "content", append(arr, ']'))
+	arr = append(arr, ']')
+	out, ok := replaceMember(m, ms, "content", arr)
 	if !ok {
 		return m
 	}
+	out = slices.Clip(out)
+	anthropicRebuilt.add(m, rebuilt{arr, out}, len(m)+len(arr)+len(out))
 	return out
+}
+
+// anthropicElide returns the tool_result block b with text as its only
+// content, kept by b's exact bytes with text (anthropicElided), as
+// anthropicWithContent keeps messages.
+func anthropicElide(b *json.RawMessage, text string) (json.RawMessage, bool) {
+	if w, ok := anthropicElided.lookup(*b); ok && string(w.content) == text {
+		return w.out, true
+	}
+	content := appendString([]byte(`[{"type":"text","text":`), text)
+	out, ok := withMember(*b, "content", append(content, "}]"...))
+	if !ok {
+		return nil, false
+	}
+	out = slices.Clip(out)
+	anthropicElided.add(*b, rebuilt{[]byte(text), out}, len(*b)+len(text)+len(out))
+	return out, true
+}
+
+// anthropicRebuilt and anthropicElided keep the messages and blocks
+// anthropicWithContent and anthropicElide wrote.
+var anthropicRebuilt, anthropicElided convCache[rebuilt]
+
+// rebuilt is a message or block written anew: what was written into it
+// (the content array; the placeholder's text), and the result (never
+// written to: Request.Body copies it). Neither shares a byte with a
+// request's body.
+type rebuilt struct {
+	content []byte
+	out     json.RawMessage
+}
+
+// joined reports whether arr is the JSON array of content's elements,
+// each as it is, without building it.
+func joined(arr []byte, content []json.RawMessage) bool {
+	if len(arr) < 2 || arr[0] != '[' {
+		return false
+	}
+	rest := arr[1:]
+	for i, b := range content {
+		if i > 0 {
+			if len(rest) == 0 || rest[0] != ',' {
+				return false
+			}
+			rest = rest[1:]
+		}
+		if !bytes.HasPrefix(rest, b) {
+			return false
+		}
+		rest = rest[len(b):]
+	}
+	return len(rest) == 1 && rest[0] == ']'
 }
 
 // withMember returns the JSON object obj with the value of its member

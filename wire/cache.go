@@ -45,15 +45,19 @@ func (c *convCache[T]) lookup(raw json.RawMessage) (T, bool) {
 }
 
 // put keeps m as the conversion of raw.
-func (c *convCache[T]) put(raw json.RawMessage, m T) {
+func (c *convCache[T]) put(raw json.RawMessage, m T) { c.add(raw, m, len(raw)) }
+
+// add keeps m as the conversion of raw, counted as size bytes (raw's and
+// what m holds of its own).
+func (c *convCache[T]) add(raw json.RawMessage, m T, size int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || c.bytes+len(raw) > maxCachedBytes {
+	if c.m == nil || c.bytes+size > maxCachedBytes {
 		c.m, c.bytes = map[string]T{}, 0
 	}
-	if len(raw) <= maxCachedBytes {
+	if size <= maxCachedBytes {
 		c.m[string(raw)] = m
-		c.bytes += len(raw)
+		c.bytes += size
 	}
 }
 

@@ -269,6 +269,29 @@ func appendString(b []byte, s string) []byte {
 // chatElide returns the tool message orig with the placeholder of e as
 // its content, every other member as it came.
 func chatElide(orig json.RawMessage, e *history.Message) json.RawMessage {
+	// A client resends its transcript, and a plan elides the same results
+	// to the same placeholders from one request to the next: the message
+	// written is kept by orig's exact bytes with the placeholder it holds.
+	if el, ok := chatElided.lookup(orig); ok && el.content == e.Content {
+		return el.out
+	}
+	out := slices.Clip(chatElideOnce(orig, e))
+	chatElided.add(orig, chatElision{e.Content, out}, len(orig)+len(out))
+	return out
+}
+
+// chatElided keeps chatElide's messages (see there).
+var chatElided convCache[chatElision]
+
+// chatElision is a tool message elided: the placeholder's text, and the
+// message that holds it (never written to: Request.Body copies it).
+type chatElision struct {
+	content string
+	out     json.RawMessage
+}
+
+// chatElideOnce is chatElide without its cache.
+func chatElideOnce(orig json.RawMessage, e *history.Message) json.RawMessage {
 	content := appendString(nil, e.Content)
 	if ms, err := objectMembers(orig); err == nil {
 		if out, ok := replaceMember(orig, ms, "content", content); ok {

@@ -1,0 +1,119 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/histrim/history"
+)
+
+// TestRewriteCaches: the messages and blocks a trim writes anew are kept
+// by the bytes they came from (chatElided, anthropicRebuilt,
+// anthropicElided), so a resent transcript is not written again; a hit
+// gives the bytes a miss gives, another placeholder or content for the
+// same bytes is written anew, and nothing kept shares a byte with the
+// request the bytes came in (a body the caller reuses changes nothing
+// kept).
+func TestRewriteCaches(t *testing.T) {
+	body := []byte(`{"role":"tool","tool_call_id":"call_7","content":"line one\nline two","x-extra":1}`)
+	orig := json.RawMessage(body)
+	chat := func(text string) string {
+		return string(chatElide(orig, &history.Message{Role: history.RoleTool, ToolCallID: "call_7", Content: text}))
+	}
+	block := json.RawMessage(`{"type":"tool_result","tool_use_id":"toolu_1","content":"long output","cache_control":{"type":"ephemeral"}}`)
+	elide := func(text string) string {
+		b := block
+		out, ok := anthropicElide(&b, text)
+		if !ok {
+			t.Fatalf("anthropicElide(%q) failed", text)
+		}
+		return string(out)
+	}
+	msg := json.RawMessage(`{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"z":true}`)
+	rebuild := func(content ...string) string {
+		cs := make([]json.RawMessage, len(content))
+		for i, c := range content {
+			cs[i] = json.RawMessage(c)
+		}
+		return string(anthropicWithContent(msg, cs))
+	}
+	a, b := `{"type":"text","text":"a"}`, `{"type":"text","text":"[elided]"}`
+	for _, tc := range []struct {
+		name       string
+		run        func() string
+		want       string
+		uncachedBy func() string
+	}{
+		{"chat elided", func() string { return chat("[elided: 2 lines]") },
+			`{"role":"tool","tool_call_id":"call_7","content":"[elided: 2 lines]","x-extra":1}`,
+			func() string {
+				return string(chatElideOnce(orig, &history.Message{Role: history.RoleTool, ToolCallID: "call_7", Content: "[elided: 2 lines]"}))
+			}},
+		{"chat, another placeholder for the same message", func() string { return chat("[digest]") },
+			`{"role":"tool","tool_call_id":"call_7","content":"[digest]","x-extra":1}`, nil},
+		{"block elided", func() string { return elide("[elided]") },
+			`{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"[elided]"}],"cache_control":{"type":"ephemeral"}}`, nil},
+		{"block, another placeholder", func() string { return elide("[other]") },
+			`{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"[other]"}],"cache_control":{"type":"ephemeral"}}`, nil},
+		{"message rebuilt", func() string { return rebuild(a, b) },
+			`{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"[elided]"}],"z":true}`, nil},
+		{"message, other content", func() string { return rebuild(a) },
+			`{"role":"user","content":[{"type":"text","text":"a"}],"z":true}`, nil},
+		{"message, content that joins to a prefix of the last", func() string { return rebuild(`{"type":"text","text":"a"}`) },
+			`{"role":"user","content":[{"type":"text","text":"a"}],"z":true}`, nil},
+	} {
+		// Twice in a row (miss, then hit), then after the other cases of
+		// the same bytes (the entry replaced).
+		for round := range 2 {
+			if got := tc.run(); got != tc.want {
+				t.Errorf("%s, call %d:\n got %s\nwant %s", tc.name, round+1, got, tc.want)
+			}
+		}
+		if tc.uncachedBy != nil {
+			if got := tc.uncachedBy(); got != tc.want {
+				t.Errorf("%s without the cache:\n got %s\nwant %s", tc.name, got, tc.want)
+			}
+		}
+	}
+	if got, want := rebuild(a, b), `{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"[elided]"}],"z":true}`; got != want {
+		t.Errorf("message rebuilt again after other content:\n got %s\nwant %s", got, want)
+	}
+
+	// What is kept shares nothing with the bytes it came from.
+	kept := chat("[elided: 2 lines]")
+	for i := range body {
+		body[i] = 'X'
+	}
+	if got := string(chatElide(json.RawMessage(`{"role":"tool","tool_call_id":"call_7","content":"line one\nline two","x-extra":1}`),
+		&history.Message{Role: history.RoleTool, ToolCallID: "call_7", Content: "[elided: 2 lines]"})); got != kept {
+		t.Errorf("after the caller's body changed, the same message elides to\n%s\nwant %s", got, kept)
+	}
+}
+
+// TestJoined checks joined against building the array.
+func TestJoined(t *testing.T) {
+	for _, tc := range []struct {
+		arr     string
+		content []string
+		want    bool
+	}{
+		{`[]`, nil, true},
+		{`[1]`, []string{`1`}, true},
+		{`[1,2]`, []string{`1`, `2`}, true},
+		{`[1,2]`, []string{`1,2`}, true}, // the same bytes: the same array
+		{`[1,2]`, []string{`1`}, false},
+		{`[1]`, []string{`1`, `2`}, false},
+		{`[12]`, []string{`1`, `2`}, false},
+		{`[1,2`, []string{`1`, `2`}, false},
+		{`1,2]`, []string{`1`, `2`}, false},
+		{``, nil, false},
+	} {
+		cs := make([]json.RawMessage, len(tc.content))
+		for i, c := range tc.content {
+			cs[i] = json.RawMessage(c)
+		}
+		if got := joined([]byte(tc.arr), cs); got != tc.want {
+			t.Errorf("joined(%s, %q) = %v, want %v", tc.arr, tc.content, got, tc.want)
+		}
+	}
+}
