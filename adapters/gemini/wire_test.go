@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
@@ -556,4 +559,72 @@ func samePart(p, q *genai.Part) bool {
 	x, _ := json.Marshal(&pc)
 	y, _ := json.Marshal(&qc)
 	return bytes.Equal(x, y)
+}
+
+// wireCanned is an upstream that reads the request's body and answers at
+// once with a small response: what BenchmarkWireTransport measures is
+// the Transport's own work.
+type wireCanned struct{}
+
+func (wireCanned) RoundTrip(req *http.Request) (*http.Response, error) {
+	_, _ = io.Copy(io.Discard, req.Body)
+	_ = req.Body.Close()
+	body := `{"candidates":[{"content":{"role":"model","parts":[{"text":"Done."}]},"finishReason":"STOP"}],` +
+		`"usageMetadata":{"promptTokenCount":1000,"candidatesTokenCount":2,"totalTokenCount":1002}}`
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json; charset=UTF-8"}},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}, nil
+}
+
+// BenchmarkWireTransport is package wire's BenchmarkTransport for a
+// generateContent body of 100k tokens (Heuristic count: a thinking tool
+// loop, wireLoopBody's, of signed thoughts and function calls and their
+// function responses), the model's window half of it: the latency
+// wire.Transport adds with this adapter's codec over sending the body
+// untouched, p50 and p99 of one request.
+func BenchmarkWireTransport(b *testing.B) {
+	RegisterWire()
+	const sys = "You are a coding agent."
+	one := history.EstimateText(wireLoopBody(1, 3, 60, "", sys))
+	body := []byte(wireLoopBody(max(100_000/one, 1), 3, 60, "", sys))
+	window := func(_ context.Context, name string) (models.Model, error) {
+		return models.Model{Name: name, Provider: "google", Window: 50_000}, nil
+	}
+	tr := &hwire.Transport{Base: wireCanned{}, Logger: slog.New(slog.DiscardHandler), Models: window}
+	var ev hwire.Event // one request first: what is measured is a trim
+	check := &hwire.Transport{Base: wireCanned{}, Logger: slog.New(slog.DiscardHandler), Models: window,
+		OnEvent: func(e hwire.Event) { ev = e }}
+	req, _ := http.NewRequest(http.MethodPost, "http://upstream"+wirePath, bytes.NewReader(body))
+	if resp, err := check.RoundTrip(req); err != nil {
+		b.Fatal(err)
+	} else {
+		_ = resp.Body.Close()
+	}
+	if !ev.Trimmed || ev.Err != nil {
+		b.Fatalf("the body was not trimmed: %+v", ev)
+	}
+	for _, mode := range []string{"forward", "trim"} {
+		b.Run("100k/"+mode, func(b *testing.B) {
+			var rt http.RoundTripper = wireCanned{}
+			if mode == "trim" {
+				rt = tr
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				req, _ := http.NewRequest(http.MethodPost, "http://upstream"+wirePath, bytes.NewReader(body))
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+				times = append(times, time.Since(start))
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+		})
+	}
 }
