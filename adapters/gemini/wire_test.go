@@ -464,56 +464,21 @@ func FuzzWireCodec(f *testing.F) {
 	f.Add([]byte(`{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]},{"parts":[{"text":"q"}]}],"systemInstruction":null}`), 5)
 	f.Add([]byte(`{"a":"\"]}","contents" : [ {"role":"user","parts":[{"text":"\\","x":1}],"y":[]} ] }`), 3)
 	f.Fuzz(func(t *testing.T, body []byte, budget int) {
-		orig := bytes.Clone(body)
-		r, err := hwire.Parse(wirePath, body)
-		if err != nil {
-			return
-		}
-		items := r.Messages()
-		budget = max(budget%5000, 1)
-		opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
-		params := r.Body([]json.RawMessage{})
-		out, _, from, _ := rawCodec.Decide(params, items, budget, opts,
-			func(hist []history.Message, opts []history.Option) (history.Result, error) {
-				return history.TrimToRecentTurns(hist, budget, opts...)
-			})
-		if !bytes.Equal(body, orig) {
-			t.Fatal("body modified")
-		}
-		if out == nil {
-			return
-		}
-		sent := r.Body(out)
-		if json.Valid(body) && !json.Valid(sent) {
-			t.Fatalf("valid body made invalid: %s", sent)
-		}
-		if s, err := hwire.Parse(wirePath, sent); err != nil || !bytes.Equal(s.Body([]json.RawMessage{}), params) {
-			t.Fatalf("bytes outside the contents changed (%v)", err)
-		}
-		last := -1
-		for k, it := range out {
-			i := from[k]
+		wiretest.Codec(t, wirePath, rawCodec, body, budget, func(t *testing.T, orig, sent json.RawMessage) {
 			var c genai.Content
-			if err := json.Unmarshal(it, &c); err != nil {
-				t.Fatalf("content %d does not decode: %v: %s", k, err, it)
+			if err := json.Unmarshal(sent, &c); err != nil {
+				t.Fatalf("content does not decode: %v: %s", err, sent)
 			}
-			if i < 0 {
+			if orig == nil {
 				if c.Role != genai.RoleUser || len(c.Parts) != 1 || c.Parts[0].Text == "" {
-					t.Fatalf("notice %d is not a user text: %s", k, it)
+					t.Fatalf("notice is not a user text: %s", sent)
 				}
-				continue
+				return
 			}
-			if i <= last {
-				t.Fatalf("content %d out of order", k)
+			if !cutFrom(orig, &c) {
+				t.Fatalf("content changed beyond parts dropped or replaced:\n%s\n%s", orig, sent)
 			}
-			last = i
-			if bytes.Equal(it, items[i]) {
-				continue
-			}
-			if !cutFrom(items[i], &c) {
-				t.Fatalf("content %d changed beyond parts dropped or replaced:\n%s\n%s", i, items[i], it)
-			}
-		}
+		})
 	})
 }
 
