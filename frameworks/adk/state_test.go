@@ -28,52 +28,15 @@ func TestStateKey(t *testing.T) {
 	defer ts.Close()
 	m := geminiModel(t, ts.URL)
 	sessions := session.InMemoryService()
-	run := func(cb *hadk.Callbacks, turns int, before llmagent.BeforeModelCallback) {
-		p, err := cb.Plugin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := llmagent.Config{Name: "coder", Model: m, Instruction: loopserver.SystemPrompt, Tools: tools(t, loopserver.Words(150, 300))}
-		if before != nil {
-			cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{before}
-		}
-		ag, err := llmagent.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := runner.New(runner.Config{AppName: "loop", Agent: ag, SessionService: sessions, AutoCreateSession: true,
-			PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for turn := 1; turn <= turns; turn++ {
-			for _, err := range r.Run(context.Background(), "user", "s", genai.NewContentFromText(loopserver.Task(turn), genai.RoleUser), agent.RunConfig{}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
 	first, _ := hadk.New(hadk.Config{Budget: window, Model: m, StateKey: key, OnError: func(err error) { t.Error(err) }})
-	run(first, 3, nil)
-	got, err := sessions.Get(context.Background(), &session.GetRequest{AppName: "loop", UserID: "user", SessionID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved, err := got.Session.State().Get(key)
-	if err != nil {
-		t.Fatalf("nothing saved under %s: %v", key, err)
-	}
-	var restored history.Calibration
-	if err := restored.UnmarshalJSON([]byte(saved.(string))); err != nil {
-		t.Fatal(err)
-	}
+	runState(t, m, sessions, first, 3, nil)
+	restored := savedCalibration(t, sessions, key)
 	if restored.Budget(window) != first.Calibration().Budget(window) {
 		t.Errorf("saved calibration gives %d, the live one %d", restored.Budget(window), first.Calibration().Budget(window))
 	}
 	second, _ := hadk.New(hadk.Config{Budget: window, Model: m, StateKey: key, OnError: func(err error) { t.Error(err) }})
 	calls := 0
-	run(second, 1, func(agent.CallbackContext, *model.LLMRequest) (*model.LLMResponse, error) {
+	runState(t, m, sessions, second, 1, func(agent.CallbackContext, *model.LLMRequest) (*model.LLMResponse, error) {
 		// The agent's callbacks run after the plugin's BeforeModel and
 		// before any response: the calibration was restored, not learnt.
 		if _, _, _, ok := second.Calibration().Model(); calls == 0 && !ok {
@@ -102,50 +65,15 @@ func TestStateKeyPerModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	sessions := session.InMemoryService()
-	run := func(cb *hadk.Callbacks, before llmagent.BeforeModelCallback) {
-		p, err := cb.Plugin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := llmagent.Config{Name: "coder", Model: m, Instruction: loopserver.SystemPrompt, Tools: tools(t, loopserver.Words(150, 300))}
-		if before != nil {
-			cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{before}
-		}
-		ag, err := llmagent.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := runner.New(runner.Config{AppName: "loop", Agent: ag, SessionService: sessions, AutoCreateSession: true,
-			PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, err := range r.Run(context.Background(), "user", "s", genai.NewContentFromText(loopserver.Task(1), genai.RoleUser), agent.RunConfig{}) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	first, _ := hadk.New(hadk.Config{StateKey: key, OnError: func(err error) { t.Error(err) }})
-	run(first, nil)
-	got, err := sessions.Get(context.Background(), &session.GetRequest{AppName: "loop", UserID: "user", SessionID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved, err := got.Session.State().Get(key + "/" + name)
-	if err != nil {
-		t.Fatalf("nothing saved under %s/%s: %v", key, name, err)
-	}
-	var restored history.Calibration
-	if err := restored.UnmarshalJSON([]byte(saved.(string))); err != nil {
-		t.Fatal(err)
-	}
+	runState(t, m, sessions, first, 1, nil)
+	restored := savedCalibration(t, sessions, key+"/"+name)
 	if restored.Budget(100_000) != first.CalibrationFor(name).Budget(100_000) {
 		t.Errorf("saved calibration gives %d, the live one %d", restored.Budget(100_000), first.CalibrationFor(name).Budget(100_000))
 	}
 	second, _ := hadk.New(hadk.Config{StateKey: key, OnError: func(err error) { t.Error(err) }})
 	calls := 0
-	run(second, func(agent.CallbackContext, *model.LLMRequest) (*model.LLMResponse, error) {
+	runState(t, m, sessions, second, 1, func(agent.CallbackContext, *model.LLMRequest) (*model.LLMResponse, error) {
 		// After the plugin's BeforeModel, before any response: restored,
 		// not learnt.
 		if _, _, _, ok := second.CalibrationFor(name).Model(); calls == 0 && !ok {
@@ -157,4 +85,54 @@ func TestStateKeyPerModel(t *testing.T) {
 	if calls == 0 {
 		t.Error("no model call")
 	}
+}
+
+// runState runs turns user turns of the loop's tasks in session "s" of
+// sessions, through an ADK runner whose agent on m has cb's plugin and,
+// when before is set, before as its BeforeModelCallback.
+func runState(t *testing.T, m model.LLM, sessions session.Service, cb *hadk.Callbacks, turns int, before llmagent.BeforeModelCallback) {
+	t.Helper()
+	p, err := cb.Plugin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := llmagent.Config{Name: "coder", Model: m, Instruction: loopserver.SystemPrompt, Tools: tools(t, loopserver.Words(150, 300))}
+	if before != nil {
+		cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{before}
+	}
+	ag, err := llmagent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(runner.Config{AppName: "loop", Agent: ag, SessionService: sessions, AutoCreateSession: true,
+		PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for turn := 1; turn <= turns; turn++ {
+		for _, err := range r.Run(context.Background(), "user", "s", genai.NewContentFromText(loopserver.Task(turn), genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// savedCalibration returns the Calibration saved under key in the state
+// of session "s" of sessions.
+func savedCalibration(t *testing.T, sessions session.Service, key string) *history.Calibration {
+	t.Helper()
+	got, err := sessions.Get(context.Background(), &session.GetRequest{AppName: "loop", UserID: "user", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := got.Session.State().Get(key)
+	if err != nil {
+		t.Fatalf("nothing saved under %s: %v", key, err)
+	}
+	restored := new(history.Calibration)
+	if err := restored.UnmarshalJSON([]byte(saved.(string))); err != nil {
+		t.Fatal(err)
+	}
+	return restored
 }

@@ -1,9 +1,10 @@
 // Package wiretest holds what the tests of wire.Transport with a
 // provider's codec share (the adapters' codecs' and wire/sdktest's): a
-// Transport for one model and the count of its events for the loops, and
-// the upstream that refuses a body over the window for the recovery. It is a package of its own, not part of
-// internal/adaptertest, because package wire's own tests import
-// adaptertest, which therefore cannot import wire.
+// Transport for one model and the count of its events for the loops, the
+// upstream that refuses a body over the window for the recovery, the
+// rules' cases and the codecs' fuzz input (Codec). It is a package of its
+// own, not part of internal/adaptertest, because package wire's own tests
+// import adaptertest, which therefore cannot import wire.
 package wiretest
 
 import (

@@ -1,18 +1,24 @@
 // Command agent runs a trpc-agent-go agent (llmagent, runner, its OpenAI
-// model, function tools) whose model tailors every request with the
-// histrim Strategy and is wrapped with htrpc.Wrap: whole turns go, a tool
-// call never leaves its result, an overflow is recovered from, usage feeds
-// the calibration. The runner's session keeps every event. Copy it; the
-// tools stand in for a coding agent's (each returns a long listing).
+// model, function tools) whose model is wrapped with htrpc.Wrap and
+// tailors every request with an htrpc.Strategy given nothing but the
+// model's name (the door): every request is trimmed to the window of the
+// model it names (from the models table) less its output room, counted
+// with the model's tokenizer; whole turns go, old tool results are elided
+// first, a tool call never leaves its result, an overflow is recovered
+// from, usage feeds the Strategy's calibration. The runner's session keeps
+// every event. Copy it; the tools stand in for a coding agent's (each
+// returns a long listing).
 //
 // Against OpenAI, with a task per argument:
 //
 //	OPENAI_API_KEY=... go run . "Review module mod1 and summarise it"
 //
-// -base-url, -model and -window point it at another OpenAI-compatible
-// server. Its test (standin_test.go) runs it for 30 tasks against a local
-// OpenAI chat-completions endpoint with a 16k window that counts 1.3
-// times the library's estimate and answers an overflow with OpenAI's 400.
+// -base-url and -model point it at another OpenAI-compatible server (the
+// model's name must be in the models table: docs/models.md). Its test
+// (standin_test.go) runs it for 30 tasks against a local OpenAI
+// chat-completions endpoint naming gpt-3.5-turbo (16,385 tokens in the
+// table), whose window is 16,000 tokens and which counts 1.3 times the library's
+// estimate and answers an overflow with OpenAI's 400.
 package main
 
 import (
@@ -24,6 +30,7 @@ import (
 	"log"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/histrim/history"
 	htrpc "github.com/histrim/history/frameworks/trpc"
@@ -37,54 +44,58 @@ import (
 
 func main() {
 	baseURL := flag.String("base-url", "https://api.openai.com/v1", "the OpenAI-compatible API's base URL")
-	name := flag.String("model", "gpt-4o", "the model")
-	window := flag.Int("window", 128_000, "the model's context window, in tokens")
+	name := flag.String("model", "gpt-4o", "the model, by a name the models table knows")
 	flag.Parse()
 	tasks := flag.Args()
 	if len(tasks) == 0 {
 		tasks = []string{"Review module mod1, fix what the tests report and summarise the change."}
 	}
 	rep, err := run(context.Background(), config{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"),
-		Model: *name, Window: *window, Tasks: tasks})
+		Model: *name, Tasks: tasks})
 	if err != nil {
 		log.Fatal(err)
 	}
-	scale, overhead, _, _ := rep.Calibration.Model()
-	fmt.Printf("%d tasks: %d requests trimmed\n", len(tasks), rep.Trims)
-	fmt.Printf("calibration learnt the provider's count: %.3fx%+.0f tokens\n", scale, overhead)
+	fmt.Printf("%d tasks: %d requests trimmed\n", len(tasks), rep.Trims.Load())
+	if sent, reported := rep.Sent.Load(), rep.Reported.Load(); sent > 0 {
+		fmt.Printf("the provider counted %.2fx the Strategy's count (its calibration learns it)\n",
+			float64(reported)/float64(sent))
+	}
 }
 
 // config is what the agent runs against.
 type config struct {
-	BaseURL, APIKey, Model string
-	// Window is the model's context window.
-	Window int
+	BaseURL, APIKey string
+	// Model names the model: its window comes from the models table.
+	Model string
 	// Tasks are the user's requests, one turn each.
 	Tasks []string
 }
 
 // report is what the agent did.
 type report struct {
-	Trims       int
-	Calibration history.Calibration
+	// Trims counts the requests trimmed.
+	Trims atomic.Int64
+	// Sent and Reported add up, over the responses observed, the
+	// library's count of what was sent and the provider's.
+	Sent, Reported atomic.Int64
 }
 
 // run runs one user turn per task through a trpc-agent-go runner.
 func run(ctx context.Context, cfg config) (*report, error) {
 	rep := &report{}
+	// The door: no window, counter nor calibration. Wrap reads the wrapped
+	// model's name; the callbacks only count what happened, for the report.
 	s := htrpc.NewStrategy(htrpc.Config{
-		Calibration: &rep.Calibration,
-		Elision:     &history.ElideOptions{}, // old tool results go first
-		StepTrim:    true,                    // then old steps of a long task
-		OnTrim:      func(history.Event) { rep.Trims++ },
+		OnTrim: func(history.Event) { rep.Trims.Add(1) },
+		OnObserve: func(sent, reported int, _ history.Verdict) {
+			rep.Sent.Add(int64(sent))
+			rep.Reported.Add(int64(reported))
+		},
 	})
 	m := htrpc.Wrap(openai.New(cfg.Model,
 		openai.WithBaseURL(cfg.BaseURL), openai.WithAPIKey(cfg.APIKey),
-		openai.WithEnableTokenTailoring(true), openai.WithContextWindow(cfg.Window),
-		openai.WithTailoringStrategy(s), openai.WithTokenCounter(s.Counter()),
-		// The calibration learns the provider's count: no 10% margin.
-		openai.WithTokenTailoringConfig(&model.TokenTailoringConfig{ProtocolOverheadTokens: 1, ReserveOutputTokens: 1, SafetyMarginRatio: 1e-4}),
-	), s)
+		openai.WithEnableTokenTailoring(true),
+		openai.WithTailoringStrategy(s), openai.WithTokenCounter(s.Counter())), s)
 
 	var tools []tool.Tool
 	for _, name := range toolNames {
