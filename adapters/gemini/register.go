@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/wireapi"
@@ -41,8 +42,24 @@ var rawCodec = adapt.Raw(codec, rawSystem, decodeContent,
 // untouched.
 const undecodable = "\x00undecodable"
 
-// decodeContent decodes one element of a request's contents.
+// decodeContent decodes one element of a request's contents, kept by its
+// exact bytes (decoded): a client resends its transcript, and decoding
+// every content of it into a genai.Content at every request was most of
+// the Transport's time. What is kept is shared by every request that
+// sends the same bytes; nothing writes to a genai.Content the trim reads
+// (the adapter never modifies the caller's contents), so that a hit gives
+// what decoding gives.
 func decodeContent(raw json.RawMessage) *genai.Content {
+	if c, ok := decoded.get(raw); ok {
+		return c
+	}
+	c := decodeOnce(raw)
+	decoded.put(raw, c)
+	return c
+}
+
+// decodeOnce is decodeContent without its memo.
+func decodeOnce(raw json.RawMessage) *genai.Content {
 	var c genai.Content
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &c) != nil {
 		return &genai.Content{Role: undecodable}
@@ -71,4 +88,46 @@ func rawSystem(body json.RawMessage) (*genai.Content, error) {
 		return nil, contentErr(-1, -1, "does not decode: "+err.Error())
 	}
 	return &c, nil
+}
+
+// decoded keeps decodeContent's contents (see there).
+var decoded contentMemo
+
+// maxMemoBytes bounds the bytes of the contents contentMemo keeps (each
+// counted as three times its JSON: the key, and the strings and parts
+// decoded from it); past it, the memo starts afresh.
+const maxMemoBytes = 64 << 20
+
+// contentMemo keeps decoded contents by their exact bytes: the map's key
+// is the JSON itself, so a hit is an equal content, never a hash
+// collision. It is safe for concurrent use.
+type contentMemo struct {
+	mu    sync.Mutex
+	m     map[string]*genai.Content
+	bytes int
+	limit int // 0: maxMemoBytes
+}
+
+func (m *contentMemo) get(raw json.RawMessage) (*genai.Content, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.m[string(raw)]
+	return c, ok
+}
+
+func (m *contentMemo) put(raw json.RawMessage, c *genai.Content) {
+	limit := m.limit
+	if limit <= 0 {
+		limit = maxMemoBytes
+	}
+	size := 3 * len(raw)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil || m.bytes+size > limit {
+		m.m, m.bytes = map[string]*genai.Content{}, 0
+	}
+	if size <= limit {
+		m.m[string(raw)] = c
+		m.bytes += size
+	}
 }

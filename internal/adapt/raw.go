@@ -3,6 +3,7 @@ package adapt
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"github.com/histrim/history"
 )
@@ -56,6 +57,9 @@ func Raw[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, error),
 // (which a message built from JSON never is) is the one it came from, or
 // null for a notice.
 func rawBack[N any](msgs []json.RawMessage, ns, out []N, i, k int, encode func(*N) ([]byte, error)) json.RawMessage {
+	if i >= 0 && i < len(msgs) && samePointer(out[k], ns[i]) {
+		return msgs[i] // the message decoded itself: it encodes as it does
+	}
 	b, err := encode(&out[k])
 	if i < 0 || i >= len(msgs) {
 		if err != nil {
@@ -70,4 +74,13 @@ func rawBack[N any](msgs []json.RawMessage, ns, out []N, i, k int, encode func(*
 		return msgs[i]
 	}
 	return b
+}
+
+// samePointer reports whether a and b are the same non-nil pointer (N a
+// pointer type, as *genai.Content): an output message that is the decoded
+// message itself, which the trim kept as it came, needs no encoding to
+// tell.
+func samePointer[N any](a, b N) bool {
+	va := reflect.ValueOf(a)
+	return va.Kind() == reflect.Pointer && !va.IsNil() && va.Pointer() == reflect.ValueOf(b).Pointer()
 }
