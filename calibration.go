@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"sync"
+
+	"github.com/histrim/history/internal/refusal"
 )
 
 // Calibration learns how the provider's input-token count relates to the
@@ -125,8 +127,8 @@ const (
 	// Bounds on what a sane observation can say: a provider that counts the
 	// same request as more than 8 times, or less than an eighth of, the
 	// Counter's count is reporting something else.
-	minRatio = 1.0 / 8
-	maxRatio = 8.0
+	minRatio = refusal.MinRatio
+	maxRatio = refusal.MaxRatio
 	// outlierFactor: an observation above this factor times the fit's
 	// prediction is held as an outlier.
 	outlierFactor = 3.0

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/histrim/history/internal/refusal"
 )
 
 // Trimmer trims one conversation before every request and keeps the plan it
@@ -328,10 +330,7 @@ func (t *Trimmer) RecoverOverflow(msgs []Message, providerErr error, attempt int
 		// units: the target; with a Calibration, converted to the
 		// provider's units, or the limit it states, which needs no margin
 		// (the Calibration keeps its own).
-		accept := float64(target) * ratio
-		if o.calib != nil && ov.Limit > 0 {
-			accept = float64(ov.Limit)
-		}
+		accept := refusal.Allowed(target, ratio, ov.Limit, o.calib != nil)
 		t.accept = min(accept/float64(asked), 1)
 	}
 	t.mu.Unlock()
@@ -404,15 +403,12 @@ func priced(e Event, prev, keys []promptKey, counts []int, prices *Prices, cold 
 // Calibration knows it before the Calibration learns from the refusal:
 // the count the error states, over sent; otherwise the ratio of the
 // budget the refused plan asked for (asked × share, as TrimContext
-// computes it) to the Calibration's conversion of it. It lies in [1/8, 8].
+// computes it) to the Calibration's conversion of it (refusal.Ratio,
+// the rule adapt.Limits reads a refusal with too). It lies in [1/8, 8].
 func overflowRatio(cal *Calibration, sent int, ov Overflow, asked int, share float64) float64 {
-	r := 1.0
-	switch {
-	case ov.Used > 0:
-		r = float64(ov.Used) / float64(sent)
-	case asked > 0:
-		planned := max(int(float64(asked)*share), 1)
-		r = float64(planned) / float64(cal.Budget(planned))
+	planned := 0
+	if asked > 0 {
+		planned = max(int(float64(asked)*share), 1)
 	}
-	return min(max(r, minRatio), maxRatio)
+	return refusal.Ratio(ov.Used, sent, planned, cal.Budget)
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/refusal"
 )
 
 // Limits are what providers said about their limits, per model, for a
@@ -44,25 +45,24 @@ func (l *Limits) Bound(model string, budget int) int {
 // cal (the Calibration the trims use; the budget is then in the
 // provider's units, which cal converts and keeps its own margin below)
 // it is the limit the provider states, else the target converted to the
-// provider's units; without, the target. A figure only ever falls: the
-// lowest refusal stands. Nothing is recorded for an error that is no
-// overflow, a budget of zero or less, or a figure not below budget.
+// provider's units; without, the target (refusal.Ratio and
+// refusal.Allowed: the rule history.Trimmer's RecoverOverflow learns
+// with). A figure only ever falls: the lowest refusal stands. Nothing is
+// recorded for an error that is no overflow, a budget of zero or less, or
+// a figure not below budget.
 func (l *Limits) Learn(model string, read error, budget, target int, cal *history.Calibration) {
 	ov, ok := history.ParseOverflow(read)
 	if !ok || budget <= 0 || target <= 0 {
 		return
 	}
-	c := target
+	ratio := 1.0
 	if cal != nil {
-		if ov.Limit > 0 {
-			c = ov.Limit
-		} else if b := cal.Budget(budget); b > 0 {
-			// The target in the provider's units: the provider's tokens
-			// per one of the library's, as the Calibration converts them.
-			c = int(min(float64(target)*float64(budget)/float64(b), float64(budget)))
-		}
+		// The provider's tokens per one of the library's, as the
+		// Calibration converts them at the refused request's budget (the
+		// count of what was sent is not known here).
+		ratio = refusal.Ratio(0, 0, budget, cal.Budget)
 	}
-	c = max(c, 1)
+	c := max(int(min(refusal.Allowed(target, ratio, ov.Limit, cal != nil), float64(budget))), 1)
 	if c >= budget {
 		return
 	}

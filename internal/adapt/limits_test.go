@@ -3,6 +3,7 @@ package adapt
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -85,5 +86,70 @@ func TestLimitsOnlyFall(t *testing.T) {
 	l.mu.Unlock()
 	if n > maxLimits {
 		t.Errorf("%d model names held, want at most %d", n, maxLimits)
+	}
+}
+
+// TestLimitsAsTrimmer: from the same refusal, Limits bounds a later
+// budget where a history.Trimmer's RecoverOverflow bounds its next Trim's
+// (one rule, refusal.Ratio and refusal.Allowed): the stated limit with a
+// Calibration, the Calibration's conversion of the recovery's target
+// when nothing is stated, and the target without a Calibration. The
+// figures may differ by the rounding of the Trimmer's share of the
+// budget.
+func TestLimitsAsTrimmer(t *testing.T) {
+	warm := func() *history.Calibration {
+		c := new(history.Calibration)
+		for i := range 8 {
+			c.Observe(1000+100*i, 1300+130*i)
+		}
+		return c
+	}
+	var msgs []history.Message
+	for i := range 40 {
+		msgs = append(msgs, history.Message{Role: history.RoleUser, Content: "Task " + strconv.Itoa(i) + ": " + strings.Repeat("read the module and fix it ", 40)},
+			history.Message{Role: history.RoleAssistant, Content: strings.Repeat("done with the module as asked ", 40)})
+	}
+	const budget = 1_000_000 // above the transcript: the first trim keeps it whole
+	cases := []struct {
+		name string
+		err  error
+		cal  *history.Calibration
+	}{
+		{"calibrated, limit and count stated: the limit", geminiOverflow(30_000, 16_000), warm()},
+		{"calibrated, nothing stated: the target in the provider's units", errors.New("prompt is too long"), warm()},
+		{"no Calibration, limit stated: the target", geminiOverflow(30_000, 16_000), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var opts []history.Option
+			if c.cal != nil {
+				opts = append(opts, history.WithCalibration(c.cal))
+			}
+			tr := history.NewTrimmer(opts...)
+			if _, err := tr.Trim(msgs, budget); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := tr.RecoverOverflow(msgs, c.err, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var l Limits
+			l.Learn("m", c.err, budget, rec.Budget, c.cal)
+			bound := l.Bound("m", budget)
+			if bound >= budget {
+				t.Fatalf("Limits learnt nothing from %v", c.err)
+			}
+			next, err := tr.Trim(msgs, budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := bound
+			if c.cal != nil {
+				want = c.cal.Budget(bound) // the counter's units, as Result.Budget
+			}
+			if d := next.Budget - want; d < -2 || d > 2 {
+				t.Errorf("the Trimmer's next budget is %d, Limits' %d (bound %d in the budget's units)", next.Budget, want, bound)
+			}
+		})
 	}
 }
