@@ -80,7 +80,11 @@ func rawBack[N any](msgs []json.RawMessage, ns, out []N, i, k int, encode func(*
 // pointer type, as *genai.Content): an output message that is the decoded
 // message itself, which the trim kept as it came, needs no encoding to
 // tell.
+// (Any other N is false at once, without boxing a or b: an SDK's union
+// struct is hundreds of bytes.)
 func samePointer[N any](a, b N) bool {
-	va := reflect.ValueOf(a)
-	return va.Kind() == reflect.Pointer && !va.IsNil() && va.Pointer() == reflect.ValueOf(b).Pointer()
+	if reflect.TypeFor[N]().Kind() != reflect.Pointer {
+		return false
+	}
+	return any(a) == any(b) && reflect.ValueOf(a).Pointer() != 0
 }
