@@ -593,3 +593,47 @@ func BenchmarkWireTransport(b *testing.B) {
 		})
 	}
 }
+
+// TestWireMemo: the codec sends the same bytes whether each content is
+// decoded afresh (the memo off), decoded once and kept (cold, then warm),
+// over tool loops with thoughts and signatures, at budgets from whole to
+// the latest step alone.
+func TestWireMemo(t *testing.T) {
+	trim := func(body []byte, budget int) []byte {
+		r, err := hwire.Parse(wirePath, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
+		out, _, _, err := rawCodec.Decide(r.Body([]json.RawMessage{}), r.Messages(), budget, opts,
+			func(hist []history.Message, opts []history.Option) (history.Result, error) {
+				return history.TrimToRecentTurns(hist, budget, opts...)
+			})
+		if out == nil {
+			return []byte("error: " + fmt.Sprint(err))
+		}
+		return r.Body(out)
+	}
+	defer func(limit int) { decoded.mu.Lock(); decoded.limit, decoded.m = limit, nil; decoded.mu.Unlock() }(decoded.limit)
+	for _, body := range []string{
+		wireLoopBody(6, 3, 60, "", "You are a coding agent."),
+		wireLoopBody(12, 1, 200, "", ""),
+		`{"contents":[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{"x":1}},"thoughtSignature":"AA=="}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"` + strings.Repeat("word ", 300) + `"}}}]},{"role":"user","parts":[{"text":"next"}]}]}`,
+	} {
+		full := history.EstimateText(body)
+		for _, budget := range []int{full * 2, full / 2, full / 4, full / 10, 1} {
+			decoded.mu.Lock()
+			decoded.limit, decoded.m = 1, nil // nothing kept: decoded afresh
+			decoded.mu.Unlock()
+			want := trim([]byte(body), budget)
+			decoded.mu.Lock()
+			decoded.limit, decoded.m = 0, nil
+			decoded.mu.Unlock()
+			for _, pass := range []string{"cold", "warm"} {
+				if got := trim([]byte(body), budget); !bytes.Equal(got, want) {
+					t.Errorf("budget %d, memo %s:\n got %s\nwant %s", budget, pass, got, want)
+				}
+			}
+		}
+	}
+}
