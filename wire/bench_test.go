@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/histrim/history/internal/latency"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/models"
@@ -71,27 +71,7 @@ func BenchmarkTransport(b *testing.B) {
 				case "stream-trim":
 					rt, body = trs, stream
 				}
-				b.ReportAllocs()
-				b.SetBytes(int64(len(body)))
-				var times []time.Duration
-				var first [1]byte
-				for b.Loop() {
-					start := time.Now()
-					req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/chat/completions", bytes.NewReader(body))
-					resp, err := rt.RoundTrip(req)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := resp.Body.Read(first[:]); err != nil {
-						b.Fatal(err)
-					}
-					times = append(times, time.Since(start)) // to the first byte
-					_, _ = io.Copy(io.Discard, resp.Body)
-					_ = resp.Body.Close()
-				}
-				slices.Sort(times)
-				b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
-				b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+				latency.Requests(b, rt, "http://upstream/v1/chat/completions", body, true) // to the first byte
 			})
 		}
 	}
@@ -111,22 +91,7 @@ func BenchmarkTransportAnthropic(b *testing.B) {
 			if mode == "trim" {
 				rt = tr
 			}
-			b.ReportAllocs()
-			var times []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/messages", bytes.NewReader(body))
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				_ = resp.Body.Close()
-				times = append(times, time.Since(start))
-			}
-			slices.Sort(times)
-			b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+			latency.Requests(b, rt, "http://upstream/v1/messages", body, false)
 		})
 	}
 }

@@ -13,7 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/histrim/history/internal/latency"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
@@ -573,23 +574,7 @@ func BenchmarkWireTransport(b *testing.B) {
 			if mode == "trim" {
 				rt = tr
 			}
-			b.ReportAllocs()
-			b.SetBytes(int64(len(body)))
-			var times []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				req, _ := http.NewRequest(http.MethodPost, "http://upstream"+wirePath, bytes.NewReader(body))
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				_ = resp.Body.Close()
-				times = append(times, time.Since(start))
-			}
-			slices.Sort(times)
-			b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+			latency.Requests(b, rt, "http://upstream"+wirePath, body, false)
 		})
 	}
 }

@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/histrim/history/internal/latency"
 
 	"github.com/histrim/history"
 
@@ -413,23 +413,7 @@ func BenchmarkWireTransport(b *testing.B) {
 			if mode == "trim" {
 				rt = tr
 			}
-			b.ReportAllocs()
-			b.SetBytes(int64(len(body)))
-			var times []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/responses", bytes.NewReader(body))
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				_ = resp.Body.Close()
-				times = append(times, time.Since(start))
-			}
-			slices.Sort(times)
-			b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+			latency.Requests(b, rt, "http://upstream/v1/responses", body, false)
 		})
 	}
 }
