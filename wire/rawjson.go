@@ -12,6 +12,8 @@ package wire
 import (
 	"bytes"
 	"errors"
+
+	"github.com/histrim/history/internal/wireapi"
 )
 
 // errSyntax is returned for bytes that are not the JSON value expected.
@@ -264,4 +266,36 @@ func replaceMember(obj []byte, ms []member, name string, val []byte) ([]byte, bo
 	out := make([]byte, 0, len(obj)-(to-from))
 	out = append(out, obj[:from]...)
 	return append(out, obj[to:]...), true
+}
+
+func init() {
+	wireapi.Member = func(obj []byte, name string) ([]byte, bool) {
+		ms, err := objectMembers(obj)
+		if err != nil {
+			return nil, false
+		}
+		m, ok := find(ms, name)
+		if !ok {
+			return nil, false
+		}
+		return obj[m.val.start:m.val.end:m.val.end], true
+	}
+	wireapi.Elements = func(arr []byte) ([][]byte, bool) {
+		spans, err := arrayElements(arr)
+		if err != nil {
+			return nil, false
+		}
+		out := make([][]byte, len(spans))
+		for i, s := range spans {
+			out[i] = arr[s.start:s.end:s.end]
+		}
+		return out, true
+	}
+	wireapi.WithMember = func(obj []byte, name string, val []byte) ([]byte, bool) {
+		ms, err := objectMembers(obj)
+		if err != nil {
+			return nil, false
+		}
+		return replaceMember(obj, ms, name, val)
+	}
 }

@@ -20,8 +20,10 @@ import (
 // output room) as Trim and Fit count them, and the trimmed body holds
 // every content the trim kept as its own bytes, every other byte of the
 // body as it came. A content the trim cut down (function responses
-// elided, arguments cleared, parts swept) is encoded from its genai
-// form; a notice is a new user content. Function calls stay with their
+// elided, arguments cleared, parts swept) is written over its own bytes
+// (the parts kept as they came, the responses and arguments replaced,
+// fields genai does not know kept), or, where its JSON cannot be so
+// rewritten, encoded from its genai form; a notice is a new user content. Function calls stay with their
 // responses, in Gemini's order, and thought signatures with their parts,
 // as Trim keeps them. A content that does not decode as a genai.Content
 // leaves the request forwarded untouched. Call it once, before the first
@@ -34,8 +36,8 @@ func RegisterWire() {
 
 // rawCodec is the adapter's codec over raw JSON contents (see
 // RegisterWire).
-var rawCodec = adapt.Raw(codec, rawSystem, decodeContent,
-	func(c **genai.Content) ([]byte, error) { return json.Marshal(*c) })
+var rawCodec = adapt.RawSplice(codec, rawSystem, decodeContent,
+	func(c **genai.Content) ([]byte, error) { return json.Marshal(*c) }, splice)
 
 // undecodable is the role of a content that did not decode: the
 // conversion refuses it (ErrInvalidContent), so that the request goes on

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/latency"
 
 	"github.com/histrim/history"
@@ -621,4 +622,98 @@ func TestWireMemo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWireSplice: a content the trim cuts down is written over the bytes
+// it came in (splice), not encoded from genai's types: members genai does
+// not know (on the content, on a part, inside a function response or
+// call) and the spacing of what is kept stay, and what is sent decodes
+// to what the encoding gave. Tool loops at budgets that elide responses
+// and clear arguments.
+func TestWireSplice(t *testing.T) {
+	encoded := adapt.Raw(codec, rawSystem, decodeContent, func(c **genai.Content) ([]byte, error) { return json.Marshal(*c) })
+	decide := func(c *adapt.Codec[json.RawMessage, json.RawMessage], r *hwire.Request, budget int) ([]json.RawMessage, []int) {
+		opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
+		out, _, from, err := c.Decide(r.Body([]json.RawMessage{}), r.Messages(), budget, opts,
+			func(hist []history.Message, opts []history.Option) (history.Result, error) {
+				return history.TrimToRecentTurns(hist, budget, opts...)
+			})
+		if out == nil {
+			t.Fatalf("budget %d: %v", budget, err)
+		}
+		return out, from
+	}
+	// Turns of a write whose call carries its file (arguments worth
+	// clearing) and whose response is long, with members genai does not
+	// know on the contents, the parts and inside the call and response.
+	var odd strings.Builder
+	odd.WriteString(`{"contents":[`)
+	for i := range 6 {
+		if i > 0 {
+			odd.WriteString(",")
+		}
+		fmt.Fprintf(&odd, `{"role":"user","parts":[{"text":"Task %d: write f%d."}]},`, i, i)
+		fmt.Fprintf(&odd, `{"role":"model","x_content":{"k":"v"},"parts":[{"functionCall":{"id":"w%d","name":"write_file","args":{"path":"f%d.go","text":"%s"},"x_fc":2},"x_part":[1]}]},`,
+			i, i, strings.Repeat("new file line ", 150))
+		fmt.Fprintf(&odd, `{"role":"user","x_content":{"k":"v"},"parts":[ {"x_part":"before","functionResponse":{"x_fr":true,"id":"w%d","name":"write_file","response":{"output":"%s"}}} ]}`,
+			i, strings.Repeat("long file line ", 200))
+	}
+	odd.WriteString(`]}`)
+	spliced, unknown := 0, 0
+	seen := map[string]int{}
+	for _, body := range []string{odd.String(), wireLoopBody(8, 3, 80, "", "You are a coding agent.")} {
+		r, err := hwire.Parse(wirePath, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := r.Messages()
+		full := history.EstimateText(body)
+		for _, budget := range []int{full * 9 / 10, full * 3 / 4, full / 2, full / 4, full / 10} {
+			got, from := decide(rawCodec, r, budget)
+			want, wantFrom := decide(encoded, r, budget)
+			if !slices.Equal(from, wantFrom) {
+				t.Fatalf("budget %d: contents kept %v, encoded %v", budget, from, wantFrom)
+			}
+			for k, b := range got {
+				i := from[k]
+				if i < 0 || bytes.Equal(b, items[i]) {
+					continue
+				}
+				spliced++
+				var g, w genai.Content
+				if err := json.Unmarshal(b, &g); err != nil {
+					t.Fatalf("budget %d: content %d does not decode: %v\n%s", budget, k, err, b)
+				}
+				if err := json.Unmarshal(want[k], &w); err != nil {
+					t.Fatal(err)
+				}
+				if gb, wb := mustJSON(t, &g), mustJSON(t, &w); !bytes.Equal(gb, wb) {
+					t.Errorf("budget %d: content %d decodes to\n%s\nthe encoding to\n%s", budget, k, gb, wb)
+				}
+				for _, m := range []string{`"x_content":{"k":"v"}`, `"x_content":true`, `"x_part":[1]`, `"x_part":"before"`, `"x_fr":true`, `"x_fc":2`, `"x_vendor" : { "a" : [ 1, 2 ] }`} {
+					if bytes.Contains(items[i], []byte(m)) {
+						unknown++
+						seen[m]++
+						if !bytes.Contains(b, []byte(m)) {
+							t.Errorf("budget %d: content %d lost %s:\n%s", budget, k, m, b)
+						}
+					}
+				}
+			}
+		}
+	}
+	if spliced < 10 || unknown < 10 {
+		t.Fatalf("%d contents cut down, %d unknown members in them: the budgets cut too little", spliced, unknown)
+	}
+	t.Logf("%d contents cut down, %d unknown members in them kept: %v", spliced, unknown, seen)
+}
+
+// mustJSON encodes v.
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -23,6 +23,17 @@ import (
 // that cannot be trimmed) is the conversion's error.
 func Raw[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, error), decode func(json.RawMessage) N,
 	encode func(*N) ([]byte, error)) *Codec[json.RawMessage, json.RawMessage] {
+	return RawSplice(c, system, decode, encode, nil)
+}
+
+// RawSplice is Raw whose messages the trim changed are first offered to
+// splice: splice(orig, was, now) returns the bytes of now, the message
+// the trim made of was (orig decoded), written over orig's own bytes
+// (what the trim changed replaced, every other byte as it came: members
+// the SDK's type does not know included), or false, for the encoding
+// Raw sends. A nil splice is Raw.
+func RawSplice[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, error), decode func(json.RawMessage) N,
+	encode func(*N) ([]byte, error), splice func(orig json.RawMessage, was, now *N) (json.RawMessage, bool)) *Codec[json.RawMessage, json.RawMessage] {
 	return &Codec[json.RawMessage, json.RawMessage]{
 		Name: c.Name, Noun: c.Noun, Rules: c.Rules, Overflow: c.Overflow,
 		Convert: func(body json.RawMessage, msgs []json.RawMessage, opts []history.Option) (*View[json.RawMessage], error) {
@@ -43,7 +54,7 @@ func Raw[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, error),
 					out, from := v.Back(res)
 					raw := make([]json.RawMessage, len(out))
 					for k := range out {
-						raw[k] = rawBack(msgs, ns, out, from[k], k, encode)
+						raw[k] = rawBack(msgs, ns, out, from[k], k, encode, splice)
 					}
 					return raw, from
 				}}, nil
@@ -53,12 +64,19 @@ func Raw[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, error),
 
 // rawBack returns output message k, which came from msgs[i] (decoded as
 // ns[i]; i < 0 for a notice), as bytes: msgs[i] itself when it encodes as
-// ns[i] does, its encoding otherwise. A message that does not encode
+// ns[i] does, else what splice (when not nil) writes over msgs[i], else
+// its encoding. A message that does not encode
 // (which a message built from JSON never is) is the one it came from, or
 // null for a notice.
-func rawBack[N any](msgs []json.RawMessage, ns, out []N, i, k int, encode func(*N) ([]byte, error)) json.RawMessage {
+func rawBack[N any](msgs []json.RawMessage, ns, out []N, i, k int, encode func(*N) ([]byte, error),
+	splice func(orig json.RawMessage, was, now *N) (json.RawMessage, bool)) json.RawMessage {
 	if i >= 0 && i < len(msgs) && samePointer(out[k], ns[i]) {
 		return msgs[i] // the message decoded itself: it encodes as it does
+	}
+	if splice != nil && i >= 0 && i < len(msgs) {
+		if b, ok := splice(msgs[i], &ns[i], &out[k]); ok {
+			return b
+		}
 	}
 	b, err := encode(&out[k])
 	if i < 0 || i >= len(msgs) {

@@ -38,7 +38,7 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // and Conversation.Trimmer taking the model's name, one Trimmer per model
 // (issue 34, before any release; its only callers are eino's ChatModel
 // and langchaingo's Model, released with the core).
-const apiDigest = "a0ccbcbe7bd4b994"
+const apiDigest = "071c215daf4adaa3"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides

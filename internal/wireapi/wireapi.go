@@ -41,3 +41,23 @@ func Lookup(api string) *Codec {
 	defer mu.RUnlock()
 	return codecs[api]
 }
+
+// JSON read and rewritten over its raw bytes, for a codec that rewrites
+// part of a message and keeps every other byte as it came. Package wire
+// fills them in when it is initialised (its scanner); a codec runs only
+// through package wire, so they are set whenever a codec runs, but a
+// codec falls back to its SDK's encoding when one is nil.
+var (
+	// Member returns the value of the member name of the JSON object obj
+	// (the last such member, the one encoding/json reads), or false when
+	// obj is no object or has none.
+	Member func(obj []byte, name string) ([]byte, bool)
+	// Elements returns the elements of the JSON array arr, each as it
+	// came, or false when arr is no array.
+	Elements func(arr []byte) ([][]byte, bool)
+	// WithMember returns a copy of the JSON object obj with the value of
+	// its member name replaced by val (the member removed when val is
+	// nil), every other byte as it came, or false when obj is no object
+	// or has no such member.
+	WithMember func(obj []byte, name string, val []byte) ([]byte, bool)
+)
