@@ -12,6 +12,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"strings"
 
 	"github.com/histrim/history/internal/wireapi"
 )
@@ -270,11 +271,7 @@ func replaceMember(obj []byte, ms []member, name string, val []byte) ([]byte, bo
 
 func init() {
 	wireapi.Member = func(obj []byte, name string) ([]byte, bool) {
-		ms, err := objectMembers(obj)
-		if err != nil {
-			return nil, false
-		}
-		m, ok := find(ms, name)
+		_, m, ok := only(obj, name)
 		if !ok {
 			return nil, false
 		}
@@ -292,10 +289,37 @@ func init() {
 		return out, true
 	}
 	wireapi.WithMember = func(obj []byte, name string, val []byte) ([]byte, bool) {
-		ms, err := objectMembers(obj)
-		if err != nil {
+		ms, _, ok := only(obj, name)
+		if !ok {
 			return nil, false
 		}
 		return replaceMember(obj, ms, name, val)
 	}
+}
+
+// only returns the members of the JSON object obj and its member name,
+// when that member is the one encoding/json reads for name and no other:
+// obj has exactly one key that equals name under case folding (as
+// encoding/json matches a struct field), spelled exactly so, and no key
+// with escapes (which this scanner does not read). Otherwise ok is false:
+// a caller that would rewrite the member does not (it encodes instead).
+func only(obj []byte, name string) (ms []member, m member, ok bool) {
+	ms, err := objectMembers(obj)
+	if err != nil {
+		return nil, member{}, false
+	}
+	n := 0
+	for _, x := range ms {
+		k := x.name()
+		if k == "" && len(x.key) != 2 {
+			return nil, member{}, false // escaped: it might read as name
+		}
+		if strings.EqualFold(k, name) {
+			if k != name {
+				return nil, member{}, false
+			}
+			n, m = n+1, x
+		}
+	}
+	return ms, m, n == 1
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/histrim/history/internal/wireapi"
 )
 
 // FuzzObjectMembers checks the scanner against encoding/json: a valid
@@ -80,4 +82,39 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("%q, json.Marshal %q", got, want)
 		}
 	})
+}
+
+// TestSpliceHooks: the JSON scanner lent to the codecs (wireapi.Member,
+// Elements, WithMember) reads and rewrites a member only when it is the
+// one encoding/json reads for its name and no other key could read as it.
+func TestSpliceHooks(t *testing.T) {
+	for _, tc := range []struct {
+		name, obj, key string
+		want           string // "" for not found
+		with           string // WithMember(obj, key, `9`)
+	}{
+		{"plain", `{"a":1, "parts" : [1,2] ,"z":0}`, "parts", `[1,2]`, `{"a":1, "parts" : 9 ,"z":0}`},
+		{"absent", `{"a":1}`, "parts", "", ""},
+		{"twice: encoding/json reads the last", `{"parts":[1],"parts":[2]}`, "parts", "", ""},
+		{"another spelling only", `{"Parts":[1]}`, "parts", "", ""},
+		{"both spellings", `{"parts":[1],"PARTS":[2]}`, "parts", "", ""},
+		{"an escaped key might read as it", `{"parts":[1],"p\u0061rts":[2]}`, "parts", "", ""},
+		{"not an object", `[1]`, "parts", "", ""},
+		{"nested keys do not count", `{"x":{"parts":0},"parts":[3]}`, "parts", `[3]`, `{"x":{"parts":0},"parts":9}`},
+	} {
+		got, ok := wireapi.Member([]byte(tc.obj), tc.key)
+		if string(got) != tc.want || ok != (tc.want != "") {
+			t.Errorf("%s: Member = %q, %v; want %q", tc.name, got, ok, tc.want)
+		}
+		with, ok := wireapi.WithMember([]byte(tc.obj), tc.key, []byte(`9`))
+		if string(with) != tc.with || ok != (tc.with != "") {
+			t.Errorf("%s: WithMember = %q, %v; want %q", tc.name, with, ok, tc.with)
+		}
+	}
+	if got, ok := wireapi.WithMember([]byte(`{"a":1,"parts":[1],"b":2}`), "parts", nil); !ok || string(got) != `{"a":1,"b":2}` {
+		t.Errorf("WithMember(nil) = %s, %v", got, ok)
+	}
+	if els, ok := wireapi.Elements([]byte(` [ {"a":1} , "x",[2] ] `)); !ok || len(els) != 3 || string(els[0]) != `{"a":1}` || string(els[2]) != `[2]` {
+		t.Errorf("Elements = %q, %v", els, ok)
+	}
 }

@@ -3,9 +3,9 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"sync"
 
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/bytecache"
 	"github.com/histrim/history/internal/wireapi"
 	"google.golang.org/genai"
 )
@@ -52,11 +52,11 @@ const undecodable = "\x00undecodable"
 // (the adapter never modifies the caller's contents), so that a hit gives
 // what decoding gives.
 func decodeContent(raw json.RawMessage) *genai.Content {
-	if c, ok := decoded.get(raw); ok {
+	if c, ok := decoded.Get(raw); ok {
 		return c
 	}
 	c := decodeOnce(raw)
-	decoded.put(raw, c)
+	decoded.Add(raw, c, 3*len(raw))
 	return c
 }
 
@@ -92,44 +92,7 @@ func rawSystem(body json.RawMessage) (*genai.Content, error) {
 	return &c, nil
 }
 
-// decoded keeps decodeContent's contents (see there).
-var decoded contentMemo
-
-// maxMemoBytes bounds the bytes of the contents contentMemo keeps (each
-// counted as three times its JSON: the key, and the strings and parts
-// decoded from it); past it, the memo starts afresh.
-const maxMemoBytes = 64 << 20
-
-// contentMemo keeps decoded contents by their exact bytes: the map's key
-// is the JSON itself, so a hit is an equal content, never a hash
-// collision. It is safe for concurrent use.
-type contentMemo struct {
-	mu    sync.Mutex
-	m     map[string]*genai.Content
-	bytes int
-	limit int // 0: maxMemoBytes
-}
-
-func (m *contentMemo) get(raw json.RawMessage) (*genai.Content, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.m[string(raw)]
-	return c, ok
-}
-
-func (m *contentMemo) put(raw json.RawMessage, c *genai.Content) {
-	limit := m.limit
-	if limit <= 0 {
-		limit = maxMemoBytes
-	}
-	size := 3 * len(raw)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.m == nil || m.bytes+size > limit {
-		m.m, m.bytes = map[string]*genai.Content{}, 0
-	}
-	if size <= limit {
-		m.m[string(raw)] = c
-		m.bytes += size
-	}
-}
+// decoded keeps decodeContent's contents (see there), each counted as
+// three times its JSON (the key, and the strings and parts decoded from
+// it).
+var decoded bytecache.Cache[*genai.Content]

@@ -1,8 +1,12 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
+	"strconv"
 
+	"github.com/histrim/history/internal/bytecache"
 	"github.com/histrim/history/internal/wireapi"
 	"google.golang.org/genai"
 )
@@ -16,34 +20,148 @@ import (
 // as it came, fields genai does not know included, where encoding now
 // would drop them. It returns false (for the encoding) on anything else:
 // a part it cannot tell the origin of, a role changed, members it cannot
-// find (a proto-style snake_case key), JSON it cannot read.
+// find (a proto-style snake_case key), JSON it cannot read. A content
+// whose every part is kept as it came is orig itself.
 func splice(orig json.RawMessage, was, now **genai.Content) (json.RawMessage, bool) {
 	w, n := *was, *now
 	if wireapi.Member == nil || wireapi.Elements == nil || wireapi.WithMember == nil ||
 		w == nil || n == nil || w.Role != n.Role {
 		return nil, false
 	}
+	plan, ok := planSplice(w, n)
+	if !ok {
+		return nil, false
+	}
+	if plan.whole(len(w.Parts)) {
+		return orig, true // every part kept as it came: the content itself
+	}
+	// A client resends its transcript and the plan cuts the same contents
+	// the same way: what was written over orig is kept by orig's bytes
+	// with the plan it was written for.
+	if s, ok := spliced.Get(orig); ok && bytes.Equal(s.plan, plan.key) {
+		return s.out, true
+	}
+	out, ok := plan.write(orig, len(w.Parts))
+	if ok {
+		out = slices.Clip(out)
+		spliced.Add(orig, splicing{plan.key, out}, len(orig)+len(plan.key)+len(out))
+	}
+	return out, ok
+}
+
+// spliced keeps splice's contents (see there).
+var spliced bytecache.Cache[splicing]
+
+// splicing is a content written over the bytes it came in: the plan it
+// was written for (splicePlan.key) and what was written (never written
+// to: Request.Body copies it).
+type splicing struct{ plan, out []byte }
+
+// splicePlan is what a content cut down keeps of the parts of the one it
+// came from: for each part kept, the index of its origin and, for a part
+// the trim rewrote, the member rewritten and its new value.
+type splicePlan struct {
+	parts []splicedPart
+	key   []byte // the plan as bytes, to compare plans
+}
+
+type splicedPart struct {
+	from  int
+	field string // "" for the part as it came; functionResponse or functionCall
+	val   []byte // the new response or args
+}
+
+// whole reports whether p keeps each of n parts as it came, in order.
+func (p splicePlan) whole(n int) bool {
+	if len(p.parts) != n {
+		return false
+	}
+	for k, sp := range p.parts {
+		if sp.from != k || sp.field != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// planSplice returns the plan that makes now of was, or false when a part
+// of now is not made of a part of was in order.
+func planSplice(was, now *genai.Content) (splicePlan, bool) {
+	var p splicePlan
+	j := 0
+	for _, q := range now.Parts {
+		found := false
+		for ; j < len(was.Parts) && !found; j++ {
+			sp, made, ok := planPart(was.Parts[j], q)
+			if !ok {
+				return splicePlan{}, false
+			}
+			if made {
+				sp.from, found = j, true
+				p.parts = append(p.parts, sp)
+				p.key = strconv.AppendInt(p.key, int64(j), 10)
+				p.key = append(p.key, sp.field...)
+				p.key = append(p.key, sp.val...)
+				p.key = append(p.key, 0)
+			}
+		}
+		if !found {
+			return splicePlan{}, false // no part of was is q's origin
+		}
+	}
+	return p, true
+}
+
+// planPart says whether q is p or made of it by the trim (an elided
+// function response, a call whose arguments were cleared: the same kind
+// of part, the same id and name), and what to write for it; ok is false
+// when q is made of p but cannot be written so.
+func planPart(p, q *genai.Part) (sp splicedPart, made, ok bool) {
+	switch {
+	case p == q:
+		return splicedPart{}, true, true
+	case p == nil || q == nil:
+		return splicedPart{}, false, true
+	case p.FunctionResponse != nil && q.FunctionResponse != nil && p.FunctionCall == nil && q.FunctionCall == nil &&
+		p.FunctionResponse.ID == q.FunctionResponse.ID && p.FunctionResponse.Name == q.FunctionResponse.Name:
+		resp, err := json.Marshal(q.FunctionResponse.Response)
+		if err != nil || len(q.FunctionResponse.Parts) > 0 {
+			return splicedPart{}, true, false
+		}
+		return splicedPart{field: "functionResponse", val: resp}, true, true
+	case p.FunctionCall != nil && q.FunctionCall != nil && p.FunctionResponse == nil && q.FunctionResponse == nil &&
+		p.FunctionCall.ID == q.FunctionCall.ID && p.FunctionCall.Name == q.FunctionCall.Name:
+		args, err := json.Marshal(q.FunctionCall.Args)
+		if err != nil || len(q.FunctionCall.PartialArgs) > 0 {
+			return splicedPart{}, true, false
+		}
+		return splicedPart{field: "functionCall", val: args}, true, true
+	}
+	return splicedPart{}, false, true
+}
+
+// write returns orig, a content of n parts, with its parts array as p
+// says.
+func (p splicePlan) write(orig []byte, n int) ([]byte, bool) {
 	arr, ok := wireapi.Member(orig, "parts")
 	if !ok {
 		return nil, false
 	}
 	elems, ok := wireapi.Elements(arr)
-	if !ok || len(elems) != len(w.Parts) {
+	if !ok || len(elems) != n {
 		return nil, false
 	}
 	out := make([]byte, 0, len(arr))
 	out = append(out, '[')
-	j := 0
-	for k, q := range n.Parts {
-		var b []byte
-		for ; j < len(w.Parts) && b == nil; j++ {
-			b, ok = splicePart(elems[j], w.Parts[j], q)
-			if !ok {
+	for k, sp := range p.parts {
+		b := elems[sp.from]
+		if e, ok := edits[sp.field]; ok {
+			if b, ok = rewrite(b, sp.field, func(v []byte) ([]byte, bool) {
+				v, ok := wireapi.WithMember(v, e.set, sp.val)
+				return without(v, e.drop), ok
+			}); !ok {
 				return nil, false
 			}
-		}
-		if b == nil {
-			return nil, false // no part of was is q's origin
 		}
 		if k > 0 {
 			out = append(out, ',')
@@ -54,41 +172,13 @@ func splice(orig json.RawMessage, was, now **genai.Content) (json.RawMessage, bo
 	return wireapi.WithMember(orig, "parts", out)
 }
 
-// splicePart returns the bytes of q when it is p (whose bytes are raw)
-// or what the trim makes of p (an elided function response, a call whose
-// arguments were cleared: the same kind of part, the same id and name),
-// written over raw; nil when q is not made of p (p was dropped); false
-// when q is made of p but raw cannot be rewritten.
-func splicePart(raw []byte, p, q *genai.Part) ([]byte, bool) {
-	switch {
-	case p == q:
-		return raw, true
-	case p == nil || q == nil:
-		return nil, true
-	case p.FunctionResponse != nil && q.FunctionResponse != nil && p.FunctionCall == nil && q.FunctionCall == nil &&
-		p.FunctionResponse.ID == q.FunctionResponse.ID && p.FunctionResponse.Name == q.FunctionResponse.Name:
-		resp, err := json.Marshal(q.FunctionResponse.Response)
-		if err != nil || len(q.FunctionResponse.Parts) > 0 {
-			return nil, false
-		}
-		b, ok := rewrite(raw, "functionResponse", func(fr []byte) ([]byte, bool) {
-			fr, ok := wireapi.WithMember(fr, "response", resp)
-			return without(fr, "parts"), ok
-		})
-		return b, ok
-	case p.FunctionCall != nil && q.FunctionCall != nil && p.FunctionResponse == nil && q.FunctionResponse == nil &&
-		p.FunctionCall.ID == q.FunctionCall.ID && p.FunctionCall.Name == q.FunctionCall.Name:
-		args, err := json.Marshal(q.FunctionCall.Args)
-		if err != nil || len(q.FunctionCall.PartialArgs) > 0 {
-			return nil, false
-		}
-		b, ok := rewrite(raw, "functionCall", func(fc []byte) ([]byte, bool) {
-			fc, ok := wireapi.WithMember(fc, "args", args)
-			return without(fc, "partialArgs"), ok
-		})
-		return b, ok
-	}
-	return nil, true
+// edits says, for each kind of part the trim rewrites, the member of it
+// that holds the new value and the member that goes: an elided function
+// response holds no parts of its own, a call whose arguments were cleared
+// no partial arguments (see elide and withArgs).
+var edits = map[string]struct{ set, drop string }{
+	"functionResponse": {"response", "parts"},
+	"functionCall":     {"args", "partialArgs"},
 }
 
 // rewrite returns the JSON object raw with the value of its member name

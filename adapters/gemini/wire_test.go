@@ -600,7 +600,7 @@ func TestWireMemo(t *testing.T) {
 		}
 		return r.Body(out)
 	}
-	defer func(limit int) { decoded.mu.Lock(); decoded.limit, decoded.m = limit, nil; decoded.mu.Unlock() }(decoded.limit)
+	defer func(bound int) { decoded.Bound = bound; decoded.Reset() }(decoded.Bound)
 	for _, body := range []string{
 		wireLoopBody(6, 3, 60, "", "You are a coding agent."),
 		wireLoopBody(12, 1, 200, "", ""),
@@ -608,13 +608,11 @@ func TestWireMemo(t *testing.T) {
 	} {
 		full := history.EstimateText(body)
 		for _, budget := range []int{full * 2, full / 2, full / 4, full / 10, 1} {
-			decoded.mu.Lock()
-			decoded.limit, decoded.m = 1, nil // nothing kept: decoded afresh
-			decoded.mu.Unlock()
+			decoded.Bound = 1 // nothing kept: decoded afresh
+			decoded.Reset()
 			want := trim([]byte(body), budget)
-			decoded.mu.Lock()
-			decoded.limit, decoded.m = 0, nil
-			decoded.mu.Unlock()
+			decoded.Bound = 0
+			decoded.Reset()
 			for _, pass := range []string{"cold", "warm"} {
 				if got := trim([]byte(body), budget); !bytes.Equal(got, want) {
 					t.Errorf("budget %d, memo %s:\n got %s\nwant %s", budget, pass, got, want)

@@ -34,9 +34,9 @@ func RegisterWire() {
 
 // rawCodec is the adapter's codec over raw JSON items (see RegisterWire),
 // decoding, reading and rewriting them through wireMemo.
-var rawCodec = adapt.Raw(wireCodec(), rawContext,
+var rawCodec = adapt.RawSplice(wireCodec(), rawContext,
 	wireMemo.decode,
-	func(u *Item) ([]byte, error) { return rawJSON(u) })
+	func(u *Item) ([]byte, error) { return rawJSON(u) }, splice)
 
 // wireCodec returns codec reading each item, and rewriting each it elides
 // or clears, through wireMemo: a client resends its input on every

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +38,13 @@ const goldenWire = "testdata/wire_golden.txt"
 // wire kept what it read of an item: every item read through its JSON,
 // every elided output re-encoded, on every request. TestWireGolden holds
 // rawCodec's outputs to it.
-var plainRaw = adapt.Raw(codec, rawContext,
+var plainRaw = adapt.RawSplice(codec, rawContext,
+	func(raw json.RawMessage) Item { return newOverride(raw) },
+	func(u *Item) ([]byte, error) { return rawJSON(u) }, splice)
+
+// encodedRaw is plainRaw without the splice: an item the trim changed is
+// its encoding (TestWireSplice).
+var encodedRaw = adapt.Raw(codec, rawContext,
 	func(raw json.RawMessage) Item { return newOverride(raw) },
 	func(u *Item) ([]byte, error) { return rawJSON(u) })
 
@@ -367,4 +374,84 @@ func goldenWireLoop(t *testing.T, r *hwire.Request, total int) hash.Hash {
 		goldenWireHash(h, b, nil)
 	}
 	return h
+}
+
+// TestWireSplice: an item the trim changed (an output elided, a call's
+// arguments cleared) is orig with that one member's value replaced
+// (splice): every other byte as it came, the members' order and spacing
+// and fields the SDK does not know included, where the encoding reorders
+// and compacts them; and it decodes to what the encoding gave. Over
+// TestWireGolden's bodies, at its budgets and option sets.
+func TestWireSplice(t *testing.T) {
+	changed, kept := 0, 0
+	for _, gb := range goldenWireBodies(t) {
+		r, err := hwire.Parse("/v1/responses", gb.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := r.Messages()
+		total := history.EstimateText(string(gb.body))
+		for _, set := range adaptertest.LadderSets(true) {
+			for _, pct := range []int{2, 10, 35, 75} {
+				budget := max(total*pct/100, 1)
+				opts := append([]history.Option{history.WithOverhead(30)}, set.Opts...)
+				got, _, from, _ := plainRaw.Decide(r.Body([]json.RawMessage{}), items, budget, opts, trimWith(budget))
+				want, _, _, _ := encodedRaw.Decide(r.Body([]json.RawMessage{}), items, budget, opts, trimWith(budget))
+				if len(got) != len(want) {
+					t.Fatalf("%s/%s at %d%%: %d items, encoded %d", gb.name, set.Name, pct, len(got), len(want))
+				}
+				for k, b := range got {
+					i := from[k]
+					if i < 0 || bytes.Equal(b, items[i]) {
+						continue
+					}
+					changed++
+					var g, w any
+					if json.Unmarshal(b, &g) != nil || json.Unmarshal(want[k], &w) != nil || !reflect.DeepEqual(g, w) {
+						t.Fatalf("%s/%s at %d%%: item %d\n%s\ndecodes otherwise than its encoding\n%s", gb.name, set.Name, pct, k, b, want[k])
+					}
+					// Every byte of orig but those of one member's value.
+					pre, suf := commonAffixes(items[i], b)
+					inOne := false
+					for _, key := range []string{"output", "result", "arguments", "input"} {
+						if v, ok := wireapi.Member(items[i], key); ok {
+							start := bytes.Index(items[i], v)
+							if start >= 0 && pre >= start && len(items[i])-suf <= start+len(v) {
+								inOne = true
+							}
+						}
+					}
+					if !inOne {
+						t.Errorf("%s/%s at %d%%: item %d changed outside one value: %q became %q", gb.name, set.Name, pct, k,
+							items[i][pre:len(items[i])-suf], b[pre:len(b)-suf])
+					} else {
+						kept++
+					}
+				}
+			}
+		}
+	}
+	if changed < 50 {
+		t.Fatalf("%d items changed: the bodies exercise too little", changed)
+	}
+	t.Logf("%d items changed, %d of them orig but for one value", changed, kept)
+}
+
+// trimWith trims to budget with the package function.
+func trimWith(budget int) func([]history.Message, []history.Option) (history.Result, error) {
+	return func(hist []history.Message, opts []history.Option) (history.Result, error) {
+		return history.TrimToRecentTurns(hist, budget, opts...)
+	}
+}
+
+// commonAffixes returns the lengths of the longest common prefix and
+// (of what is left) suffix of a and b.
+func commonAffixes(a, b []byte) (pre, suf int) {
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	return pre, suf
 }

@@ -6,7 +6,7 @@ import "testing"
 // struct type never is, and asking costs no allocation.
 func TestSamePointer(t *testing.T) {
 	type big struct {
-		a [32]int64
+		_ [32]int64
 		p *int
 	}
 	x, y := new(int), new(int)
