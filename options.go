@@ -52,6 +52,10 @@ type options struct {
 	goalSet        bool
 	err            error // first invalid option
 
+	// salientSteps: a trim aiming below its budget drops first the steps
+	// whose results no later message mentions (WithTask; chooseSalient).
+	salientSteps bool
+
 	// Read by a Trimmer only (WithColdAfter, WithClock, WithSummarizer,
 	// WithPrices).
 	coldAfter  time.Duration

@@ -60,6 +60,7 @@ func WithTask(goal int, elide ElideOptions) Option {
 		o.turnStart = UserWritten
 		el(o)
 		o.stepTrim = true
+		o.salientSteps = true
 		o.goal, o.goalSet = goal, true
 	}
 }
