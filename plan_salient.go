@@ -1,7 +1,7 @@
-// This file owns the choice of steps by what later messages mention: under
-// the task preset, the steps of the latest turn that go are the ones whose
-// results no later message went on to use, oldest first, before any whose
-// results it did.
+// This file owns what the task preset chooses by what later messages
+// mention: the steps of the latest turn that go at a maintenance point, and
+// the results elided first. Those whose results no later message went on to
+// use go first, oldest first, before any whose results it did.
 
 package history
 
@@ -92,10 +92,7 @@ func (p *planner) stepValues() (saved []int, used []bool) {
 			}
 			saved[s] += p.cnt(i)
 			if !used[s] && p.view[i].Role == RoleTool && p.view[i].Kind != KindElided {
-				later := mt.after(i)
-				salientWords(resultText(&p.view[i]), func(w string) {
-					used[s] = used[s] || laterOf(w, later) > 0
-				})
+				used[s] = mentioned(p.view, i, mt)
 			}
 		}
 		for ; ci < len(p.cands) && p.cands[ci].idx < hi; ci++ {
@@ -103,4 +100,46 @@ func (p *planner) stepValues() (saved []int, used []bool) {
 		}
 	}
 	return saved, used
+}
+
+// unmentioned returns, under the task preset, the rank of each elision
+// candidate (by position in p.cands) before superseded results and tools
+// that go first are ranked: rankArgs for the arguments of an old call
+// cleared alone, rankUnused for a result that shows no salient word a later
+// message mentions, rankOther for the others. The KeepRecent newest
+// candidates (after the KeepRecent results never elided) rank as used, a
+// result just read having had no time to be mentioned. What the agent used
+// it is likely to use again, and the digest of a result elided keeps what it
+// used. mt indexes the view from the oldest candidate on. nil otherwise.
+func (p *planner) unmentioned(mt *mentions) []int {
+	e := p.o.elide
+	if !p.o.salientSteps || len(p.cands) == 0 {
+		return nil
+	}
+	fresh := max(e.KeepRecent, 0)
+	if e.KeepRecent == 0 {
+		fresh = DefaultKeepRecent
+	}
+	out := make([]int, len(p.cands))
+	for ci := range p.cands {
+		c := &p.cands[ci]
+		switch {
+		case c.argsOnly:
+			out[ci] = rankArgs
+		case ci < len(p.cands)-fresh && !mentioned(p.view, c.idx, mt):
+			out[ci] = rankUnused
+		default:
+			out[ci] = rankOther
+		}
+	}
+	return out
+}
+
+// mentioned reports whether a message after view index i mentions a salient
+// word that the tool result at i shows (and no later result shows again:
+// see laterOf).
+func mentioned(view []Message, i int, mt *mentions) bool {
+	later, used := mt.after(i), false
+	salientWords(resultText(&view[i]), func(w string) { used = used || laterOf(w, later) > 0 })
+	return used
 }

@@ -165,3 +165,75 @@ func FuzzSalientSteps(f *testing.F) {
 		}
 	})
 }
+
+// elisionTask is one task whose oldest results are a listing that shows a
+// path the agent reads later (3), a build log nothing later mentions (5), a
+// write whose call carries a whole file (6: its result is one word), then
+// seven reads; under the task preset the three newest results are never
+// elided, and the three before them count as used.
+func elisionTask() []Message {
+	pad := func(s string) string { return s + strings.Repeat(" x", 300) }
+	call := func(id, name, args string) Message {
+		return Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: name, Arguments: args}}}
+	}
+	res := func(id, s string) Message { return Message{Role: RoleTool, ToolCallID: id, Content: s} }
+	msgs := []Message{
+		{Role: RoleSystem, Content: "sys"},
+		{Role: RoleUser, Content: "fix the failing test"},
+		call("c0", "ls", `{"dir":"."}`), res("c0", pad("src/parser_state.go")),
+		call("c1", "make", `{}`), res("c1", pad("built 7f3a9c21e8 in 3s")),
+		call("c2", "write", `{"path":"notes.txt","content":"`+strings.Repeat("y ", 600)+`"}`), res("c2", "ok"),
+	}
+	for i, f := range []string{"src/parser_state.go", "a.go", "b.go", "c.go", "d.go", "e.go", "f.go"} {
+		id := "r" + strconv.Itoa(i)
+		msgs = append(msgs, call(id, "read", `{"path":"`+f+`"}`), res(id, pad("package parser")))
+	}
+	return msgs
+}
+
+// TestTaskElidesFirst: planning up to its budget, the task preset clears
+// the arguments of an old call before it elides any result (no reference
+// is in a call's arguments: the result of a read is), and elides a result
+// whose words no later message mentions before one whose path the agent
+// went on to read. Before, it elided the oldest results first: the listing,
+// then the build log.
+func TestTaskElidesFirst(t *testing.T) {
+	in := elisionTask()
+	all := Estimate(in, Heuristic())
+	opts := []Option{WithTask(-1, ElideOptions{Digest: -1, MinTokens: 50})}
+	sent := func(res Result, i int) Message {
+		return res.Messages[slices.Index(res.Kept, i)]
+	}
+	cases := []struct {
+		name   string
+		budget int
+		whole  []int // results sent whole
+		elided []int // results elided
+		clear  bool  // the write's arguments cleared
+	}{
+		{"a little over: the write's arguments go, every result stays whole", all - 100, []int{3, 5}, nil, true},
+		{"one result more: the build log goes, not the listing the agent used", all - 250, []int{3}, []int{5}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := TrimToRecentTurns(in, tc.budget, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResult(t, in, res, false)
+			for _, i := range tc.whole {
+				if m := sent(res, i); m.Content != in[i].Content {
+					t.Errorf("result %d not sent whole: %.60q", i, m.Content)
+				}
+			}
+			for _, i := range tc.elided {
+				if m := sent(res, i); m.Kind != KindElided {
+					t.Errorf("result %d not elided: %.60q", i, m.Content)
+				}
+			}
+			if w := sent(res, 6); (w.ToolCalls[0].Arguments != in[6].ToolCalls[0].Arguments) != tc.clear {
+				t.Errorf("the write's arguments: %.60q", w.ToolCalls[0].Arguments)
+			}
+		})
+	}
+}
