@@ -118,8 +118,8 @@ func genUsedTurn(data []byte) []Message {
 // budget and low-water mark, keeps every invariant of a trim (a valid,
 // well-paired result within the budget unless a typed error says why, the
 // latest request kept), and trimming its output again changes nothing; a
-// Trimmer fed the session request by request too; with reasoning kept
-// loose as well.
+// Trimmer fed the session request by request too, its prompt growing only
+// at its end between two plans; with reasoning kept loose as well.
 func FuzzSalientSteps(f *testing.F) {
 	f.Add([]byte{6, 1, 3, 9, 2, 4, 40, 7, 5, 0, 8, 11, 3, 50, 2, 1, 6}, uint16(200), uint8(50))
 	f.Add([]byte{11, 4, 4, 1, 1, 9, 59, 3, 3, 2, 2, 8, 30, 6, 6, 4, 1, 20, 9, 9}, uint16(120), uint8(36))
@@ -147,17 +147,26 @@ func FuzzSalientSteps(f *testing.F) {
 				t.Fatalf("trimming the output again changed it:\n%v\n%v", render(res.Messages), render(again.Messages))
 			}
 			// A Trimmer fed the session request by request: every prompt
-			// valid, within budget unless a typed error says why.
-			tr := NewTrimmer(opts...)
+			// valid, within budget unless a typed error says why, and
+			// between two plans (no event) extending the previous one.
+			plans := 0
+			tr := NewTrimmer(append(slices.Clip(opts), WithOnTrim(func(Event) { plans++ }))...)
+			var prev Result
+			var prevIn []Message
 			for n := 4; n <= len(in); n++ {
 				if in[n-1].Role == RoleTool && n < len(in) && in[n].Role == RoleTool {
 					continue // mid-exchange
 				}
+				before := plans
 				r, err := tr.Trim(in[:n], b)
 				if err != nil && !isTooLarge(err) {
 					t.Fatalf("Trimmer, %d messages: unexpected error %v", n, err)
 				}
 				checkResult(t, in[:n], r, false)
+				if r.Trimmed && plans == before && prevIn != nil {
+					checkExtends(t, prevIn, in[:n], prev, r)
+				}
+				prev, prevIn = r, in[:n]
 				if err == nil && r.TokensAfter > b {
 					t.Fatalf("Trimmer, %d messages: %d tokens over the budget %d without an error", n, r.TokensAfter, b)
 				}
