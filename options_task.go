@@ -63,7 +63,7 @@ func WithTask(goal int, elide ElideOptions) Option {
 		o.turnStart = UserWritten
 		el(o)
 		o.stepTrim = true
-		o.salientSteps = true
+		o.byMention = true
 		o.goal, o.goalSet = goal, true
 	}
 }

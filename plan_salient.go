@@ -21,12 +21,12 @@ package history
 // chooseSteps) and no summary stands among the steps, and reports whether
 // it chose: otherwise, or when no choice fits the target, chooseSteps drops
 // the oldest steps. (A trim that plans every request afresh up to its
-// budget drops few steps, and the oldest: there, the choice kept 4 fewer
-// of the 909 references of the coding sessions at a quarter of each
+// budget drops few steps, and the oldest: there, the choice kept 0.5 to 1
+// point fewer of the references of the corpus at a quarter of each
 // session's peak.) crumb is what the step breadcrumb adds to the cost.
 func (p *planner) chooseSalient(crumb int) bool {
 	m := len(p.steps)
-	if !p.o.salientSteps || m < 2 || p.target >= p.cmpBudget {
+	if !p.o.byMention || m < 2 || p.target >= p.cmpBudget {
 		return false
 	}
 	for _, s := range p.sums {
@@ -112,10 +112,10 @@ func (p *planner) stepValues() (saved []int, used []bool) {
 // it is likely to use again, and the digest of a result elided keeps what it
 // used. mt indexes the view from the oldest candidate on. nil otherwise.
 func (p *planner) unmentioned(mt *mentions) []int {
-	e := p.o.elide
-	if !p.o.salientSteps || len(p.cands) == 0 {
+	if !p.o.byMention || len(p.cands) == 0 {
 		return nil
 	}
+	e := p.o.elide
 	fresh := max(e.KeepRecent, 0)
 	if e.KeepRecent == 0 {
 		fresh = DefaultKeepRecent
