@@ -52,6 +52,12 @@ type options struct {
 	goalSet        bool
 	err            error // first invalid option
 
+	// byMention (WithTask): a trim aiming below its budget drops first the
+	// steps whose results no later message mentions (chooseSalient), and
+	// elision takes old calls' arguments, then the results no later
+	// message mentions, first (unmentioned).
+	byMention bool
+
 	// Read by a Trimmer only (WithColdAfter, WithClock, WithSummarizer,
 	// WithPrices).
 	coldAfter  time.Duration

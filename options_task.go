@@ -26,13 +26,16 @@ const taskClearArguments = 32
 //     [DefaultDigest] tokens when elide.Digest is 0 (negative: the bare
 //     placeholders), and the arguments of calls from 32 tokens cleared
 //     when elide.ClearArguments is 0 (negative: none): superseded results
-//     are elided first, then the oldest, each keeping a digest of what is
-//     most likely to be used again (old call arguments, a file the agent
-//     wrote, go with them), the last one elided is cut to fill the room
-//     left, and as a last rung the largest results still sent are cut to
-//     a head and tail digest;
+//     are elided first, then the arguments of old calls on their own, then
+//     the results that show nothing a later message mentions, then the
+//     oldest, each keeping a digest of what is most likely to be used
+//     again (old call arguments, a file the agent wrote, go with them),
+//     the last one elided is cut to fill the room left, and as a last rung
+//     the largest results still sent are cut to a head and tail digest;
 //   - [WithStepTrim]: the oldest steps of a long task go before the trim
-//     gives up;
+//     gives up; where a trim aims below its budget ([WithLowWater],
+//     [WithTrigger]: a [Trimmer]'s maintenance point), those whose results
+//     show nothing a later message of the history mentions go first;
 //   - the goal pinned, in addition to [WithPin]'s pins: users complain
 //     that agents lose the task after compaction, and a pinned goal is
 //     never dropped (it is lifted after the breadcrumb when its turn
@@ -60,6 +63,7 @@ func WithTask(goal int, elide ElideOptions) Option {
 		o.turnStart = UserWritten
 		el(o)
 		o.stepTrim = true
+		o.byMention = true
 		o.goal, o.goalSet = goal, true
 	}
 }

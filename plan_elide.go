@@ -16,8 +16,8 @@ func (p *planner) chooseElisions(items []int) (tokens int, elide, at []int) {
 	if len(p.cands) == 0 || (tokens <= p.target && !p.c.prune) {
 		return tokens, nil, nil
 	}
-	hits := p.elisionOrder(items, tokens)
 	mt := &mentions{msgs: p.view, from: p.cands[0].idx}
+	hits := p.elisionOrder(items, tokens, mt)
 	k := 0
 	for ; k < len(hits); k++ {
 		if tokens <= p.target && !p.c.prune {
@@ -103,7 +103,7 @@ type elideHit struct{ ci, j int }
 // the order they are elided: oldest first, or, when a subset will do,
 // superseded results first, then the tools that go first, each oldest
 // first (see ranks).
-func (p *planner) elisionOrder(items []int, tokens int) []elideHit {
+func (p *planner) elisionOrder(items []int, tokens int, mt *mentions) []elideHit {
 	var hits []elideHit
 	for j, it := range items {
 		if it < 0 {
@@ -121,7 +121,7 @@ func (p *planner) elisionOrder(items []int, tokens int) []elideHit {
 			all += p.cands[h.ci].saved
 		}
 		if tokens-all < p.target {
-			ranks := p.ranks(items)
+			ranks := p.ranks(items, mt)
 			slices.SortStableFunc(hits, func(a, b elideHit) int { return ranks[a.ci] - ranks[b.ci] })
 		}
 	}
@@ -164,6 +164,8 @@ func sortPairs(elide, at []int) {
 const (
 	rankSuperseded = iota // shown again later, or outdated
 	rankFirst             // a tool whose ToolPolicy says First
+	rankArgs              // under WithTask: a call's arguments alone (see unmentioned)
+	rankUnused            // under WithTask: nothing later mentions it
 	rankOther
 )
 
@@ -175,8 +177,10 @@ const (
 // later call in items reads again whole (or with the same arguments) or
 // writes whole. An edit of part of a file leaves the rest of an earlier
 // read current: it supersedes nothing. Then come the tools whose
-// ToolPolicy says First.
-func (p *planner) ranks(items []int) []int {
+// ToolPolicy says First, then, under the task preset, the arguments of old
+// calls cleared alone and the results no later message went on to use (see
+// unmentioned).
+func (p *planner) ranks(items []int, mt *mentions) []int {
 	ranks := make([]int, len(p.cands))
 	type touch struct {
 		at      int    // view index of a later call that rereads or rewrites the path
@@ -203,9 +207,13 @@ func (p *planner) ranks(items []int) []int {
 			}
 		}
 	}
+	unused := p.unmentioned(mt)
 	for ci := range p.cands {
 		c := &p.cands[ci]
 		ranks[ci] = rankOther
+		if unused != nil {
+			ranks[ci] = unused[ci]
+		}
 		if p.o.elide.tool(c.name).First {
 			ranks[ci] = rankFirst
 		}

@@ -75,8 +75,12 @@ func (p *planner) chooseSteps() {
 	for i := range p.steps {
 		kept = append(kept, i)
 	}
-	st := stepState{hoist: p.hoist, hoistTok: p.hoistTok, cost: p.cost}
 	crumb := innerTok - oldInner // paid once, with the first step dropped
+	if p.chooseSalient(crumb) {
+		p.sc.kept = kept
+		return
+	}
+	st := stepState{hoist: p.hoist, hoistTok: p.hoistTok, cost: p.cost}
 	for st.cost > p.target || len(p.gaps) == 0 {
 		keep, d := p.dropRun(kept, &st, crumb)
 		if d == 0 {

@@ -35,7 +35,7 @@ func Example() {
 
 // The two other policy points: one option each, after the model's name.
 // With Cheaper a maintenance point comes at 0.6 of the budget and trims
-// down to 0.36; with KeepMore it comes at the budget and trims down to 0.9.
+// down to 0.35; with KeepMore it comes at the budget and trims down to 0.9.
 func ExampleCheaper() {
 	m := models.Model{Name: "local", Window: 10_000, Output: 2_000}
 	transcript := []history.Message{{Role: history.RoleSystem, Content: "You are a coding agent."}}

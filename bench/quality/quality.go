@@ -148,6 +148,10 @@ type Stats struct {
 	// uncached-token units, Rewrites the prefix rewrites.
 	Read, Write, Uncached, Rewrites int
 	Billed                          float64
+
+	// Loss is where the references of the requests that need trimming
+	// were lost.
+	Loss Losses
 }
 
 // Add adds o to s.
@@ -173,6 +177,7 @@ func (s *Stats) Add(o Stats) {
 	s.Uncached += o.Uncached
 	s.Rewrites += o.Rewrites
 	s.Billed += o.Billed
+	s.Loss.Add(o.Loss)
 }
 
 // Recall returns Kept/Refs.
@@ -275,6 +280,7 @@ func Replay(s *Session, budget int, p Policy) (Stats, error) {
 			continue
 		}
 		st.Requests++
+		st.Loss.Add(lose(hist, &res, mine, over, p.TurnStart))
 		st.Sent += res.TokensAfter
 		st.Budget += budget
 		if over {

@@ -42,6 +42,7 @@ func main() {
 	frontOnly := flag.Bool("front", false, "print only the front of the candidate default policies")
 	match := flag.String("match", "", "replay only the candidates whose label matches `regexp` (and exact trimming, the bill's reference)")
 	longOnly := flag.Bool("long", false, "print only the front on bench/cachesim's long sessions (400 user turns, budget 128k, cachesim.Counter)")
+	lossFlag = flag.Bool("loss", false, "with -front, print under each candidate where the references it did not keep were lost")
 	svg := flag.String("svg", "", "also write the front at 25% of each session's peak as an SVG chart to `file`")
 	flag.Parse()
 	log.SetFlags(0)
@@ -130,6 +131,9 @@ func main() {
 // candidates are the policies of the front, exact trimming first.
 var candidates []quality.Candidate
 
+// lossFlag is -loss.
+var lossFlag *bool
+
 // sliceNames and slicePrefixes are the corpus slices of the front: a
 // session is in a slice when its name has one of the prefixes (cachesim's
 // coding session is built from the same conversations).
@@ -193,6 +197,11 @@ func front(sessions []quality.Session, member func(i, k int) bool, budgets []qua
 				fmt.Printf("| %s | %s | %d (%d) | %.3f | %.3f | %.0f (%.2f) | %.2f M | %.2f M | %+.1f%% | %s | %d |\n", cand.Label, cand.Name,
 					s.Requests, s.Over, s.Recall(), s.RecallAll(), s.MeanSent(), float64(s.Sent)/float64(max(s.Budget, 1)),
 					float64(s.AllSent)/1e6, s.Billed/1e6, 100*(s.Billed/exact-1), vsA, s.Rewrites)
+				if *lossFlag {
+					l := s.Loss
+					fmt.Printf("|   | lost: %d of %d: over budget %d, with dropped steps %d, with older turns %d (of these, mentioned later %d), hidden in the result sent %d | | | | | | | | | |\n",
+						l.Over+l.Step+l.Turn+l.Hidden, s.Refs, l.Over, l.Step, l.Turn, l.Mentioned, l.Hidden)
+				}
 			}
 		}
 	}
