@@ -15,7 +15,7 @@ import (
 // (spelled out here: fit imports this package): the default (the task
 // preset with the 6 most recent results whole and digests up to 1,600
 // tokens, low-water 0.5), fit.Cheaper (the most recent result, digests up
-// to 800, trigger 0.6, low-water 0.35) and fit.KeepMore (16 recent results,
+// to 800, trigger 0.65, low-water 0.32) and fit.KeepMore (16 recent results,
 // digests up to 800, low-water 0.9), and the default with the session's goal (its
 // first user-written message) pinned. Their maintenance points elide with digests
 // that prefer what later messages mention. On every request it checks:
@@ -47,7 +47,7 @@ func TestPoliciesOnCorpus(t *testing.T) {
 		}{
 			{"default", []Option{WithTask(-1, ElideOptions{KeepRecent: 6, Digest: 1600}), WithLowWater(0.5)}, -1},
 			{"default, the goal pinned", []Option{WithTask(goal, ElideOptions{KeepRecent: 6, Digest: 1600}), WithLowWater(0.5)}, goal},
-			{"cheaper", []Option{WithTask(-1, ElideOptions{KeepRecent: 1, Digest: 800}), WithTrigger(0.6), WithLowWater(0.35)}, -1},
+			{"cheaper", []Option{WithTask(-1, ElideOptions{KeepRecent: 1, Digest: 800}), WithTrigger(0.65), WithLowWater(0.32)}, -1},
 			{"keep more", []Option{WithTask(-1, ElideOptions{KeepRecent: 16, Digest: 800}), WithLowWater(0.9)}, -1},
 		}
 		if testing.Short() || race.Enabled {

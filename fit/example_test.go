@@ -34,8 +34,8 @@ func Example() {
 }
 
 // The two other policy points: one option each, after the model's name.
-// With Cheaper a maintenance point comes at 0.6 of the budget and trims
-// down to 0.35; with KeepMore it comes at the budget and trims down to 0.9.
+// With Cheaper a maintenance point comes at 0.65 of the budget and trims
+// down to 0.32; with KeepMore it comes at the budget and trims down to 0.9.
 func ExampleCheaper() {
 	m := models.Model{Name: "local", Window: 10_000, Output: 2_000}
 	transcript := []history.Message{{Role: history.RoleSystem, Content: "You are a coding agent."}}
@@ -54,6 +54,6 @@ func ExampleCheaper() {
 		fmt.Printf("%s: %.2f of the budget\n", p.name, float64(res.TokensAfter)/float64(res.Budget))
 	}
 	// Output:
-	// Cheaper: 0.33 of the budget
+	// Cheaper: 0.28 of the budget
 	// KeepMore: 0.88 of the budget
 }

@@ -128,19 +128,19 @@ func Policy() []history.Option {
 const DefaultLowWater = 0.5
 
 // Cheaper returns the policy that bills the least input for what it
-// keeps: a compact trigger at 0.6 of the budget ([history.WithTrigger]),
-// trimmed down to 0.35 at a maintenance point, the task preset with the
+// keeps: a compact trigger at 0.65 of the budget ([history.WithTrigger]),
+// trimmed down to 0.32 at a maintenance point, the task preset with the
 // most recent tool result whole and digests of up to 800 tokens. On the
 // corpus's coding sessions at a quarter of each session's peak it bills
 // about a quarter less input than the default and keeps about a seventh
-// fewer of the references, about as little input as the trigger policy
-// without the task preset for half as much again of the references (see
+// fewer of the references, less input than the trigger policy without
+// the task preset for half as much again of the references (see
 // docs/prompt-caching.md). Pass it to [New] after the model's name.
 func Cheaper() history.Option {
 	return join(
 		history.WithTask(-1, history.ElideOptions{KeepRecent: 1, Digest: 800}),
-		history.WithTrigger(0.6),
-		history.WithLowWater(0.35),
+		history.WithTrigger(0.65),
+		history.WithLowWater(0.32),
 	)
 }
 

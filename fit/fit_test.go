@@ -89,7 +89,7 @@ func TestPolicies(t *testing.T) {
 		reason   string
 	}{
 		{"default", nil, 0.3, 0.5, 1, "trims past the budget, down to half of it"},
-		{"Cheaper", []history.Option{fit.Cheaper()}, 0.2, 0.35, 0.6, "trims past 0.6 of the budget, down to 0.35"},
+		{"Cheaper", []history.Option{fit.Cheaper()}, 0.2, 0.32, 0.65, "trims past 0.65 of the budget, down to 0.32"},
 		{"KeepMore", []history.Option{fit.KeepMore()}, 0.5, 0.9, 1, "trims past the budget, down to 0.9 of it"},
 	} {
 		tr := fit.For(m, tc.opts...)

@@ -96,7 +96,7 @@ func Candidates() []Candidate {
 		tr("c1", "Trimmer, WithTask(-1, ElideOptions{KeepRecent: 1, MinTokens: 64}), trigger 0.6, low-water 0.36",
 			task(history.ElideOptions{KeepRecent: 1, MinTokens: 64}, history.WithTrigger(0.6), history.WithLowWater(0.36))),
 		fitPolicy("fit", "fit.New's default (fit.Policy): Trimmer, WithTask(-1, ElideOptions{KeepRecent: 6, Digest: 1600}), low-water 0.5", fit.Policy()...),
-		fitPolicy("cheaper", "fit.Cheaper(): Trimmer, WithTask(-1, ElideOptions{KeepRecent: 1, Digest: 800}), trigger 0.6, low-water 0.35", fit.Cheaper()),
+		fitPolicy("cheaper", "fit.Cheaper(): Trimmer, WithTask(-1, ElideOptions{KeepRecent: 1, Digest: 800}), trigger 0.65, low-water 0.32", fit.Cheaper()),
 		fitPolicy("more", "fit.KeepMore(): Trimmer, WithTask(-1, ElideOptions{KeepRecent: 16, Digest: 800}), low-water 0.9", fit.KeepMore()),
 		{Label: "d", Policy: Policy{Name: "(d) Trimmer, trigger 0.6, low-water 0.36, WithElision(KeepRecent 1, MinTokens 64), WithStepTrim", Trimmer: true, Options: func(*Session) []history.Option {
 			return []history.Option{history.WithTrigger(0.6), history.WithLowWater(0.36),
