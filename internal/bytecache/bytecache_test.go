@@ -43,7 +43,9 @@ func TestCacheConcurrent(t *testing.T) {
 	var c Cache[string]
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := range 200 {
 				k := []byte(fmt.Sprint(i % 17))
 				if v, ok := c.Get(k); ok && v != string(k) {
@@ -51,7 +53,7 @@ func TestCacheConcurrent(t *testing.T) {
 				}
 				c.Add(k, string(k), len(k))
 			}
-		})
+		}()
 	}
 	wg.Wait()
 }
