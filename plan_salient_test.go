@@ -79,14 +79,7 @@ func TestTaskDropsUnusedStepsFirst(t *testing.T) {
 // earlier result listed, and its result, of a size from data, shows paths
 // that later calls may read; some steps make two calls, some think.
 func genUsedTurn(data []byte) []Message {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	next := byteSource(data)
 	name := func(b int) string { return "src/mod_" + strconv.Itoa(b%7) + "/file_" + strconv.Itoa(b%5) + ".go" }
 	msgs := []Message{
 		{Role: RoleSystem, Content: "sys"},

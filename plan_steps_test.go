@@ -63,14 +63,7 @@ func equalInts(a, b []int) bool {
 // reasoning, with one or two calls, results from nothing to a few hundred
 // tokens, some ended by a nudge, and an answer or none.
 func genReasoningTurn(data []byte) []Message {
-	next := func() int {
-		if len(data) == 0 {
-			return 0
-		}
-		b := int(data[0])
-		data = data[1:]
-		return b
-	}
+	next := byteSource(data)
 	size := func() int {
 		b := next()
 		if b%4 == 0 {
@@ -234,4 +227,18 @@ func FuzzStepTrimMonotone(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkStepPlans(t, genReasoningTurn(data), false)
 	})
+}
+
+// byteSource returns a function that reads data a byte at a time, as an
+// int, and 0 once it is spent: what the fuzz targets' generators build
+// their messages from.
+func byteSource(data []byte) func() int {
+	return func() int {
+		if len(data) == 0 {
+			return 0
+		}
+		b := int(data[0])
+		data = data[1:]
+		return b
+	}
 }

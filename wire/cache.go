@@ -3,25 +3,20 @@ package wire
 import (
 	"encoding/json"
 	"slices"
-	"sync"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/anthropicmsg"
+	"github.com/histrim/history/internal/bytecache"
 )
 
 // A client resends its whole transcript on every request, so a message is
 // converted again and again: the conversion of each message is kept, by
-// its exact bytes (the map's key is the message itself, so a hit is an
-// equal message, never a hash collision), up to maxCachedBytes of
-// messages, after which the cache starts afresh. The core never modifies
-// the messages it is given, so one conversion serves every request.
-const maxCachedBytes = 64 << 20
-
-type convCache[T any] struct {
-	mu    sync.Mutex
-	m     map[string]T
-	bytes int
-}
+// its exact bytes (internal/bytecache: the map's key is the message
+// itself, so a hit is an equal message, never a hash collision), up to
+// 64 MiB of messages, after which the cache starts afresh. The core never
+// modifies the messages it is given, so one conversion serves every
+// request.
+type convCache[T any] struct{ c bytecache.Cache[T] }
 
 // get returns the conversion of raw by conv, cached.
 func (c *convCache[T]) get(raw json.RawMessage, conv func(*json.RawMessage) (T, error)) (T, error) {
@@ -37,29 +32,14 @@ func (c *convCache[T]) get(raw json.RawMessage, conv func(*json.RawMessage) (T, 
 }
 
 // lookup returns the conversion kept for raw, if any.
-func (c *convCache[T]) lookup(raw json.RawMessage) (T, bool) {
-	c.mu.Lock()
-	m, ok := c.m[string(raw)]
-	c.mu.Unlock()
-	return m, ok
-}
+func (c *convCache[T]) lookup(raw json.RawMessage) (T, bool) { return c.c.Get(raw) }
 
 // put keeps m as the conversion of raw.
 func (c *convCache[T]) put(raw json.RawMessage, m T) { c.add(raw, m, len(raw)) }
 
 // add keeps m as the conversion of raw, counted as size bytes (raw's and
 // what m holds of its own).
-func (c *convCache[T]) add(raw json.RawMessage, m T, size int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || c.bytes+size > maxCachedBytes {
-		c.m, c.bytes = map[string]T{}, 0
-	}
-	if size <= maxCachedBytes {
-		c.m[string(raw)] = m
-		c.bytes += size
-	}
-}
+func (c *convCache[T]) add(raw json.RawMessage, m T, size int) { c.c.Add(raw, m, size) }
 
 var chatCache convCache[history.Message]
 
