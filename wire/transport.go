@@ -15,6 +15,7 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/fit"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/storekit"
 	"github.com/histrim/history/internal/wireapi"
 	"github.com/histrim/history/models"
 )
@@ -52,7 +53,10 @@ type Transport struct {
 	// it in this Transport's memory. A store that also shares each
 	// model's Calibration (LoadCalibration and ObserveShared, as the
 	// stores/redis and stores/postgres stores do) is loaded before each
-	// trim and told each usage, so that replicas trim as one process.
+	// trim and told each usage, so that replicas trim as one process;
+	// what silent truncations showed of a model's window is then kept in
+	// it too (under a key that starts "truncation" and a NUL, which no
+	// conversation's key can equal).
 	Store history.StateStore
 	// Models returns the model a request names (the body's "model", or
 	// Gemini's path); nil means models.Lookup. An error forwards the
@@ -103,11 +107,10 @@ type model struct {
 	counter history.Counter
 	cal     *history.Calibration
 
-	mu        sync.Mutex
-	truncated int            // the window a silent truncation showed, 0 for none
-	observed  int            // the responses whose usage the Calibration observed
-	pending   int            // the count of the last response that showed a truncation, not yet confirmed
-	groups    map[int]*group // by overhead
+	mu       sync.Mutex
+	trunc    truncations    // what silent truncations showed
+	observed int            // the responses whose usage the Calibration observed
+	groups   map[int]*group // by overhead
 }
 
 // group is the conversations of one model whose requests send the same
@@ -260,8 +263,8 @@ func (t *Transport) group(md *model, overhead int) *group {
 func (md *model) budget(r *Request) int {
 	md.mu.Lock()
 	w := md.m.Window
-	if md.truncated > 0 && md.truncated < w {
-		w = md.truncated
+	if md.trunc.Window > 0 && md.trunc.Window < w {
+		w = md.trunc.Window
 	}
 	md.mu.Unlock()
 	out := md.m.Output
@@ -339,6 +342,9 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 	g := t.group(md, adapt.Overhead(md.counter, r.extra...))
 	if sc, ok := t.store.(sharedCalibration); ok {
 		_ = sc.LoadCalibration(ctx, md.m.Name, md.cal) // unchanged when none is saved or the store fails
+		if truncates(md.m.Provider) {
+			md.loadTruncation(ctx, t.store) // unchanged when none is saved or the store fails
+		}
 	}
 	ev.Budget = md.budget(r)
 	sent, res, err := g.trim(ctx, key, r, ev.Budget)
@@ -488,28 +494,25 @@ func sameBytes(a, b []json.RawMessage) bool {
 // observe feeds a response's usage to md's Calibration, or, when the
 // upstream counted far less than was sent (a silent truncation), reports
 // it, and learns the window it showed once two truncations in a row
-// agree within 10% (a server truncating to its window reports about the
-// window every time; a server that counts only what its cache did not
-// hold reports what each request added, which varies).
+// agree within 10% (truncation.learn). With a Store that shares
+// Calibrations, what the truncations showed is shared too
+// (shareTruncation), so that every replica learns the window at the
+// response one process would.
 func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 	if sent <= 0 || reported <= 0 {
 		return
 	}
+	_, shared := t.store.(sharedCalibration)
 	if truncation(sent, reported) {
 		ev.Kind, ev.Truncated, ev.Reported, ev.Err = EventTruncation, true, reported, nil
 		if truncates(md.m.Provider) && reported >= minLearntWindow {
-			md.mu.Lock()
-			if p := md.pending; p > 0 && 10*abs(p-reported) <= max(p, reported) {
-				w := max(p, reported)
-				if md.truncated == 0 || w < md.truncated {
-					md.truncated = w
-				}
-				ev.Learnt = true
-				md.pending = 0
+			if shared {
+				ev.Learnt = md.shareTruncation(t.store, func(tr *truncations) bool { return tr.learn(reported) })
 			} else {
-				md.pending = reported
+				md.mu.Lock()
+				ev.Learnt = md.trunc.learn(reported)
+				md.mu.Unlock()
 			}
-			md.mu.Unlock()
 		}
 		t.emit(ev)
 		return
@@ -519,9 +522,108 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 		_, _ = sc.ObserveShared(context.Background(), md.m.Name, sent, reported)
 	}
 	md.mu.Lock()
-	md.pending = 0
+	pending := md.trunc.Pending > 0
+	md.trunc.Pending = 0 // a count that read the whole prompt: the next truncation starts afresh
 	md.observed++
 	md.mu.Unlock()
+	if shared && pending {
+		md.shareTruncation(t.store, func(tr *truncations) bool { tr.Pending = 0; return false })
+	}
+}
+
+// truncations is what a model's silent truncations showed: the window
+// learnt (0 for none) and the count of the last response that showed a
+// truncation, not yet confirmed (0 for none). Replicas share it in their
+// Store, as JSON under truncationKey.
+type truncations struct {
+	Window  int `json:"window,omitempty"`
+	Pending int `json:"pending,omitempty"`
+}
+
+// learn records a response that showed a truncation to reported tokens,
+// and reports whether it taught the window: when the last response
+// showed one too and the two agree within 10% (a server truncating to its
+// window reports about the window every time; a server that counts only
+// what its cache did not hold reports what each request added, which
+// varies), the window is the larger of the two, and only ever lowers a
+// window learnt before.
+func (tr *truncations) learn(reported int) bool {
+	if p := tr.Pending; p > 0 && 10*abs(p-reported) <= max(p, reported) {
+		if w := max(p, reported); tr.Window == 0 || w < tr.Window {
+			tr.Window = w
+		}
+		tr.Pending = 0
+		return true
+	}
+	tr.Pending = reported
+	return false
+}
+
+// truncationKey is the key under which replicas share what model's silent
+// truncations showed, in the Store of their conversations: every
+// conversation's key starts with its API's name, never "truncation".
+func truncationKey(model string) string { return "truncation\x00" + model }
+
+// decodeTruncation reads a shared truncation; what cannot be read, or
+// holds a window below minLearntWindow or a negative count, reads as
+// nothing learnt.
+func decodeTruncation(data []byte) truncations {
+	var tr truncations
+	if json.Unmarshal(data, &tr) != nil || tr.Window < 0 || tr.Pending < 0 || (tr.Window > 0 && tr.Window < minLearntWindow) {
+		return truncations{}
+	}
+	return tr
+}
+
+// loadTruncation takes into md what the replicas sharing st learnt of
+// the model's silent truncations: a lower window, and the truncation
+// pending. md is unchanged when nothing is saved or the store fails.
+func (md *model) loadTruncation(ctx context.Context, st history.StateStore) {
+	data, version, err := st.Load(ctx, truncationKey(md.m.Name))
+	if err != nil || version <= 0 {
+		return
+	}
+	md.merge(decodeTruncation(data))
+}
+
+// merge takes shared into md's truncation: its pending count, and its
+// window where it is lower.
+func (md *model) merge(shared truncations) {
+	md.mu.Lock()
+	defer md.mu.Unlock()
+	if w := shared.Window; w > 0 && (md.trunc.Window == 0 || w < md.trunc.Window) {
+		md.trunc.Window = w
+	}
+	md.trunc.Pending = shared.Pending
+}
+
+// shareTruncation applies change to the truncations the replicas sharing
+// st keep for md's model, with compare-and-swap (saved only when change
+// changed them), and takes the result into md; it returns what change
+// returned on the attempt that landed. When the store fails, change
+// applies to md's own truncations instead.
+func (md *model) shareTruncation(st history.StateStore, change func(*truncations) bool) bool {
+	var got bool
+	var tr truncations
+	err := storekit.Swap(context.Background(), st, "wire: truncation of "+md.m.Name, truncationKey(md.m.Name), func(data []byte) ([]byte, bool, error) {
+		tr = truncations{}
+		if data != nil {
+			tr = decodeTruncation(data)
+		}
+		before := tr
+		if got = change(&tr); tr == before {
+			return nil, false, nil
+		}
+		out, err := json.Marshal(tr)
+		return out, true, err
+	})
+	if err != nil {
+		md.mu.Lock()
+		defer md.mu.Unlock()
+		return change(&md.trunc)
+	}
+	md.merge(tr)
+	return got
 }
 
 // sharedCalibration is a [Transport.Store] that also keeps each model's

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -95,10 +97,11 @@ func chatLoop(t *testing.T, l *adaptertest.Loop, turns int, gateways []string, p
 	return sent, failed
 }
 
-// startGateway serves a gateway over upstream with the store at storeURL.
-func startGateway(t *testing.T, upstream, storeURL string) string {
+// startGateway serves a gateway over upstream with the store at storeURL
+// (and window, when positive, as every model's window: -window).
+func startGateway(t *testing.T, upstream, storeURL string, window int) string {
 	t.Helper()
-	g, err := gateway.New(context.Background(), gateway.Config{Upstream: upstream, Store: storeURL}, nil)
+	g, err := gateway.New(context.Background(), gateway.Config{Upstream: upstream, Store: storeURL, Window: window}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +131,7 @@ func TestReplicasOverRedis(t *testing.T) {
 		defer upSrv.Close()
 		var gws []string
 		for range replicas {
-			gws = append(gws, startGateway(t, upSrv.URL, storeURL))
+			gws = append(gws, startGateway(t, upSrv.URL, storeURL, 0))
 		}
 		rng := rand.New(rand.NewPCG(35, 3))
 		sent, failed = chatLoop(t, l, turns, gws, func() int { return rng.IntN(len(gws)) })
@@ -147,16 +150,110 @@ func TestReplicasOverRedis(t *testing.T) {
 	if trimmed == 0 {
 		t.Skip("the gateways forwarded every request as the client sent it: this tree has no trimming transport under the gateway yet (package wire), so there is nothing replicas could send differently")
 	}
+	sameRequests(t, one, three, failedOne, failedThree, "each replica's trims aim with its own Calibration of the model (docs/gateway.md, Limits)")
+	t.Logf("%d requests, %d trimmed, byte for byte the same through one gateway and three", len(one), trimmed)
+}
+
+// truncating is an upstream that truncates a prompt over numCtx tokens
+// silently, as Ollama does over its num_ctx: it answers, and its usage
+// counts numCtx.
+type truncating struct {
+	next    http.Handler
+	numCtx  int
+	mu      *sync.Mutex
+	prompts *[]int // the prompt of each request, as counted before truncating
+}
+
+var promptTokens = regexp.MustCompile(`"prompt_tokens":\s*(\d+)`)
+
+func (u truncating) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	u.next.ServeHTTP(rec, r)
+	body := promptTokens.ReplaceAllFunc(rec.Body.Bytes(), func(m []byte) []byte {
+		n, _ := strconv.Atoi(string(promptTokens.FindSubmatch(m)[1]))
+		u.mu.Lock()
+		*u.prompts = append(*u.prompts, n)
+		u.mu.Unlock()
+		return []byte(`"prompt_tokens":` + strconv.Itoa(min(n, u.numCtx)))
+	})
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body)
+}
+
+// TestReplicasTruncationOverRedis: the loop of TestReplicasOverRedis
+// against an upstream that truncates every prompt over 8,192 tokens
+// silently (a local server over its num_ctx), behind gateways told a
+// window of 32,768: three replicas sharing a Redis learn the window at the
+// response one gateway learns it, and send its prompts byte for byte.
+// (Before, each replica learnt from the truncations it saw itself: with
+// random routing, two in a row at one replica came later than at one
+// gateway, and the replicas sent whole prompts that one gateway trimmed.)
+func TestReplicasTruncationOverRedis(t *testing.T) {
+	addr := os.Getenv("HISTRIM_REDIS_ADDR")
+	if addr == "" {
+		t.Skip("HISTRIM_REDIS_ADDR is not set: no Redis to share (.ci/run starts one; by hand: source .ci/services && histrim_services_start)")
+	}
+	register()
+	const window, numCtx = 32_768, 8_192
+	turns := 20
+	if race.Enabled {
+		turns = 8
+	}
+	run := func(replicas int, storeURL string) (received [][]byte, prompts []int, failed int) {
+		l := adaptertest.NewLoop("gateway", adaptertest.Skew(1), 1<<20) // the server refuses nothing
+		up := &upstreamLog{srv: &loopserver.OpenAI{Judge: l, Window: 1 << 20}}
+		var mu sync.Mutex
+		upSrv := httptest.NewServer(truncating{next: up, numCtx: numCtx, mu: &mu, prompts: &prompts})
+		defer upSrv.Close()
+		var gws []string
+		for range replicas {
+			gws = append(gws, startGateway(t, upSrv.URL, storeURL, window))
+		}
+		rng := rand.New(rand.NewPCG(35, 4))
+		_, failed = chatLoop(t, l, turns, gws, func() int { return rng.IntN(len(gws)) })
+		return up.bodies, prompts, failed
+	}
+	one, truncOne, failedOne := run(1, "memory:")
+	prefix := "histrim-truncation-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	three, _, failedThree := run(3, "redis://"+addr+"/0?prefix="+prefix)
+	// The prompts grow past twice the server's window (a count under half
+	// of what was sent is a truncation: wire's rule), two truncations in a
+	// row teach the window, and from then on every prompt fits it: none in
+	// the second half of the loop is truncated.
+	over, late := 0, 0
+	for i, p := range truncOne {
+		if p > 2*numCtx {
+			over++
+		}
+		if p > numCtx && i >= len(truncOne)/2 {
+			late++
+		}
+	}
+	if over < 2 || late > 0 {
+		t.Errorf("one gateway: %d prompts over twice the window (want 2 or more, to learn it), %d truncated in the second half of the loop (want 0): %v", over, late, truncOne)
+	}
+	sameRequests(t, one, three, failedOne, failedThree, "each replica learns a silent truncation's window from what it sees alone")
+	t.Logf("%d requests, byte for byte the same through one gateway and three; the largest prompt %d, %d over twice the window before it was learnt", len(one), slices.Max(truncOne), over)
+}
+
+// sameRequests fails t unless the upstream received the same requests,
+// byte for byte, from one gateway (one) and from three (three), and no
+// turn failed; why says what a difference would mean.
+func sameRequests(t *testing.T, one, three [][]byte, failedOne, failedThree int, why string) {
+	t.Helper()
 	if len(one) != len(three) {
 		t.Fatalf("one gateway sent %d requests upstream, three sent %d", len(one), len(three))
 	}
 	for i := range one {
 		if !bytes.Equal(one[i], three[i]) {
-			t.Fatalf("request %d differs between one gateway and three (%d and %d bytes): each replica's trims aim with its own Calibration of the model (docs/gateway.md, Limits)", i, len(one[i]), len(three[i]))
+			t.Fatalf("request %d differs between one gateway and three (%d and %d bytes): %s", i, len(one[i]), len(three[i]), why)
 		}
 	}
 	if failedOne != 0 || failedThree != 0 {
 		t.Errorf("failed turns: %d with one gateway, %d with three", failedOne, failedThree)
 	}
-	t.Logf("%d requests, %d trimmed, byte for byte the same through one gateway and three", len(one), trimmed)
 }

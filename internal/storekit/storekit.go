@@ -127,22 +127,42 @@ const maxObserveAttempts = 8
 // Calibration (nothing is saved otherwise). It fails when the store does,
 // or when every attempt lost the race.
 func Update(ctx context.Context, st history.StateStore, name, key string, change func(*history.Calibration) bool) error {
+	return Swap(ctx, st, fmt.Sprintf("%s: calibration %q", name, key), key, func(data []byte) ([]byte, bool, error) {
+		var cal history.Calibration
+		if data != nil {
+			_ = cal.UnmarshalJSON(data) // unreadable: start again from nothing, and replace it
+		}
+		if !change(&cal) {
+			return nil, false, nil
+		}
+		out, err := cal.MarshalJSON()
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: encoding a calibration: %w", name, err)
+		}
+		return out, true, nil
+	})
+}
+
+// Swap changes the value saved under key in st with compare-and-swap:
+// change gets what is saved (nil when nothing is, or when what is saved
+// cannot be read as a value and a version: it is replaced) and returns
+// the value to save and whether to save it; when another replica saved
+// first, Swap loads and calls change again, at most 8 times in all. It
+// fails when the store or change does, or when every attempt lost the
+// race (what, the value's name, starts that error).
+func Swap(ctx context.Context, st history.StateStore, what, key string, change func(data []byte) ([]byte, bool, error)) error {
 	var last error
 	for attempt := range maxObserveAttempts {
 		data, version, err := st.Load(ctx, key)
 		if err != nil && !errors.Is(err, history.ErrInvalidState) {
 			return err
 		}
-		var cal history.Calibration
-		if version > 0 {
-			_ = cal.UnmarshalJSON(data) // unreadable: start again from nothing, and replace it
+		if version <= 0 {
+			data = nil
 		}
-		if !change(&cal) {
-			return nil
-		}
-		out, err := cal.MarshalJSON()
-		if err != nil {
-			return fmt.Errorf("%s: encoding a calibration: %w", name, err)
+		out, save, err := change(data)
+		if err != nil || !save {
+			return err
 		}
 		if _, err = st.Save(ctx, key, out, version); err == nil || !errors.Is(err, history.ErrStateConflict) {
 			return err
@@ -157,7 +177,7 @@ func Update(ctx context.Context, st history.StateStore, name, key string, change
 		case <-time.After(d):
 		}
 	}
-	return fmt.Errorf("%s: calibration %q: %d saves lost the race: %w", name, key, maxObserveAttempts, last)
+	return fmt.Errorf("%s: %d saves lost the race: %w", what, maxObserveAttempts, last)
 }
 
 // LoadCalibration installs the Calibration saved under key in st into
