@@ -522,11 +522,12 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 		_, _ = sc.ObserveShared(context.Background(), md.m.Name, sent, reported)
 	}
 	md.mu.Lock()
-	pending := md.trunc.Pending > 0
 	md.trunc.Pending = 0 // a count that read the whole prompt: the next truncation starts afresh
 	md.observed++
 	md.mu.Unlock()
-	if shared && pending {
+	if shared && truncates(md.m.Provider) {
+		// Whichever replica saw the truncation pending (a load; a save
+		// only when one is).
 		md.shareTruncation(t.store, func(tr *truncations) bool { tr.Pending = 0; return false })
 	}
 }
