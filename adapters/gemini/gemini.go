@@ -539,6 +539,18 @@ func dropID(i int) string { return "#drop" + strconv.Itoa(i) }
 // thought signatures are reasoning parts, except in a model content whose
 // first function call has no signature (see reasoningType).
 func plain(c *genai.Content, role history.Role, i int) (history.Message, error) {
+	if m, ok := wireReads.get(c, role, i); ok {
+		return m, nil
+	}
+	m, err := plainOnce(c, role, i)
+	if err == nil {
+		wireReads.put(c, role, i, m)
+	}
+	return m, err
+}
+
+// plainOnce is plain without wireReads.
+func plainOnce(c *genai.Content, role history.Role, i int) (history.Message, error) {
 	m := history.Message{Role: role}
 	reasoning := reasoningType(c)
 	for p, part := range c.Parts {

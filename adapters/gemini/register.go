@@ -3,7 +3,11 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"sync"
+	"sync/atomic"
 
+	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/bytecache"
 	"github.com/histrim/history/internal/wireapi"
@@ -57,6 +61,9 @@ func decodeContent(raw json.RawMessage) *genai.Content {
 	}
 	c := decodeOnce(raw)
 	decoded.Add(raw, c, 3*len(raw))
+	if kept, ok := decoded.Get(raw); ok && kept == c {
+		wireReads.enable(c, 3*len(raw))
+	}
 	return c
 }
 
@@ -96,3 +103,91 @@ func rawSystem(body json.RawMessage) (*genai.Content, error) {
 // three times its JSON (the key, and the strings and parts decoded from
 // it).
 var decoded bytecache.Cache[*genai.Content]
+
+// wireReads keeps what plain reads of each content decodeContent keeps,
+// and of no other (a content a caller built may change between two
+// calls; one decoded from bytes is never written to): a client resends
+// its transcript, and reading every content again at every request (its
+// calls' arguments encoded, its thought signatures in base64) was a tenth
+// of the Transport's time. Each content keeps the reading of its last
+// role and index (the synthetic ids of calls without one depend on the
+// index).
+var wireReads readMemo
+
+// readMemo is wireReads' type: a bounded map by the content itself, past
+// its bound started afresh (the contents are then read again). It is safe
+// for concurrent use.
+type readMemo struct {
+	Bound int // the most bytes kept, as the contents' counts say; 0 is bytecache.DefaultBound
+
+	used  atomic.Bool // a content was enabled: a program that never decodes one never locks mu
+	mu    sync.Mutex
+	m     map[*genai.Content]*contentRead
+	bytes int
+}
+
+// contentRead is what plain read of a content, once read is true: as role,
+// at index i.
+type contentRead struct {
+	read bool
+	role history.Role
+	i    int
+	msg  history.Message
+}
+
+// enable lets plain keep its reading of c, counted as size bytes.
+func (r *readMemo) enable(c *genai.Content, size int) {
+	bound := r.Bound
+	if bound <= 0 {
+		bound = bytecache.DefaultBound
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil || r.bytes+size > bound {
+		r.m, r.bytes = map[*genai.Content]*contentRead{}, 0
+	}
+	if size > bound {
+		return
+	}
+	if _, ok := r.m[c]; !ok {
+		r.m[c] = &contentRead{}
+		r.bytes += size
+		r.used.Store(true)
+	}
+}
+
+// get returns the reading of c as role at index i, if kept; the message's
+// slices are shared, and never written to (they are clipped: an append
+// copies).
+func (r *readMemo) get(c *genai.Content, role history.Role, i int) (history.Message, bool) {
+	if !r.used.Load() {
+		return history.Message{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.m[c]
+	if e == nil || !e.read || e.role != role || e.i != i {
+		return history.Message{}, false
+	}
+	return e.msg, true
+}
+
+// put keeps m as the reading of c as role at index i, when c is enabled.
+func (r *readMemo) put(c *genai.Content, role history.Role, i int, m history.Message) {
+	if !r.used.Load() {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.m[c]; e != nil {
+		m.Parts, m.ToolCalls = slices.Clip(m.Parts), slices.Clip(m.ToolCalls)
+		*e = contentRead{read: true, role: role, i: i, msg: m}
+	}
+}
+
+// reset forgets every content (tests).
+func (r *readMemo) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m, r.bytes = nil, 0
+}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -714,4 +715,67 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestWireReads: plain keeps its reading only of a content decodeContent
+// kept (a content a caller built may change between two calls, and its
+// reading with it), and only for the role and index it was read at (a
+// call without an id reads with an id made from the index). Each case
+// with its reason.
+func TestWireReads(t *testing.T) {
+	defer func(bound int) { decoded.Bound = bound; decoded.Reset(); wireReads.reset() }(decoded.Bound)
+	decoded.Bound = 0
+	decoded.Reset()
+	wireReads.reset()
+	raw := json.RawMessage(`{"role":"model","parts":[{"functionCall":{"name":"read","args":{"path":"a.go"}}}]}`)
+	args := func(m history.Message) string { return m.ToolCalls[0].Arguments }
+
+	t.Run("a content a caller built is read anew after it changes", func(t *testing.T) {
+		c := &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "read", Args: map[string]any{"path": "a.go"}}}}}
+		first, err := plain(c, history.RoleAssistant, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Parts[0].FunctionCall.Args["path"] = "b.go"
+		second, err := plain(c, history.RoleAssistant, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args(first) == args(second) {
+			t.Errorf("arguments read %s both times: the first reading was kept", args(second))
+		}
+	})
+	t.Run("a decoded content is read once for its role and index", func(t *testing.T) {
+		c := decodeContent(raw)
+		if decodeContent(raw) != c {
+			t.Fatal("the content was not kept (setup)")
+		}
+		want, err := plainOnce(c, history.RoleAssistant, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := wireReads.get(c, history.RoleAssistant, 3); ok {
+			t.Fatal("a reading was kept before any (setup)")
+		}
+		got, _ := plain(c, history.RoleAssistant, 3)
+		kept, ok := wireReads.get(c, history.RoleAssistant, 3)
+		if !ok || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(kept, want) {
+			t.Errorf("read %+v, kept %+v (%v), want %+v", got, kept, ok, want)
+		}
+		at5, _ := plain(c, history.RoleAssistant, 5)
+		if want5, _ := plainOnce(c, history.RoleAssistant, 5); !reflect.DeepEqual(at5, want5) || at5.ToolCalls[0].ID == got.ToolCalls[0].ID {
+			t.Errorf("at index 5: %+v, want %+v, with another synthetic id than at 3 (%s)", at5, want5, got.ToolCalls[0].ID)
+		}
+	})
+	t.Run("a content decoded but not kept (the memo past its bound) is not kept either", func(t *testing.T) {
+		decoded.Bound = 1
+		decoded.Reset()
+		c := decodeContent(raw)
+		if _, err := plain(c, history.RoleAssistant, 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := wireReads.get(c, history.RoleAssistant, 2); ok {
+			t.Error("the reading of a content the decode memo did not keep was kept")
+		}
+	})
 }
