@@ -779,3 +779,46 @@ func TestWireReads(t *testing.T) {
 		}
 	})
 }
+
+// TestSplicePlanKeys: plans that write different responses have
+// different keys (the kept splice is found by its key), whatever bytes the
+// elided texts hold: the same texts split differently between two parts,
+// texts holding the key's own separators, a text and the encoding of
+// another response.
+func TestSplicePlanKeys(t *testing.T) {
+	resp := func(id string) *genai.Part {
+		return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: id, Name: "f", Response: map[string]any{"output": "long result " + id}}}
+	}
+	was := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{resp("a"), resp("b")}}
+	plan := func(texts ...any) string {
+		now := &genai.Content{Role: genai.RoleUser}
+		for k, x := range texts {
+			r := map[string]any{"output": x}
+			if m, ok := x.(map[string]any); ok {
+				r = m
+			}
+			now.Parts = append(now.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: was.Parts[k].FunctionResponse.ID, Name: "f", Response: r}})
+		}
+		p, ok := planSplice(was, now)
+		if !ok {
+			t.Fatalf("no plan for %q", texts)
+		}
+		return string(p.key)
+	}
+	cases := []struct {
+		reason string
+		a, b   []any
+	}{
+		{"the same bytes split differently between two parts", []any{"ab", "c"}, []any{"a", "bc"}},
+		{"texts holding what separates two parts in a key", []any{"a\x001functionResponse\x01b", "X"}, []any{"a", "b\x001functionResponse\x01X"}},
+		{"a text and another response's encoding", []any{`{"output":"t"}`, "w"}, []any{map[string]any{"output": "t", "n": 1.0}, "w"}},
+	}
+	for _, c := range cases {
+		if plan(c.a...) == plan(c.b...) {
+			t.Errorf("%s: the plans for %q and %q have the same key", c.reason, c.a, c.b)
+		}
+	}
+	if first, again := plan("t", "w"), plan("t", "w"); first != again {
+		t.Error("the same plan twice has two keys")
+	}
+}
