@@ -502,7 +502,7 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 	if sent <= 0 || reported <= 0 {
 		return
 	}
-	_, shared := t.store.(sharedCalibration)
+	sc, shared := t.store.(sharedCalibration)
 	if truncation(sent, reported) {
 		ev.Kind, ev.Truncated, ev.Reported, ev.Err = EventTruncation, true, reported, nil
 		if truncates(md.m.Provider) && reported >= minLearntWindow {
@@ -518,7 +518,7 @@ func (t *Transport) observe(md *model, ev Event, sent, reported int) {
 		return
 	}
 	md.cal.Observe(sent, reported)
-	if sc, ok := t.store.(sharedCalibration); ok {
+	if shared {
 		_, _ = sc.ObserveShared(context.Background(), md.m.Name, sent, reported)
 	}
 	md.mu.Lock()

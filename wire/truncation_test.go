@@ -115,9 +115,9 @@ func TestSilentTruncationReplicas(t *testing.T) {
 			}
 			shared := &sharedStore{fail: c.down}
 			one, learntOne := run(1, func() history.StateStore { return &sharedStore{} })
-			three, learntThree := run(2, func() history.StateStore { return shared })
-			if fmt.Sprint(learntThree) != fmt.Sprint(c.learnt) {
-				t.Errorf("responses that taught the window at the replicas: %v, want %v", learntThree, c.learnt)
+			two, learntTwo := run(2, func() history.StateStore { return shared })
+			if fmt.Sprint(learntTwo) != fmt.Sprint(c.learnt) {
+				t.Errorf("responses that taught the window at the replicas: %v, want %v", learntTwo, c.learnt)
 			}
 			if c.down {
 				return // each replica alone: not what one Transport sends
@@ -126,11 +126,11 @@ func TestSilentTruncationReplicas(t *testing.T) {
 				t.Errorf("responses that taught the window at one Transport: %v, want %v", learntOne, c.learnt)
 			}
 			for i := range one {
-				if !bytes.Equal(one[i], three[i]) {
-					t.Errorf("request %d: %d bytes from one Transport, %d from the replicas", i, len(one[i]), len(three[i]))
+				if !bytes.Equal(one[i], two[i]) {
+					t.Errorf("request %d: %d bytes from one Transport, %d from the replicas", i, len(one[i]), len(two[i]))
 				}
 			}
-			last := three[len(three)-1]
+			last := two[len(two)-1]
 			if c.learnt[len(c.learnt)-2] && len(last) >= len(body) {
 				t.Errorf("the request after the window was learnt went out whole (%d bytes)", len(last))
 			}

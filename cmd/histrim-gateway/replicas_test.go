@@ -160,19 +160,19 @@ func TestReplicasOverRedis(t *testing.T) {
 type truncating struct {
 	next    http.Handler
 	numCtx  int
-	mu      *sync.Mutex
-	prompts *[]int // the prompt of each request, as counted before truncating
+	mu      sync.Mutex
+	prompts []int // the prompt of each request, as counted before truncating
 }
 
 var promptTokens = regexp.MustCompile(`"prompt_tokens":\s*(\d+)`)
 
-func (u truncating) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (u *truncating) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := httptest.NewRecorder()
 	u.next.ServeHTTP(rec, r)
 	body := promptTokens.ReplaceAllFunc(rec.Body.Bytes(), func(m []byte) []byte {
 		n, _ := strconv.Atoi(string(promptTokens.FindSubmatch(m)[1]))
 		u.mu.Lock()
-		*u.prompts = append(*u.prompts, n)
+		u.prompts = append(u.prompts, n)
 		u.mu.Unlock()
 		return []byte(`"prompt_tokens":` + strconv.Itoa(min(n, u.numCtx)))
 	})
@@ -206,8 +206,8 @@ func TestReplicasTruncationOverRedis(t *testing.T) {
 	run := func(replicas int, storeURL string) (received [][]byte, prompts []int, failed int) {
 		l := adaptertest.NewLoop("gateway", adaptertest.Skew(1), 1<<20) // the server refuses nothing
 		up := &upstreamLog{srv: &loopserver.OpenAI{Judge: l, Window: 1 << 20}}
-		var mu sync.Mutex
-		upSrv := httptest.NewServer(truncating{next: up, numCtx: numCtx, mu: &mu, prompts: &prompts})
+		tr := &truncating{next: up, numCtx: numCtx}
+		upSrv := httptest.NewServer(tr)
 		defer upSrv.Close()
 		var gws []string
 		for range replicas {
@@ -215,7 +215,7 @@ func TestReplicasTruncationOverRedis(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(35, 4))
 		_, failed = chatLoop(t, l, turns, gws, func() int { return rng.IntN(len(gws)) })
-		return up.bodies, prompts, failed
+		return up.bodies, tr.prompts, failed
 	}
 	one, truncOne, failedOne := run(1, "memory:")
 	prefix := "histrim-truncation-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"

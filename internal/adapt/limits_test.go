@@ -16,14 +16,17 @@ func geminiOverflow(used, limit int) error {
 		") exceeds the maximum number of tokens allowed (" + strconv.Itoa(limit) + ").")
 }
 
-func TestLimits(t *testing.T) {
-	warm := func() *history.Calibration {
-		c := new(history.Calibration)
-		for i := range 8 {
-			c.Observe(1000+100*i, 1300+130*i)
-		}
-		return c
+// warmCalibration returns a Calibration warm from 8 observations of a
+// provider counting 1.3 times the library.
+func warmCalibration() *history.Calibration {
+	c := new(history.Calibration)
+	for i := range 8 {
+		c.Observe(1000+100*i, 1300+130*i)
 	}
+	return c
+}
+
+func TestLimits(t *testing.T) {
 	cases := []struct {
 		name           string
 		err            error
@@ -32,15 +35,15 @@ func TestLimits(t *testing.T) {
 		want           int // Bound("m", 1_000_000) after Learn
 		why            string
 	}{
-		{"stated limit, calibrated", geminiOverflow(20_000, 16_000), 1_000_000, 12_000, warm(), 16_000,
+		{"stated limit, calibrated", geminiOverflow(20_000, 16_000), 1_000_000, 12_000, warmCalibration(), 16_000,
 			"with a Calibration the budget is in the provider's units: the stated limit"},
 		{"stated limit, no Calibration", geminiOverflow(20_000, 16_000), 1_000_000, 12_000, nil, 12_000,
 			"without, the budget is in the counter's units: the recovery's target"},
-		{"no overflow", errors.New("rate limited"), 1_000_000, 12_000, warm(), 1_000_000,
+		{"no overflow", errors.New("rate limited"), 1_000_000, 12_000, warmCalibration(), 1_000_000,
 			"an error that is no overflow says nothing of the window"},
-		{"limit above the budget", geminiOverflow(20_000, 2_000_000), 1_000_000, 12_000, warm(), 1_000_000,
+		{"limit above the budget", geminiOverflow(20_000, 2_000_000), 1_000_000, 12_000, warmCalibration(), 1_000_000,
 			"a limit the budget is already below bounds nothing (the Calibration learns the count)"},
-		{"no budget", geminiOverflow(20_000, 16_000), 0, 12_000, warm(), 1_000_000,
+		{"no budget", geminiOverflow(20_000, 16_000), 0, 12_000, warmCalibration(), 1_000_000,
 			"a refusal of an invalid budget teaches nothing"},
 	}
 	for _, c := range cases {
@@ -97,13 +100,6 @@ func TestLimitsOnlyFall(t *testing.T) {
 // figures may differ by the rounding of the Trimmer's share of the
 // budget.
 func TestLimitsAsTrimmer(t *testing.T) {
-	warm := func() *history.Calibration {
-		c := new(history.Calibration)
-		for i := range 8 {
-			c.Observe(1000+100*i, 1300+130*i)
-		}
-		return c
-	}
 	var msgs []history.Message
 	for i := range 40 {
 		msgs = append(msgs, history.Message{Role: history.RoleUser, Content: "Task " + strconv.Itoa(i) + ": " + strings.Repeat("read the module and fix it ", 40)},
@@ -115,8 +111,8 @@ func TestLimitsAsTrimmer(t *testing.T) {
 		err  error
 		cal  *history.Calibration
 	}{
-		{"calibrated, limit and count stated: the limit", geminiOverflow(30_000, 16_000), warm()},
-		{"calibrated, nothing stated: the target in the provider's units", errors.New("prompt is too long"), warm()},
+		{"calibrated, limit and count stated: the limit", geminiOverflow(30_000, 16_000), warmCalibration()},
+		{"calibrated, nothing stated: the target in the provider's units", errors.New("prompt is too long"), warmCalibration()},
 		{"no Calibration, limit stated: the target", geminiOverflow(30_000, 16_000), nil},
 	}
 	for _, c := range cases {
