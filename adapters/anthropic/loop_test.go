@@ -49,7 +49,7 @@ func TestAgentLoop(t *testing.T) {
 	for _, f := range []float64{1.3, 0.8} {
 		t.Run("F="+strconv.FormatFloat(f, 'g', -1, 64), func(t *testing.T) {
 			t.Parallel()
-			l := adaptertest.NewLoop("anthropic", adaptertest.Skew(f), loopLimit)
+			l := adaptertest.NewLoop("anthropic", adaptertest.Skew(f), loopLimit).RaceShort()
 			l.MinWords, l.MaxWords = 250, 1150 // the agentloop example's results
 			st := runLoop(t, l, "trim")
 			ls := l.Stats()

@@ -878,7 +878,7 @@ func TestAgentLoop(t *testing.T) {
 		for _, mode := range modes {
 			t.Run(fmt.Sprintf("F=%.1f/%s", f, mode.name), func(t *testing.T) {
 				t.Parallel() // each loop is CPU-bound (JSON through the SDK and the server): use the cores
-				l := adaptertest.NewLoop("eino", adaptertest.Skew(f), loopLimit)
+				l := adaptertest.NewLoop("eino", adaptertest.Skew(f), loopLimit).RaceShort()
 				l.MinWords, l.MaxWords = 250, 1150
 				runLoop(t, l, mode.make)
 				l.Check(t) // at most 1 overflow, no error, no violation, fill >= 85%

@@ -430,7 +430,7 @@ func TestAgentLoop(t *testing.T) {
 	for _, f := range []float64{1.3, 0.8} {
 		t.Run("F="+strconv.FormatFloat(f, 'f', -1, 64), func(t *testing.T) {
 			t.Parallel()
-			l := adaptertest.NewLoop("gemini", adaptertest.Skew(f), loopLimit)
+			l := adaptertest.NewLoop("gemini", adaptertest.Skew(f), loopLimit).RaceShort()
 			l.MinWords, l.MaxWords = 250, 1150
 			st := runLoop(t, l, true, false)
 			ls := l.Stats()

@@ -155,7 +155,7 @@ func TestAgentLoop(t *testing.T) {
 	for _, mode := range []adaptertest.Mode{adaptertest.Modes()[0], adaptertest.Modes()[2]} {
 		t.Run(mode.Name, func(t *testing.T) {
 			t.Parallel()
-			l := adaptertest.NewLoop("goopenai", mode, loopWindow)
+			l := adaptertest.NewLoop("goopenai", mode, loopWindow).RaceShort()
 			var cal history.Calibration
 			trim, recover := histrim(&cal, loopWindow)
 			r := runLoop(t, l, trim, recover, &cal, false)

@@ -1007,7 +1007,7 @@ func TestModelLoop(t *testing.T) {
 	for _, f := range []float64{1.3, 0.8} {
 		t.Run(fmt.Sprintf("F=%.1f", f), func(t *testing.T) {
 			t.Parallel()
-			l := adaptertest.NewLoop("langchaingo", adaptertest.Skew(f), limit)
+			l := adaptertest.NewLoop("langchaingo", adaptertest.Skew(f), limit).RaceShort()
 			l.MinWords, l.MaxWords = 250, 1150
 			st := runLoop(t, l, "trim")
 			ls := l.Stats()

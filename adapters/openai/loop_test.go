@@ -184,7 +184,7 @@ func TestAgentLoop(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			l := adaptertest.NewLoop("openai", adaptertest.Skew(tc.factor), loopLimit)
+			l := adaptertest.NewLoop("openai", adaptertest.Skew(tc.factor), loopLimit).RaceShort()
 			l.MinWords, l.MaxWords = 250, 1150 // the agentloop example's results
 			st := runLoop(t, l, "trim")
 			ls := l.Stats()

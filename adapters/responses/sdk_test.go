@@ -1028,10 +1028,7 @@ func TestAgentLoop(t *testing.T) {
 	for _, f := range []float64{1.3, 0.8} {
 		t.Run("F="+strconv.FormatFloat(f, 'g', -1, 64), func(t *testing.T) {
 			t.Parallel()
-			l := adaptertest.NewLoop("responses", adaptertest.Skew(f), loopWindow)
-			if race.Enabled {
-				l.Turns = 20 // the race detector makes each request some ten times slower
-			}
+			l := adaptertest.NewLoop("responses", adaptertest.Skew(f), loopWindow).RaceShort()
 			runLoop(t, l, "trim")
 			t.Log(l.Stats().Row())
 			l.Check(t)

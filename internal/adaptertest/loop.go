@@ -24,6 +24,15 @@ import (
 // steps.
 const LoopTurns = 50
 
+// RaceLoopTurns is how many user turns an adapter's agent loop runs under
+// the race detector (Loop.RaceShort), as the framework modules' loops do
+// (Framework.RaceTurns): the detector checks the calls, which every turn
+// makes alike, some ten times slower than the plain run, which checks the
+// numbers over LoopTurns. Twenty turns still trim more than MinTrimmed
+// requests (the adapters' agent loops under the detector took 107 s of
+// CI's test time over 50 turns).
+const RaceLoopTurns = 20
+
 // ResultWords is the range of the length of a tool result, in words, in
 // the loops of the matrix: "a few hundred words" (issue 21). With 20 tool
 // schemas on every request, a step of two results this long fits an 8,000
@@ -178,6 +187,22 @@ func (s LoopStats) Row() string {
 func NewLoop(adapter string, mode Mode, window int) *Loop {
 	return &Loop{Adapter: adapter, Mode: mode, Window: window, Budget: window, Turns: LoopTurns, MinWords: ResultWords[0], MaxWords: ResultWords[1],
 		st: LoopStats{Adapter: adapter, Mode: mode, Window: window}}
+}
+
+// RaceShort shortens l under the race detector to RaceLoopTurns user
+// turns when it runs more, its mode's drift moving in proportion (turn 25
+// of 50 to turn 10 of 20), and returns l; without the detector it returns
+// l as it is. Call it after setting l.Turns.
+func (l *Loop) RaceShort() *Loop {
+	if !race.Enabled || l.Turns <= RaceLoopTurns {
+		return l
+	}
+	if l.Mode.DriftTurn > 0 {
+		l.Mode.DriftTurn = max(1, l.Mode.DriftTurn*RaceLoopTurns/l.Turns)
+		l.st.Mode = l.Mode
+	}
+	l.Turns = RaceLoopTurns
+	return l
 }
 
 // Words returns the length, in words, of the tool result whose hash is h:
