@@ -266,3 +266,30 @@ func TestLadderSets(t *testing.T) {
 		t.Fatal("the plain set must trim with no option")
 	}
 }
+
+// TestLoopShort: under the race detector a loop of LoopTurns runs
+// RaceLoopTurns, its drift moved in proportion; a shorter loop, or one
+// without the detector, is left as it is.
+func TestLoopShort(t *testing.T) {
+	for _, tc := range []struct {
+		on                 bool
+		turns, drift       int
+		wantTurns, wantDft int
+	}{
+		{true, LoopTurns, 25, RaceLoopTurns, 10},
+		{true, LoopTurns, 0, RaceLoopTurns, 0},
+		{true, 40, 1, RaceLoopTurns, 1}, // a drift never moves before turn 1
+		{true, 12, 6, 12, 6},
+		{false, LoopTurns, 25, LoopTurns, 25},
+	} {
+		l := NewLoop("a", Mode{Name: "m", Text: 1, Tool: 1, Schema: 1, DriftTurn: tc.drift, Drift: 1.4}, 8000)
+		l.Turns = tc.turns
+		if got := l.short(tc.on); got != l {
+			t.Fatalf("short returned another loop")
+		}
+		if l.Turns != tc.wantTurns || l.Mode.DriftTurn != tc.wantDft || l.Stats().Mode.DriftTurn != tc.wantDft {
+			t.Errorf("on=%v, %d turns, drift at %d: got %d turns, drift at %d (stats %d); want %d, %d",
+				tc.on, tc.turns, tc.drift, l.Turns, l.Mode.DriftTurn, l.Stats().Mode.DriftTurn, tc.wantTurns, tc.wantDft)
+		}
+	}
+}

@@ -194,7 +194,12 @@ func NewLoop(adapter string, mode Mode, window int) *Loop {
 // of 50 to turn 10 of 20), and returns l; without the detector it returns
 // l as it is. Call it after setting l.Turns.
 func (l *Loop) RaceShort() *Loop {
-	if !race.Enabled || l.Turns <= RaceLoopTurns {
+	return l.short(race.Enabled)
+}
+
+// short is RaceShort with the detector on or off.
+func (l *Loop) short(on bool) *Loop {
+	if !on || l.Turns <= RaceLoopTurns {
 		return l
 	}
 	if l.Mode.DriftTurn > 0 {
