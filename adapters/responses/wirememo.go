@@ -21,8 +21,9 @@ import (
 // read once more, never an unbounded memory.
 const maxMemoBytes = 64 << 20
 
-// memoEntry is what an entry costs beyond the bytes counted.
-const memoEntry = 512
+// memoEntry is what an entry costs beyond the bytes counted (the item
+// decoded, its view twice: by its bytes and by their address).
+const memoEntry = 768
 
 // wireMemo is the wire codec's memo, shared by every request of the
 // program (rawCodec).
@@ -41,6 +42,13 @@ type itemMemo struct {
 	mu       sync.Mutex
 	views    map[string]decoded
 	rewrites map[string]rewritten
+	// reads holds the view of each item views keeps decoded and read, by
+	// the first byte of the copy of its JSON the kept item holds: the item
+	// decode returned is read (read) without hashing and comparing its
+	// bytes again. A copy the memo made and keeps alive is never another
+	// item's bytes, so its address is a key no other item has; reads is
+	// emptied with views.
+	reads map[*byte]view
 	// The bytes each table holds (see maxMemoBytes), and its bound: 0
 	// for maxMemoBytes.
 	viewBytes, rewriteBytes, limit int
@@ -111,7 +119,7 @@ func (m *itemMemo) keep(raw json.RawMessage, set func(*decoded)) decoded {
 			return d
 		}
 		if m.views == nil || m.viewBytes+size > m.bound() {
-			m.views, m.viewBytes = map[string]decoded{}, 0
+			m.views, m.reads, m.viewBytes = map[string]decoded{}, map[*byte]view{}, 0
 		}
 		d.u = newOverride(slices.Clone(raw))
 		m.viewBytes += size
@@ -120,6 +128,11 @@ func (m *itemMemo) keep(raw json.RawMessage, set func(*decoded)) decoded {
 		set(&d)
 	}
 	m.views[string(raw)] = d
+	if d.read {
+		if own, ok := rawOf(&d.u); ok && len(own) > 0 {
+			m.reads[&own[0]] = d.v
+		}
+	}
 	return d
 }
 
@@ -131,10 +144,14 @@ func (m *itemMemo) read(u *Item) (view, error) {
 		return read(u)
 	}
 	raw, ok := rawOf(u)
-	if !ok {
+	if !ok || len(raw) == 0 {
 		return read(u)
 	}
 	m.mu.Lock()
+	if v, hit := m.reads[&raw[0]]; hit {
+		m.mu.Unlock()
+		return v, nil
+	}
 	d, hit := m.views[string(raw)]
 	m.mu.Unlock()
 	if hit && d.read {

@@ -88,6 +88,28 @@ func TestItemMemo(t *testing.T) {
 			t.Fatalf("an equal item read again: %+v", v)
 		}
 	})
+	t.Run("a decoded item is read by the address of its bytes", func(t *testing.T) {
+		var m itemMemo
+		u := m.decode(raw) // kept, holding a copy of raw
+		if v, err := m.read(&u); err != nil || v.callID != "c" {
+			t.Fatalf("read %+v, %v", v, err)
+		}
+		own, _ := rawOf(&u)
+		if _, ok := m.reads[&own[0]]; !ok || len(m.reads) != 1 {
+			t.Fatalf("the kept copy's view is not kept by its address (%d kept)", len(m.reads))
+		}
+		if _, ok := m.reads[&raw[0]]; ok {
+			t.Fatal("the caller's bytes are kept by their address")
+		}
+		m.reads[&own[0]] = view{cls: clsUser, content: "by address"}
+		if v, _ := m.read(&u); v.content != "by address" {
+			t.Fatalf("the decoded item read by its bytes: %+v", v)
+		}
+		u2 := newOverride(bytes.Clone(raw)) // equal bytes, another array: by its bytes
+		if v, _ := m.read(&u2); v.content == "by address" || v.callID != "c" {
+			t.Fatalf("an equal item in another array read %+v", v)
+		}
+	})
 	t.Run("a typed item is read, not kept", func(t *testing.T) {
 		var m itemMemo
 		u := functionOutput("c", "typed")
@@ -139,6 +161,9 @@ func TestItemMemo(t *testing.T) {
 		}
 		if len(m.views) == 0 || len(m.views) > 500/5 || len(m.rewrites) == 0 || len(m.rewrites) > 500/5 {
 			t.Fatalf("%d views and %d rewrites kept", len(m.views), len(m.rewrites))
+		}
+		if len(m.reads) == 0 || len(m.reads) > len(m.views) {
+			t.Fatalf("%d views kept by address, %d by bytes: the two tables start afresh together", len(m.reads), len(m.views))
 		}
 	})
 }
