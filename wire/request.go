@@ -326,8 +326,15 @@ func (r *Request) Messages() []json.RawMessage {
 // the body parsed is returned itself when msgs are its messages, the same
 // bytes in the same order.
 func (r *Request) Body(msgs []json.RawMessage) []byte {
+	b, _ := r.newBody(msgs)
+	return b
+}
+
+// newBody is Body, and whether the body returned was built anew (false:
+// it is the body parsed).
+func (r *Request) newBody(msgs []json.RawMessage) ([]byte, bool) {
 	if sameMessages(msgs, r.items) {
-		return r.body
+		return r.body, false
 	}
 	n := len(r.body) - (r.msgs.end - r.msgs.start) + 2 + len(msgs)
 	for _, m := range msgs {
@@ -343,7 +350,7 @@ func (r *Request) Body(msgs []json.RawMessage) []byte {
 		out = append(out, m...)
 	}
 	out = append(out, ']')
-	return append(out, r.body[r.msgs.end:]...)
+	return append(out, r.body[r.msgs.end:]...), true
 }
 
 // sameMessages reports whether a and b are the same bytes (not merely

@@ -15,6 +15,7 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/fit"
 	"github.com/histrim/history/internal/adapt"
+	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/internal/storekit"
 	"github.com/histrim/history/internal/wireapi"
 	"github.com/histrim/history/models"
@@ -353,7 +354,17 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 		return t.forward(req, body, ev, next)
 	}
 	ev.Err = err // a latest turn over the budget: sent as trimmed, the provider judges
-	resp, err := send(req, r.Body(sent), next)
+	// body goes to the next request's read (release) when every body
+	// sent was built anew: nothing else holds its memory past this call
+	// (docs/wire.md, "Measurements"); a body sent as it came may still be
+	// read by Base after RoundTrip returns.
+	out, owned := r.newBody(sent)
+	defer func() {
+		if owned {
+			release(body)
+		}
+	}()
+	resp, err := send(req, out, next)
 	for attempt := 1; err == nil && attempt <= t.retries(); attempt++ {
 		var perr error
 		inStream := false
@@ -389,7 +400,10 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 		_ = resp.Body.Close()
 		sent, res = smaller, nres
 		ev.Recovered++
-		resp, err = send(req, r.Body(sent), next)
+		var fresh bool
+		out, fresh = r.newBody(sent)
+		owned = owned && fresh
+		resp, err = send(req, out, next)
 	}
 	ev.Status = 0
 	if resp != nil {
@@ -692,15 +706,58 @@ func truncation(sent, reported int) bool {
 }
 
 // readBody reads req's body whole, in one buffer of its stated length
-// when it states one.
+// when it states one: a buffer a request before released (release) when
+// one large enough is there, else fresh memory.
 func readBody(req *http.Request) ([]byte, error) {
 	if req.ContentLength <= 0 || req.ContentLength > 1<<30 {
 		return io.ReadAll(req.Body)
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(req.ContentLength) + bytes.MinRead)
+	n := int(req.ContentLength) + bytes.MinRead
+	var b []byte
+	if n <= maxPooledBody {
+		if p, _ := bodies.Get().(*[]byte); p != nil && cap(*p) >= n {
+			b = (*p)[:0]
+		}
+	}
+	buf := bytes.NewBuffer(b)
+	buf.Grow(n)
 	_, err := buf.ReadFrom(req.Body)
 	return buf.Bytes(), err
+}
+
+// bodies holds the buffers of request bodies that no one holds any more
+// (release), for the next bodies read: a body of 100k tokens read into
+// fresh memory cost a fifth of the Transport's time, the kernel faulting
+// in each page the runtime had returned to it.
+var bodies sync.Pool // of *[]byte
+
+// maxPooledBody is the largest buffer bodies keeps (16 MiB): a larger
+// body is read into fresh memory, which the collector reclaims.
+const maxPooledBody = 16 << 20
+
+// poison, when set, has release overwrite a body's bytes before it goes
+// to bodies, so that whatever still read them after the request would
+// read other bytes: the tests of every codec run under the race detector
+// with it set, and their pinned outputs and loops hold (TestBodyReuse).
+var poison = race.Enabled
+
+// release gives body, read by readBody for a request that is done, to a
+// later request's read. The caller guarantees that nothing holds its
+// memory any more: every body sent was built anew (Request.newBody), and
+// what the trim keeps past the request (the conversations' state, the
+// codecs' memos, the events) holds copies, never the body's bytes.
+func release(body []byte) {
+	if cap(body) == 0 || cap(body) > maxPooledBody {
+		return
+	}
+	body = body[:cap(body)]
+	if poison {
+		for i := range body {
+			body[i] = 0xff
+		}
+	}
+	body = body[:0]
+	bodies.Put(&body)
 }
 
 // CloseIdleConnections closes Base's idle connections, when Base has
