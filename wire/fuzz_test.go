@@ -46,3 +46,73 @@ func FuzzChat(f *testing.F) {
 		_ = err
 	})
 }
+
+// FuzzObjectArray: the scan that reads a body's members and its messages
+// array in one pass (objectArray) gives, for any bytes, what the two
+// passes it replaced give: the members (objectMembers' scan, each value
+// skipped) and the elements arrayElements reads from the value of the
+// last member named so, or the same failure.
+func FuzzObjectArray(f *testing.F) {
+	f.Add([]byte(chatBody(2, 5)), "messages")
+	f.Add([]byte(anthropicBody(2, 5)), "messages")
+	f.Add([]byte(responsesBody(2, 5)), "input")
+	f.Add([]byte(`{"contents":[{"role":"user","parts":[{"text":"x"}]}], "contents" : [ ] }`), "contents")
+	f.Add([]byte(`{"messages":[1 2],"x":[}`), "messages")
+	f.Add([]byte(`{"messages":"[1]","messages":[1,{"a":"]"}]}`), "messages")
+	f.Add([]byte(`{"mess\u0061ges":[1],"messages" :[ 1 , 2 ]  }`), "messages")
+	f.Add([]byte(`{"messages":[1,],"x":1}`), "messages")
+	f.Fuzz(func(t *testing.T, b []byte, name string) {
+		ms, els, ok, err := objectArray(b, name)
+		// The two passes, as Parse made them before.
+		var want []member
+		werr := eachItem(b, '{', '}', func(i int) (int, error) {
+			if b[i] != '"' {
+				return 0, errSyntax
+			}
+			k, err := skipString(b, i)
+			if err != nil {
+				return 0, err
+			}
+			j := skipWS(b, k)
+			if j >= len(b) || b[j] != ':' {
+				return 0, errSyntax
+			}
+			v := skipWS(b, j+1)
+			e, err := skipValue(b, v)
+			if err != nil {
+				return 0, err
+			}
+			want = append(want, member{key: b[i:k], whole: span{i, e}, val: span{v, e}})
+			return e, nil
+		})
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("error %v, two passes %v", err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if len(ms) != len(want) {
+			t.Fatalf("%d members, two passes %d", len(ms), len(want))
+		}
+		for i := range ms {
+			if !bytes.Equal(ms[i].key, want[i].key) || ms[i].whole != want[i].whole || ms[i].val != want[i].val {
+				t.Fatalf("member %d: %+v, two passes %+v", i, ms[i], want[i])
+			}
+		}
+		var wantEls []span
+		wantOK := false
+		if m, found := find(want, name); found && name != "" {
+			if e, aerr := arrayElements(b[m.val.start:m.val.end]); aerr == nil {
+				wantEls, wantOK = e, true
+			}
+		}
+		if ok != wantOK || len(els) != len(wantEls) {
+			t.Fatalf("elements %v (%v), two passes %v (%v)", els, ok, wantEls, wantOK)
+		}
+		for i := range els {
+			if els[i] != wantEls[i] {
+				t.Fatalf("element %d: %v, two passes %v", i, els[i], wantEls[i])
+			}
+		}
+	})
+}

@@ -135,8 +135,18 @@ func (m member) name() string {
 // objectMembers returns the members of the JSON object that is exactly b
 // (whitespace around it allowed), in order.
 func objectMembers(b []byte) ([]member, error) {
-	var out []member
-	err := eachItem(b, '{', '}', func(i int) (int, error) {
+	ms, _, _, err := objectArray(b, "")
+	return ms, err
+}
+
+// objectArray is objectMembers that also returns, read in the same pass,
+// the elements of the array that is the value of the last member named
+// name (find's) as arrayElements returns them for that value, and ok; ok
+// is false when no member is named name or the last one's value is not
+// an array arrayElements reads. A body's messages array is most of its
+// bytes: it is walked once, not skipped and then walked again.
+func objectArray(b []byte, name string) (ms []member, els []span, ok bool, err error) {
+	err = eachItem(b, '{', '}', func(i int) (int, error) {
 		if b[i] != '"' {
 			return 0, errSyntax
 		}
@@ -149,17 +159,60 @@ func objectMembers(b []byte) ([]member, error) {
 			return 0, errSyntax
 		}
 		v := skipWS(b, j+1)
-		e, err := skipValue(b, v)
-		if err != nil {
-			return 0, err
+		m := member{key: b[i:k]}
+		e := -1
+		if name != "" && m.name() == name {
+			els, e, ok = elementsAt(b, v)
 		}
-		out = append(out, member{key: b[i:k], whole: span{i, e}, val: span{v, e}})
+		if e < 0 {
+			if e, err = skipValue(b, v); err != nil {
+				return 0, err
+			}
+		}
+		m.whole, m.val = span{i, e}, span{v, e}
+		ms = append(ms, m)
 		return e, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
-	return out, nil
+	return ms, els, ok, nil
+}
+
+// elementsAt reads the JSON array starting at b[v] as arrayElements reads
+// b[v:end]: the spans of its elements (relative to v) and end, the index
+// just past its closing bracket. It returns -1 and false where
+// arrayElements would fail on the value starting at v (whose end
+// skipValue then finds).
+func elementsAt(b []byte, v int) ([]span, int, bool) {
+	if v >= len(b) || b[v] != '[' {
+		return nil, -1, false
+	}
+	var out []span
+	i := skipWS(b, v+1)
+	if i < len(b) && b[i] == ']' {
+		return out, i + 1, true
+	}
+	for {
+		if i >= len(b) {
+			return nil, -1, false
+		}
+		e, err := skipValue(b, i)
+		if err != nil {
+			return nil, -1, false
+		}
+		out = append(out, span{i - v, e - v})
+		if i = skipWS(b, e); i >= len(b) {
+			return nil, -1, false
+		}
+		if b[i] == ']' {
+			return out, i + 1, true
+		}
+		if b[i] != ',' {
+			return nil, -1, false
+		}
+		i = skipWS(b, i+1)
+	}
 }
 
 // arrayElements returns the spans of the elements of the JSON array that

@@ -129,12 +129,16 @@ type Request struct {
 	// "" when it has none.
 	Key string
 
-	body   []byte
-	msgs   span              // the messages array in body
-	items  []json.RawMessage // its elements, sharing body's memory
-	system json.RawMessage   // a system prompt the API takes apart (Anthropic's "system", Responses' "instructions", Gemini's "systemInstruction")
-	extra  []string          // what the request sends besides its messages, counted as overhead
-	params json.RawMessage   // a registered API's: the body with an empty messages array, which its codec reads
+	body  []byte
+	msgs  span              // the messages array in body
+	items []json.RawMessage // its elements, sharing body's memory
+	// The elements of the messages array as Parse's scan read them
+	// (objectArray), for readMessages, and whether it read them.
+	els    []span
+	elsOK  bool
+	system json.RawMessage // a system prompt the API takes apart (Anthropic's "system", Responses' "instructions", Gemini's "systemInstruction")
+	extra  []string        // what the request sends besides its messages, counted as overhead
+	params json.RawMessage // a registered API's: the body with an empty messages array, which its codec reads
 }
 
 // Parse reads body, the JSON body of a request to path. It returns
@@ -147,11 +151,12 @@ func Parse(path string, body []byte) (*Request, error) {
 	if api == 0 {
 		return nil, ErrUnknownAPI
 	}
-	ms, err := objectMembers(body)
+	ms, els, ok, err := objectArray(body, messagesMember(api))
 	if err != nil {
 		return nil, err
 	}
 	r := &Request{API: api, body: body}
+	r.els, r.elsOK = els, ok
 	str := func(name string) string {
 		var s string
 		if m, ok := find(ms, name); ok {
@@ -187,7 +192,7 @@ func Parse(path string, body []byte) (*Request, error) {
 			r.Key = str("user")
 		}
 		r.extra = []string{raw("tools"), raw("functions"), raw("response_format")}
-		if err := r.readMessages(ms, "messages"); err != nil {
+		if err := r.readMessages(ms); err != nil {
 			return nil, err
 		}
 	case AnthropicMessages:
@@ -212,7 +217,7 @@ func Parse(path string, body []byte) (*Request, error) {
 			}
 		}
 		r.extra = []string{string(extra)}
-		if err := r.readMessages(ms, "messages"); err != nil {
+		if err := r.readMessages(ms); err != nil {
 			return nil, err
 		}
 	case Responses:
@@ -231,7 +236,7 @@ func Parse(path string, body []byte) (*Request, error) {
 			r.system = json.RawMessage(body[m.val.start:m.val.end:m.val.end])
 		}
 		r.extra = []string{raw("tools"), instructions, raw("text")}
-		if err := r.readMessages(ms, "input"); err != nil {
+		if err := r.readMessages(ms); err != nil {
 			return nil, err
 		}
 		r.params = r.Body([]json.RawMessage{})
@@ -273,7 +278,7 @@ func Parse(path string, body []byte) (*Request, error) {
 			b, _ := json.Marshal(over) // raw values of a parsed body: valid JSON
 			r.extra = []string{string(b)}
 		}
-		if err := r.readMessages(ms, "contents"); err != nil {
+		if err := r.readMessages(ms); err != nil {
 			return nil, err
 		}
 		r.params = r.Body([]json.RawMessage{})
@@ -294,22 +299,31 @@ func geminiModel(path string) string {
 	return path[i+len("/models/") : j]
 }
 
-// readMessages reads the array member name as the request's messages.
-func (r *Request) readMessages(ms []member, name string) error {
-	m, ok := find(ms, name)
-	if !ok {
+// messagesMember names the member of api's body that holds the messages.
+func messagesMember(api API) string {
+	switch api {
+	case Responses:
+		return "input"
+	case Gemini:
+		return "contents"
+	}
+	return "messages"
+}
+
+// readMessages reads the request's messages: the elements of its
+// messagesMember array, as Parse's scan read them (objectArray).
+func (r *Request) readMessages(ms []member) error {
+	m, ok := find(ms, messagesMember(r.API))
+	if !ok || !r.elsOK {
 		return ErrNoMessages
 	}
 	arr := r.body[m.val.start:m.val.end]
-	els, err := arrayElements(arr)
-	if err != nil {
-		return ErrNoMessages
-	}
 	r.msgs = m.val
-	r.items = make([]json.RawMessage, len(els))
-	for i, e := range els {
+	r.items = make([]json.RawMessage, len(r.els))
+	for i, e := range r.els {
 		r.items[i] = json.RawMessage(arr[e.start:e.end:e.end])
 	}
+	r.els = nil
 	return nil
 }
 
