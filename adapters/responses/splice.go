@@ -25,19 +25,27 @@ func splice(orig json.RawMessage, was, now *Item) (json.RawMessage, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if bytes.Equal(raw, orig) {
-		return orig, true // kept as it came (the encoding of an item decoded from orig is orig)
+	if w, ok := rawOf(was); ok && sameSlice(w, raw) || bytes.Equal(raw, orig) {
+		// Kept as it came: now sends the bytes was, decoded from orig,
+		// sends (the encoding of an item decoded from orig is orig).
+		return orig, true
 	}
 	// A client resends its transcript and the plan rewrites the same
-	// items the same way: what was written over orig is kept by orig's
-	// bytes with the item it was written for.
+	// items the same way: what was written over orig is kept with the
+	// wire memo's rewrite of was, or else by orig's bytes with the item it
+	// was written for.
+	if out, ok := wireMemo.splicedOf(was, raw); ok {
+		return out, true
+	}
 	if s, ok := spliced.Get(orig); ok && bytes.Equal(s.now, raw) {
+		wireMemo.keepSpliced(was, raw, s.out)
 		return s.out, true
 	}
 	out, ok := spliceOnce(orig, raw)
 	if ok {
 		out = slices.Clip(out)
 		spliced.Add(orig, splicing{bytes.Clone(raw), out}, len(orig)+len(raw)+len(out))
+		wireMemo.keepSpliced(was, raw, out)
 	}
 	return out, ok
 }

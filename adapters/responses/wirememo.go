@@ -7,6 +7,7 @@ package responses
 // elided and re-encoded, again and again.
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -36,19 +37,25 @@ var wireMemo itemMemo
 // with param.Override of their raw JSON are kept (those the wire
 // decodes), which read and rewrite through that JSON alone: what is kept
 // is what reading or rewriting them again gives, so that a hit sends
-// every byte a miss sends. It is safe for concurrent use; a nil
-// *itemMemo keeps nothing.
+// every byte a miss sends. An entry is never written to once a table
+// holds it (one with more set replaces it). It is safe for concurrent
+// use; a nil *itemMemo keeps nothing.
 type itemMemo struct {
 	mu       sync.Mutex
-	views    map[string]decoded
-	rewrites map[string]rewritten
-	// reads holds the view of each item views keeps decoded and read, by
-	// the first byte of the copy of its JSON the kept item holds: the item
-	// decode returned is read (read) without hashing and comparing its
-	// bytes again. A copy the memo made and keeps alive is never another
-	// item's bytes, so its address is a key no other item has; reads is
-	// emptied with views.
-	reads map[*byte]view
+	views    map[string]*decoded
+	rewrites map[string]*rewritten
+	// reads holds each entry of views decoded and read, by the first byte
+	// of the copy of its JSON the kept item holds: the item decode
+	// returned is read (read) without hashing and comparing its bytes
+	// again. A copy the memo made and keeps alive is never another item's
+	// bytes, so its address is a key no other item has; reads is emptied
+	// with views.
+	reads map[*byte]*decoded
+	// rewriteAt holds each entry of rewrites made for an item decode
+	// returned, by the first byte of that item's copy (which the key keeps
+	// alive, counted in the entry's size), as reads does: emptied with
+	// rewrites.
+	rewriteAt map[*byte]*rewritten
 	// The bytes each table holds (see maxMemoBytes), and its bound: 0
 	// for maxMemoBytes.
 	viewBytes, rewriteBytes, limit int
@@ -71,11 +78,13 @@ type decoded struct {
 }
 
 // rewritten is the rewrite of an item: with text as its output (args
-// false) or as its arguments (args true), it encodes as raw.
+// false) or as its arguments (args true), it encodes as raw; spliced,
+// when set, is raw written over the item's own bytes (splice).
 type rewritten struct {
-	text string
-	args bool
-	raw  []byte
+	text    string
+	args    bool
+	raw     []byte
+	spliced []byte
 }
 
 // rawOf returns the JSON u was built from with param.Override, if it was
@@ -89,14 +98,20 @@ func rawOf(u *Item) (json.RawMessage, bool) {
 	return raw, ok
 }
 
+// sameSlice reports whether a and b are the same bytes in memory (not
+// merely equal ones).
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // decode returns the item that sends raw (newOverride), kept by raw's
 // bytes: the item kept holds a copy of them, never the request's body,
 // which it would keep alive.
 func (m *itemMemo) decode(raw json.RawMessage) Item {
 	m.mu.Lock()
-	d, hit := m.views[string(raw)]
+	d := m.views[string(raw)]
 	m.mu.Unlock()
-	if hit {
+	if d != nil {
 		return d.u
 	}
 	return m.keep(raw, nil).u
@@ -105,35 +120,41 @@ func (m *itemMemo) decode(raw json.RawMessage) Item {
 // keep returns the entry of raw, set with set (when not nil), adding it
 // (holding its item) when there is none: an entry over the bound is not
 // kept, its item sends raw itself. m.mu is not held.
-func (m *itemMemo) keep(raw json.RawMessage, set func(*decoded)) decoded {
+func (m *itemMemo) keep(raw json.RawMessage, set func(*decoded)) *decoded {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	d, kept := m.views[string(raw)]
-	if !kept {
+	d := m.views[string(raw)]
+	if d != nil && set == nil {
+		return d
+	}
+	var nd decoded
+	if d == nil {
 		size := 3*len(raw) + memoEntry
 		if size > m.bound() {
-			d.u = newOverride(raw)
+			nd.u = newOverride(raw)
 			if set != nil {
-				set(&d)
+				set(&nd)
 			}
-			return d
+			return &nd
 		}
 		if m.views == nil || m.viewBytes+size > m.bound() {
-			m.views, m.reads, m.viewBytes = map[string]decoded{}, map[*byte]view{}, 0
+			m.views, m.reads, m.viewBytes = map[string]*decoded{}, map[*byte]*decoded{}, 0
 		}
-		d.u = newOverride(slices.Clone(raw))
+		nd.u = newOverride(slices.Clone(raw))
 		m.viewBytes += size
+	} else {
+		nd = *d
 	}
 	if set != nil {
-		set(&d)
+		set(&nd)
 	}
-	m.views[string(raw)] = d
-	if d.read {
-		if own, ok := rawOf(&d.u); ok && len(own) > 0 {
-			m.reads[&own[0]] = d.v
+	m.views[string(raw)] = &nd
+	if nd.read {
+		if own, ok := rawOf(&nd.u); ok && len(own) > 0 {
+			m.reads[&own[0]] = &nd
 		}
 	}
-	return d
+	return &nd
 }
 
 // read is read(u), kept by u's bytes; its parts clipped, so that an
@@ -148,13 +169,13 @@ func (m *itemMemo) read(u *Item) (view, error) {
 		return read(u)
 	}
 	m.mu.Lock()
-	if v, hit := m.reads[&raw[0]]; hit {
+	if d := m.reads[&raw[0]]; d != nil {
 		m.mu.Unlock()
-		return v, nil
+		return d.v, nil
 	}
-	d, hit := m.views[string(raw)]
+	d := m.views[string(raw)]
 	m.mu.Unlock()
-	if hit && d.read {
+	if d != nil && d.read {
 		return d.v, nil
 	}
 	v, err := read(u)
@@ -186,9 +207,15 @@ func (m *itemMemo) rewrite(u Item, text string, args bool) Item {
 		return do()
 	}
 	m.mu.Lock()
-	r, hit := m.rewrites[string(raw)]
+	var r *rewritten
+	if len(raw) > 0 {
+		r = m.rewriteAt[&raw[0]]
+	}
+	if r == nil {
+		r = m.rewrites[string(raw)]
+	}
 	m.mu.Unlock()
-	if hit && r.args == args && r.text == text {
+	if r != nil && r.args == args && r.text == text {
 		return newOverride(r.raw)
 	}
 	out := do()
@@ -201,14 +228,63 @@ func (m *itemMemo) rewrite(u Item, text string, args bool) Item {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.rewrites == nil || m.rewriteBytes+size > m.bound() {
-		m.rewrites, m.rewriteBytes = map[string]rewritten{}, 0
+		m.rewrites, m.rewriteAt, m.rewriteBytes = map[string]*rewritten{}, map[*byte]*rewritten{}, 0
 	}
 	if size <= m.bound() {
-		if old, ok := m.rewrites[string(raw)]; ok {
-			m.rewriteBytes -= len(raw) + len(old.text) + len(old.raw) + memoEntry
+		if old := m.rewrites[string(raw)]; old != nil {
+			m.rewriteBytes -= old.size(len(raw))
 		}
-		m.rewrites[string(raw)] = rewritten{text: text, args: args, raw: b}
+		nr := &rewritten{text: text, args: args, raw: b}
+		m.rewrites[string(raw)] = nr
+		if len(raw) > 0 && m.reads[&raw[0]] != nil {
+			m.rewriteAt[&raw[0]] = nr // raw is the copy an entry of views holds
+		}
 		m.rewriteBytes += size
 	}
 	return out
+}
+
+// size is what r, kept for an item of n bytes, counts in its table.
+func (r *rewritten) size(n int) int {
+	return n + len(r.text) + len(r.raw) + len(r.spliced) + memoEntry
+}
+
+// splicedOf returns what splice wrote for the item that decoded as was
+// when the trim rewrote it to now, if m kept it (keepSpliced): now sends
+// the bytes m kept for was's rewrite.
+func (m *itemMemo) splicedOf(was *Item, now []byte) ([]byte, bool) {
+	w, ok := rawOf(was)
+	if !ok || len(w) == 0 {
+		return nil, false
+	}
+	m.mu.Lock()
+	r := m.rewriteAt[&w[0]]
+	m.mu.Unlock()
+	if r == nil || r.spliced == nil || !sameSlice(r.raw, now) && !bytes.Equal(r.raw, now) {
+		return nil, false
+	}
+	return r.spliced, true
+}
+
+// keepSpliced keeps out, what splice wrote for the item that decoded as
+// was when the trim rewrote it to now, with was's rewrite when m keeps
+// one that sends now, within the table's bound.
+func (m *itemMemo) keepSpliced(was *Item, now, out []byte) {
+	w, ok := rawOf(was)
+	if !ok || len(w) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.rewriteAt[&w[0]]
+	if r == nil || r.spliced != nil || !bytes.Equal(r.raw, now) || m.rewriteBytes+len(out) > m.bound() {
+		return
+	}
+	nr := *r
+	nr.spliced = out
+	m.rewriteAt[&w[0]] = &nr
+	if m.rewrites[string(w)] == r {
+		m.rewrites[string(w)] = &nr
+	}
+	m.rewriteBytes += len(out)
 }

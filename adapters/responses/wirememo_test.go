@@ -82,7 +82,7 @@ func TestItemMemo(t *testing.T) {
 		if err != nil || v.cls != clsResult || v.callID != "c" {
 			t.Fatalf("read %+v, %v", v, err)
 		}
-		m.views[string(raw)] = decoded{u: u, v: view{cls: clsUser, content: "kept"}, read: true}
+		m.views[string(raw)] = &decoded{u: u, v: view{cls: clsUser, content: "kept"}, read: true}
 		u2 := newOverride(bytes.Clone(raw)) // equal bytes, another array
 		if v, _ := m.read(&u2); v.content != "kept" {
 			t.Fatalf("an equal item read again: %+v", v)
@@ -101,13 +101,67 @@ func TestItemMemo(t *testing.T) {
 		if _, ok := m.reads[&raw[0]]; ok {
 			t.Fatal("the caller's bytes are kept by their address")
 		}
-		m.reads[&own[0]] = view{cls: clsUser, content: "by address"}
+		m.reads[&own[0]] = &decoded{u: u, v: view{cls: clsUser, content: "by address"}, read: true}
 		if v, _ := m.read(&u); v.content != "by address" {
 			t.Fatalf("the decoded item read by its bytes: %+v", v)
 		}
 		u2 := newOverride(bytes.Clone(raw)) // equal bytes, another array: by its bytes
 		if v, _ := m.read(&u2); v.content == "by address" || v.callID != "c" {
 			t.Fatalf("an equal item in another array read %+v", v)
+		}
+	})
+	t.Run("a decoded item's rewrite and splice are kept by the address of its bytes", func(t *testing.T) {
+		var m itemMemo
+		u := m.decode(raw)
+		if _, err := m.read(&u); err != nil {
+			t.Fatal(err)
+		}
+		first := m.rewrite(u, "placeholder", false)
+		own, _ := rawOf(&u)
+		r := m.rewriteAt[&own[0]]
+		if r == nil || len(m.rewriteAt) != 1 || m.rewrites[string(raw)] != r {
+			t.Fatalf("the rewrite of a decoded item is not kept by its address (%d kept)", len(m.rewriteAt))
+		}
+		if b, _ := rawJSON(&first); !bytes.Equal(b, r.raw) {
+			t.Fatalf("rewritten to %s, kept %s", b, r.raw)
+		}
+		m.rewriteAt[&own[0]] = &rewritten{text: "placeholder", raw: []byte(`{"by":"address"}`)}
+		byAddress := m.rewrite(u, "placeholder", false)
+		if b, _ := rawJSON(&byAddress); string(b) != `{"by":"address"}` {
+			t.Fatalf("the decoded item rewritten by its bytes: %s", b)
+		}
+		other := newOverride(bytes.Clone(raw)) // equal bytes, another array: by its bytes
+		byBytes := m.rewrite(other, "placeholder", false)
+		if b, _ := rawJSON(&byBytes); !bytes.Equal(b, r.raw) {
+			t.Fatalf("an equal item in another array rewritten to %s", b)
+		}
+		m.rewriteAt[&own[0]] = r
+		again := m.rewrite(u, "placeholder", false)
+		now, _ := rawOf(&again)
+		if _, ok := m.splicedOf(&u, now); ok {
+			t.Fatal("a splice found before one was kept")
+		}
+		m.keepSpliced(&u, now, []byte(`{"spliced":1}`))
+		if out, ok := m.splicedOf(&u, now); !ok || string(out) != `{"spliced":1}` {
+			t.Fatalf("the kept splice not found: %s, %v", out, ok)
+		}
+		if _, ok := m.splicedOf(&other, now); ok {
+			t.Fatal("a splice found for an item the memo did not decode")
+		}
+		if _, ok := m.splicedOf(&u, []byte(`{"another":1}`)); ok {
+			t.Fatal("a splice found for another rewrite")
+		}
+		if m.rewrites[string(raw)].spliced == nil || r.spliced != nil {
+			t.Fatal("the splice was not kept in a new entry of both tables")
+		}
+	})
+	t.Run("an item kept as it came is orig itself", func(t *testing.T) {
+		var m itemMemo
+		orig := bytes.Clone(raw)
+		u := m.decode(orig)
+		got, ok := splice(orig, &u, &u)
+		if !ok || !sameSlice(got, orig) {
+			t.Fatalf("spliced to %s (%v), not orig itself", got, ok)
 		}
 	})
 	t.Run("a typed item is read, not kept", func(t *testing.T) {
@@ -130,7 +184,7 @@ func TestItemMemo(t *testing.T) {
 		if !bytes.Contains(want, []byte(`"output":"placeholder"`)) {
 			t.Fatalf("elided to %s", want)
 		}
-		m.rewrites[string(raw)] = rewritten{text: "placeholder", raw: []byte(`{"kept":1}`)}
+		m.rewrites[string(raw)] = &rewritten{text: "placeholder", raw: []byte(`{"kept":1}`)}
 		again := m.rewrite(newOverride(bytes.Clone(raw)), "placeholder", false)
 		if b, _ := rawJSON(&again); string(b) != `{"kept":1}` {
 			t.Fatalf("an equal item rewritten again: %s", b)
@@ -161,6 +215,9 @@ func TestItemMemo(t *testing.T) {
 		}
 		if len(m.views) == 0 || len(m.views) > 500/5 || len(m.rewrites) == 0 || len(m.rewrites) > 500/5 {
 			t.Fatalf("%d views and %d rewrites kept", len(m.views), len(m.rewrites))
+		}
+		if len(m.rewriteAt) > len(m.rewrites) {
+			t.Fatalf("%d rewrites kept by address, %d by bytes: the two tables start afresh together", len(m.rewriteAt), len(m.rewrites))
 		}
 		if len(m.reads) == 0 || len(m.reads) > len(m.views) {
 			t.Fatalf("%d views kept by address, %d by bytes: the two tables start afresh together", len(m.reads), len(m.views))
