@@ -656,17 +656,27 @@ func (c *conversion) apply(items []Item, res history.Result) ([]Item, []int) {
 		}
 		return items[:len(items):len(items)], from
 	}
-	out := make([]Item, 0, len(items)) // one each at most, but for notices
-	from := make([]int, 0, len(items))
-	for _, g := range regroup.Groups(res, c.hist, c.slots) {
+	groups := regroup.Groups(res, c.hist, c.slots)
+	n := 0 // the items of the groups kept, and the notices: the most the output holds
+	for i := range groups {
+		if g := groups[i].Native; g >= 0 {
+			n += len(c.groups[g])
+		} else {
+			n++
+		}
+	}
+	out := make([]Item, 0, n)
+	from := make([]int, 0, n)
+	for i := range groups {
+		g := &groups[i]
 		if g.Native < 0 {
 			out, from = append(out, fromBreadcrumb(g.Notice)), append(from, -1)
 			continue
 		}
 		orig, start := c.groups[g.Native], c.starts[g.Native]
-		for p, ok := range c.keep(&g, orig) {
+		for p, ok := range c.keep(g, orig) {
 			if ok {
-				out, from = append(out, c.item(&g, orig, p)), append(from, start+p)
+				out, from = append(out, c.item(g, orig, p)), append(from, start+p)
 			}
 		}
 	}
