@@ -670,7 +670,7 @@ func (c *conversion) apply(items []Item, res history.Result) ([]Item, []int) {
 	for i := range groups {
 		g := &groups[i]
 		if g.Native < 0 {
-			out, from = append(out, fromBreadcrumb(*g.Notice)), append(from, -1)
+			out, from = append(out, fromBreadcrumb(g.Notice)), append(from, -1)
 			continue
 		}
 		orig, start := c.groups[g.Native], c.starts[g.Native]

@@ -45,10 +45,9 @@ type Slot struct {
 type Group struct {
 	// Native is the index of the native message; -1 for a notice.
 	Native int
-	// Notice is the notice, the Result.Messages entry the core inserted
-	// (that entry itself, which the caller must not modify), when Native
-	// is -1; nil otherwise.
-	Notice *history.Message
+	// Notice is the notice, the Result.Messages entry the core inserted,
+	// when Native is -1; the zero Message otherwise.
+	Notice history.Message
 	// Slots are the slots of the native message's kept history messages,
 	// in order: a clipped window onto an array all groups share, which the
 	// caller must not modify.
@@ -116,7 +115,7 @@ func Groups(res history.Result, conv []history.Message, slots []Slot) []Group {
 	out := make([]Group, 0, len(sel))
 	for j := 0; j < len(sel); {
 		if res.Kept != nil && res.Kept[j] < 0 {
-			out = append(out, Group{Native: -1, Notice: &res.Messages[j]})
+			out = append(out, Group{Native: -1, Notice: res.Messages[j]})
 			j++
 			continue
 		}
@@ -223,7 +222,7 @@ func Apply[N any](native []N, conv []history.Message, slots []Slot, res history.
 			if j+1 < len(groups) {
 				next = &groups[j+1]
 			}
-			out = append(out, notice(*g.Notice, next))
+			out = append(out, notice(g.Notice, next))
 		case g.Whole:
 			out = append(out, native[g.Native])
 		default:

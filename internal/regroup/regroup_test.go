@@ -86,7 +86,7 @@ func TestGroups(t *testing.T) {
 			reason: "a notice where Kept holds -1, before the whole native messages that follow",
 			res:    result([]int{0, -1, 6}, nil),
 			want: []Group{
-				{Native: -1, Notice: &notice},
+				{Native: -1, Notice: notice},
 				{Native: 3, Slots: slots[6:7], Whole: true},
 			},
 		},
@@ -149,7 +149,7 @@ func TestGroups(t *testing.T) {
 			res:    result([]int{3, -1, 5}, nil),
 			want: []Group{
 				{Native: 2, Slots: slots[3:4]},
-				{Native: -1, Notice: &notice},
+				{Native: -1, Notice: notice},
 				{Native: 2, Slots: slots[5:6]},
 			},
 		},
