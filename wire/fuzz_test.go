@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/histrim/history"
@@ -61,6 +62,11 @@ func FuzzObjectArray(f *testing.F) {
 	f.Add([]byte(`{"messages":"[1]","messages":[1,{"a":"]"}]}`), "messages")
 	f.Add([]byte(`{"mess\u0061ges":[1],"messages" :[ 1 , 2 ]  }`), "messages")
 	f.Add([]byte(`{"messages":[1,],"x":1}`), "messages")
+	// An element nested as deep as the scanner follows, with the array
+	// around it, and one level deeper.
+	for _, d := range []int{maxDepth - 1, maxDepth} {
+		f.Add([]byte(`{"messages":[`+strings.Repeat("[", d)+strings.Repeat("]", d)+`]}`), "messages")
+	}
 	f.Fuzz(func(t *testing.T, b []byte, name string) {
 		ms, els, ok, err := objectArray(b, name)
 		// The two passes, as Parse made them before.

@@ -38,6 +38,11 @@ func skipWS(b []byte, i int) int {
 // skipValue returns the end of the JSON value starting at b[i] (i at its
 // first byte, no whitespace before it).
 func skipValue(b []byte, i int) (int, error) {
+	return skipNested(b, i, maxDepth)
+}
+
+// skipNested is skipValue for a value whose nesting may go limit deep.
+func skipNested(b []byte, i, limit int) (int, error) {
 	depth := 0
 	for {
 		if i >= len(b) {
@@ -51,7 +56,7 @@ func skipValue(b []byte, i int) (int, error) {
 			}
 			i = j
 		case c == '{' || c == '[':
-			if depth++; depth > maxDepth {
+			if depth++; depth > limit {
 				return 0, errSyntax
 			}
 			i++
@@ -197,7 +202,7 @@ func elementsAt(b []byte, v int) ([]span, int, bool) {
 		if i >= len(b) {
 			return nil, -1, false
 		}
-		e, err := skipValue(b, i)
+		e, err := skipNested(b, i, maxDepth-1) // inside the array: one level less
 		if err != nil {
 			return nil, -1, false
 		}
