@@ -3,6 +3,7 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -269,5 +270,72 @@ func TestWireMemoConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
+	}
+}
+
+// TestWireOutputsReleased: the wire's codec builds its trimmed items in an
+// array it takes back once adapt.RawSplice has read them (View.Release):
+// emptied, so that the pool keeps no item's memory alive, and given to a
+// later request, whose output is the same as from a fresh array (and
+// TestWireGolden holds every output to the plain codec's, on a second
+// pass too); an output that is the input itself (nothing trimmed) is
+// never taken back.
+func TestWireOutputsReleased(t *testing.T) {
+	_, raws := memoBody("released", 8)
+	items := make([]Item, len(raws))
+	for i, m := range raws {
+		items[i] = wireMemo.decode(m)
+	}
+	opts := []history.Option{history.WithElision(history.ElideOptions{}), history.WithOverhead(30)}
+	v, err := convertView(items, opts, currentTurn, &wireMemo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := history.TrimToRecentTurns(v.Hist, 1_500, opts...)
+	if err != nil || res.ElidedResults == 0 && len(res.Kept) == len(v.Hist) {
+		t.Fatalf("nothing trimmed (%v): the test shows nothing", err)
+	}
+	out, _ := v.Back(res)
+	want := make([]string, len(out))
+	for k := range out {
+		want[k] = jsonOf(t, out[k])
+	}
+	array := out[:cap(out)]
+	v.Release()
+	for k := range array {
+		if !reflect.ValueOf(array[k]).IsZero() {
+			t.Fatalf("item %d of the released array still set", k)
+		}
+	}
+	// A later request's output, in an array from the pool or its own.
+	v2, err := convertView(items, opts, currentTurn, &wireMemo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2, _ := v2.Back(res)
+	if len(out2) != len(want) {
+		t.Fatalf("%d items, then %d", len(want), len(out2))
+	}
+	for k := range out2 {
+		if got := jsonOf(t, out2[k]); got != want[k] {
+			t.Fatalf("item %d: %s, from a fresh array %s", k, got, want[k])
+		}
+	}
+	if !race.Enabled && &out2[:1][0] != &array[:1][0] {
+		// (Under the race detector sync.Pool drops what it is given at
+		// random.)
+		t.Error("the released array was not reused")
+	}
+	v2.Release()
+
+	whole, _ := history.TrimToRecentTurns(v.Hist, 1<<40, opts...)
+	same, _ := v.Back(whole)
+	if len(same) != len(items) || &same[0] != &items[0] {
+		t.Fatal("an untrimmed output is not the input itself")
+	}
+	before := jsonOf(t, items[0])
+	v.Release()
+	if jsonOf(t, items[0]) != before {
+		t.Fatal("the input was released")
 	}
 }

@@ -53,6 +53,10 @@ type View[N any] struct {
 	// the output, and for each of its messages the index of the native
 	// message it is or was cut from (-1 for a notice).
 	Back func(res history.Result) (out []N, from []int)
+	// Release, when not nil, is called by RawSplice's codec once it has
+	// read the messages Back returned, which the View may then reuse: a
+	// caller that calls it reads nothing Back returned afterwards.
+	Release func()
 }
 
 // Codec is what an adapter supplies to the entry points of this package,

@@ -56,6 +56,9 @@ func RawSplice[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, e
 					for k := range out {
 						raw[k] = rawBack(msgs, ns, out, from[k], k, encode, splice)
 					}
+					if v.Release != nil {
+						v.Release() // raw holds bytes, never out's memory
+					}
 					return raw, from
 				}}, nil
 		},

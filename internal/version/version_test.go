@@ -37,8 +37,10 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // wrappers, with Calibrations bounded (issue 34, added; For is the same),
 // and Conversation.Trimmer taking the model's name, one Trimmer per model
 // (issue 34, before any release; its only callers are eino's ChatModel
-// and langchaingo's Model, released with the core).
-const apiDigest = "071c215daf4adaa3"
+// and langchaingo's Model, released with the core), and View.Release,
+// which RawSplice calls once it has read what Back returned (issue 35,
+// added: a View that does not set it is read as before).
+const apiDigest = "f479084efa4d7da4"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
