@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"sync"
 
 	"github.com/histrim/history"
 )
@@ -31,9 +32,17 @@ func Raw[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, error),
 // the trim made of was (orig decoded), written over orig's own bytes
 // (what the trim changed replaced, every other byte as it came: members
 // the SDK's type does not know included), or false, for the encoding
-// Raw sends. A nil splice is Raw.
+// Raw sends. A nil splice is Raw. The Back of a View its Convert returns
+// is called at most once (as Decide and Positions call it): it gives the
+// messages it decoded to a later request.
 func RawSplice[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, error), decode func(json.RawMessage) N,
 	encode func(*N) ([]byte, error), splice func(orig json.RawMessage, was, now *N) (json.RawMessage, bool)) *Codec[json.RawMessage, json.RawMessage] {
+	// arrays holds the arrays of decoded messages whose requests are done
+	// (Back has mapped the decision to bytes, which hold none of their
+	// memory), emptied, for the next request's: a request of 100k tokens
+	// decodes some 800 messages, hundreds of bytes each for an SDK's
+	// union type.
+	var arrays sync.Pool // of *[]N
 	return &Codec[json.RawMessage, json.RawMessage]{
 		Name: c.Name, Noun: c.Noun, Rules: c.Rules, Overflow: c.Overflow,
 		Convert: func(body json.RawMessage, msgs []json.RawMessage, opts []history.Option) (*View[json.RawMessage], error) {
@@ -41,7 +50,12 @@ func RawSplice[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, e
 			if err != nil {
 				return nil, err
 			}
-			ns := make([]N, len(msgs))
+			var ns []N
+			if p, _ := arrays.Get().(*[]N); p != nil && cap(*p) >= len(msgs) {
+				ns = (*p)[:len(msgs)]
+			} else {
+				ns = make([]N, len(msgs))
+			}
 			for i, m := range msgs {
 				ns[i] = decode(m)
 			}
@@ -59,11 +73,21 @@ func RawSplice[R, N any](c *Codec[R, N], system func(body json.RawMessage) (R, e
 					if v.Release != nil {
 						v.Release() // raw holds bytes, never out's memory
 					}
+					if len(ns) <= maxPooledMessages {
+						// The View is done: nothing reads ns after Back
+						// (Of serves the pins, before it).
+						clear(ns)
+						arrays.Put(&ns)
+					}
 					return raw, from
 				}}, nil
 		},
 	}
 }
+
+// maxPooledMessages is the longest array of decoded messages RawSplice
+// keeps for a later request (past it, the collector has it).
+const maxPooledMessages = 1 << 16
 
 // rawBack returns output message k, which came from msgs[i] (decoded as
 // ns[i]; i < 0 for a notice), as bytes: msgs[i] itself when it encodes as
