@@ -69,6 +69,14 @@ func convertView(items []Item, opts []history.Option, rc reasoningContext, memo 
 			return out, from
 		}
 		v.Release = func() {
+			if vs := c.views; vs != nil && len(vs) <= maxPooledItems {
+				// Read by Back alone (Of reads the groups' starts and
+				// slots; the history holds the views' strings and parts,
+				// never the array).
+				c.views = nil
+				clear(vs)
+				viewArrays.Put(&vs)
+			}
 			if cap(buf) == 0 || cap(buf) > maxPooledItems {
 				return
 			}
@@ -86,7 +94,12 @@ func convertView(items []Item, opts []history.Option, rc reasoningContext, memo 
 // spent a tenth of its time allocating and collecting one.
 var outputs sync.Pool // of *[]Item
 
-// maxPooledItems is the largest array outputs keeps (17 MB of items).
+// viewArrays holds the arrays of views of the wire codec's conversions
+// whose requests are done (convertView), emptied, for the next one's.
+var viewArrays sync.Pool // of *[]view
+
+// maxPooledItems is the largest array outputs keeps (17 MB of items), and
+// viewArrays.
 const maxPooledItems = 1 << 16
 
 // NewTrimmer returns a Trimmer for one conversation that trims with opts
@@ -315,7 +328,14 @@ func convertItems(items []Item, notices []string, rc reasoningContext, memo *ite
 		items: items,
 		hist:  make([]history.Message, 0, len(items)),
 		slots: make([]regroup.Slot, 0, len(items)),
-		views: make([]view, len(items)),
+	}
+	if memo != nil {
+		if p, _ := viewArrays.Get().(*[]view); p != nil && cap(*p) >= len(items) {
+			c.views = (*p)[:len(items)] // each set below before it is read
+		}
+	}
+	if c.views == nil {
+		c.views = make([]view, len(items))
 	}
 	latest := -1 // the latest user message
 	for i := range items {

@@ -274,9 +274,9 @@ func TestWireMemoConcurrent(t *testing.T) {
 }
 
 // TestWireOutputsReleased: the wire's codec builds its trimmed items in an
-// array it takes back once adapt.RawSplice has read them (View.Release):
-// emptied, so that the pool keeps no item's memory alive, and given to a
-// later request, whose output is the same as from a fresh array (and
+// array it takes back once adapt.RawSplice has read them (View.Release),
+// with its conversion's views: emptied, so that the pools keep no item's
+// memory alive, and given to a later request, whose output is the same as from a fresh array (and
 // TestWireGolden holds every output to the plain codec's, on a second
 // pass too); an output that is the input itself (nothing trimmed) is
 // never taken back.
@@ -307,6 +307,16 @@ func TestWireOutputsReleased(t *testing.T) {
 			t.Fatalf("item %d of the released array still set", k)
 		}
 	}
+	if p, _ := viewArrays.Get().(*[]view); p != nil {
+		for i, w := range (*p)[:cap(*p)] {
+			if !reflect.ValueOf(w).IsZero() {
+				t.Fatalf("view %d of the released conversion still set", i)
+			}
+		}
+		viewArrays.Put(p)
+	} else if !race.Enabled { // (sync.Pool drops at random under it)
+		t.Error("the conversion's views were not released")
+	}
 	// A later request's output, in an array from the pool or its own.
 	v2, err := convertView(items, opts, currentTurn, &wireMemo)
 	if err != nil {
@@ -328,13 +338,17 @@ func TestWireOutputsReleased(t *testing.T) {
 	}
 	v2.Release()
 
-	whole, _ := history.TrimToRecentTurns(v.Hist, 1<<40, opts...)
-	same, _ := v.Back(whole)
+	v3, err := convertView(items, opts, currentTurn, &wireMemo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := history.TrimToRecentTurns(v3.Hist, 1<<40, opts...)
+	same, _ := v3.Back(whole)
 	if len(same) != len(items) || &same[0] != &items[0] {
 		t.Fatal("an untrimmed output is not the input itself")
 	}
 	before := jsonOf(t, items[0])
-	v.Release()
+	v3.Release()
 	if jsonOf(t, items[0]) != before {
 		t.Fatal("the input was released")
 	}
