@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
@@ -268,6 +269,7 @@ func readNotice(b history.Message) []history.Message {
 // function response answers, and which contents only dropping repairs.
 func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
 	pl, err := planContents(contents)
+	defer pl.release()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -347,6 +349,34 @@ type contentPlan struct {
 	drop []bool
 	// model holds the message of each model content.
 	model []history.Message
+	// answered holds, for each model content, which of its parts are
+	// answered calls (planContents' own).
+	answered [][]bool
+}
+
+// plans holds the arrays of plans that are done (release), emptied, for
+// the next planContents: a plan has four arrays as long as the contents,
+// a message per content among them (at 100k tokens, an eighth of what a
+// request through the wire allocated).
+var plans sync.Pool // of *contentPlan
+
+// maxPooledPlan is the most contents of a plan whose arrays plans keeps.
+const maxPooledPlan = 1 << 16
+
+// release gives pl's arrays to a later planContents, emptied, so that
+// they keep no content's memory alive. pl is not read afterwards: what
+// convertContents built from it holds copies of its messages.
+func (pl *contentPlan) release() {
+	if cap(pl.model) == 0 || cap(pl.model) > maxPooledPlan {
+		return
+	}
+	clear(pl.answers)
+	clear(pl.drop)
+	clear(pl.model)
+	clear(pl.answered)
+	kept := *pl
+	*pl = contentPlan{}
+	plans.Put(&kept)
 }
 
 // planContents checks contents for what ToHistory refuses (nil contents
@@ -378,8 +408,13 @@ type contentPlan struct {
 // with it.
 func planContents(contents []*genai.Content) (contentPlan, error) {
 	n := len(contents)
-	pl := contentPlan{answers: make([][]int, n), drop: make([]bool, n), model: make([]history.Message, n)}
-	answered := make([][]bool, n) // for each model content, which of its parts are answered calls
+	var pl contentPlan
+	if p, _ := plans.Get().(*contentPlan); p != nil && cap(p.model) >= n {
+		pl = contentPlan{answers: p.answers[:n], drop: p.drop[:n], model: p.model[:n], answered: p.answered[:n]} // emptied by release
+	} else {
+		pl = contentPlan{answers: make([][]int, n), drop: make([]bool, n), model: make([]history.Message, n), answered: make([][]bool, n)}
+	}
+	answered := pl.answered // for each model content, which of its parts are answered calls
 	for i, c := range contents {
 		if err := pl.read(contents, i, answered); err != nil {
 			return pl, err

@@ -822,3 +822,43 @@ func TestSplicePlanKeys(t *testing.T) {
 		t.Error("the same plan twice has two keys")
 	}
 }
+
+// TestPlanArraysReused: the arrays of a conversion's plan (a message and
+// three entries per content) go, emptied, to the next conversion once
+// convertContents has built its messages from them: a later conversion
+// that reuses them converts as one with fresh arrays, and the emptied
+// arrays keep no content's memory alive.
+func TestPlanArraysReused(t *testing.T) {
+	r, err := hwire.Parse("/v1beta/models/gemini-2.5-pro:generateContent", []byte(wireLoopBody(6, 3, 40, "", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contents []*genai.Content
+	for _, m := range r.Messages() {
+		contents = append(contents, decodeContent(m))
+	}
+	for plans.Get() != nil { // another test's arrays: this one's come next
+	}
+	want, wantSlots, err := convertContents(contents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := plans.Get().(*contentPlan)
+	if p == nil {
+		if !race.Enabled { // (sync.Pool drops what it is given at random under it)
+			t.Fatal("the plan's arrays were not released")
+		}
+	} else {
+		for i := range p.model[:cap(p.model)] {
+			if !reflect.ValueOf(p.model[:cap(p.model)][i]).IsZero() || p.drop[:cap(p.drop)][i] ||
+				p.answers[:cap(p.answers)][i] != nil || p.answered[:cap(p.answered)][i] != nil {
+				t.Fatalf("entry %d of the released plan still set", i)
+			}
+		}
+		plans.Put(p)
+	}
+	got, gotSlots, err := convertContents(contents)
+	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotSlots, wantSlots) {
+		t.Fatalf("a conversion on reused arrays differs from one on fresh arrays (%v)", err)
+	}
+}
