@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history/internal/loopserver"
+	"github.com/histrim/history/internal/retained"
 )
 
 // anthropicOverflowBody is the body of Anthropic's HTTP 400 for a request
@@ -66,7 +67,9 @@ func drainBodies() {
 // the model's, whose refusals (its real 400 bodies) the Transport
 // recovers from. Nothing the Transport keeps past a request (the
 // conversations' state, the codecs' memos, the calibration, the events)
-// holds a body's bytes. A body sent as it came is never released: Base
+// holds a body's bytes: and in a third run of each loop, every body the
+// Transport was done with, held weakly, is unreachable once the
+// collector ran (retained.Watch). A body sent as it came is never released: Base
 // may still read it after RoundTrip returns.
 func TestBodyReuse(t *testing.T) {
 	was := poison
@@ -160,6 +163,14 @@ func TestBodyReuse(t *testing.T) {
 					}
 				}
 				t.Logf("%d requests, %d refused, %d trimmed, %d bodies released and seen in the pool", len(want.bodies), want.refusals, trimmed, reused)
+
+				// The same loop once more, each body the Transport is done
+				// with held weakly: none is reachable once the collector ran.
+				check := retained.Watch(t)
+				loop(true)
+				if check() == 0 {
+					t.Fatal("no body was released: the check watched nothing")
+				}
 			})
 		}
 	}

@@ -747,6 +747,10 @@ var poison = race.Enabled
 // what the trim keeps past the request (the conversations' state, the
 // codecs' memos, the events) holds copies, never the body's bytes.
 func release(body []byte) {
+	if f := wireapi.Released; f != nil {
+		f(body)
+		return
+	}
 	if cap(body) == 0 || cap(body) > maxPooledBody {
 		return
 	}

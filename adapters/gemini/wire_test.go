@@ -21,6 +21,7 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/internal/retained"
 	"github.com/histrim/history/internal/wiretest"
 	"github.com/histrim/history/models"
 	hwire "github.com/histrim/history/wire"
@@ -860,5 +861,25 @@ func TestPlanArraysReused(t *testing.T) {
 	got, gotSlots, err := convertContents(contents)
 	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotSlots, wantSlots) {
 		t.Fatalf("a conversion on reused arrays differs from one on fresh arrays (%v)", err)
+	}
+}
+
+// TestWireBodyNotRetained: a loop of the real genai client through the
+// Transport with this adapter's codec, every request body the Transport is
+// done with held weakly (retained.Watch): none is reachable once the
+// collector ran, so that nothing the codec keeps (its memos of decoded
+// contents, readings and splices, the conversations) holds a body's bytes,
+// which the Transport reads the next request into.
+func TestWireBodyNotRetained(t *testing.T) {
+	RegisterWire()
+	check := retained.Watch(t)
+	l := adaptertest.NewLoop("gemini/wire/retained", adaptertest.Modes()[0], 16_000)
+	l.Turns = 12
+	runWireLoop(t, l, false)
+	if s := l.Stats(); s.Errors > 0 {
+		t.Fatalf("%d failed turns", s.Errors)
+	}
+	if n := check(); n < l.Turns {
+		t.Fatalf("%d bodies released in %d turns: the check watched too little", n, l.Turns)
 	}
 }

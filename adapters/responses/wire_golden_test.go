@@ -24,6 +24,7 @@ import (
 	"github.com/histrim/history/internal/adapt"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/internal/retained"
 	"github.com/histrim/history/internal/wireapi"
 	"github.com/histrim/history/models"
 	hwire "github.com/histrim/history/wire"
@@ -454,4 +455,26 @@ func commonAffixes(a, b []byte) (pre, suf int) {
 		suf++
 	}
 	return pre, suf
+}
+
+// TestWireBodyNotRetained: TestWireGolden's Transport loops over the
+// shared corpus with the registered codec, every request body the
+// Transport is done with held weakly (retained.Watch): none is reachable
+// once the collector ran, so that nothing the codec keeps (its memo of
+// decoded items, readings, rewrites and splices, the conversations) holds
+// a body's bytes, which the Transport reads the next request into.
+func TestWireBodyNotRetained(t *testing.T) {
+	RegisterWire()
+	check := retained.Watch(t)
+	bodies := goldenWireBodies(t)
+	for _, gb := range bodies[:min(len(bodies), 6)] {
+		r, err := hwire.Parse("/v1/responses", gb.body)
+		if err != nil {
+			t.Fatalf("%s: %v", gb.name, err)
+		}
+		goldenWireLoop(t, r, max(history.EstimateText(string(gb.body)), 1_000))
+	}
+	if n := check(); n == 0 {
+		t.Fatal("no body was released: the check watched nothing")
+	}
 }

@@ -61,3 +61,9 @@ var (
 	// or has no such member.
 	WithMember func(obj []byte, name string, val []byte) ([]byte, bool)
 )
+
+// Released, when set (a test sets it before any request), is given each
+// request body package wire's Transport is done with, in place of keeping
+// it for a later request's read: a test holds it weakly and checks that
+// nothing the Transport keeps holds it once the collector ran.
+var Released func(body []byte)
