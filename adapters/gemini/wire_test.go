@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -830,6 +831,9 @@ func TestSplicePlanKeys(t *testing.T) {
 // that reuses them converts as one with fresh arrays, and the emptied
 // arrays keep no content's memory alive.
 func TestPlanArraysReused(t *testing.T) {
+	// One processor: what a request gives back, the next one takes (a
+	// Pool keeps an item per processor).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	r, err := hwire.Parse("/v1beta/models/gemini-2.5-pro:generateContent", []byte(wireLoopBody(6, 3, 40, "", "")))
 	if err != nil {
 		t.Fatal(err)
