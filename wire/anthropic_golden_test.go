@@ -340,6 +340,23 @@ func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}, nil
 }
 
+// clientBodies returns the bodies a client loop sends for r's transcript:
+// one per user message, each with the transcript up to it, and the whole
+// transcript last.
+func clientBodies(r *Request) [][]byte {
+	var out [][]byte
+	for n := 1; n <= len(r.items); n++ {
+		var role struct {
+			Role string `json:"role"`
+		}
+		_ = json.Unmarshal(r.items[n-1], &role)
+		if role.Role == "user" || n == len(r.items) {
+			out = append(out, r.Body(slices.Clone(r.items[:n])))
+		}
+	}
+	return out
+}
+
 // goldenLoop sends r's transcript through a Transport as a client loop
 // does: one request per user message, each with the transcript up to it,
 // the model's window a third of the whole; it returns the hash of what
@@ -352,15 +369,7 @@ func goldenLoop(t *testing.T, r *Request, total int) hash.Hash {
 	}}
 	defer tr.Close()
 	h := sha256.New()
-	for n := 1; n <= len(r.items); n++ {
-		var role struct {
-			Role string `json:"role"`
-		}
-		_ = json.Unmarshal(r.items[n-1], &role)
-		if role.Role != "user" && n != len(r.items) {
-			continue
-		}
-		body := r.Body(slices.Clone(r.items[:n]))
+	for _, body := range clientBodies(r) {
 		req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/messages", bytes.NewReader(body))
 		req.Header.Set(ConversationHeader, "golden")
 		resp, err := tr.RoundTrip(req)

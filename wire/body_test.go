@@ -2,12 +2,10 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,15 +106,7 @@ func TestBodyReuse(t *testing.T) {
 					defer tr.Close()
 					drainBodies()
 					reused := 0
-					for n := 1; n <= len(r.items); n++ {
-						var role struct {
-							Role string `json:"role"`
-						}
-						_ = json.Unmarshal(r.items[n-1], &role)
-						if role.Role != "user" && n != len(r.items) {
-							continue
-						}
-						body := r.Body(slices.Clone(r.items[:n]))
+					for _, body := range clientBodies(r) {
 						req, _ := http.NewRequest(http.MethodPost, "http://upstream"+c.path, bytes.NewReader(body))
 						req.Header.Set(ConversationHeader, "reuse")
 						if !reuse {

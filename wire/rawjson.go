@@ -190,34 +190,19 @@ func objectArray(b []byte, name string) (ms []member, els []span, ok bool, err e
 // arrayElements would fail on the value starting at v (whose end
 // skipValue then finds).
 func elementsAt(b []byte, v int) ([]span, int, bool) {
-	if v >= len(b) || b[v] != '[' {
-		return nil, -1, false
-	}
 	var out []span
-	i := skipWS(b, v+1)
-	if i < len(b) && b[i] == ']' {
-		return out, i + 1, true
-	}
-	for {
-		if i >= len(b) {
-			return nil, -1, false
-		}
+	end, err := eachItemAt(b, v, '[', ']', func(i int) (int, error) {
 		e, err := skipNested(b, i, maxDepth-1) // inside the array: one level less
 		if err != nil {
-			return nil, -1, false
+			return 0, err
 		}
 		out = append(out, span{i - v, e - v})
-		if i = skipWS(b, e); i >= len(b) {
-			return nil, -1, false
-		}
-		if b[i] == ']' {
-			return out, i + 1, true
-		}
-		if b[i] != ',' {
-			return nil, -1, false
-		}
-		i = skipWS(b, i+1)
+		return e, nil
+	})
+	if err != nil {
+		return nil, -1, false
 	}
+	return out, end, true
 }
 
 // arrayElements returns the spans of the elements of the JSON array that
@@ -244,37 +229,41 @@ func arrayElements(b []byte) ([]span, error) {
 // just past it; eachItem checks the commas between and the bracket that
 // ends it. item is never called at the end of b.
 func eachItem(b []byte, opening, closing byte, item func(i int) (int, error)) error {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != opening {
+	end, err := eachItemAt(b, skipWS(b, 0), opening, closing, item)
+	if err == nil && skipWS(b, end) != len(b) {
 		return errSyntax
+	}
+	return err
+}
+
+// eachItemAt is eachItem for the object or array that starts at b[i] (its
+// opening bracket), followed by anything: it returns the index just past
+// its closing bracket.
+func eachItemAt(b []byte, i int, opening, closing byte, item func(i int) (int, error)) (int, error) {
+	if i >= len(b) || b[i] != opening {
+		return 0, errSyntax
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == closing {
-		if skipWS(b, i+1) != len(b) {
-			return errSyntax
-		}
-		return nil
+		return i + 1, nil
 	}
 	for {
 		if i >= len(b) {
-			return errSyntax
+			return 0, errSyntax
 		}
 		e, err := item(i)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		i = skipWS(b, e)
 		if i >= len(b) {
-			return errSyntax
+			return 0, errSyntax
 		}
 		if b[i] == closing {
-			if skipWS(b, i+1) != len(b) {
-				return errSyntax
-			}
-			return nil
+			return i + 1, nil
 		}
 		if b[i] != ',' {
-			return errSyntax
+			return 0, errSyntax
 		}
 		i = skipWS(b, i+1)
 	}

@@ -129,16 +129,12 @@ type Request struct {
 	// "" when it has none.
 	Key string
 
-	body  []byte
-	msgs  span              // the messages array in body
-	items []json.RawMessage // its elements, sharing body's memory
-	// The elements of the messages array as Parse's scan read them
-	// (objectArray), for readMessages, and whether it read them.
-	els    []span
-	elsOK  bool
-	system json.RawMessage // a system prompt the API takes apart (Anthropic's "system", Responses' "instructions", Gemini's "systemInstruction")
-	extra  []string        // what the request sends besides its messages, counted as overhead
-	params json.RawMessage // a registered API's: the body with an empty messages array, which its codec reads
+	body   []byte
+	msgs   span              // the messages array in body
+	items  []json.RawMessage // its elements, sharing body's memory
+	system json.RawMessage   // a system prompt the API takes apart (Anthropic's "system", Responses' "instructions", Gemini's "systemInstruction")
+	extra  []string          // what the request sends besides its messages, counted as overhead
+	params json.RawMessage   // a registered API's: the body with an empty messages array, which its codec reads
 }
 
 // Parse reads body, the JSON body of a request to path. It returns
@@ -156,7 +152,6 @@ func Parse(path string, body []byte) (*Request, error) {
 		return nil, err
 	}
 	r := &Request{API: api, body: body}
-	r.els, r.elsOK = els, ok
 	str := func(name string) string {
 		var s string
 		if m, ok := find(ms, name); ok {
@@ -192,7 +187,7 @@ func Parse(path string, body []byte) (*Request, error) {
 			r.Key = str("user")
 		}
 		r.extra = []string{raw("tools"), raw("functions"), raw("response_format")}
-		if err := r.readMessages(ms); err != nil {
+		if err := r.readMessages(ms, els, ok); err != nil {
 			return nil, err
 		}
 	case AnthropicMessages:
@@ -217,7 +212,7 @@ func Parse(path string, body []byte) (*Request, error) {
 			}
 		}
 		r.extra = []string{string(extra)}
-		if err := r.readMessages(ms); err != nil {
+		if err := r.readMessages(ms, els, ok); err != nil {
 			return nil, err
 		}
 	case Responses:
@@ -236,7 +231,7 @@ func Parse(path string, body []byte) (*Request, error) {
 			r.system = json.RawMessage(body[m.val.start:m.val.end:m.val.end])
 		}
 		r.extra = []string{raw("tools"), instructions, raw("text")}
-		if err := r.readMessages(ms); err != nil {
+		if err := r.readMessages(ms, els, ok); err != nil {
 			return nil, err
 		}
 		r.params = r.Body([]json.RawMessage{})
@@ -278,7 +273,7 @@ func Parse(path string, body []byte) (*Request, error) {
 			b, _ := json.Marshal(over) // raw values of a parsed body: valid JSON
 			r.extra = []string{string(b)}
 		}
-		if err := r.readMessages(ms); err != nil {
+		if err := r.readMessages(ms, els, ok); err != nil {
 			return nil, err
 		}
 		r.params = r.Body([]json.RawMessage{})
@@ -310,20 +305,20 @@ func messagesMember(api API) string {
 	return "messages"
 }
 
-// readMessages reads the request's messages: the elements of its
-// messagesMember array, as Parse's scan read them (objectArray).
-func (r *Request) readMessages(ms []member) error {
+// readMessages reads the request's messages: the elements els of its
+// messagesMember array, as Parse's scan read them (objectArray, which
+// read them when read is true).
+func (r *Request) readMessages(ms []member, els []span, read bool) error {
 	m, ok := find(ms, messagesMember(r.API))
-	if !ok || !r.elsOK {
+	if !ok || !read {
 		return ErrNoMessages
 	}
 	arr := r.body[m.val.start:m.val.end]
 	r.msgs = m.val
-	r.items = make([]json.RawMessage, len(r.els))
-	for i, e := range r.els {
+	r.items = make([]json.RawMessage, len(els))
+	for i, e := range els {
 		r.items[i] = json.RawMessage(arr[e.start:e.end:e.end])
 	}
-	r.els = nil
 	return nil
 }
 
