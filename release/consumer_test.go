@@ -82,9 +82,10 @@ func TestConsumerModule(t *testing.T) {
 		publish(t, proxy, module.Version{Path: m.Path, Version: version.Core}, filepath.Join(root, filepath.FromSlash(m.Dir)))
 	}
 
-	// The go command as a user runs it: no workspace, no flags; and after
-	// the release, with the release's proxy (releaseEnv).
-	before := withEnv(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	// The go command as a user runs it: no workspace, no flags (but
+	// buildFlags'); and after the release, with the release's proxy
+	// (releaseEnv).
+	before := withEnv(os.Environ(), "GOWORK=off", "GOFLAGS="+buildFlags())
 	after := releaseEnv(t, goBin, tmp, proxy, before)
 
 	for _, m := range mods {
@@ -218,7 +219,7 @@ func TestCommandInstall(t *testing.T) {
 	publish(t, proxy, module.Version{Path: corePath, Version: version.Core}, root)
 	after := releaseEnv(t, goBin, tmp, proxy, withEnv(os.Environ(), "GOWORK=off"))
 	for i, env := range [][]string{
-		withEnv(os.Environ(), "GOFLAGS=", "GOBIN="+filepath.Join(tmp, "before")),
+		withEnv(os.Environ(), "GOFLAGS="+buildFlags(), "GOBIN="+filepath.Join(tmp, "before")),
 		withEnv(after, "GOBIN="+filepath.Join(tmp, "after")),
 	} {
 		dir := root // in the checkout
@@ -270,7 +271,7 @@ func releaseEnv(t *testing.T, goBin, tmp, proxy string, env []string) (after []s
 	env = withEnv(env, "GOPROXY="+proxies, "GONOSUMDB="+corePath)
 	switch mode := os.Getenv("HISTRIM_RELEASE_MODCACHE"); mode {
 	case "":
-		return withEnv(env, "GOFLAGS=-modcacherw -trimpath", "GOMODCACHE="+filepath.Join(tmp, "modcache"))
+		return withEnv(env, "GOFLAGS="+strings.TrimSpace("-modcacherw -trimpath "+buildFlags()), "GOMODCACHE="+filepath.Join(tmp, "modcache"))
 	case "shared":
 	default:
 		t.Fatalf("HISTRIM_RELEASE_MODCACHE=%q: want shared or nothing", mode)
@@ -298,7 +299,17 @@ func releaseEnv(t *testing.T, goBin, tmp, proxy string, env []string) (after []s
 	if v := os.Getenv("GODEBUG"); v != "" {
 		godebug = v + "," + godebug
 	}
-	return withEnv(env, "GOFLAGS=-modcacherw", "GOMODCACHE="+cache, "GODEBUG="+godebug)
+	return withEnv(env, "GOFLAGS="+strings.TrimSpace("-modcacherw "+buildFlags()), "GOMODCACHE="+cache, "GODEBUG="+godebug)
+}
+
+// buildFlags returns the build flags that every go command of the
+// consumers adds, from HISTRIM_RELEASE_GOFLAGS (none by default). CI sets
+// its own flags and -race: its other steps compile the SDKs and
+// frameworks under the race detector only, and a consumer built so finds
+// them compiled; the commands check the same (that every package
+// installs and compiles) in either configuration.
+func buildFlags() string {
+	return strings.TrimSpace(os.Getenv("HISTRIM_RELEASE_GOFLAGS"))
 }
 
 // copyExamples copies the example programs of a module, in the

@@ -1,11 +1,10 @@
-//go:build !race
-
 package anthropic_test
 
 import (
 	"testing"
 
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 )
 
 // TestLoopMatrix runs the agent loop of runLoop (the real
@@ -17,5 +16,8 @@ import (
 // is left out of the race detector's run for its cost; TestAgentLoop runs
 // the same loop there.
 func TestLoopMatrix(t *testing.T) {
+	if race.Enabled {
+		t.Skip("left out of the race detector's run for its cost (see the doc comment); go test without -race runs it")
+	}
 	adaptertest.RunMatrix(t, "anthropic", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, "trim") })
 }

@@ -1,11 +1,10 @@
-//go:build !race
-
 package gemini
 
 import (
 	"testing"
 
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 )
 
 // TestLoopMatrix runs the agent loop of runLoop (the real genai client,
@@ -16,5 +15,8 @@ import (
 // left out of the race detector's run for its cost; TestAgentLoop runs
 // the same loop there.
 func TestLoopMatrix(t *testing.T) {
+	if race.Enabled {
+		t.Skip("left out of the race detector's run for its cost (see the doc comment); go test without -race runs it")
+	}
 	adaptertest.RunMatrix(t, "gemini", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, true, false) })
 }

@@ -1,11 +1,10 @@
-//go:build !race
-
 package langchaingo
 
 import (
 	"testing"
 
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 )
 
 // TestLoopMatrix runs the agent loop of runLoop through Model (Config with
@@ -16,5 +15,8 @@ import (
 // the race detector's run for its cost; TestModelLoop runs the same loop
 // there.
 func TestLoopMatrix(t *testing.T) {
+	if race.Enabled {
+		t.Skip("left out of the race detector's run for its cost (see the doc comment); go test without -race runs it")
+	}
 	adaptertest.RunMatrix(t, "langchaingo", func(t *testing.T, l *adaptertest.Loop) { runLoop(t, l, "trim") })
 }

@@ -1,5 +1,3 @@
-//go:build !race
-
 package openai_test
 
 import (
@@ -12,6 +10,7 @@ import (
 	hopenai "github.com/histrim/history/adapters/openai"
 	"github.com/histrim/history/adapters/openai/internal/fakeprovider"
 	"github.com/histrim/history/internal/adaptertest"
+	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/models"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -146,6 +145,9 @@ func modeLoop(t *testing.T, model string, window int, mode adaptertest.Mode, sen
 // per conversation, measured on the same loop and logged; 30-33 of 140
 // requests in the issue's). Left out of go test -race for its cost.
 func TestDoorDrift(t *testing.T) {
+	if race.Enabled {
+		t.Skip("left out of the race detector's run for its cost (see the doc comment); go test without -race runs it")
+	}
 	m, err := models.Lookup("gpt-3.5-turbo")
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +175,9 @@ func TestDoorDrift(t *testing.T) {
 // and then stays below what the provider said: at most one rejection
 // after the first recovery, no error to the caller.
 func TestDoorWindowBelowTable(t *testing.T) {
+	if race.Enabled {
+		t.Skip("left out of the race detector's run for its cost (see the doc comment); go test without -race runs it")
+	}
 	m, err := models.Lookup("gpt-3.5-turbo")
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +231,9 @@ func conversationsRecipe() recipe {
 // reaches the caller, and the prefix is rewritten as rarely as through one
 // Trimmer (the replicas send what one process would).
 func TestDoorConversations(t *testing.T) {
+	if race.Enabled {
+		t.Skip("left out of the race detector's run for its cost (see the doc comment); go test without -race runs it")
+	}
 	st, requests, rewrites := driftLoop(t, "gpt-3.5-turbo", 16_385, conversationsRecipe())
 	t.Logf("door through Conversations on 2 replicas: %d requests, %d trimmed, %d overflows, %d errors, %d prefix rewrites; states %v",
 		requests, st.Trimmed, st.Overflows, st.Errors, rewrites, conversationStates)
@@ -240,6 +248,9 @@ func TestDoorConversations(t *testing.T) {
 // TestDoorUnknownModel: a model the table does not know is the typed
 // error, params come back as given, and nothing is sent.
 func TestDoorUnknownModel(t *testing.T) {
+	if race.Enabled {
+		t.Skip("left out of the race detector's run for its cost (see the doc comment); go test without -race runs it")
+	}
 	tr := hopenai.NewTrimmer()
 	params := openai.ChatCompletionNewParams{Model: "my-finetune-that-nobody-knows", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
 	out, _, err := tr.Fit(context.Background(), params)
