@@ -107,6 +107,20 @@ func withSystem(sys *genai.Content, gen func([]byte) []*genai.Content) func([]by
 	return func(data []byte) request { return request{sys, gen(data)} }
 }
 
+// noPersonMessage reports whether contents hold no user message a person
+// wrote (text, not function responses, nudges or notices): contents of
+// only model turns and the responses to them, or none. A trim leaves such
+// contents without any (ErrNoContents), which Gemini refuses as it
+// refuses them: the rules drop a model turn that opens the contents, and
+// the sweep the responses left without their calls.
+func noPersonMessage(contents []*genai.Content) bool {
+	msgs, err := ToHistory(contents)
+	if err != nil {
+		return false
+	}
+	return !slices.ContainsFunc(msgs, func(m history.Message) bool { return m.Role == history.RoleUser && m.Kind == "" })
+}
+
 // adapter describes this package to the shared ladder and repeated-trim
 // drivers: the system instruction apart, function responses split out of
 // their contents, call ids that are synthetic where the SDK has none, and
@@ -121,7 +135,10 @@ var adapter = adaptertest.Adapter[request]{
 		return all, err
 	},
 	Validate: func(r request) error { return Validate(r.Contents) },
-	Agent:    withSystem(nil, genAgent),
+	Unsendable: func(in, out request) bool {
+		return len(out.Contents) == 0 && noPersonMessage(in.Contents)
+	},
+	Agent: withSystem(nil, genAgent),
 	More: []func([]byte) request{
 		withSystem(text("", "You are an agent."), genAgent),
 		withSystem(nil, gen),
