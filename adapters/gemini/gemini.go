@@ -178,16 +178,18 @@ func Positions(msgs []*genai.Content, res history.Result, i ...int) []int {
 // conversion of contents (see convert), whose slots say where each came
 // from.
 func convertRequest(system *genai.Content, contents []*genai.Content, opts []history.Option) (all, msgs []history.Message, slots []regroup.Slot, err error) {
-	msgs, slots, err = convert(contents, opts)
-	if err != nil || system == nil {
-		return msgs, msgs, slots, err
+	lead := 0
+	if system != nil {
+		lead = 1 // the system instruction's place, in the same array (copying msgs after it was a tenth of a request's allocation through the wire)
 	}
-	sys, err := plain(system, history.RoleSystem, -1)
-	if err != nil {
+	all, slots, err = convertAfter(lead, contents, opts)
+	if err != nil || system == nil {
+		return all, all, slots, err
+	}
+	if all[0], err = plain(system, history.RoleSystem, -1); err != nil {
 		return nil, nil, nil, err
 	}
-	all = make([]history.Message, 0, len(msgs)+1)
-	return append(append(all, sys), msgs...), msgs, slots, nil
+	return all, all[lead:], slots, nil
 }
 
 // cutDown returns a new content with the parts of c that g keeps, in their
@@ -195,7 +197,9 @@ func convertRequest(system *genai.Content, contents []*genai.Content, opts []his
 // placeholder and the function calls whose arguments g clears by copies
 // carrying the new arguments; false if none is left.
 func cutDown(c *genai.Content, g *regroup.Group) (*genai.Content, bool) {
-	parts := regroup.KeptParts(g, regroup.WithArgs(g, c.Parts, withArgs), elide)
+	parts := regroup.KeptParts(g, regroup.WithArgs(g, c.Parts, withArgs), func(p *genai.Part, text string) *genai.Part {
+		return wireReads.elided(c, p, text)
+	})
 	return &genai.Content{Role: c.Role, Parts: parts}, len(parts) > 0
 }
 
@@ -245,11 +249,18 @@ func breadcrumb(m history.Message, role string) *genai.Content {
 // notices a trim with opts inserts (see notice.Mark): a content holding one
 // text part with exactly a notice's text, in a role Trim gives it.
 func convert(contents []*genai.Content, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
-	msgs, slots, err := convertContents(contents)
+	return convertAfter(0, contents, opts)
+}
+
+// convertAfter is convert with lead zero messages in front of the
+// messages of contents (msgs[lead:], whose slots are slots), for the
+// caller to fill.
+func convertAfter(lead int, contents []*genai.Content, opts []history.Option) (msgs []history.Message, slots []regroup.Slot, err error) {
+	msgs, slots, err = convertContentsAfter(lead, contents)
 	if err != nil {
 		return nil, nil, err
 	}
-	notice.Mark(msgs, opts, readNotice, func(i int) bool { return len(contents[slots[i].Native].Parts) == 1 })
+	notice.Mark(msgs[lead:], opts, readNotice, func(i int) bool { return len(contents[slots[i].Native].Parts) == 1 })
 	return msgs, slots, nil
 }
 
@@ -268,12 +279,18 @@ func readNotice(b history.Message) []history.Message {
 // contents by Gemini's rules first (see planContents): which call each
 // function response answers, and which contents only dropping repairs.
 func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
+	return convertContentsAfter(0, contents)
+}
+
+// convertContentsAfter is convertContents with lead zero messages in
+// front of the messages of contents (see convertAfter).
+func convertContentsAfter(lead int, contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
 	pl, err := planContents(contents)
 	defer pl.release()
 	if err != nil {
 		return nil, nil, err
 	}
-	msgs := make([]history.Message, 0, len(contents))
+	msgs := make([]history.Message, lead, lead+len(contents))
 	slots := make([]regroup.Slot, 0, len(contents))
 	for i, c := range contents {
 		switch {
@@ -308,15 +325,15 @@ func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Sl
 		if slices.ContainsFunc(pl.answers[i], func(q int) bool { return q >= 0 }) {
 			kind = history.KindNudge
 		}
-		nudge := -1
+		nudge := -1 // the nudge's slot; its message is msgs[lead+nudge]
 		for p, part := range c.Parts {
 			if part.FunctionResponse == nil {
 				if nudge < 0 {
-					nudge = len(msgs)
+					nudge = len(slots)
 					msgs = append(msgs, history.Message{Role: history.RoleUser, Kind: kind})
 					slots = append(slots, regroup.Slot{Native: i, Parts: []int{}})
 				}
-				if err := addPart(&msgs[nudge], part, i, p, history.PartReasoning); err != nil {
+				if err := addPart(&msgs[lead+nudge], part, i, p, history.PartReasoning); err != nil {
 					return nil, nil, err
 				}
 				slots[nudge].Parts = append(slots[nudge].Parts, p)

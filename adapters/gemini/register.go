@@ -111,7 +111,7 @@ var decoded bytecache.Cache[*genai.Content]
 // calls' arguments encoded, its thought signatures in base64) was a tenth
 // of the Transport's time. Each content keeps the reading of its last
 // role and index (the synthetic ids of calls without one depend on the
-// index).
+// index), and the copies elide made of its parts (see readMemo.elided).
 var wireReads readMemo
 
 // readMemo is wireReads' type: a bounded map by the content itself, past
@@ -127,12 +127,24 @@ type readMemo struct {
 }
 
 // contentRead is what plain read of a content, once read is true: as role,
-// at index i.
+// at index i; and the copies elide made of its parts (see elided).
 type contentRead struct {
-	read bool
-	role history.Role
-	i    int
-	msg  history.Message
+	read   bool
+	role   history.Role
+	i      int
+	msg    history.Message
+	elided map[*genai.Part]elidedPart
+}
+
+// elidedSize is what an elided copy takes besides its text, counted
+// toward readMemo's bound: the part, its function response and the map's
+// entry, rounded up.
+const elidedSize = 512
+
+// elidedPart is elide's copy of a part, with text.
+type elidedPart struct {
+	text string
+	out  *genai.Part
 }
 
 // enable lets plain keep its reading of c, counted as size bytes.
@@ -181,8 +193,39 @@ func (r *readMemo) put(c *genai.Content, role history.Role, i int, m history.Mes
 	defer r.mu.Unlock()
 	if e := r.m[c]; e != nil {
 		m.Parts, m.ToolCalls = slices.Clip(m.Parts), slices.Clip(m.ToolCalls)
-		*e = contentRead{read: true, role: role, i: i, msg: m}
+		*e = contentRead{read: true, role: role, i: i, msg: m, elided: e.elided}
 	}
+}
+
+// elided returns elide(p, text) for p, a part of c. For a content
+// decodeContent keeps, the copy made the first time is kept with it, one
+// per part (for the latest text; as many as c has parts), and given
+// again: a client resends its transcript, and the trim elides the same
+// results with the same text at every request (making the copies was a
+// tenth of what a request through the wire allocated). The copy is only
+// read (the wire encodes it), as the contents it is made of are.
+func (r *readMemo) elided(c *genai.Content, p *genai.Part, text string) *genai.Part {
+	if !r.used.Load() {
+		return elide(p, text)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.m[c]
+	if e == nil {
+		return elide(p, text)
+	}
+	if x, ok := e.elided[p]; ok && x.text == text {
+		return x.out
+	}
+	out := elide(p, text)
+	if _, ok := e.elided[p]; ok || len(e.elided) < len(c.Parts) {
+		if e.elided == nil {
+			e.elided = make(map[*genai.Part]elidedPart)
+		}
+		e.elided[p] = elidedPart{text: text, out: out}
+		r.bytes += elidedSize + len(text) // counted toward the bound, which the next content enabled checks
+	}
+	return out
 }
 
 // reset forgets every content (tests).

@@ -782,6 +782,71 @@ func TestWireReads(t *testing.T) {
 	})
 }
 
+// TestWireElided: elide's copies of a part are kept only for a content
+// decodeContent kept (a caller's content may change between two calls),
+// one per part of it and for the latest text, so that a transcript
+// resent gives the same copies and the memo stays as large as the
+// contents it keeps.
+func TestWireElided(t *testing.T) {
+	defer func(bound int) { decoded.Bound = bound; decoded.Reset(); wireReads.reset() }(decoded.Bound)
+	decoded.Bound = 0
+	decoded.Reset()
+	wireReads.reset()
+	raw := json.RawMessage(`{"role":"user","parts":[{"functionResponse":{"id":"a","name":"read","response":{"output":"long result a"}}},{"functionResponse":{"id":"b","name":"read","response":{"output":"long result b"}}}]}`)
+	same := func(got *genai.Part, p *genai.Part, text string) {
+		t.Helper()
+		if want := elide(p, text); !reflect.DeepEqual(got, want) {
+			t.Fatalf("elided %+v, want %+v", got.FunctionResponse, want.FunctionResponse)
+		}
+	}
+
+	t.Run("a content a caller built gets a new copy each time", func(t *testing.T) {
+		c := decodeOnce(raw)
+		first := wireReads.elided(c, c.Parts[0], "[elided]")
+		same(first, c.Parts[0], "[elided]")
+		if wireReads.elided(c, c.Parts[0], "[elided]") == first {
+			t.Error("the copy of a part of a content decodeContent did not keep was kept")
+		}
+	})
+	t.Run("a decoded content keeps one copy a part, for its latest text", func(t *testing.T) {
+		c := decodeContent(raw)
+		if decodeContent(raw) != c {
+			t.Fatal("the content was not kept (setup)")
+		}
+		before := wireReads.bytes
+		a := wireReads.elided(c, c.Parts[0], "[elided a]")
+		same(a, c.Parts[0], "[elided a]")
+		if wireReads.elided(c, c.Parts[0], "[elided a]") != a {
+			t.Error("the same part elided alike was copied again")
+		}
+		if wireReads.bytes <= before {
+			t.Error("the copy kept was not counted toward the bound")
+		}
+		b := wireReads.elided(c, c.Parts[1], "[elided b]")
+		same(b, c.Parts[1], "[elided b]")
+		a2 := wireReads.elided(c, c.Parts[0], "[elided again]")
+		same(a2, c.Parts[0], "[elided again]")
+		if a2 == a || wireReads.elided(c, c.Parts[0], "[elided again]") != a2 {
+			t.Error("a part elided with another text did not replace its copy")
+		}
+		if c.Parts[0].FunctionResponse.Response["output"] != "long result a" {
+			t.Error("eliding modified the content")
+		}
+		// A part that is not the content's (none is passed; the bound
+		// holds whatever is): the content has two parts, and keeps two.
+		for range 5 {
+			stranger := &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: "x", Name: "read"}}
+			same(wireReads.elided(c, stranger, "[x]"), stranger, "[x]")
+		}
+		wireReads.mu.Lock()
+		n := len(wireReads.m[c].elided)
+		wireReads.mu.Unlock()
+		if n != len(c.Parts) {
+			t.Errorf("%d copies kept for a content of %d parts", n, len(c.Parts))
+		}
+	})
+}
+
 // TestSplicePlanKeys: plans that write different responses have
 // different keys (the kept splice is found by its key), whatever bytes the
 // elided texts hold: the same texts split differently between two parts,
