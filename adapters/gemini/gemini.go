@@ -57,7 +57,7 @@ var ErrMissingSignature = errors.New("history/gemini: function call is missing a
 // recognises the notices its options configure. ToHistory never modifies
 // contents.
 func ToHistory(contents []*genai.Content) ([]history.Message, error) {
-	msgs, _, err := convert(contents, nil)
+	msgs, _, err := convert(0, contents, nil)
 	return msgs, err
 }
 
@@ -182,7 +182,7 @@ func convertRequest(system *genai.Content, contents []*genai.Content, opts []his
 	if system != nil {
 		lead = 1 // the system instruction's place, in the same array (copying msgs after it was a tenth of a request's allocation through the wire)
 	}
-	all, slots, err = convertAfter(lead, contents, opts)
+	all, slots, err = convert(lead, contents, opts)
 	if err != nil || system == nil {
 		return all, all, slots, err
 	}
@@ -247,16 +247,11 @@ func breadcrumb(m history.Message, role string) *genai.Content {
 
 // convert maps contents to messages and their slots, recognising the
 // notices a trim with opts inserts (see notice.Mark): a content holding one
-// text part with exactly a notice's text, in a role Trim gives it.
-func convert(contents []*genai.Content, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
-	return convertAfter(0, contents, opts)
-}
-
-// convertAfter is convert with lead zero messages in front of the
-// messages of contents (msgs[lead:], whose slots are slots), for the
-// caller to fill.
-func convertAfter(lead int, contents []*genai.Content, opts []history.Option) (msgs []history.Message, slots []regroup.Slot, err error) {
-	msgs, slots, err = convertContentsAfter(lead, contents)
+// text part with exactly a notice's text, in a role Trim gives it. The
+// messages of contents are msgs[lead:], whose slots are slots: lead zero
+// messages stand in front of them, for the caller to fill.
+func convert(lead int, contents []*genai.Content, opts []history.Option) (msgs []history.Message, slots []regroup.Slot, err error) {
+	msgs, slots, err = convertContents(lead, contents)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,7 +264,7 @@ func convertAfter(lead int, contents []*genai.Content, opts []history.Option) (m
 func readNotice(b history.Message) []history.Message {
 	var out []history.Message
 	for _, role := range []string{genai.RoleUser, genai.RoleModel} {
-		m, _, _ := convertContents([]*genai.Content{breadcrumb(b, role)}) // a rendered notice always converts
+		m, _, _ := convertContents(0, []*genai.Content{breadcrumb(b, role)}) // a rendered notice always converts
 		out = append(out, m[0])
 	}
 	return out
@@ -278,13 +273,8 @@ func readNotice(b history.Message) []history.Message {
 // convertContents is convert without the recognition of notices. It reads
 // contents by Gemini's rules first (see planContents): which call each
 // function response answers, and which contents only dropping repairs.
-func convertContents(contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
-	return convertContentsAfter(0, contents)
-}
-
-// convertContentsAfter is convertContents with lead zero messages in
-// front of the messages of contents (see convertAfter).
-func convertContentsAfter(lead int, contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
+// lead is as for convert.
+func convertContents(lead int, contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
 	pl, err := planContents(contents)
 	defer pl.release()
 	if err != nil {

@@ -944,7 +944,7 @@ func TestRecoverOverflow(t *testing.T) {
 					t.Errorf("content %d of the latest turn is not the caller's", latest+i)
 				}
 			}
-			back, _, err := convert(out, opts)
+			back, _, err := convert(0, out, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -305,7 +305,7 @@ func TestTrimRebuildsResult(t *testing.T) {
 				if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 					t.Fatal(err)
 				}
-				back, _, err := convert(out, opts)
+				back, _, err := convert(0, out, opts)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -214,11 +214,12 @@ func (r *readMemo) elided(c *genai.Content, p *genai.Part, text string) *genai.P
 	if e == nil {
 		return elide(p, text)
 	}
-	if x, ok := e.elided[p]; ok && x.text == text {
+	x, ok := e.elided[p]
+	if ok && x.text == text {
 		return x.out
 	}
 	out := elide(p, text)
-	if _, ok := e.elided[p]; ok || len(e.elided) < len(c.Parts) {
+	if ok || len(e.elided) < len(c.Parts) {
 		if e.elided == nil {
 			e.elided = make(map[*genai.Part]elidedPart)
 		}

@@ -909,7 +909,7 @@ func TestPlanArraysReused(t *testing.T) {
 	}
 	for plans.Get() != nil { // another test's arrays: this one's come next
 	}
-	want, wantSlots, err := convertContents(contents)
+	want, wantSlots, err := convertContents(0, contents)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -927,7 +927,7 @@ func TestPlanArraysReused(t *testing.T) {
 		}
 		plans.Put(p)
 	}
-	got, gotSlots, err := convertContents(contents)
+	got, gotSlots, err := convertContents(0, contents)
 	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotSlots, wantSlots) {
 		t.Fatalf("a conversion on reused arrays differs from one on fresh arrays (%v)", err)
 	}
