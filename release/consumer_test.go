@@ -434,10 +434,39 @@ func publish(t *testing.T, proxy string, m module.Version, dir string) {
 
 // moduleFiles lists the files of the module in dir as a release would
 // hold them: regular files, without nested modules and without dot
-// directories (the VCS's, CI's).
+// directories (the VCS's, CI's). A release is made from the repository
+// at a tag, so in a git work tree only the files git would commit are
+// listed (tracked ones and new ones it does not ignore, as they are in
+// the tree): not what the steps before the test left in the tree, which
+// git ignores (CI's npm clients of the gateway's end-to-end test,
+// 11,000 files and 116 MB that took 5 s to zip and 14 s to unzip for
+// every module that requires the core). Elsewhere (a tree without git),
+// every file.
 func moduleFiles(t *testing.T, dir string) []modzip.File {
 	t.Helper()
 	var files []modzip.File
+	keep := func(rel string) bool {
+		name := path.Base(rel)
+		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "go.work") {
+			return false
+		}
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			if strings.HasPrefix(path.Base(d), ".") || exists(filepath.Join(dir, filepath.FromSlash(d), "go.mod")) {
+				return false
+			}
+		}
+		return true
+	}
+	if out, err := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".").Output(); err == nil {
+		for _, rel := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+			full := filepath.Join(dir, filepath.FromSlash(rel))
+			if fi, err := os.Lstat(full); rel == "" || err != nil || !fi.Mode().IsRegular() || !keep(rel) {
+				continue // (deleted from the tree, a link, or not the module's)
+			}
+			files = append(files, file{path: rel, full: full})
+		}
+		return files
+	}
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
