@@ -478,8 +478,8 @@ func moduleFiles(t *testing.T, dir string) []modzip.File {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".") && !strings.HasPrefix(d.Name(), "go.work") {
-			files = append(files, file{path: filepath.ToSlash(rel), full: p})
+		if rel := filepath.ToSlash(rel); d.Type().IsRegular() && keep(rel) {
+			files = append(files, file{path: rel, full: p})
 		}
 		return nil
 	})
