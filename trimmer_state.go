@@ -11,7 +11,6 @@ package history
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc64"
 	"math"
 	"reflect"
 	"runtime"
@@ -67,10 +66,12 @@ func (e *StateError) Unwrap() error {
 
 // stateMagic and stateVersion start every saved state. Version 2 added
 // the checksum, the hash of what the summary covers, and the pins, goal,
-// turn rule, digests, cut rung and tool policies to the fingerprint.
+// turn rule, digests, cut rung and tool policies to the fingerprint;
+// version 3 changed the checksum (see stateSumSize). A state of version 2
+// is still read.
 const (
 	stateMagic   = "htrm"
-	stateVersion = 2
+	stateVersion = 3
 )
 
 // MarshalBinary saves what the Trimmer remembers between calls: the plan
@@ -82,7 +83,7 @@ const (
 // copy of the caller's messages but the notices, placeholders and summary
 // the Trimmer wrote. The form is versioned and compact (varints), starts
 // with "htrm", carries a fingerprint of the options the Trimmer was built
-// with, and ends with a CRC-64 of everything before it, so that a corrupt
+// with, and ends with two CRC-32s of everything before it, so that a corrupt
 // state is refused. It never fails.
 func (t *Trimmer) MarshalBinary() ([]byte, error) {
 	t.mu.Lock()
@@ -128,7 +129,7 @@ func (t *Trimmer) appendState(b []byte) []byte {
 	for _, k := range t.prev {
 		e.b = binary.LittleEndian.AppendUint64(e.b, uint64(k))
 	}
-	b = binary.LittleEndian.AppendUint64(e.b, crc64.Checksum(e.b[start:], stateTable)) // sealState of what was appended
+	b = binary.LittleEndian.AppendUint64(e.b, stateSum(e.b[start:])) // sealState of what was appended
 	t.stateSize = len(b) - start
 	return b
 }
@@ -172,10 +173,11 @@ func (t *Trimmer) UnmarshalBinary(data []byte) error {
 		return &StateError{Reason: "not a trimmer state"}
 	}
 	d.b = d.b[len(stateMagic):]
-	if v := d.uint(); d.err == nil && v != stateVersion {
+	v := d.uint()
+	if d.err == nil && v != stateVersion && v != 2 {
 		return &StateError{Reason: "version " + strconv.FormatUint(v, 10) + ", want " + strconv.Itoa(stateVersion)}
 	}
-	if d.err != nil || len(d.b) < stateSumSize || !sealed(data) {
+	if d.err != nil || len(d.b) < stateSumSize || !sealed(data, v) {
 		return &StateError{Reason: "corrupt: its checksum does not match"}
 	}
 	d.b = d.b[:len(d.b)-stateSumSize]

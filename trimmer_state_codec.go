@@ -8,30 +8,52 @@ package history
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"hash/crc64"
 	"math"
 	"strconv"
 	"unsafe"
 )
 
-// stateSumSize is the size of the checksum that ends a saved state: the
-// CRC-64 (ECMA) of every byte before it, little-endian. It detects every
-// burst of up to 64 flipped bits and any other corruption but for one in
-// 2^64; it does not authenticate (anyone who can write a state can compute
-// it), which is why a restored plan is also checked against the transcript.
+// stateSumSize is the size of the checksum that ends a saved state:
+// since version 3, the CRC-32C (Castagnoli) of every byte before it in the
+// low 32 bits and their CRC-32 (IEEE) in the high 32, little-endian; in
+// version 2, their CRC-64 (ECMA). Two CRCs of different polynomials detect
+// every burst of up to 32 flipped bits and any other corruption but for
+// about one in 2^64, and the processor computes both (CRC-32C in 3 µs for
+// a 56 KB state where the CRC-64 took 42 µs: most of what saving a state
+// cost). It does not authenticate (anyone who can write a state can
+// compute it), which is why a restored plan is also checked against the
+// transcript.
 const stateSumSize = 8
 
-var stateTable = crc64.MakeTable(crc64.ECMA)
+var (
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+	stateTable = crc64.MakeTable(crc64.ECMA) // version 2's
+)
+
+// stateSum returns the checksum of b in the current version.
+func stateSum(b []byte) uint64 {
+	return uint64(crc32.Checksum(b, castagnoli)) | uint64(crc32.ChecksumIEEE(b))<<32
+}
 
 // sealState appends the checksum of b to b.
 func sealState(b []byte) []byte {
-	return binary.LittleEndian.AppendUint64(b, crc64.Checksum(b, stateTable))
+	return binary.LittleEndian.AppendUint64(b, stateSum(b))
 }
 
-// sealed reports whether data ends with the checksum of what precedes it.
-func sealed(data []byte) bool {
+// sealed reports whether data, a state of the given version, ends with
+// the checksum of what precedes it.
+func sealed(data []byte, version uint64) bool {
 	n := len(data) - stateSumSize
-	return n >= 0 && binary.LittleEndian.Uint64(data[n:]) == crc64.Checksum(data[:n], stateTable)
+	if n < 0 {
+		return false
+	}
+	want := stateSum
+	if version == 2 {
+		want = func(b []byte) uint64 { return crc64.Checksum(b, stateTable) }
+	}
+	return binary.LittleEndian.Uint64(data[n:]) == want(data[:n])
 }
 
 // stateEncoder appends a state's fields as varints and length-prefixed

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"hash/crc64"
+	"hash/crc32"
 	"strings"
 	"testing"
 
@@ -42,13 +42,16 @@ func TestConversationsReportRefused(t *testing.T) {
 	forged := bytes.Clone(data)
 	forged[i+1] = 0xff // invalid UTF-8 where the result is valid
 	// Reseal the core state (it follows the adapter's header and pins and
-	// ends with the CRC-64 (ECMA) of what precedes it): only the check
-	// against the transcript can refuse it.
+	// ends with the CRC-32C of what precedes it, and their CRC-32 in the
+	// high half): only the check against the transcript can refuse it.
+	sum := func(b []byte) uint64 {
+		return uint64(crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))) | uint64(crc32.ChecksumIEEE(b))<<32
+	}
 	resealed := false
 	for start := 0; start < i; start++ {
 		body := forged[start : len(forged)-8]
-		if binary.LittleEndian.Uint64(data[len(data)-8:]) == crc64.Checksum(data[start:len(data)-8], crc64.MakeTable(crc64.ECMA)) {
-			binary.LittleEndian.PutUint64(forged[len(forged)-8:], crc64.Checksum(body, crc64.MakeTable(crc64.ECMA)))
+		if binary.LittleEndian.Uint64(data[len(data)-8:]) == sum(data[start:len(data)-8]) {
+			binary.LittleEndian.PutUint64(forged[len(forged)-8:], sum(body))
 			resealed = true
 			break
 		}
