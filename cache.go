@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // DefaultCacheCapacity is the number of messages a cache made by [NewCache]
@@ -16,8 +17,10 @@ const DefaultCacheCapacity = 8192
 // NewCache returns a [Counter] that memoizes c's per-message counts, so that a
 // runtime which trims its history before every request tokenizes each
 // message once, not once per request: with an exact counter, re-trimming a
-// history with one new message costs one tokenization plus a hash of each
-// message.
+// history with one new message costs one tokenization plus a lookup of
+// each message, by the address of its text when it is the very string
+// counted before (a runtime that keeps its transcript resends those), by
+// a hash of every field otherwise.
 //
 // Entries are keyed by message content, not by position: every field of the
 // [Message] (role, content, name, kind, tool-call ID, every tool call and every
@@ -60,6 +63,7 @@ func NewCache(c Counter, capacity int) Counter {
 		seed:     maphash.MakeSeed(),
 		capacity: capacity,
 		entries:  make(map[uint64]*cacheEntry, min(capacity, 1024)),
+		byText:   make(map[*byte]*cacheEntry, min(capacity, 1024)),
 	}
 }
 
@@ -70,6 +74,11 @@ type cache struct {
 
 	mu      sync.Mutex
 	entries map[uint64]*cacheEntry
+	// byText finds an entry by the memory of its message's text (see
+	// textAddress): a runtime resends the very messages it sent before, whose
+	// strings are the ones the entry keeps, so that a hit compares them
+	// in constant time without hashing them.
+	byText map[*byte]*cacheEntry
 	// head is the most recently used entry, tail the least; the list is
 	// intrusive so that a hit only relinks pointers.
 	head, tail *cacheEntry
@@ -87,7 +96,36 @@ type cacheEntry struct {
 // CountMessage returns the count of m from the cache, or from the wrapped
 // Counter on a miss.
 func (c *cache) CountMessage(m Message) int {
+	if p := textAddress(&m); p != nil {
+		c.mu.Lock()
+		e := c.byText[p]
+		if e != nil {
+			c.toFront(e)
+		}
+		c.mu.Unlock()
+		// e.msg is immutable, and keeps the memory at p alive: no other
+		// text can be there. The comparison is exact all the same (the
+		// same memory may start a longer or shorter text).
+		if e != nil && equal(&e.msg, &m) {
+			return e.tokens
+		}
+	}
 	return c.count(&m, c.hash(&m))
+}
+
+// textAddress returns the address of the first byte of m's text (its
+// content, else its first part's, else its first call's arguments), or
+// nil when it has none.
+func textAddress(m *Message) *byte {
+	switch {
+	case m.Content != "":
+		return unsafe.StringData(m.Content)
+	case len(m.Parts) > 0 && m.Parts[0].Text != "":
+		return unsafe.StringData(m.Parts[0].Text)
+	case len(m.ToolCalls) > 0 && m.ToolCalls[0].Arguments != "":
+		return unsafe.StringData(m.ToolCalls[0].Arguments)
+	}
+	return nil
 }
 
 func (c *cache) count(m *Message, key uint64) int {
@@ -120,15 +158,28 @@ func (c *cache) count(m *Message, key uint64) int {
 		// A different message with the same hash: the newer one replaces
 		// it (either way, lookups stay exact).
 		c.unlink(old)
+		c.forgetText(old)
 	}
 	c.entries[key] = ne
 	c.pushFront(ne)
+	if p := textAddress(&ne.msg); p != nil {
+		c.byText[p] = ne
+	}
 	for len(c.entries) > c.capacity {
 		t := c.tail
 		c.unlink(t)
 		delete(c.entries, t.key)
+		c.forgetText(t)
 	}
 	return n
+}
+
+// forgetText removes e from byText, where it is listed. The caller holds
+// c.mu.
+func (c *cache) forgetText(e *cacheEntry) {
+	if p := textAddress(&e.msg); p != nil && c.byText[p] == e {
+		delete(c.byText, p)
+	}
 }
 
 func (c *cache) toFront(e *cacheEntry) {

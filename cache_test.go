@@ -380,3 +380,55 @@ func TestCarriedKeysOnCorpus(t *testing.T) {
 		t.Fatal("no session replayed")
 	}
 }
+
+// TestCacheByText: a message found by the address of its text is the very
+// message cached, never another that shares that memory: the same text
+// with another field changed, a shorter or longer text starting there, a
+// call's arguments or a part's text where the content is empty; each
+// counts as the counter counts it. An evicted entry is no longer found by
+// its address, and the index never outgrows the entries.
+func TestCacheByText(t *testing.T) {
+	text := strings.Repeat("word and symbol; ", 40)
+	base := Message{Role: RoleTool, ToolCallID: "a", Content: text}
+	cases := []Message{
+		base,
+		{Role: RoleTool, ToolCallID: "b", Content: text},            // the same memory, another call
+		{Role: RoleUser, Content: text},                             // another role
+		{Role: RoleTool, ToolCallID: "a", Content: text[:40]},       // a prefix: the same first byte
+		{Role: RoleTool, ToolCallID: "a", Content: text, Name: "n"}, // a field added
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c", Name: "f", Arguments: text}}},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c", Name: "f", Arguments: text[:10]}}},
+		{Role: RoleUser, Parts: []Part{{Type: PartText, Text: text}}},
+		{Role: RoleUser, Parts: []Part{{Type: PartText, Text: text}, {Type: PartText, Text: "x"}}},
+	}
+	inner := &countingCounter{}
+	c := NewCache(inner, 64).(*cache)
+	for round := range 3 {
+		for i, m := range cases {
+			if got, want := c.CountMessage(m), Heuristic().CountMessage(m); got != want {
+				t.Fatalf("round %d, case %d: %d tokens, want %d", round, i, got, want)
+			}
+		}
+		if n := len(inner.reset()); round > 0 && n != 0 {
+			t.Errorf("round %d: %d of %d messages counted again", round, n, len(cases))
+		}
+	}
+	if len(c.byText) > len(c.entries) {
+		t.Errorf("%d addresses indexed for %d entries", len(c.byText), len(c.entries))
+	}
+
+	small := NewCache(inner, 2).(*cache)
+	msgs := make([]Message, 50)
+	for i := range msgs {
+		msgs[i] = Message{Role: RoleUser, Content: strconv.Itoa(i) + text}
+		small.CountMessage(msgs[i])
+	}
+	if len(small.byText) > 2 {
+		t.Errorf("%d addresses indexed for a cache of 2", len(small.byText))
+	}
+	for p, e := range small.byText {
+		if textAddress(&e.msg) != p || small.entries[e.key] != e {
+			t.Error("an address indexes an entry evicted or filed under another address")
+		}
+	}
+}
