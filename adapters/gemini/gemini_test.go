@@ -605,7 +605,7 @@ func TestTrimWithOverhead(t *testing.T) {
 	config := overheadConfig(true, true, false)
 	overhead := Overhead(config, nil)
 	contents := recoverConv()
-	all, _, _, _ := convertRequest(config.SystemInstruction, contents, nil)
+	all, _, _, _ := convertRequest(config.SystemInstruction, contents, nil, nil)
 	budget := history.Estimate(all, nil) + 10 // fits without the overhead
 	out, res, err := Trim(config.SystemInstruction, contents, budget)
 	if err != nil || res.Trimmed || len(out) != len(contents) {
@@ -615,7 +615,7 @@ func TestTrimWithOverhead(t *testing.T) {
 	if err != nil || !res.Trimmed {
 		t.Fatalf("with an overhead of %d: trimmed %v, %v; want the contents trimmed to make room", overhead, res.Trimmed, err)
 	}
-	sent, _, _, _ := convertRequest(config.SystemInstruction, out, nil)
+	sent, _, _, _ := convertRequest(config.SystemInstruction, out, nil, nil)
 	if got := history.Estimate(sent, nil) + overhead; got != res.TokensAfter || got > budget {
 		t.Fatalf("request counts %d with its overhead, TokensAfter %d, budget %d", got, res.TokensAfter, budget)
 	}
@@ -905,7 +905,7 @@ func TestRecoverOverflow(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			all, _, _, _ := convertRequest(tc.system, tc.contents, nil)
+			all, _, _, _ := convertRequest(tc.system, tc.contents, nil, nil)
 			providerErr := tc.err(history.Estimate(all, nil))
 			var events []history.Event
 			opts := append(slices.Clone(tc.opts), history.WithOverhead(tc.overhead),
@@ -951,7 +951,7 @@ func TestRecoverOverflow(t *testing.T) {
 			if msg := sameMessages(back, res.Messages); msg != "" {
 				t.Fatal(msg)
 			}
-			sent, _, _, _ := convertRequest(tc.system, out, opts)
+			sent, _, _, _ := convertRequest(tc.system, out, opts, nil)
 			if got := history.Estimate(sent, nil) + tc.overhead; got != res.TokensAfter {
 				t.Errorf("the output and its system instruction count %d, Result.TokensAfter %d", got, res.TokensAfter)
 			}

@@ -131,7 +131,7 @@ var adapter = adaptertest.Adapter[request]{
 		return request{r.System, out}, res, err
 	},
 	ToHistory: func(r request) ([]history.Message, error) {
-		all, _, _, err := convertRequest(r.System, r.Contents, nil)
+		all, _, _, err := convertRequest(r.System, r.Contents, nil, nil)
 		return all, err
 	},
 	Validate: func(r request) error { return Validate(r.Contents) },
@@ -296,7 +296,7 @@ func TestTrimRebuildsResult(t *testing.T) {
 	for _, seed := range adaptertest.Seeds(adaptertest.LadderSeeds, 4) {
 		for _, gen := range gens {
 			in := gen(seed)
-			conv, _, _, err := convertRequest(in.System, in.Contents, nil)
+			conv, _, _, err := convertRequest(in.System, in.Contents, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -312,7 +312,7 @@ func TestTrimRebuildsResult(t *testing.T) {
 				if msg := sameMessages(back, res.Messages); msg != "" {
 					t.Fatalf("budget %d: %s", budget, msg)
 				}
-				_, inConv, _, _ := convertRequest(in.System, in.Contents, opts)
+				_, inConv, _, _ := convertRequest(in.System, in.Contents, opts, nil)
 				if msg := checkModified(inConv, res); msg != "" {
 					t.Fatalf("budget %d: %s", budget, msg)
 				}
@@ -732,7 +732,7 @@ func (c *corpusCounts) check(in request, budget int, opts []history.Option, part
 	if err := Validate(out); err != nil {
 		return "Validate: " + err.Error()
 	}
-	if all, _, _, err := convertRequest(in.System, out, opts); err != nil || history.Estimate(all, nil) != res.TokensAfter {
+	if all, _, _, err := convertRequest(in.System, out, opts, nil); err != nil || history.Estimate(all, nil) != res.TokensAfter {
 		return fmt.Sprintf("the output counts %d (%v), the core counted %d", history.Estimate(all, nil), err, res.TokensAfter)
 	}
 	if res.Trimmed || res.OrphansRemoved > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/histrim/history/internal/bytecache"
 	"github.com/histrim/history/internal/wireapi"
@@ -28,7 +29,19 @@ func splice(orig json.RawMessage, was, now **genai.Content) (json.RawMessage, bo
 		w == nil || n == nil || w.Role != n.Role {
 		return nil, false
 	}
-	plan, ok := planSplice(w, n)
+	// The plan's key is written into a buffer an earlier splice is done
+	// with: it holds the elided texts, and is most often only compared.
+	buf, _ := keyBuffers.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	plan, ok := planSplice(w, n, (*buf)[:0])
+	defer func() {
+		if cap(plan.key) <= maxKeyBuffer {
+			*buf = plan.key[:0]
+			keyBuffers.Put(buf)
+		}
+	}()
 	if !ok {
 		return nil, false
 	}
@@ -44,10 +57,17 @@ func splice(orig json.RawMessage, was, now **genai.Content) (json.RawMessage, bo
 	out, ok := plan.write(orig, len(w.Parts))
 	if ok {
 		out = slices.Clip(out)
-		spliced.Add(orig, splicing{plan.key, out}, len(orig)+len(plan.key)+len(out))
+		key := bytes.Clone(plan.key)
+		spliced.Add(orig, splicing{key, out}, len(orig)+len(key)+len(out))
 	}
 	return out, ok
 }
+
+// keyBuffers holds the buffers splice writes plans' keys into (*[]byte),
+// each at most maxKeyBuffer bytes.
+var keyBuffers sync.Pool
+
+const maxKeyBuffer = 1 << 20
 
 // spliced keeps splice's contents (see there).
 var spliced bytecache.Cache[splicing]
@@ -91,16 +111,17 @@ func (p splicePlan) whole(n int) bool {
 }
 
 // planSplice returns the plan that makes now of was, or false when a part
-// of now is not made of a part of was in order.
-func planSplice(was, now *genai.Content) (splicePlan, bool) {
-	var p splicePlan
+// of now is not made of a part of was in order. The plan's key is
+// appended to key (its buffer, or nil).
+func planSplice(was, now *genai.Content, key []byte) (splicePlan, bool) {
+	p := splicePlan{key: key}
 	j := 0
 	for _, q := range now.Parts {
 		found := false
 		for ; j < len(was.Parts) && !found; j++ {
 			sp, made, ok := planPart(was.Parts[j], q)
 			if !ok {
-				return splicePlan{}, false
+				return splicePlan{key: p.key}, false
 			}
 			if made {
 				sp.from, found = j, true
@@ -119,7 +140,7 @@ func planSplice(was, now *genai.Content) (splicePlan, bool) {
 			}
 		}
 		if !found {
-			return splicePlan{}, false // no part of was is q's origin
+			return splicePlan{key: p.key}, false // no part of was is q's origin
 		}
 	}
 	return p, true

@@ -866,7 +866,7 @@ func TestSplicePlanKeys(t *testing.T) {
 			}
 			now.Parts = append(now.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: was.Parts[k].FunctionResponse.ID, Name: "f", Response: r}})
 		}
-		p, ok := planSplice(was, now)
+		p, ok := planSplice(was, now, nil)
 		if !ok {
 			t.Fatalf("no plan for %q", texts)
 		}
@@ -930,6 +930,66 @@ func TestPlanArraysReused(t *testing.T) {
 	got, gotSlots, err := convertContents(0, contents)
 	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotSlots, wantSlots) {
 		t.Fatalf("a conversion on reused arrays differs from one on fresh arrays (%v)", err)
+	}
+}
+
+// TestConversionArraysReused: the messages and slots of the wire codec's
+// conversion go, emptied, to the next conversion once the decision is
+// written to bytes (View.Release): the bodies sent from reused arrays are
+// those sent from fresh ones, and the arrays given back keep no message's
+// memory alive.
+func TestConversionArraysReused(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // see TestPlanArraysReused
+	body := wireLoopBody(8, 3, 60, "", "You are a coding agent.")
+	full := history.EstimateText(body)
+	decide := func(budget int) []byte {
+		r, err := hwire.Parse(wirePath, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
+		out, _, _, err := rawCodec.Decide(r.Body([]json.RawMessage{}), r.Messages(), budget, opts,
+			func(hist []history.Message, opts []history.Option) (history.Result, error) {
+				return history.TrimToRecentTurns(hist, budget, opts...)
+			})
+		if out == nil {
+			t.Fatalf("budget %d: %v", budget, err)
+		}
+		return r.Body(out)
+	}
+	budgets := []int{full / 2, full / 4, full / 10}
+	for conversions.Get() != nil { // another test's arrays
+	}
+	var fresh [][]byte
+	for _, b := range budgets {
+		for conversions.Get() != nil { // each decided on fresh arrays
+		}
+		fresh = append(fresh, decide(b))
+	}
+	buf, _ := conversions.Get().(*conversionArrays)
+	if buf == nil {
+		if !race.Enabled { // (sync.Pool drops what it is given at random under it)
+			t.Fatal("the conversion's arrays were not released")
+		}
+	} else {
+		for i, m := range buf.msgs[:cap(buf.msgs)] {
+			if !reflect.ValueOf(m).IsZero() {
+				t.Fatalf("message %d of the released arrays still set", i)
+			}
+		}
+		for i, s := range buf.slots[:cap(buf.slots)] {
+			if !reflect.ValueOf(s).IsZero() {
+				t.Fatalf("slot %d of the released arrays still set", i)
+			}
+		}
+		conversions.Put(buf)
+	}
+	for round := range 2 {
+		for i, b := range budgets { // on the arrays of the decision before
+			if got := decide(b); !bytes.Equal(got, fresh[i]) {
+				t.Fatalf("round %d, budget %d: the body sent from reused arrays differs", round, b)
+			}
+		}
 	}
 }
 

@@ -77,6 +77,14 @@ func convertView(items []Item, opts []history.Option, rc reasoningContext, memo 
 				clear(vs)
 				viewArrays.Put(&vs)
 			}
+			if h, sl := c.hist, c.slots; cap(h) > 0 && cap(h) <= maxPooledItems && cap(sl) <= maxPooledItems {
+				// Read by the core's trim and Back alone: the core and the
+				// output hold copies of the messages, never the array.
+				c.hist, c.slots = nil, nil
+				clear(h[:cap(h)])
+				clear(sl[:cap(sl)])
+				histArrays.Put(&histArray{h[:0], sl[:0]})
+			}
 			if cap(buf) == 0 || cap(buf) > maxPooledItems {
 				return
 			}
@@ -97,6 +105,17 @@ var outputs sync.Pool // of *[]Item
 // viewArrays holds the arrays of views of the wire codec's conversions
 // whose requests are done (convertView), emptied, for the next one's.
 var viewArrays sync.Pool // of *[]view
+
+// histArrays holds the arrays of the history messages and slots of the
+// wire codec's conversions whose requests are done (convertView),
+// emptied, for the next one's: at 100k tokens, a fifth of what a request
+// allocated.
+var histArrays sync.Pool // of *histArray
+
+type histArray struct {
+	hist  []history.Message
+	slots []regroup.Slot
+}
 
 // maxPooledItems is the largest array outputs keeps (17 MB of items), and
 // viewArrays.
@@ -323,16 +342,25 @@ func readNotice(b history.Message) []history.Message {
 // the assistant-role notice texts, whose items stand alone. Items are read
 // through memo when it is not nil.
 func convertItems(items []Item, notices []string, rc reasoningContext, memo *itemMemo) (*conversion, error) {
-	c := &conversion{
-		memo:  memo,
-		items: items,
-		hist:  make([]history.Message, 0, len(items)),
-		slots: make([]regroup.Slot, 0, len(items)),
-	}
+	c := &conversion{memo: memo, items: items}
 	if memo != nil {
 		if p, _ := viewArrays.Get().(*[]view); p != nil && cap(*p) >= len(items) {
 			c.views = (*p)[:len(items)] // each set below before it is read
 		}
+		if p, _ := histArrays.Get().(*histArray); p != nil {
+			if cap(p.hist) >= len(items) {
+				c.hist = p.hist[:0]
+			}
+			if cap(p.slots) >= len(items) {
+				c.slots = p.slots[:0]
+			}
+		}
+	}
+	if c.hist == nil {
+		c.hist = make([]history.Message, 0, len(items))
+	}
+	if c.slots == nil {
+		c.slots = make([]regroup.Slot, 0, len(items))
 	}
 	if c.views == nil {
 		c.views = make([]view, len(items))
@@ -717,7 +745,9 @@ func (c *conversion) apply(items []Item, res history.Result, into []Item) ([]Ite
 		}
 		return items[:len(items):len(items)], from
 	}
-	groups := regroup.Groups(res, c.hist, c.slots)
+	// keep and item keep none of the groups: their array goes back.
+	groups := regroup.Borrowed(res, c.hist, c.slots)
+	defer regroup.Return(groups)
 	n := 0 // the items of the groups kept, and the notices: the most the output holds
 	for i := range groups {
 		if g := groups[i].Native; g >= 0 {

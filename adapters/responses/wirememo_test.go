@@ -305,6 +305,7 @@ func TestWireOutputsReleased(t *testing.T) {
 		want[k] = jsonOf(t, out[k])
 	}
 	array := out[:cap(out)]
+	wantHist := slices.Clone(v.Hist)
 	v.Release()
 	for k := range array {
 		if !reflect.ValueOf(array[k]).IsZero() {
@@ -321,10 +322,28 @@ func TestWireOutputsReleased(t *testing.T) {
 	} else if !race.Enabled { // (sync.Pool drops at random under it)
 		t.Error("the conversion's views were not released")
 	}
+	if p, _ := histArrays.Get().(*histArray); p != nil {
+		for i, m := range p.hist[:cap(p.hist)] {
+			if !reflect.ValueOf(m).IsZero() {
+				t.Fatalf("message %d of the released conversion still set", i)
+			}
+		}
+		for i, sl := range p.slots[:cap(p.slots)] {
+			if !reflect.ValueOf(sl).IsZero() {
+				t.Fatalf("slot %d of the released conversion still set", i)
+			}
+		}
+		histArrays.Put(p)
+	} else if !race.Enabled {
+		t.Error("the conversion's messages were not released")
+	}
 	// A later request's output, in an array from the pool or its own.
 	v2, err := convertView(items, opts, currentTurn, &wireMemo)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v2.Hist, wantHist) {
+		t.Fatal("a conversion in released arrays differs from one in fresh arrays")
 	}
 	out2, _ := v2.Back(res)
 	if len(out2) != len(want) {

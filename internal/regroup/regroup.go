@@ -20,6 +20,7 @@ package regroup
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/histrim/history"
 )
@@ -101,6 +102,11 @@ func (g *Group) Keep(n int) []bool {
 // expression, if res.Kept names an index outside slots or conv, or if an
 // elided message's slot has no Parts.
 func Groups(res history.Result, conv []history.Message, slots []Slot) []Group {
+	return appendGroups(nil, res, conv, slots)
+}
+
+// appendGroups is Groups appending to out.
+func appendGroups(out []Group, res history.Result, conv []history.Message, slots []Slot) []Group {
 	n := 0
 	for _, s := range slots {
 		n = max(n, s.Native+1)
@@ -112,7 +118,7 @@ func Groups(res history.Result, conv []history.Message, slots []Slot) []Group {
 		}
 	}
 	sel := history.Apply(slots, res, func() Slot { return Slot{Native: -1} })
-	out := make([]Group, 0, len(sel))
+	out = slices.Grow(out, len(sel))
 	for j := 0; j < len(sel); {
 		if res.Kept != nil && res.Kept[j] < 0 {
 			out = append(out, Group{Native: -1, Notice: res.Messages[j]})
@@ -205,13 +211,17 @@ func Unchanged(res history.Result, conv []history.Message) bool {
 // the trim cut down or elided in, left out when cut reports false (no part
 // left). from gives, for each message of the output, the index in native
 // of the message it is or was cut from, -1 for a notice. Apply never
-// modifies its arguments; notice and cut must not modify theirs either.
+// modifies its arguments; notice and cut must not modify theirs either,
+// nor keep the *Group they are given past their call.
 func Apply[N any](native []N, conv []history.Message, slots []Slot, res history.Result,
 	notice func(b history.Message, next *Group) N, cut func(orig N, g *Group) (N, bool)) (out []N, from []int) {
 	if Unchanged(res, conv) {
 		return native[:len(native):len(native)], identity(len(native))
 	}
-	groups := Groups(res, conv, slots)
+	// The groups are done with when Apply returns (notice and cut keep
+	// none of them): their array goes to the next call.
+	groups := Borrowed(res, conv, slots)
+	defer Return(groups)
 	out = make([]N, 0, len(groups))
 	from = make([]int, 0, len(groups))
 	for j := range groups {
@@ -236,6 +246,36 @@ func Apply[N any](native []N, conv []history.Message, slots []Slot, res history.
 	}
 	return out, from
 }
+
+// Borrowed is Groups built in an array that an earlier call gave back
+// with Return, when one is there: a request of 100k tokens through the
+// wire maps back some 800 groups, hundreds of bytes each, for the time of
+// one call. The caller gives the groups back with Return once it reads
+// none of them (nor any *Group into them) any more.
+func Borrowed(res history.Result, conv []history.Message, slots []Slot) []Group {
+	var out []Group
+	if p, _ := groupArrays.Get().(*[]Group); p != nil {
+		out = (*p)[:0]
+	}
+	return appendGroups(out, res, conv, slots)
+}
+
+// Return gives groups, from Borrowed and no longer read, to a later
+// Borrowed, emptied (so that the array keeps no message's memory alive).
+func Return(groups []Group) {
+	if cap(groups) == 0 || cap(groups) > maxGroupArray {
+		return
+	}
+	clear(groups)
+	groups = groups[:0]
+	groupArrays.Put(&groups)
+}
+
+// groupArrays holds the arrays Return was given (*[]Group), each of at
+// most maxGroupArray groups.
+var groupArrays sync.Pool
+
+const maxGroupArray = 1 << 16
 
 // identity returns 0, 1, ..., n-1.
 func identity(n int) []int {

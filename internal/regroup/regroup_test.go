@@ -162,6 +162,33 @@ func TestGroups(t *testing.T) {
 			}
 		})
 	}
+	// Borrowed builds the same groups in an array given back, whatever
+	// groups it held (each case after every other).
+	for _, prev := range tests {
+		for _, tt := range tests {
+			Return(Borrowed(prev.res, conv, slots))
+			got := Borrowed(tt.res, conv, slots)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s, after %s: borrowed\ngot  %+v\nwant %+v", tt.name, prev.name, got, tt.want)
+			}
+			Return(got)
+		}
+	}
+}
+
+// TestReturnEmpties: an array given back keeps none of its groups' memory
+// (the whole array is zero, past the groups' length too).
+func TestReturnEmpties(t *testing.T) {
+	groups := Borrowed(result([]int{0, -1, 6}, nil), conv, slots)
+	if len(groups) == 0 {
+		t.Fatal("setup: no groups")
+	}
+	Return(groups)
+	for i, g := range groups[:cap(groups)] {
+		if !reflect.DeepEqual(g, Group{}) {
+			t.Fatalf("group %d given back still holds %+v", i, g)
+		}
+	}
 }
 
 func TestKeep(t *testing.T) {

@@ -39,8 +39,10 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // (issue 34, before any release; its only callers are eino's ChatModel
 // and langchaingo's Model, released with the core), and View.Release,
 // which RawSplice calls once it has read what Back returned (issue 35,
-// added: a View that does not set it is read as before).
-const apiDigest = "f479084efa4d7da4"
+// added: a View that does not set it is read as before), and
+// regroup.Borrowed and Return, Groups in arrays given back (issue 35,
+// added: Groups is as it was).
+const apiDigest = "e677ec4cf87558d5"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
