@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unsafe"
 
 	"github.com/histrim/history/internal/anthropicmsg"
 )
@@ -84,30 +85,58 @@ func anthropicSystem(raw json.RawMessage) ([]string, []bool) {
 // whose content is an array, each block the bytes it came in; ok is false
 // for a string content or a message that does not read, which the shared
 // logic then reads through its JSON.
+//
+// A client resends its transcript, and the messages a plan cuts down are
+// read again to map the decision back: where each block lies is kept by
+// m's exact bytes (anthropicSplits), so that a message is scanned once.
 func anthropicMessage(m *json.RawMessage) (string, []json.RawMessage, bool) {
-	ms, err := objectMembers(*m)
-	if err != nil {
+	sp, ok := anthropicSplits.lookup(*m)
+	if !ok {
+		sp = splitMessage(*m)
+		anthropicSplits.add(*m, sp, len(*m)+len(sp.role)+len(sp.blocks)*int(unsafe.Sizeof(span{})))
+	}
+	if !sp.ok {
 		return "", nil, false
+	}
+	blocks := make([]json.RawMessage, len(sp.blocks))
+	for i, e := range sp.blocks {
+		blocks[i] = (*m)[e.start:e.end:e.end]
+	}
+	return sp.role, blocks, true
+}
+
+// split is where anthropicMessage finds a message's role and content
+// blocks: each block's span in the message's bytes (no byte of them).
+type split struct {
+	role   string
+	blocks []span
+	ok     bool // false: a string content, or a message that does not read
+}
+
+// splitMessage reads m as anthropicMessage describes.
+func splitMessage(m json.RawMessage) split {
+	ms, err := objectMembers(m)
+	if err != nil {
+		return split{}
 	}
 	r, ok := find(ms, "role")
 	c, ok2 := find(ms, "content")
 	if !ok || !ok2 {
-		return "", nil, false
+		return split{}
 	}
 	var role string
-	if json.Unmarshal((*m)[r.val.start:r.val.end], &role) != nil {
-		return "", nil, false
+	if json.Unmarshal(m[r.val.start:r.val.end], &role) != nil {
+		return split{}
 	}
-	arr := (*m)[c.val.start:c.val.end]
-	els, err := arrayElements(arr)
+	els, err := arrayElements(m[c.val.start:c.val.end])
 	if err != nil {
-		return "", nil, false
+		return split{}
 	}
-	blocks := make([]json.RawMessage, len(els))
-	for i, e := range els {
-		blocks[i] = json.RawMessage(arr[e.start:e.end:e.end])
+	for i := range els {
+		els[i].start += c.val.start
+		els[i].end += c.val.start
 	}
-	return role, blocks, true
+	return split{role: role, blocks: slices.Clip(els), ok: true}
 }
 
 // anthropicWithContent returns the message m, which anthropicMessage
@@ -161,6 +190,10 @@ func anthropicElide(b *json.RawMessage, text string) (json.RawMessage, bool) {
 // anthropicRebuilt and anthropicElided keep the messages and blocks
 // anthropicWithContent and anthropicElide wrote.
 var anthropicRebuilt, anthropicElided convCache[rebuilt]
+
+// anthropicSplits keeps where anthropicMessage found each message's
+// blocks.
+var anthropicSplits convCache[split]
 
 // rebuilt is a message or block written anew: what was written into it
 // (the content array; the placeholder's text), and the result (never

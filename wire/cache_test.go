@@ -117,3 +117,36 @@ func TestJoined(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicSplits: where anthropicMessage finds a message's blocks is
+// kept by the message's bytes; a hit gives the blocks a scan gives, as
+// slices of the message it is given (never of the one first read: a body
+// the Transport reads the next request into changes nothing returned),
+// and a message that does not read is refused on a hit too.
+func TestAnthropicSplits(t *testing.T) {
+	for _, raw := range []string{
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"u","name":"f","input":{"a":[1,{"b":"]"}]}}],"x":null}`,
+		`{ "content" : [ {"type":"text","text":"a \"quoted\" ]"} ] , "role" : "user" }`,
+		`{"role":"user","content":"a string"}`,
+		`{"role":"user","content":[{"type":"text"`,
+		`{"role":"user"}`,
+	} {
+		scan := splitMessage(json.RawMessage(raw))
+		for round := range 3 {
+			m := json.RawMessage(raw) // a fresh copy each time
+			role, blocks, ok := anthropicMessage(&m)
+			if ok != scan.ok || (ok && role != scan.role) || len(blocks) != len(scan.blocks) {
+				t.Fatalf("%s, call %d: %q %d blocks %v; scan %+v", raw, round+1, role, len(blocks), ok, scan)
+			}
+			for i, b := range blocks {
+				if string(b) != raw[scan.blocks[i].start:scan.blocks[i].end] || &b[0] != &m[scan.blocks[i].start] {
+					t.Fatalf("%s, call %d: block %d is %s, not the message's own bytes", raw, round+1, i, b)
+				}
+				var v map[string]any
+				if json.Unmarshal(b, &v) != nil {
+					t.Fatalf("%s: block %d %s is not an object", raw, i, b)
+				}
+			}
+		}
+	}
+}
