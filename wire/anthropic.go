@@ -49,6 +49,9 @@ var anthropicSDK = &anthropicmsg.SDK[json.RawMessage, json.RawMessage, json.RawM
 	// A client resends its transcript: each message is read once, by
 	// its bytes.
 	Memo: anthropicMemo,
+	// The Transport reads nothing of a Result's messages: the arrays of
+	// each request's conversion go to the next one.
+	Reuse: true,
 }
 
 var anthropicCodec = anthropicSDK.Codec()

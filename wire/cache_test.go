@@ -2,9 +2,11 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/adapt"
 )
 
 // TestRewriteCaches: the messages and blocks a trim writes anew are kept
@@ -145,6 +147,40 @@ func TestAnthropicSplits(t *testing.T) {
 				var v map[string]any
 				if json.Unmarshal(b, &v) != nil {
 					t.Fatalf("%s: block %d %s is not an object", raw, i, b)
+				}
+			}
+		}
+	}
+}
+
+// TestAnthropicReuse: the Messages codec that gives its conversions'
+// arrays to the next conversion (anthropicmsg.SDK.Reuse) sends, request
+// after request, the bytes the same codec sends on fresh arrays, over the
+// shared corpus's bodies at budgets from whole to the latest turn, each
+// decision made on the arrays of a decision on another body.
+func TestAnthropicReuse(t *testing.T) {
+	fresh := *anthropicSDK
+	fresh.Reuse = false
+	plain := fresh.Codec()
+	bodies := goldenBodies(t)
+	decide := func(c *adapt.Codec[json.RawMessage, json.RawMessage], body []byte, pct int) string {
+		r, err := Parse("/v1/messages", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, all, _ := c.Trim(r.system, r.Messages(), 1<<40, nil)
+		budget := max(all.TokensBefore*pct/100, 1)
+		opts := []history.Option{history.WithElision(history.ElideOptions{KeepRecent: 1, ClearArguments: 8}), history.WithStepTrim()}
+		out, res, err := c.Trim(r.system, r.Messages(), budget, opts)
+		return fmt.Sprintf("%s %v %d %d", r.Body(out), err, res.TokensBefore, res.TokensAfter)
+	}
+	for _, pct := range []int{100, 35, 10, 1} {
+		for i, gb := range bodies {
+			want := decide(plain, gb.body, pct)
+			for range 2 {
+				decide(anthropicCodec, bodies[(i+1)%len(bodies)].body, pct) // another body's arrays
+				if got := decide(anthropicCodec, gb.body, pct); got != want {
+					t.Fatalf("%s at %d%%: sent on reused arrays\n%.300s\nwant\n%.300s", gb.name, pct, got, want)
 				}
 			}
 		}

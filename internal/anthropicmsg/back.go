@@ -21,7 +21,11 @@ func (s *SDK[R, M, B]) Codec() *adapt.Codec[R, M] {
 // leaves out the empty compaction blocks the API would reject and keeps
 // at most MaxBreakpoints cache breakpoints (see Finish).
 func (s *SDK[R, M, B]) view(system R, msgs []M, opts []history.Option) (*adapt.View[M], error) {
-	hist, srcs, rs, err := s.convertMessages(system, msgs, true)
+	var buf *arrays
+	if s.Reuse {
+		buf, _ = reusable.Get().(*arrays)
+	}
+	hist, srcs, rs, err := s.convertMessages(system, msgs, true, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +44,13 @@ func (s *SDK[R, M, B]) view(system R, msgs []M, opts []history.Option) (*adapt.V
 	back := v.Back
 	v.Back = func(res history.Result) ([]M, []int) {
 		out, from := back(res)
-		return s.finish(system, out, from, rs)
+		out, from = s.finish(system, out, from, rs)
+		if s.Reuse {
+			// The decision is mapped: the output holds the caller's
+			// messages and new ones, never the conversion's arrays.
+			reuse(hist, srcs)
+		}
+		return out, from
 	}
 	return v, nil
 }

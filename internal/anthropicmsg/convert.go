@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
@@ -83,7 +84,7 @@ func Boundary[B any](rs []read[B]) (int, int) {
 // inserts (see notice.Mark): a message holding exactly a rendered notice's
 // one text block (a cache_control marker on it is allowed, it is not read).
 func (s *SDK[R, M, B]) Convert(system R, msgs []M, wantSources bool, opts []history.Option) ([]history.Message, []regroup.Slot, error) {
-	hist, srcs, _, err := s.convertMessages(system, msgs, wantSources)
+	hist, srcs, _, err := s.convertMessages(system, msgs, wantSources, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,7 +105,7 @@ func (s *SDK[R, M, B]) readNotice(b history.Message) []history.Message {
 	hist := make([]history.Message, 0, len(forms))
 	for _, f := range forms {
 		var zero R
-		h, _, _, _ := s.convertMessages(zero, []M{f}, false) // a rendered notice always converts
+		h, _, _, _ := s.convertMessages(zero, []M{f}, false, nil) // a rendered notice always converts
 		hist = append(hist, h...)
 	}
 	return hist
@@ -119,6 +120,30 @@ func (s *SDK[R, M, B]) FromBreadcrumb(b history.Message) M {
 		return s.Notice(RoleAssistant, b.Content)
 	}
 	return s.Notice(RoleUser, b.Content)
+}
+
+// arrays are the arrays of a conversion whose trim is done (SDK.Reuse),
+// emptied, for the next one's.
+type arrays struct {
+	hist []history.Message
+	srcs []regroup.Slot
+}
+
+// reusable holds the arrays given back (*arrays).
+var reusable sync.Pool
+
+// maxReused is the most messages of arrays kept for the next conversion.
+const maxReused = 1 << 16
+
+// reuse gives hist and srcs, a conversion's that nothing reads any more,
+// emptied (so that they keep no message's memory alive), to the next.
+func reuse(hist []history.Message, srcs []regroup.Slot) {
+	if cap(hist) == 0 || cap(hist) > maxReused || cap(srcs) > maxReused {
+		return
+	}
+	clear(hist[:cap(hist)])
+	clear(srcs[:cap(srcs)])
+	reusable.Put(&arrays{hist[:0], srcs[:0]})
 }
 
 // conv is one conversion in progress.
@@ -136,14 +161,21 @@ func (c *conv) add(m history.Message, slot regroup.Slot) {
 }
 
 // convertMessages is Convert without the recognition of notices; it also
-// returns what it read of each message.
-func (s *SDK[R, M, B]) convertMessages(system R, msgs []M, wantSources bool) ([]history.Message, []regroup.Slot, []read[B], error) {
+// returns what it read of each message. It builds the messages and slots
+// in buf's arrays (nil: fresh ones).
+func (s *SDK[R, M, B]) convertMessages(system R, msgs []M, wantSources bool, buf *arrays) ([]history.Message, []regroup.Slot, []read[B], error) {
 	rs, err := s.readAll(msgs)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c := &conv{hist: make([]history.Message, 0, len(msgs)+1), wantSources: wantSources}
-	if wantSources {
+	c := &conv{wantSources: wantSources}
+	if buf != nil {
+		c.hist, c.srcs = buf.hist[:0], buf.srcs[:0]
+	}
+	if cap(c.hist) < len(msgs)+1 {
+		c.hist = make([]history.Message, 0, len(msgs)+1)
+	}
+	if wantSources && cap(c.srcs) < len(msgs)+1 {
 		c.srcs = make([]regroup.Slot, 0, len(msgs)+1)
 	}
 	if texts, _ := s.System(system); len(texts) > 0 {

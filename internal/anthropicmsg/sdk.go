@@ -90,6 +90,12 @@ type SDK[R, M, B any] struct {
 	// message. An error is never kept. What it returns is read only, by
 	// every request it serves. Nil reads every message on every call.
 	Memo func(m *M, read func(m *M) (role string, infos []Info, err error)) (string, []Info, error)
+	// Reuse, when true, gives the arrays a trim's conversion built (a
+	// history message and a slot per message or more) to the next
+	// conversion once the View's Back has returned: for a caller that
+	// reads nothing of the Result's Messages after Back (the wire, whose
+	// messages are bytes); Back's output never shares them.
+	Reuse bool
 }
 
 // Info is what the rules read of one content block.
