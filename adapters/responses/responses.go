@@ -301,6 +301,10 @@ type conversion struct {
 	views  []view
 	groups [][]Item
 	starts []int // index in items of each group's first item
+	// pairing, answered and callAt are pair's, for each exchange in turn.
+	pairing  pairing
+	answered []bool
+	callAt   map[string]int
 }
 
 // convert converts items (see ToHistory), recognising the notices a trim
@@ -514,6 +518,17 @@ func (b *builder) close(end int) error {
 	return nil
 }
 
+// resized returns s with n zero elements, in s's array when it is large
+// enough.
+func resized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
 // standalone converts an item that is a group of its own and is no model
 // output: a message, a compaction item, a trigger, an output that follows
 // no model output (an orphan the sweep removes).
@@ -560,11 +575,20 @@ type pairing struct {
 // has answers nothing. A reasoning item stays only while the item after
 // it stays: model output, a reference, an answered call, or a reasoning
 // item that stays.
+//
+// The pairing returned is valid until the next call (an exchange is
+// converted before the next is paired); its calls and callPos are new.
 func (c *conversion) pair(start, end int) *pairing {
 	vs := c.views[start:end]
-	x := &pairing{pair: make([]string, len(vs)), unbound: make([]bool, len(vs))}
-	callAt := map[string]int{}        // position of the first call with each call id; -1: a referenced call
-	answered := make([]bool, len(vs)) // per call item: answered
+	x := &c.pairing
+	*x = pairing{pair: resized(x.pair, len(vs)), unbound: resized(x.unbound, len(vs))}
+	if c.callAt == nil {
+		c.callAt = map[string]int{}
+	}
+	clear(c.callAt)
+	callAt := c.callAt // position of the first call with each call id; -1: a referenced call
+	c.answered = resized(c.answered, len(vs))
+	answered := c.answered // per call item: answered
 	for p := range vs {
 		v := &vs[p]
 		if v.cls != clsCall {
