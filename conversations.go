@@ -45,7 +45,8 @@ import (
 // what the replica has (a fresh trim when it has nothing) and reports
 // [StateUnavailable]: the Result is as valid as any. The stores' calls
 // must return when their ctx is done (the backends bound them by their
-// own timeout too).
+// own timeout too). A [MemoryStateStore] waits on nothing but another
+// trim of the conversation, and is called whatever ctx says.
 //
 // # Lifecycle
 //
@@ -168,19 +169,6 @@ func init() {
 		defer tr.mu.Unlock()
 		return tr.stateSize
 	}
-}
-
-// refused reports, and forgets, whether the state restored into t failed
-// its check against the transcript of the call just run: the core's
-// Trimmer's own refusal, or an adapter's (conv.Refuser).
-func refused(t keeper) bool {
-	switch t := t.(type) {
-	case *Trimmer:
-		return t.takeRefusal() != nil
-	case conv.Refuser:
-		return t.Refused()
-	}
-	return false
 }
 
 // RecallStore returns the Store that holds the elided results of the
@@ -358,6 +346,9 @@ func (c *Conversations) run(ctx context.Context, key string, call func(keeper)) 
 
 // runLocked is run with cv held.
 func (c *Conversations) runLocked(ctx context.Context, key string, cv *conversation, call func(keeper)) string {
+	if m := c.memory(); m != nil {
+		return c.runMemory(m, key, cv, call)
+	}
 	conflicted := false
 	for range 3 {
 		if conflicted && ctx.Err() != nil {
@@ -385,7 +376,7 @@ func (c *Conversations) runLocked(ctx context.Context, key string, cv *conversat
 			return StateUnavailable
 		}
 		data, _ := t.MarshalBinary()
-		next, serr := c.save(ctx, key, data, version)
+		next, serr := c.store.Save(ctx, key, data, version)
 		switch {
 		case serr == nil:
 			c.keep(cv, t, next)

@@ -1,6 +1,7 @@
 // This file owns StateStore, the contract of a store of conversations'
 // state that replicas share; what an Event says of the state a
-// Conversations trim started from; and MemoryStateStore.
+// Conversations trim started from; and MemoryStateStore, with the
+// Conversations' run over it.
 
 package history
 
@@ -8,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/histrim/history/internal/conv"
 )
 
 // StateStore keeps state per conversation (a [Trimmer]'s, saved with
@@ -65,6 +68,15 @@ const (
 // MemoryStateStore is a [StateStore] in memory, for one process (tests, a
 // single replica, a cache in front of nothing). The zero value is ready;
 // it is safe for concurrent use and keeps every state for its lifetime.
+//
+// A [Conversations] over it saves a conversation's state as the Trimmer
+// that holds it, and writes its bytes only when someone reads them (a
+// Load, another Conversations over the same store, the same one once it
+// dropped the Trimmer): a conversation served by one Conversations is not
+// written out after every trim. While such a Trimmer trims again, a Load
+// of its conversation waits for the state that trim saves. Its calls
+// never wait on anything else, so a Conversations makes them whatever
+// its ctx says.
 type MemoryStateStore struct {
 	mu sync.Mutex
 	m  map[string]memoryState
@@ -73,6 +85,19 @@ type MemoryStateStore struct {
 type memoryState struct {
 	data    []byte
 	version int64
+	// lazy, when set, holds the state instead of data: the Trimmer that
+	// has it, written when it is first read.
+	lazy *lazyState
+}
+
+// lazyState is a state saved as the Trimmer that holds it (t), written
+// into data the first time it is read. mu serialises that write with the
+// Trimmer's next trim, which claims it (MemoryStateStore.claim) until
+// its own state replaces this one.
+type lazyState struct {
+	mu   sync.Mutex
+	t    keeper // nil once written
+	data []byte
 }
 
 // Load returns a copy of the state saved under key, and its version.
@@ -83,22 +108,53 @@ func (s *MemoryStateStore) Load(ctx context.Context, key string) ([]byte, int64,
 
 // load returns the state saved under key itself, not a copy, and its
 // version: for Conversations, which only reads it (the slice saved is
-// never written to: a save replaces it).
+// never written to: a save replaces it). A state saved as a Trimmer is
+// written first; while that Trimmer trims again, load waits for the state
+// its trim saves.
 func (s *MemoryStateStore) load(key string) ([]byte, int64) {
+	for {
+		st := s.entry(key)
+		lz := st.lazy
+		if lz == nil {
+			return st.data, st.version
+		}
+		lz.mu.Lock()
+		if !s.current(key, lz) {
+			lz.mu.Unlock() // replaced meanwhile: read what replaced it
+			continue
+		}
+		if lz.t != nil {
+			lz.data, _ = lz.t.MarshalBinary()
+			lz.t = nil
+		}
+		data := lz.data
+		lz.mu.Unlock()
+		return data, st.version
+	}
+}
+
+// entry returns what is saved under key.
+func (s *MemoryStateStore) entry(key string) memoryState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.m[key]
-	return st.data, st.version
+	return s.m[key]
+}
+
+// current reports whether lz is what is saved under key.
+func (s *MemoryStateStore) current(key string, lz *lazyState) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[key].lazy == lz
 }
 
 // Save saves a copy of state under key if its version is still version.
 func (s *MemoryStateStore) Save(ctx context.Context, key string, state []byte, version int64) (int64, error) {
-	return s.save(key, append([]byte(nil), state...), version)
+	return s.save(key, memoryState{data: append([]byte(nil), state...)}, version)
 }
 
-// save is Save keeping state itself, not a copy: for Conversations, which
-// hands over a state it made for the save and never touches again.
-func (s *MemoryStateStore) save(key string, state []byte, version int64) (int64, error) {
+// save saves st (its data or its Trimmer, which Conversations hands over
+// for the save) under key if its version is still version.
+func (s *MemoryStateStore) save(key string, st memoryState, version int64) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
@@ -107,28 +163,115 @@ func (s *MemoryStateStore) save(key string, state []byte, version int64) (int64,
 	if s.m[key].version != version {
 		return 0, ErrStateConflict
 	}
-	next := version + 1
-	s.m[key] = memoryState{state, next}
-	return next, nil
+	st.version = version + 1
+	s.m[key] = st
+	return st.version, nil
+}
+
+// claim returns, locked, the state saved under key when it is t's, not
+// yet written, at version: t is about to trim again, and whoever reads
+// the state meanwhile waits for the one it saves (release). nil when the
+// state saved is anything else.
+func (s *MemoryStateStore) claim(key string, t keeper, version int64) *lazyState {
+	st := s.entry(key)
+	lz := st.lazy
+	if lz == nil || st.version != version || t == nil {
+		return nil
+	}
+	lz.mu.Lock()
+	if !s.current(key, lz) || lz.t != t {
+		lz.mu.Unlock()
+		return nil
+	}
+	return lz
+}
+
+// release ends a claim. When the state claimed is still the one saved
+// under key (the trim did not save: it panicked), the Trimmer has moved
+// on from it and cannot write it: it is dropped, and its reader plans
+// afresh (an empty state is refused).
+func (s *MemoryStateStore) release(key string, lz *lazyState) {
+	s.mu.Lock()
+	if st := s.m[key]; st.lazy == lz {
+		s.m[key] = memoryState{version: st.version}
+	}
+	s.mu.Unlock()
+	lz.t = nil
+	lz.mu.Unlock()
+}
+
+// memory returns c's store when it is a MemoryStateStore.
+func (c *Conversations) memory() *MemoryStateStore {
+	m, _ := c.store.(*MemoryStateStore)
+	return m
 }
 
 // loadState is c.store.Load, without the copy a MemoryStateStore makes
 // for other callers: a state is only read here (UnmarshalBinary copies
 // what it keeps), and most often not at all (StateLocal).
 func (c *Conversations) loadState(ctx context.Context, key string) ([]byte, int64, error) {
-	if m, ok := c.store.(*MemoryStateStore); ok && m != nil {
+	if m := c.memory(); m != nil {
 		data, version := m.load(key)
 		return data, version, nil
 	}
 	return c.store.Load(ctx, key)
 }
 
-// save is c.store.Save of a state made for it (MarshalBinary's, never
-// touched again), without the copy a MemoryStateStore makes for other
-// callers.
-func (c *Conversations) save(ctx context.Context, key string, data []byte, version int64) (int64, error) {
-	if m, ok := c.store.(*MemoryStateStore); ok && m != nil {
-		return m.save(key, data, version)
+// runMemory is runLocked over a MemoryStateStore, which never waits on
+// anything but another trim of the conversation and never fails: the
+// state is saved as the Trimmer that holds it (written when someone reads
+// it), and a Trimmer whose state is the one saved claims it while it
+// trims again, so that a reader waits for the state that trim saves
+// rather than read one the trim is changing. A conflict (a Save by
+// someone else) is handled as runLocked handles it.
+func (c *Conversations) runMemory(m *MemoryStateStore, key string, cv *conversation, call func(keeper)) string {
+	conflicted := false
+	for range 3 {
+		var t keeper
+		var version int64
+		var state string
+		claim := m.claim(key, cv.t, cv.version)
+		if claim != nil {
+			t, version, state = cv.t, cv.version, StateLocal
+		} else {
+			t, version, state = c.load(context.Background(), key, cv)
+		}
+		if conflicted {
+			state = StateConflict
+		}
+		next, serr := func() (int64, error) {
+			if claim != nil {
+				defer m.release(key, claim) // after the save, or a panic
+			}
+			cv.ev = nil
+			call(t)
+			if refused(t) {
+				state = StateRefused // the restored state failed its check against the transcript
+			}
+			return m.save(key, memoryState{lazy: &lazyState{t: t}}, version)
+		}()
+		if serr != nil { // a conflict: nothing else fails
+			conflicted = true
+			c.discard(cv, t)
+			continue
+		}
+		c.keep(cv, t, next)
+		c.report(cv, state)
+		return state
 	}
-	return c.store.Save(ctx, key, data, version)
+	c.report(cv, StateConflict)
+	return StateConflict
+}
+
+// refused reports, and forgets, whether the state restored into t failed
+// its check against the transcript of the call just run: the core's
+// Trimmer's own refusal, or an adapter's (conv.Refuser).
+func refused(t keeper) bool {
+	switch t := t.(type) {
+	case *Trimmer:
+		return t.takeRefusal() != nil
+	case conv.Refuser:
+		return t.Refused()
+	}
+	return false
 }
