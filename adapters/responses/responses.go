@@ -77,13 +77,15 @@ func convertView(items []Item, opts []history.Option, rc reasoningContext, memo 
 				clear(vs)
 				viewArrays.Put(&vs)
 			}
-			if h, sl := c.hist, c.slots; cap(h) > 0 && cap(h) <= maxPooledItems && cap(sl) <= maxPooledItems {
+			if h, sl, gs, st := c.hist, c.slots, c.groups, c.starts; cap(h) > 0 && cap(h) <= maxPooledItems &&
+				cap(sl) <= maxPooledItems && cap(gs) <= maxPooledItems && cap(st) <= maxPooledItems {
 				// Read by the core's trim and Back alone: the core and the
-				// output hold copies of the messages, never the array.
-				c.hist, c.slots = nil, nil
+				// output hold copies of the messages, never the arrays.
+				c.hist, c.slots, c.groups, c.starts = nil, nil, nil, nil
 				clear(h[:cap(h)])
 				clear(sl[:cap(sl)])
-				histArrays.Put(&histArray{h[:0], sl[:0]})
+				clear(gs[:cap(gs)])
+				histArrays.Put(&histArray{h[:0], sl[:0], gs[:0], st[:0]})
 			}
 			if cap(buf) == 0 || cap(buf) > maxPooledItems {
 				return
@@ -106,15 +108,17 @@ var outputs sync.Pool // of *[]Item
 // whose requests are done (convertView), emptied, for the next one's.
 var viewArrays sync.Pool // of *[]view
 
-// histArrays holds the arrays of the history messages and slots of the
-// wire codec's conversions whose requests are done (convertView),
+// histArrays holds the arrays of the history messages, slots and groups
+// of the wire codec's conversions whose requests are done (convertView),
 // emptied, for the next one's: at 100k tokens, a fifth of what a request
 // allocated.
 var histArrays sync.Pool // of *histArray
 
 type histArray struct {
-	hist  []history.Message
-	slots []regroup.Slot
+	hist   []history.Message
+	slots  []regroup.Slot
+	groups [][]Item
+	starts []int
 }
 
 // maxPooledItems is the largest array outputs keeps (17 MB of items), and
@@ -358,6 +362,7 @@ func convertItems(items []Item, notices []string, rc reasoningContext, memo *ite
 			if cap(p.slots) >= len(items) {
 				c.slots = p.slots[:0]
 			}
+			c.groups, c.starts = p.groups[:0], p.starts[:0]
 		}
 	}
 	if c.hist == nil {

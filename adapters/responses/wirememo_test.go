@@ -333,6 +333,11 @@ func TestWireOutputsReleased(t *testing.T) {
 				t.Fatalf("slot %d of the released conversion still set", i)
 			}
 		}
+		for i, g := range p.groups[:cap(p.groups)] {
+			if g != nil {
+				t.Fatalf("group %d of the released conversion still set", i)
+			}
+		}
 		histArrays.Put(p)
 	} else if !race.Enabled {
 		t.Error("the conversion's messages were not released")
