@@ -49,11 +49,11 @@ func sealed(data []byte, version uint64) bool {
 	if n < 0 {
 		return false
 	}
-	want := stateSum
+	sum := binary.LittleEndian.Uint64(data[n:])
 	if version == 2 {
-		want = func(b []byte) uint64 { return crc64.Checksum(b, stateTable) }
+		return sum == crc64.Checksum(data[:n], stateTable)
 	}
-	return binary.LittleEndian.Uint64(data[n:]) == want(data[:n])
+	return sum == stateSum(data[:n])
 }
 
 // stateEncoder appends a state's fields as varints and length-prefixed

@@ -127,10 +127,7 @@ type MessageError = adapt.MessageError
 var codec = &adapt.Codec[*genai.Content, *genai.Content]{
 	Name: "gemini", Noun: "content",
 	Convert: func(system *genai.Content, contents []*genai.Content, opts []history.Option) (*adapt.View[*genai.Content], error) {
-		buf, _ := conversions.Get().(*conversionArrays)
-		if buf == nil {
-			buf = new(conversionArrays)
-		}
+		buf := regroup.TakeArrays()
 		all, msgs, slots, err := convertRequest(system, contents, opts, buf)
 		if err != nil {
 			return nil, err
@@ -140,7 +137,7 @@ var codec = &adapt.Codec[*genai.Content, *genai.Content]{
 		// Called by the wire's codec alone (adapt.RawSplice), once the
 		// decision is written to bytes: the core and the output hold
 		// copies of the messages, never their array.
-		v.Release = func() { buf.release(all, slots) }
+		v.Release = func() { buf.Give(all, slots) }
 		return v, nil
 	},
 	Rules: []history.Option{rules.LooseReasoning().(history.Option)},
@@ -186,7 +183,7 @@ func Positions(msgs []*genai.Content, res history.Result, i ...int) []int {
 // instruction, if any, as a system message, followed by msgs, the
 // conversion of contents (see convert), whose slots say where each came
 // from.
-func convertRequest(system *genai.Content, contents []*genai.Content, opts []history.Option, buf *conversionArrays) (all, msgs []history.Message, slots []regroup.Slot, err error) {
+func convertRequest(system *genai.Content, contents []*genai.Content, opts []history.Option, buf *regroup.Arrays) (all, msgs []history.Message, slots []regroup.Slot, err error) {
 	lead := 0
 	if system != nil {
 		lead = 1 // the system instruction's place, in the same array (copying msgs after it was a tenth of a request's allocation through the wire)
@@ -265,7 +262,7 @@ func convert(lead int, contents []*genai.Content, opts []history.Option) (msgs [
 
 // convertIn is convert building its messages and slots in buf's arrays
 // when they are large enough (nil: fresh ones).
-func convertIn(buf *conversionArrays, lead int, contents []*genai.Content, opts []history.Option) (msgs []history.Message, slots []regroup.Slot, err error) {
+func convertIn(buf *regroup.Arrays, lead int, contents []*genai.Content, opts []history.Option) (msgs []history.Message, slots []regroup.Slot, err error) {
 	msgs, slots, err = convertContentsIn(buf, lead, contents)
 	if err != nil {
 		return nil, nil, err
@@ -295,24 +292,14 @@ func convertContents(lead int, contents []*genai.Content) ([]history.Message, []
 
 // convertContentsIn is convertContents building its messages and slots in
 // buf's arrays when they are large enough (nil: fresh ones).
-func convertContentsIn(buf *conversionArrays, lead int, contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
+func convertContentsIn(buf *regroup.Arrays, lead int, contents []*genai.Content) ([]history.Message, []regroup.Slot, error) {
 	pl, err := planContents(contents)
 	defer pl.release()
 	if err != nil {
 		return nil, nil, err
 	}
-	var msgs []history.Message
-	var slots []regroup.Slot
-	if buf != nil && cap(buf.msgs) >= lead+len(contents) {
-		msgs = buf.msgs[:lead] // emptied when given back
-	} else {
-		msgs = make([]history.Message, lead, lead+len(contents))
-	}
-	if buf != nil && cap(buf.slots) >= len(contents) {
-		slots = buf.slots[:0]
-	} else {
-		slots = make([]regroup.Slot, 0, len(contents))
-	}
+	msgs, slots := buf.Make(lead+len(contents), len(contents))
+	msgs = msgs[:lead] // zero messages: the arrays come empty
 	for i, c := range contents {
 		switch {
 		case pl.drop[i]:
@@ -392,31 +379,6 @@ type contentPlan struct {
 	// answered holds, for each model content, which of its parts are
 	// answered calls (planContents' own).
 	answered [][]bool
-}
-
-// conversionArrays are the arrays a conversion built its messages and
-// their slots in, for a later one: at 100k tokens through the wire, a
-// fifth of what a request allocated.
-type conversionArrays struct {
-	msgs  []history.Message
-	slots []regroup.Slot
-}
-
-// conversions holds the arrays of the wire's conversions whose requests
-// are done (conversionArrays.release), emptied, for the next ones.
-var conversions sync.Pool // of *conversionArrays
-
-// release keeps msgs and slots, a conversion's (in b's arrays or grown
-// past them) that nothing reads any more, emptied, in b, and gives b to a
-// later conversion.
-func (b *conversionArrays) release(msgs []history.Message, slots []regroup.Slot) {
-	if cap(msgs) > maxPooledPlan || cap(slots) > maxPooledPlan {
-		return
-	}
-	clear(msgs[:cap(msgs)]) // the pool keeps no message's memory alive
-	clear(slots[:cap(slots)])
-	b.msgs, b.slots = msgs[:0], slots[:0]
-	conversions.Put(b)
 }
 
 // plans holds the arrays of plans that are done (release), emptied, for

@@ -22,6 +22,7 @@ import (
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adaptertest"
 	"github.com/histrim/history/internal/race"
+	"github.com/histrim/history/internal/regroup"
 	"github.com/histrim/history/internal/retained"
 	"github.com/histrim/history/internal/wiretest"
 	"github.com/histrim/history/models"
@@ -588,21 +589,7 @@ func BenchmarkWireTransport(b *testing.B) {
 // over tool loops with thoughts and signatures, at budgets from whole to
 // the latest step alone.
 func TestWireMemo(t *testing.T) {
-	trim := func(body []byte, budget int) []byte {
-		r, err := hwire.Parse(wirePath, body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
-		out, _, _, err := rawCodec.Decide(r.Body([]json.RawMessage{}), r.Messages(), budget, opts,
-			func(hist []history.Message, opts []history.Option) (history.Result, error) {
-				return history.TrimToRecentTurns(hist, budget, opts...)
-			})
-		if out == nil {
-			return []byte("error: " + fmt.Sprint(err))
-		}
-		return r.Body(out)
-	}
+	trim := func(body []byte, budget int) []byte { return wireTrim(t, body, budget) }
 	defer func(bound int) { decoded.Bound = bound; decoded.Reset() }(decoded.Bound)
 	for _, body := range []string{
 		wireLoopBody(6, 3, 60, "", "You are a coding agent."),
@@ -623,6 +610,26 @@ func TestWireMemo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wireTrim returns the body the wire's codec sends for body trimmed to
+// budget (results elided, arguments cleared), or "error: " and the error
+// when it sends none.
+func wireTrim(t *testing.T, body []byte, budget int) []byte {
+	t.Helper()
+	r, err := hwire.Parse(wirePath, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
+	out, _, _, err := rawCodec.Decide(r.Body([]json.RawMessage{}), r.Messages(), budget, opts,
+		func(hist []history.Message, opts []history.Option) (history.Result, error) {
+			return history.TrimToRecentTurns(hist, budget, opts...)
+		})
+	if out == nil {
+		return []byte("error: " + fmt.Sprint(err))
+	}
+	return r.Body(out)
 }
 
 // TestWireSplice: a content the trim cuts down is written over the bytes
@@ -940,53 +947,52 @@ func TestPlanArraysReused(t *testing.T) {
 // memory alive.
 func TestConversionArraysReused(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // see TestPlanArraysReused
-	body := wireLoopBody(8, 3, 60, "", "You are a coding agent.")
-	full := history.EstimateText(body)
-	decide := func(budget int) []byte {
-		r, err := hwire.Parse(wirePath, []byte(body))
-		if err != nil {
-			t.Fatal(err)
+	body := []byte(wireLoopBody(8, 3, 60, "", "You are a coding agent."))
+	full := history.EstimateText(string(body))
+	// taken returns arrays given back to regroup.TakeArrays, if any.
+	taken := func() (*regroup.Arrays, []history.Message, []regroup.Slot) {
+		a := regroup.TakeArrays()
+		h, sl := a.Make(0, 0)
+		return a, h, sl
+	}
+	drain := func() {
+		for { // another decision's arrays
+			if _, h, _ := taken(); cap(h) == 0 {
+				return
+			}
 		}
-		opts := []history.Option{history.WithElision(history.ElideOptions{ClearArguments: 1})}
-		out, _, _, err := rawCodec.Decide(r.Body([]json.RawMessage{}), r.Messages(), budget, opts,
-			func(hist []history.Message, opts []history.Option) (history.Result, error) {
-				return history.TrimToRecentTurns(hist, budget, opts...)
-			})
-		if out == nil {
-			t.Fatalf("budget %d: %v", budget, err)
-		}
-		return r.Body(out)
 	}
 	budgets := []int{full / 2, full / 4, full / 10}
-	for conversions.Get() != nil { // another test's arrays
-	}
 	var fresh [][]byte
 	for _, b := range budgets {
-		for conversions.Get() != nil { // each decided on fresh arrays
+		drain() // each decided on fresh arrays
+		out := wireTrim(t, body, b)
+		if bytes.HasPrefix(out, []byte("error: ")) {
+			t.Fatalf("budget %d: %s", b, out)
 		}
-		fresh = append(fresh, decide(b))
+		fresh = append(fresh, out)
 	}
-	buf, _ := conversions.Get().(*conversionArrays)
-	if buf == nil {
+	a, h, sl := taken()
+	if cap(h) == 0 {
 		if !race.Enabled { // (sync.Pool drops what it is given at random under it)
 			t.Fatal("the conversion's arrays were not released")
 		}
 	} else {
-		for i, m := range buf.msgs[:cap(buf.msgs)] {
+		for i, m := range h[:cap(h)] {
 			if !reflect.ValueOf(m).IsZero() {
 				t.Fatalf("message %d of the released arrays still set", i)
 			}
 		}
-		for i, s := range buf.slots[:cap(buf.slots)] {
+		for i, s := range sl[:cap(sl)] {
 			if !reflect.ValueOf(s).IsZero() {
 				t.Fatalf("slot %d of the released arrays still set", i)
 			}
 		}
-		conversions.Put(buf)
+		a.Give(h, sl)
 	}
 	for round := range 2 {
 		for i, b := range budgets { // on the arrays of the decision before
-			if got := decide(b); !bytes.Equal(got, fresh[i]) {
+			if got := wireTrim(t, body, b); !bytes.Equal(got, fresh[i]) {
 				t.Fatalf("round %d, budget %d: the body sent from reused arrays differs", round, b)
 			}
 		}

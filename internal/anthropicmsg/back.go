@@ -21,9 +21,9 @@ func (s *SDK[R, M, B]) Codec() *adapt.Codec[R, M] {
 // leaves out the empty compaction blocks the API would reject and keeps
 // at most MaxBreakpoints cache breakpoints (see Finish).
 func (s *SDK[R, M, B]) view(system R, msgs []M, opts []history.Option) (*adapt.View[M], error) {
-	var buf *arrays
+	var buf *regroup.Arrays
 	if s.Reuse {
-		buf, _ = reusable.Get().(*arrays)
+		buf = regroup.TakeArrays()
 	}
 	hist, srcs, rs, err := s.convertMessages(system, msgs, true, buf)
 	if err != nil {
@@ -48,7 +48,7 @@ func (s *SDK[R, M, B]) view(system R, msgs []M, opts []history.Option) (*adapt.V
 		if s.Reuse {
 			// The decision is mapped: the output holds the caller's
 			// messages and new ones, never the conversion's arrays.
-			reuse(hist, srcs)
+			buf.Give(hist, srcs)
 		}
 		return out, from
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/histrim/history"
 	"github.com/histrim/history/internal/adapt"
@@ -122,30 +121,6 @@ func (s *SDK[R, M, B]) FromBreadcrumb(b history.Message) M {
 	return s.Notice(RoleUser, b.Content)
 }
 
-// arrays are the arrays of a conversion whose trim is done (SDK.Reuse),
-// emptied, for the next one's.
-type arrays struct {
-	hist []history.Message
-	srcs []regroup.Slot
-}
-
-// reusable holds the arrays given back (*arrays).
-var reusable sync.Pool
-
-// maxReused is the most messages of arrays kept for the next conversion.
-const maxReused = 1 << 16
-
-// reuse gives hist and srcs, a conversion's that nothing reads any more,
-// emptied (so that they keep no message's memory alive), to the next.
-func reuse(hist []history.Message, srcs []regroup.Slot) {
-	if cap(hist) == 0 || cap(hist) > maxReused || cap(srcs) > maxReused {
-		return
-	}
-	clear(hist[:cap(hist)])
-	clear(srcs[:cap(srcs)])
-	reusable.Put(&arrays{hist[:0], srcs[:0]})
-}
-
 // conv is one conversion in progress.
 type conv struct {
 	hist        []history.Message
@@ -163,21 +138,17 @@ func (c *conv) add(m history.Message, slot regroup.Slot) {
 // convertMessages is Convert without the recognition of notices; it also
 // returns what it read of each message. It builds the messages and slots
 // in buf's arrays (nil: fresh ones).
-func (s *SDK[R, M, B]) convertMessages(system R, msgs []M, wantSources bool, buf *arrays) ([]history.Message, []regroup.Slot, []read[B], error) {
+func (s *SDK[R, M, B]) convertMessages(system R, msgs []M, wantSources bool, buf *regroup.Arrays) ([]history.Message, []regroup.Slot, []read[B], error) {
 	rs, err := s.readAll(msgs)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	c := &conv{wantSources: wantSources}
-	if buf != nil {
-		c.hist, c.srcs = buf.hist[:0], buf.srcs[:0]
+	srcs := 0
+	if wantSources {
+		srcs = len(msgs) + 1
 	}
-	if cap(c.hist) < len(msgs)+1 {
-		c.hist = make([]history.Message, 0, len(msgs)+1)
-	}
-	if wantSources && cap(c.srcs) < len(msgs)+1 {
-		c.srcs = make([]regroup.Slot, 0, len(msgs)+1)
-	}
+	c.hist, c.srcs = buf.Make(len(msgs)+1, srcs)
 	if texts, _ := s.System(system); len(texts) > 0 {
 		m := history.Message{Role: history.RoleSystem, Parts: make([]history.Part, len(texts))}
 		for i, t := range texts {

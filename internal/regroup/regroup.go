@@ -272,10 +272,62 @@ func Return(groups []Group) {
 }
 
 // groupArrays holds the arrays Return was given (*[]Group), each of at
-// most maxGroupArray groups.
+// most maxGroupArray groups (the bound of Arrays too).
 var groupArrays sync.Pool
 
 const maxGroupArray = 1 << 16
+
+// Arrays are the arrays a conversion builds its history messages and
+// their slots in, kept from one conversion to the next by a caller that
+// reads neither once the decision is mapped back (the wire, whose output
+// is bytes): at 100k tokens, a fifth of what a request allocated.
+type Arrays struct {
+	hist  []history.Message
+	slots []Slot
+}
+
+// TakeArrays returns the arrays a conversion gave back (Give), or none.
+func TakeArrays() *Arrays {
+	if a, _ := conversionArrays.Get().(*Arrays); a != nil {
+		return a
+	}
+	return new(Arrays)
+}
+
+// Make returns a's arrays, empty, of at least hist messages and slots
+// slots: new ones where a's are smaller (a nil a has none; a minimum of 0
+// with none gives nil).
+func (a *Arrays) Make(hist, slots int) ([]history.Message, []Slot) {
+	var h []history.Message
+	var s []Slot
+	if a != nil {
+		h, s = a.hist[:0], a.slots[:0]
+	}
+	if cap(h) < hist {
+		h = make([]history.Message, 0, hist)
+	}
+	if cap(s) < slots {
+		s = make([]Slot, 0, slots)
+	}
+	return h, s
+}
+
+// Give keeps hist and slots, a conversion's (in a's arrays or grown past
+// them) that nothing reads any more, emptied (so that they keep no
+// message's memory alive), in a, and gives a to a later TakeArrays.
+// Arrays of more than maxGroupArray elements are left to the collector.
+func (a *Arrays) Give(hist []history.Message, slots []Slot) {
+	if cap(hist) > maxGroupArray || cap(slots) > maxGroupArray {
+		return
+	}
+	clear(hist[:cap(hist)])
+	clear(slots[:cap(slots)])
+	a.hist, a.slots = hist[:0], slots[:0]
+	conversionArrays.Put(a)
+}
+
+// conversionArrays holds the Arrays given back (Give).
+var conversionArrays sync.Pool
 
 // identity returns 0, 1, ..., n-1.
 func identity(n int) []int {

@@ -400,3 +400,38 @@ func TestOneForOne(t *testing.T) {
 		t.Error("nil Kept: want native itself, clipped")
 	}
 }
+
+// TestArrays: Make gives empty arrays of at least the size asked (nil for
+// none asked of none); Give keeps a conversion's arrays emptied over their
+// whole capacity, for the next Make of no more than it holds.
+func TestArrays(t *testing.T) {
+	var none *Arrays
+	if h, s := none.Make(0, 0); h != nil || s != nil {
+		t.Fatal("nothing asked of no arrays: not nil")
+	}
+	a := new(Arrays)
+	h, s := a.Make(3, 2)
+	if len(h) != 0 || cap(h) < 3 || len(s) != 0 || cap(s) < 2 {
+		t.Fatalf("Make(3, 2): %d/%d messages, %d/%d slots", len(h), cap(h), len(s), cap(s))
+	}
+	h = append(h, conv[:5]...) // grown past the array made
+	s = append(s, slots[:2]...)
+	a.Give(h, s)
+	h2, s2 := a.Make(4, 1)
+	if cap(h2) != cap(h) || &h2[:1][0] != &h[:1][0] || &s2[:1][0] != &s[:1][0] {
+		t.Fatal("the arrays given back are not the ones made next")
+	}
+	for i, m := range h2[:cap(h2)] {
+		if !reflect.DeepEqual(m, history.Message{}) {
+			t.Fatalf("message %d given back still holds %+v", i, m)
+		}
+	}
+	for i, sl := range s2[:cap(s2)] {
+		if !reflect.DeepEqual(sl, Slot{}) {
+			t.Fatalf("slot %d given back still holds %+v", i, sl)
+		}
+	}
+	if h3, _ := a.Make(cap(h)+1, 0); cap(h3) == cap(h) {
+		t.Fatal("Make asked for more than the array holds gave the array")
+	}
+}

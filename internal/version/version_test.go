@@ -40,10 +40,11 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // and langchaingo's Model, released with the core), and View.Release,
 // which RawSplice calls once it has read what Back returned (issue 35,
 // added: a View that does not set it is read as before), and
-// regroup.Borrowed and Return, Groups in arrays given back, and
-// anthropicmsg.SDK.Reuse (issue 35, added: Groups is as it was, and an
-// SDK that leaves Reuse false converts as before).
-const apiDigest = "25de8443bdc05e88"
+// regroup.Borrowed and Return, Groups in arrays given back, regroup.Arrays
+// for a conversion's arrays, and anthropicmsg.SDK.Reuse (issue 35, added:
+// Groups is as it was, and an SDK that leaves Reuse false converts as
+// before).
+const apiDigest = "b4d9e151e4dffa5a"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
