@@ -12,7 +12,9 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/histrim/history/internal/wireapi"
 )
@@ -184,13 +186,23 @@ func objectArray(b []byte, name string) (ms []member, els []span, ok bool, err e
 	return ms, els, ok, nil
 }
 
+// spanScratch holds the arrays elementsAt appends to (*[]span), for the
+// next array read; maxScratchSpans bounds the one kept.
+var spanScratch sync.Pool
+
+const maxScratchSpans = 1 << 16
+
 // elementsAt reads the JSON array starting at b[v] as arrayElements reads
 // b[v:end]: the spans of its elements (relative to v) and end, the index
 // just past its closing bracket. It returns -1 and false where
 // arrayElements would fail on the value starting at v (whose end
 // skipValue then finds).
 func elementsAt(b []byte, v int) ([]span, int, bool) {
-	var out []span
+	p, _ := spanScratch.Get().(*[]span)
+	if p == nil {
+		p = new([]span)
+	}
+	out := (*p)[:0]
 	end, err := eachItemAt(b, v, '[', ']', func(i int) (int, error) {
 		e, err := skipNested(b, i, maxDepth-1) // inside the array: one level less
 		if err != nil {
@@ -199,10 +211,18 @@ func elementsAt(b []byte, v int) ([]span, int, bool) {
 		out = append(out, span{i - v, e - v})
 		return e, nil
 	})
+	var els []span
+	if err == nil && len(out) > 0 {
+		els = slices.Clone(out) // one array of the right size, not the appends' doublings
+	}
+	if cap(out) <= maxScratchSpans {
+		*p = out
+		spanScratch.Put(p)
+	}
 	if err != nil {
 		return nil, -1, false
 	}
-	return out, end, true
+	return els, end, true
 }
 
 // arrayElements returns the spans of the elements of the JSON array that

@@ -391,7 +391,7 @@ func convertItems(items []Item, notices []string, rc reasoningContext, memo *ite
 		// reasoning (its calls are sent as they were).
 		for i := range latest {
 			if v := &c.views[i]; v.cls == clsReasoning {
-				v.parts = []history.Part{{Type: history.PartReasoning}}
+				v.parts = noReasoning
 			}
 		}
 	}
@@ -406,6 +406,12 @@ func convertItems(items []Item, notices []string, rc reasoningContext, memo *ite
 	}
 	return c, nil
 }
+
+// noReasoning is the parts of a reasoning item of an earlier turn, which
+// the API ignores (see convertItems): one empty reasoning part, shared by
+// every such view (parts are read, never written to; its capacity is its
+// length, so an append copies).
+var noReasoning = []history.Part{{Type: history.PartReasoning}}[:1:1]
 
 // builder groups items into exchanges and converts each group.
 //
@@ -676,7 +682,14 @@ func (c *conversion) exchange(start, end int, x *pairing) {
 			hasResults = hasResults || v.cls == clsResult
 		case !x.unbound[p]:
 			parts = append(parts, p)
-			a.Parts = append(a.Parts, v.parts...)
+			if len(a.Parts) == 0 && len(v.parts) > 0 {
+				// Parts are never written to once read (the core reads
+				// its messages; a.Parts is clipped): the first item's
+				// parts are the message's until another's join them.
+				a.Parts = slices.Clip(v.parts)
+			} else {
+				a.Parts = append(a.Parts, v.parts...)
+			}
 		}
 	}
 	if len(parts) == 1 && len(a.ToolCalls) == 0 && vs[parts[0]].plain {

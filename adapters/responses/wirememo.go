@@ -79,12 +79,14 @@ type decoded struct {
 
 // rewritten is the rewrite of an item: with text as its output (args
 // false) or as its arguments (args true), it encodes as raw; spliced,
-// when set, is raw written over the item's own bytes (splice).
+// when set, is raw written over the item's own bytes (splice); u, when
+// set, is the item that sends raw (newOverride allocates one each time).
 type rewritten struct {
 	text    string
 	args    bool
 	raw     []byte
 	spliced []byte
+	u       *Item
 }
 
 // rawOf returns the JSON u was built from with param.Override, if it was
@@ -216,6 +218,9 @@ func (m *itemMemo) rewrite(u Item, text string, args bool) Item {
 	}
 	m.mu.Unlock()
 	if r != nil && r.args == args && r.text == text {
+		if r.u != nil {
+			return *r.u
+		}
 		return newOverride(r.raw)
 	}
 	out := do()
@@ -234,7 +239,8 @@ func (m *itemMemo) rewrite(u Item, text string, args bool) Item {
 		if old := m.rewrites[string(raw)]; old != nil {
 			m.rewriteBytes -= old.size(len(raw))
 		}
-		nr := &rewritten{text: text, args: args, raw: b}
+		u := newOverride(b)
+		nr := &rewritten{text: text, args: args, raw: b, u: &u}
 		m.rewrites[string(raw)] = nr
 		if len(raw) > 0 && m.reads[&raw[0]] != nil {
 			m.rewriteAt[&raw[0]] = nr // raw is the copy an entry of views holds
