@@ -142,7 +142,7 @@ func (m member) name() string {
 // objectMembers returns the members of the JSON object that is exactly b
 // (whitespace around it allowed), in order.
 func objectMembers(b []byte) ([]member, error) {
-	ms, _, _, err := objectArray(b, "")
+	ms, _, _, err := objectArray(b, "", nil)
 	return ms, err
 }
 
@@ -151,8 +151,9 @@ func objectMembers(b []byte) ([]member, error) {
 // name (find's) as arrayElements returns them for that value, and ok; ok
 // is false when no member is named name or the last one's value is not
 // an array arrayElements reads. A body's messages array is most of its
-// bytes: it is walked once, not skipped and then walked again.
-func objectArray(b []byte, name string) (ms []member, els []span, ok bool, err error) {
+// bytes: it is walked once, not skipped and then walked again; through
+// memo, when it is not nil (see elementsAt).
+func objectArray(b []byte, name string, memo *scanMemo) (ms []member, els []span, ok bool, err error) {
 	err = eachItem(b, '{', '}', func(i int) (int, error) {
 		if b[i] != '"' {
 			return 0, errSyntax
@@ -169,7 +170,7 @@ func objectArray(b []byte, name string) (ms []member, els []span, ok bool, err e
 		m := member{key: b[i:k]}
 		e := -1
 		if name != "" && m.name() == name {
-			els, e, ok = elementsAt(b, v)
+			els, e, ok = elementsAt(b, v, memo)
 		}
 		if e < 0 {
 			if e, err = skipValue(b, v); err != nil {
@@ -196,33 +197,72 @@ const maxScratchSpans = 1 << 16
 // b[v:end]: the spans of its elements (relative to v) and end, the index
 // just past its closing bracket. It returns -1 and false where
 // arrayElements would fail on the value starting at v (whose end
-// skipValue then finds).
-func elementsAt(b []byte, v int) ([]span, int, bool) {
+// skipValue then finds). With a memo, the elements of an array the memo
+// kept whose bytes come again as they were are taken from it, not
+// scanned: a scan of the same bytes from the same bracket finds the same
+// elements, whatever follows them.
+func elementsAt(b []byte, v int, memo *scanMemo) ([]span, int, bool) {
+	if v >= len(b) || b[v] != '[' {
+		return nil, -1, false
+	}
+	i := skipWS(b, v+1)
+	if i < len(b) && b[i] == ']' {
+		return nil, i + 1, true
+	}
 	p, _ := spanScratch.Get().(*[]span)
 	if p == nil {
 		p = new([]span)
 	}
 	out := (*p)[:0]
-	end, err := eachItemAt(b, v, '[', ']', func(i int) (int, error) {
+	defer func() {
+		if cap(out) <= maxScratchSpans {
+			*p = out[:0]
+			spanScratch.Put(p)
+		}
+	}()
+	var (
+		key   uint64
+		from  *scanned // the array the memo gave
+		taken int      // the bytes of the array it gave elements for
+	)
+	for {
+		if i >= len(b) {
+			return nil, -1, false
+		}
 		e, err := skipNested(b, i, maxDepth-1) // inside the array: one level less
 		if err != nil {
-			return 0, err
+			return nil, -1, false
 		}
 		out = append(out, span{i - v, e - v})
-		return e, nil
-	})
-	var els []span
-	if err == nil && len(out) > 0 {
-		els = slices.Clone(out) // one array of the right size, not the appends' doublings
+		if memo != nil && len(out) == 2 {
+			key = memo.key(b[v:e])
+			if s, k := memo.lookup(key, b[v:]); k > len(out) {
+				out = append(out[:0], s.els[:k]...)
+				e = v + s.els[k-1].end
+				from, taken = s, s.els[k-1].end
+				memo.reused.Add(int64(k))
+			}
+		}
+		i = skipWS(b, e)
+		if i >= len(b) {
+			return nil, -1, false
+		}
+		if b[i] == ']' {
+			break
+		}
+		if b[i] != ',' {
+			return nil, -1, false
+		}
+		i = skipWS(b, i+1)
 	}
-	if cap(out) <= maxScratchSpans {
-		*p = out
-		spanScratch.Put(p)
+	els := slices.Clone(out) // one array of the right size, not the appends' doublings
+	if n := len(out); memo != nil && n >= 2 {
+		last := out[n-1].end
+		if memo.anew(taken, last) {
+			memo.keep(key, from, b[v:i+1], els) // through the closing bracket
+		}
 	}
-	if err != nil {
-		return nil, -1, false
-	}
-	return els, end, true
+	return els, i + 1, true
 }
 
 // arrayElements returns the spans of the elements of the JSON array that

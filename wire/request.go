@@ -143,11 +143,17 @@ type Request struct {
 // not a JSON object. It never panics, whatever the bytes, and never
 // modifies body.
 func Parse(path string, body []byte) (*Request, error) {
+	return parse(path, body, nil)
+}
+
+// parse is Parse reading the messages array through memo (see
+// elementsAt), when it is not nil.
+func parse(path string, body []byte, memo *scanMemo) (*Request, error) {
 	api := Detect(path)
 	if api == 0 {
 		return nil, ErrUnknownAPI
 	}
-	ms, els, ok, err := objectArray(body, messagesMember(api))
+	ms, els, ok, err := objectArray(body, messagesMember(api), memo)
 	if err != nil {
 		return nil, err
 	}

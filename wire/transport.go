@@ -91,6 +91,10 @@ type Transport struct {
 	store  history.StateStore
 	mu     sync.Mutex
 	models map[string]*model
+	// scans keeps the messages arrays read, so that the part of a
+	// conversation's array a client resends as it came is not scanned
+	// again (scanMemo).
+	scans scanMemo
 }
 
 // maxModels bounds the model names a Transport remembers (names come
@@ -312,7 +316,7 @@ func (t *Transport) do(req *http.Request, next func(*http.Request) (*http.Respon
 		return nil, err
 	}
 	ev := Event{Kind: EventRequest, API: api}
-	r, err := Parse(req.URL.Path, body)
+	r, err := parse(req.URL.Path, body, &t.scans)
 	if err != nil {
 		ev.Err = err
 		return t.forward(req, body, ev, next)

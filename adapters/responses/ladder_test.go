@@ -3,6 +3,7 @@ package responses
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -1257,5 +1258,38 @@ func BenchmarkReadShellCall(b *testing.B) {
 	u := shellCall("s1", "go test ./...")
 	for b.Loop() {
 		read(&u)
+	}
+}
+
+// TestCallPositions: the exchange's index of call ids answers as a map
+// does, below and past the length where it becomes one, and forgets an
+// earlier exchange's ids on reset.
+func TestCallPositions(t *testing.T) {
+	var x callPositions
+	prev := map[string]int{}
+	for _, n := range []int{0, 1, smallCalls, smallCalls + 1, 3 * smallCalls, 3*smallCalls - 1, 2} {
+		x.reset()
+		want := map[string]int{}
+		for k := range n {
+			id := fmt.Sprintf("call_%d_%d", n%7, k) // some ids as an earlier exchange's
+			x.set(id, k-1)                          // -1 too: a referenced call
+			want[id] = k - 1
+		}
+		for id, at := range want {
+			got, ok := x.get(id)
+			if !ok || got != at {
+				t.Fatalf("%d calls: get(%q) = %d, %v; want %d, true", n, id, got, ok, at)
+			}
+		}
+		prev["call_missing"] = 0
+		for id := range prev {
+			if _, ok := want[id]; ok {
+				continue
+			}
+			if at, ok := x.get(id); ok {
+				t.Fatalf("%d calls: get(%q) = %d, true for an id never set in this exchange", n, id, at)
+			}
+		}
+		prev = want
 	}
 }

@@ -308,7 +308,58 @@ type conversion struct {
 	// pairing, answered and callAt are pair's, for each exchange in turn.
 	pairing  pairing
 	answered []bool
-	callAt   map[string]int
+	callAt   callPositions
+}
+
+// callPositions maps call ids to positions, for one exchange at a time: a
+// list searched in order while it is short (an exchange holds a few
+// calls; clearing and filling a map for each cost more than the
+// search), a map once it holds more than smallCalls.
+type callPositions struct {
+	ids []string
+	at  []int
+	m   map[string]int
+}
+
+const smallCalls = 16
+
+// reset empties x, keeping its memory.
+func (x *callPositions) reset() {
+	clear(x.ids) // no call id of an earlier request stays reachable
+	x.ids, x.at = x.ids[:0], x.at[:0]
+	if x.m != nil {
+		clear(x.m)
+	}
+}
+
+// get returns the position of id, if x holds it.
+func (x *callPositions) get(id string) (int, bool) {
+	if len(x.ids) > smallCalls {
+		at, ok := x.m[id]
+		return at, ok
+	}
+	for k, s := range x.ids {
+		if s == id {
+			return x.at[k], true
+		}
+	}
+	return 0, false
+}
+
+// set records that id is at position at; id is not in x.
+func (x *callPositions) set(id string, at int) {
+	x.ids, x.at = append(x.ids, id), append(x.at, at)
+	switch n := len(x.ids); {
+	case n == smallCalls+1:
+		if x.m == nil {
+			x.m = make(map[string]int, 2*n)
+		}
+		for k, s := range x.ids {
+			x.m[s] = x.at[k]
+		}
+	case n > smallCalls+1:
+		x.m[id] = at
+	}
 }
 
 // convert converts items (see ToHistory), recognising the notices a trim
@@ -593,11 +644,8 @@ func (c *conversion) pair(start, end int) *pairing {
 	vs := c.views[start:end]
 	x := &c.pairing
 	*x = pairing{pair: resized(x.pair, len(vs)), unbound: resized(x.unbound, len(vs))}
-	if c.callAt == nil {
-		c.callAt = map[string]int{}
-	}
-	clear(c.callAt)
-	callAt := c.callAt // position of the first call with each call id; -1: a referenced call
+	callAt := &c.callAt // position of the first call with each call id; -1: a referenced call
+	callAt.reset()
 	c.answered = resized(c.answered, len(vs))
 	answered := c.answered // per call item: answered
 	for p := range vs {
@@ -606,12 +654,12 @@ func (c *conversion) pair(start, end int) *pairing {
 			continue
 		}
 		id := v.callID
-		if _, dup := callAt[id]; dup {
+		if _, dup := callAt.get(id); dup {
 			// A second call with an id in one exchange answers nothing:
 			// outputs answer the first. The sweep drops it.
 			id = duplicatePrefix + strconv.Itoa(start+p) + ":" + id
 		} else {
-			callAt[id] = p
+			callAt.set(id, p)
 		}
 		x.calls = append(x.calls, history.ToolCall{ID: id, Name: v.name, Arguments: v.args})
 		x.callPos = append(x.callPos, p)
@@ -629,14 +677,14 @@ func (c *conversion) pair(start, end int) *pairing {
 		if v.typ == "local_shell_call_output" {
 			id = shellCallID(vs[:p], id)
 		}
-		at, known := callAt[id]
+		at, known := callAt.get(id)
 		switch {
 		case known && at >= 0 && at < p && !answered[at]:
 			answered[at], x.pair[p] = true, id
 		case !known && ref:
 			x.calls = append(x.calls, history.ToolCall{ID: id, Name: "referenced"})
 			x.callPos = append(x.callPos, -1)
-			callAt[id] = -1
+			callAt.set(id, -1)
 			x.pair[p] = id
 		}
 	}

@@ -1,0 +1,168 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// checkScan reads the array at the start of b through memo and without,
+// fails t unless both give the same elements, end and ok, and returns
+// how many elements the memo gave.
+func checkScan(t testing.TB, memo *scanMemo, b []byte) int64 {
+	t.Helper()
+	before := memo.reused.Load()
+	got, gotEnd, gotOK := elementsAt(b, 0, memo)
+	want, wantEnd, wantOK := elementsAt(b, 0, nil)
+	if !slices.Equal(got, want) || gotEnd != wantEnd || gotOK != wantOK {
+		t.Fatalf("through the memo: %v %d %v; scanned: %v %d %v\nbody: %q", got, gotEnd, gotOK, want, wantEnd, wantOK, b)
+	}
+	return memo.reused.Load() - before
+}
+
+// TestScanMemo: an array read through a memo that kept an earlier one
+// gives what a scan of it gives, elements and failures alike, taking from
+// the memo only the elements whose bytes came again as they were (a
+// number's or literal's with the byte after it). Each case: the arrays read in turn, and how many
+// elements the memo gives for the last.
+func TestScanMemo(t *testing.T) {
+	el := func(k int) string { return fmt.Sprintf(`{"role":"user","content":"message %d, \"quoted\" ]}"}`, k) }
+	arr := func(n int, sep string) string {
+		var parts []string
+		for k := range n {
+			parts = append(parts, el(k))
+		}
+		return "[" + strings.Join(parts, ","+sep) + "]"
+	}
+	cases := []struct {
+		name   string
+		arrays []string
+		want   int64
+	}{
+		{"the same array again: every element", []string{arr(6, ""), arr(6, "")}, 6},
+		{"two elements appended: the six kept", []string{arr(6, ""), arr(8, "")}, 6},
+		{"an array of two: no memo", []string{arr(2, ""), arr(2, "")}, 0},
+		{"the third element changed: nothing past the opening", []string{arr(6, ""), strings.Replace(arr(6, ""), "message 2", "message X", 1)}, 0},
+		{"the fourth element changed: the three before it", []string{arr(6, ""), strings.Replace(arr(6, ""), "message 3", "message X", 1)}, 3},
+		{"whitespace after the fourth element: the four before it", []string{arr(6, ""), strings.Replace(arr(6, ""), el(3)+",", el(3)+" ,", 1)}, 4},
+		{"a number that goes on in the array resent", []string{`[1,2,3,4]`, `[1,2,3,45]`}, 3},
+		{"a literal cut short", []string{`[1,2,true,false]`, `[1,2,true,fals`}, 3},
+		{"the array unclosed", []string{arr(6, ""), arr(6, "")[:len(arr(6, ""))-1]}, 6},
+		{"a trailing comma after the elements kept", []string{arr(6, ""), arr(6, "")[:len(arr(6, ""))-1] + ",]"}, 6},
+		{"an element cut inside a string", []string{arr(6, ""), arr(5, "") + `,{"role":"user","content":"mess`}, 5},
+		{"a second conversation with the same opening", []string{arr(6, ""), arr(3, "")[:len(arr(3, ""))-1] + `,{"other":1},{"other":2}]`}, 3},
+		{"nested past the depth the scanner follows, after the kept elements", []string{arr(4, ""), arr(4, "")[:len(arr(4, ""))-1] + "," + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + "]"}, 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			memo := &scanMemo{floor: 1}
+			var got int64
+			for _, a := range c.arrays {
+				got = checkScan(t, memo, []byte(a))
+			}
+			if got != c.want {
+				t.Fatalf("the memo gave %d elements of the last array, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestScanMemoKeeps: a conversation that grows by a few elements a
+// request takes all but those from the memo; the memo copies the array
+// anew only once the part scanned anew is over its floor, replacing the
+// copy it gave (one copy per conversation); past its bound it starts
+// afresh; it never holds the caller's bytes (they are overwritten after
+// each read, as a reused request body is).
+func TestScanMemoKeeps(t *testing.T) {
+	el := func(k int) string { return fmt.Sprintf(`{"role":"tool","content":"%s"}`, strings.Repeat("x", 100+k%7)) }
+	memo := &scanMemo{floor: 2_000}
+	var b []byte
+	var n int
+	for k := range 200 {
+		n = k + 3
+		parts := make([]string, n)
+		for j := range parts {
+			parts[j] = el(j)
+		}
+		b = append(b[:0], "["+strings.Join(parts, ",")+"]"...)
+		got := checkScan(t, memo, b)
+		if n > 20 && got == 0 { // past the floor: kept
+			t.Fatalf("request %d: nothing taken from the memo", k)
+		}
+		for i := range b {
+			b[i] = '#' // the next read must not see these bytes in the memo
+		}
+	}
+	memo.mu.Lock()
+	ways, size := 0, memo.size
+	for _, w := range memo.entries {
+		ways += len(w)
+	}
+	memo.mu.Unlock()
+	if ways != 1 {
+		t.Fatalf("the memo holds %d arrays of one conversation, want 1", ways)
+	}
+	if size > 2*(n*130+2_000) {
+		t.Fatalf("the memo holds %d bytes for an array of about %d", size, n*130)
+	}
+
+	small := &scanMemo{floor: 1, limit: 3_000}
+	for k := range 50 {
+		a := fmt.Sprintf(`[{"c":%d},{"d":1},{"e":"%s"}]`, k, strings.Repeat("y", 900))
+		checkScan(t, small, []byte(a))
+		if small.size > small.limit {
+			t.Fatalf("after %d arrays the memo holds %d bytes, over its bound %d", k+1, small.size, small.limit)
+		}
+	}
+}
+
+// TestScanMemoConcurrent: conversations read at once through one memo,
+// each seeing what a scan gives (run with -race).
+func TestScanMemoConcurrent(t *testing.T) {
+	memo := &scanMemo{floor: 1}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var parts []string
+			for k := range 60 {
+				parts = append(parts, fmt.Sprintf(`{"conversation":%d,"k":%d}`, g%3, k))
+				checkScan(t, memo, []byte("["+strings.Join(parts, ",")+"]"))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// FuzzScanMemo: for any two bodies, reading the second through a memo
+// that kept the first gives what a scan of the second gives.
+func FuzzScanMemo(f *testing.F) {
+	f.Add([]byte(`[1,2,3,4]`), []byte(`[1,2,3,45]`))
+	f.Add([]byte(`[{"a":1},{"b":"]"},{"c":[1,2]}]`), []byte(`[{"a":1},{"b":"]"},{"c":[1,2]},{"d":null}]`))
+	f.Add([]byte(`["a","b","c\"",true]`), []byte(`["a","b","c\"",tru]`))
+	f.Add([]byte(responsesArray(4)), []byte(responsesArray(6)))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		memo := &scanMemo{floor: 1}
+		checkScan(t, memo, first)
+		checkScan(t, memo, second)
+		if !bytes.HasPrefix(second, first) {
+			checkScan(t, memo, append(slices.Clip(first), second...))
+		}
+	})
+}
+
+// responsesArray returns the input array of responsesBody(n, 3).
+func responsesArray(n int) string {
+	b := []byte(responsesBody(n, 3))
+	_, els, ok, err := objectArray(b, "input", nil)
+	if err != nil || !ok || len(els) == 0 {
+		panic("responsesBody has no input array")
+	}
+	ms, _ := objectMembers(b)
+	m, _ := find(ms, "input")
+	return string(b[m.val.start:m.val.end])
+}
