@@ -77,15 +77,17 @@ func convertView(items []Item, opts []history.Option, rc reasoningContext, memo 
 				clear(vs)
 				viewArrays.Put(&vs)
 			}
-			if h, sl, gs, st := c.hist, c.slots, c.groups, c.starts; cap(h) > 0 && cap(h) <= maxPooledItems &&
-				cap(sl) <= maxPooledItems && cap(gs) <= maxPooledItems && cap(st) <= maxPooledItems {
+			if h, sl, gs, st, is := c.hist, c.slots, c.groups, c.starts, c.ints; cap(h) > 0 && cap(h) <= maxPooledItems &&
+				cap(sl) <= maxPooledItems && cap(gs) <= maxPooledItems && cap(st) <= maxPooledItems && cap(is) <= 4*maxPooledItems {
 				// Read by the core's trim and Back alone: the core and the
-				// output hold copies of the messages, never the arrays.
-				c.hist, c.slots, c.groups, c.starts = nil, nil, nil, nil
+				// output hold copies of the messages, never the arrays
+				// (the slots' positions are cut from ints; the messages'
+				// calls, which the core's copies hold, are not pooled).
+				c.hist, c.slots, c.groups, c.starts, c.ints = nil, nil, nil, nil, nil
 				clear(h[:cap(h)])
 				clear(sl[:cap(sl)])
 				clear(gs[:cap(gs)])
-				histArrays.Put(&histArray{h[:0], sl[:0], gs[:0], st[:0]})
+				histArrays.Put(&histArray{h[:0], sl[:0], gs[:0], st[:0], is[:0]})
 			}
 			if cap(buf) == 0 || cap(buf) > maxPooledItems {
 				return
@@ -119,6 +121,7 @@ type histArray struct {
 	slots  []regroup.Slot
 	groups [][]Item
 	starts []int
+	ints   []int
 }
 
 // maxPooledItems is the largest array outputs keeps (17 MB of items), and
@@ -309,6 +312,20 @@ type conversion struct {
 	pairing  pairing
 	answered []bool
 	callAt   callPositions
+	// calls and ints are the arrays the exchanges' tool calls, and their
+	// slots' part and call positions, are cut from (carve): a few slices
+	// for each exchange, hundreds of exchanges in a request.
+	calls []history.ToolCall
+	ints  []int
+}
+
+// carve returns arena[from:] as a slice of its own (its capacity its
+// length: an append to it copies), nil when it is empty.
+func carve[T any](arena []T, from int) []T {
+	if len(arena) == from {
+		return nil
+	}
+	return arena[from:len(arena):len(arena)]
 }
 
 // callPositions maps call ids to positions, for one exchange at a time: a
@@ -413,7 +430,7 @@ func convertItems(items []Item, notices []string, rc reasoningContext, memo *ite
 			if cap(p.slots) >= len(items) {
 				c.slots = p.slots[:0]
 			}
-			c.groups, c.starts = p.groups[:0], p.starts[:0]
+			c.groups, c.starts, c.ints = p.groups[:0], p.starts[:0], p.ints[:0]
 		}
 	}
 	if c.hist == nil {
@@ -426,15 +443,25 @@ func convertItems(items []Item, notices []string, rc reasoningContext, memo *ite
 		c.views = make([]view, len(items))
 	}
 	latest := -1 // the latest user message
+	calls := 0   // calls and outputs (which may answer a referenced call)
 	for i := range items {
 		v, err := memo.read(&items[i])
 		if err != nil {
 			return nil, invalid(i, err)
 		}
 		c.views[i] = v
-		if v.cls == clsUser {
+		switch v.cls {
+		case clsUser:
 			latest = i
+		case clsCall, clsResult:
+			calls++
 		}
+	}
+	// Each item is at most one part position and one slot's, each call
+	// one call position.
+	c.calls = make([]history.ToolCall, 0, calls)
+	if n := 2*len(items) + calls; cap(c.ints) < n {
+		c.ints = make([]int, 0, n)
 	}
 	if !rc.allTurns {
 		// The API ignores the reasoning of earlier turns: it costs
@@ -644,6 +671,8 @@ func (c *conversion) pair(start, end int) *pairing {
 	vs := c.views[start:end]
 	x := &c.pairing
 	*x = pairing{pair: resized(x.pair, len(vs)), unbound: resized(x.unbound, len(vs))}
+	calls0, pos0 := len(c.calls), len(c.ints)
+	defer func() { x.calls, x.callPos = carve(c.calls, calls0), carve(c.ints, pos0) }()
 	callAt := &c.callAt // position of the first call with each call id; -1: a referenced call
 	callAt.reset()
 	c.answered = resized(c.answered, len(vs))
@@ -661,8 +690,8 @@ func (c *conversion) pair(start, end int) *pairing {
 		} else {
 			callAt.set(id, p)
 		}
-		x.calls = append(x.calls, history.ToolCall{ID: id, Name: v.name, Arguments: v.args})
-		x.callPos = append(x.callPos, p)
+		c.calls = append(c.calls, history.ToolCall{ID: id, Name: v.name, Arguments: v.args})
+		c.ints = append(c.ints, p)
 	}
 	ref := false // a reference came before
 	for p := range vs {
@@ -682,8 +711,8 @@ func (c *conversion) pair(start, end int) *pairing {
 		case known && at >= 0 && at < p && !answered[at]:
 			answered[at], x.pair[p] = true, id
 		case !known && ref:
-			x.calls = append(x.calls, history.ToolCall{ID: id, Name: "referenced"})
-			x.callPos = append(x.callPos, -1)
+			c.calls = append(c.calls, history.ToolCall{ID: id, Name: "referenced"})
+			c.ints = append(c.ints, -1)
 			callAt.set(id, -1)
 			x.pair[p] = id
 		}
@@ -722,14 +751,14 @@ func (c *conversion) exchange(start, end int, x *pairing) {
 	g := len(c.groups) - 1
 	vs := c.views[start:end]
 	a := history.Message{Role: history.RoleAssistant, ToolCalls: x.calls}
-	var parts []int
+	parts0 := len(c.ints)
 	hasResults := false
 	for p := range vs {
 		switch v := &vs[p]; {
 		case v.cls == clsResult || v.cls == clsNudge:
 			hasResults = hasResults || v.cls == clsResult
 		case !x.unbound[p]:
-			parts = append(parts, p)
+			c.ints = append(c.ints, p)
 			if len(a.Parts) == 0 && len(v.parts) > 0 {
 				// Parts are never written to once read (the core reads
 				// its messages; a.Parts is clipped): the first item's
@@ -740,6 +769,7 @@ func (c *conversion) exchange(start, end int, x *pairing) {
 			}
 		}
 	}
+	parts := carve(c.ints, parts0)
 	if len(parts) == 1 && len(a.ToolCalls) == 0 && vs[parts[0]].plain {
 		// One assistant message holding a string: its text is the
 		// content, as in a notice the core inserts in the assistant role.
@@ -785,7 +815,8 @@ func (c *conversion) exchange(start, end int, x *pairing) {
 			continue
 		}
 		c.hist = append(c.hist, m)
-		c.slots = append(c.slots, regroup.Slot{Native: g, Parts: []int{p}})
+		c.ints = append(c.ints, p)
+		c.slots = append(c.slots, regroup.Slot{Native: g, Parts: carve(c.ints, len(c.ints)-1)})
 	}
 }
 
