@@ -551,7 +551,8 @@ func (wireCanned) RoundTrip(req *http.Request) (*http.Response, error) {
 // loop, wireLoopBody's, of signed thoughts and function calls and their
 // function responses), the model's window half of it: the latency
 // wire.Transport adds with this adapter's codec over sending the body
-// untouched, p50 and p99 of one request.
+// untouched, p50 and p99 of one request; "grow" is
+// "trim" for a client that appends a turn on every request.
 func BenchmarkWireTransport(b *testing.B) {
 	RegisterWire()
 	const sys = "You are a coding agent."
@@ -573,11 +574,22 @@ func BenchmarkWireTransport(b *testing.B) {
 	if !ev.Trimmed || ev.Err != nil {
 		b.Fatalf("the body was not trimmed: %+v", ev)
 	}
-	for _, mode := range []string{"forward", "trim"} {
+	for _, mode := range []string{"forward", "trim", "grow"} {
 		b.Run("100k/"+mode, func(b *testing.B) {
 			var rt http.RoundTripper = wireCanned{}
-			if mode == "trim" {
+			switch mode {
+			case "trim":
 				rt = tr
+			case "grow":
+				// A client that appends a turn on every request, 8
+				// requests, and starts over.
+				var bodies [][]byte
+				for k := range 8 {
+					bodies = append(bodies, []byte(wireLoopBody(max(100_000/one, 1)+k, 3, 60, "", sys)))
+				}
+				tr := &hwire.Transport{Base: wireCanned{}, Logger: slog.New(slog.DiscardHandler), Models: window}
+				latency.Cycle(b, tr, "http://upstream"+wirePath, bodies, false)
+				return
 			}
 			latency.Requests(b, rt, "http://upstream"+wirePath, body, false)
 		})

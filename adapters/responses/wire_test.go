@@ -398,7 +398,8 @@ func (wireCanned) RoundTrip(req *http.Request) (*http.Response, error) {
 // Responses body of 100k tokens (Heuristic count: a tool loop of
 // reasoning items, calls and outputs), the model's window half of it:
 // the latency wire.Transport adds with this adapter's codec over sending
-// the body untouched, p50 and p99 of one request.
+// the body untouched, p50 and p99 of one request; "grow" is
+// "trim" for a client that appends a turn on every request.
 func BenchmarkWireTransport(b *testing.B) {
 	RegisterWire()
 	one := history.EstimateText(wireLoopBody(1, 3, 60, ""))
@@ -407,11 +408,22 @@ func BenchmarkWireTransport(b *testing.B) {
 		Models: func(_ context.Context, name string) (models.Model, error) {
 			return models.Model{Name: name, Provider: "openai", Window: 50_000}, nil
 		}}
-	for _, mode := range []string{"forward", "trim"} {
+	for _, mode := range []string{"forward", "trim", "grow"} {
 		b.Run("100k/"+mode, func(b *testing.B) {
 			var rt http.RoundTripper = wireCanned{}
-			if mode == "trim" {
+			switch mode {
+			case "trim":
 				rt = tr
+			case "grow":
+				// A client that appends a turn on every request, 8
+				// requests, and starts over.
+				var bodies [][]byte
+				for k := range 8 {
+					bodies = append(bodies, []byte(wireLoopBody(max(100_000/one, 1)+k, 3, 60, "")))
+				}
+				tr := &hwire.Transport{Base: wireCanned{}, Logger: slog.New(slog.DiscardHandler), Models: tr.Models}
+				latency.Cycle(b, tr, "http://upstream/v1/responses", bodies, false)
+				return
 			}
 			latency.Requests(b, rt, "http://upstream/v1/responses", body, false)
 		})

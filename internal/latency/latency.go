@@ -21,11 +21,29 @@ import (
 // body's size as bytes per operation. An error of rt fails b.
 func Requests(b *testing.B, rt http.RoundTripper, url string, body []byte, first bool) {
 	b.Helper()
+	Cycle(b, rt, url, [][]byte{body}, first)
+}
+
+// Cycle is Requests over bodies in turn, from the first again after the
+// last (a conversation that grows by what each body appends, and starts
+// over), their mean size as bytes per operation.
+func Cycle(b *testing.B, rt http.RoundTripper, url string, bodies [][]byte, first bool) {
+	b.Helper()
+	if len(bodies) == 0 {
+		b.Fatal("latency: no bodies")
+	}
 	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
+	total := 0
+	for _, body := range bodies {
+		total += len(body)
+	}
+	b.SetBytes(int64(total / len(bodies)))
 	var times []time.Duration
 	var one [1]byte
+	k := 0
 	for b.Loop() {
+		body := bodies[k%len(bodies)]
+		k++
 		start := time.Now()
 		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
