@@ -85,12 +85,18 @@ type cache struct {
 }
 
 // cacheEntry is immutable after it is published in entries, except for its
-// list links, which only change under cache.mu.
+// list links and alias, which only change under cache.mu.
 type cacheEntry struct {
 	key        uint64
 	msg        Message // the key material, compared on every hit
 	tokens     int
 	prev, next *cacheEntry
+	// alias is the text address of the latest equal message found by its
+	// hash whose text lies elsewhere than msg's (a copy the core made
+	// again, as an elided result's placeholder after a new plan), listed
+	// in byText too, so that the next lookup of that message is by
+	// address; nil when none.
+	alias *byte
 }
 
 // CountMessage returns the count of m from the cache, or from the wrapped
@@ -139,6 +145,13 @@ func (c *cache) count(m *Message, key uint64) int {
 	// same message from the same history the strings share memory and
 	// compare in constant time.
 	if e != nil && equal(&e.msg, m) {
+		if p := textAddress(m); p != nil && p != textAddress(&e.msg) && p != e.alias {
+			c.mu.Lock()
+			if c.entries[key] == e { // not evicted meanwhile
+				c.setAlias(e, p)
+			}
+			c.mu.Unlock()
+		}
 		return e.tokens
 	}
 
@@ -174,11 +187,26 @@ func (c *cache) count(m *Message, key uint64) int {
 	return n
 }
 
-// forgetText removes e from byText, where it is listed. The caller holds
-// c.mu.
+// forgetText removes e from byText, where it is listed (by its text and
+// its alias). The caller holds c.mu.
 func (c *cache) forgetText(e *cacheEntry) {
 	if p := textAddress(&e.msg); p != nil && c.byText[p] == e {
 		delete(c.byText, p)
+	}
+	c.setAlias(e, nil)
+}
+
+// setAlias makes p e's alias in byText (nil: none), in place of the one it
+// had. A key in byText keeps the memory at p alive (no other text can be
+// there while it is listed), and a hit still compares the message whole.
+// The caller holds c.mu.
+func (c *cache) setAlias(e *cacheEntry, p *byte) {
+	if e.alias != nil && c.byText[e.alias] == e {
+		delete(c.byText, e.alias)
+	}
+	e.alias = p
+	if p != nil {
+		c.byText[p] = e
 	}
 }
 
