@@ -68,7 +68,7 @@ func FuzzObjectArray(f *testing.F) {
 		f.Add([]byte(`{"messages":[`+strings.Repeat("[", d)+strings.Repeat("]", d)+`]}`), "messages")
 	}
 	f.Fuzz(func(t *testing.T, b []byte, name string) {
-		ms, els, ok, err := objectArray(b, name, nil)
+		ms, els, ok, err := objectArray(b, name, nil, nil)
 		// The two passes, as Parse made them before.
 		var want []member
 		werr := eachItem(b, '{', '}', func(i int) (int, error) {

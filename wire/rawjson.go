@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/histrim/history/internal/bytecache"
 	"github.com/histrim/history/internal/wireapi"
 )
 
@@ -142,7 +143,7 @@ func (m member) name() string {
 // objectMembers returns the members of the JSON object that is exactly b
 // (whitespace around it allowed), in order.
 func objectMembers(b []byte) ([]member, error) {
-	ms, _, _, err := objectArray(b, "", nil)
+	ms, _, _, err := objectArray(b, "", nil, nil)
 	return ms, err
 }
 
@@ -153,7 +154,9 @@ func objectMembers(b []byte) ([]member, error) {
 // an array arrayElements reads. A body's messages array is most of its
 // bytes: it is walked once, not skipped and then walked again; through
 // memo, when it is not nil (see elementsAt).
-func objectArray(b []byte, name string, memo *scanMemo) (ms []member, els []span, ok bool, err error) {
+//
+// got, when not nil, is set to what the memo gave for those elements.
+func objectArray(b []byte, name string, memo *scanMemo, got *taken) (ms []member, els []span, ok bool, err error) {
 	err = eachItem(b, '{', '}', func(i int) (int, error) {
 		if b[i] != '"' {
 			return 0, errSyntax
@@ -170,7 +173,7 @@ func objectArray(b []byte, name string, memo *scanMemo) (ms []member, els []span
 		m := member{key: b[i:k]}
 		e := -1
 		if name != "" && m.name() == name {
-			els, e, ok = elementsAt(b, v, memo)
+			els, e, ok = elementsAt(b, v, memo, got)
 		}
 		if e < 0 {
 			if e, err = skipValue(b, v); err != nil {
@@ -201,7 +204,12 @@ const maxScratchSpans = 1 << 16
 // kept whose bytes come again as they were are taken from it, not
 // scanned: a scan of the same bytes from the same bracket finds the same
 // elements, whatever follows them.
-func elementsAt(b []byte, v int, memo *scanMemo) ([]span, int, bool) {
+//
+// got, when not nil, is set to what the memo gave.
+func elementsAt(b []byte, v int, memo *scanMemo, got *taken) ([]span, int, bool) {
+	if got != nil {
+		*got = taken{}
+	}
 	if v >= len(b) || b[v] != '[' {
 		return nil, -1, false
 	}
@@ -221,9 +229,9 @@ func elementsAt(b []byte, v int, memo *scanMemo) ([]span, int, bool) {
 		}
 	}()
 	var (
-		key   uint64
-		from  *scanned // the array the memo gave
-		taken int      // the bytes of the array it gave elements for
+		key  uint64
+		from *scanned // the array the memo gave
+		upTo int      // the bytes of the array it gave elements for
 	)
 	for {
 		if i >= len(b) {
@@ -239,8 +247,11 @@ func elementsAt(b []byte, v int, memo *scanMemo) ([]span, int, bool) {
 			if s, k := memo.lookup(key, b[v:]); k > len(out) {
 				out = append(out[:0], s.els[:k]...)
 				e = v + s.els[k-1].end
-				from, taken = s, s.els[k-1].end
+				from, upTo = s, s.els[k-1].end
 				memo.reused.Add(int64(k))
+				if got != nil {
+					*got = taken{s, k}
+				}
 			}
 		}
 		i = skipWS(b, e)
@@ -258,7 +269,7 @@ func elementsAt(b []byte, v int, memo *scanMemo) ([]span, int, bool) {
 	els := slices.Clone(out) // one array of the right size, not the appends' doublings
 	if n := len(out); memo != nil && n >= 2 {
 		last := out[n-1].end
-		if memo.anew(taken, last) {
+		if memo.anew(upTo, last) {
 			memo.keep(key, from, b[v:i+1], els) // through the closing bracket
 		}
 	}
@@ -377,6 +388,7 @@ func replaceMember(obj []byte, ms []member, name string, val []byte) ([]byte, bo
 }
 
 func init() {
+	bytecache.Stable = isStable
 	wireapi.Member = func(obj []byte, name string) ([]byte, bool) {
 		_, m, ok := only(obj, name)
 		if !ok {

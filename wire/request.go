@@ -153,7 +153,8 @@ func parse(path string, body []byte, memo *scanMemo) (*Request, error) {
 	if api == 0 {
 		return nil, ErrUnknownAPI
 	}
-	ms, els, ok, err := objectArray(body, messagesMember(api), memo)
+	var got taken
+	ms, els, ok, err := objectArray(body, messagesMember(api), memo, &got)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,7 @@ func parse(path string, body []byte, memo *scanMemo) (*Request, error) {
 			r.Key = str("user")
 		}
 		r.extra = []string{raw("tools"), raw("functions"), raw("response_format")}
-		if err := r.readMessages(ms, els, ok); err != nil {
+		if err := r.readMessages(ms, els, ok, got); err != nil {
 			return nil, err
 		}
 	case AnthropicMessages:
@@ -218,7 +219,7 @@ func parse(path string, body []byte, memo *scanMemo) (*Request, error) {
 			}
 		}
 		r.extra = []string{string(extra)}
-		if err := r.readMessages(ms, els, ok); err != nil {
+		if err := r.readMessages(ms, els, ok, got); err != nil {
 			return nil, err
 		}
 	case Responses:
@@ -237,7 +238,7 @@ func parse(path string, body []byte, memo *scanMemo) (*Request, error) {
 			r.system = json.RawMessage(body[m.val.start:m.val.end:m.val.end])
 		}
 		r.extra = []string{raw("tools"), instructions, raw("text")}
-		if err := r.readMessages(ms, els, ok); err != nil {
+		if err := r.readMessages(ms, els, ok, got); err != nil {
 			return nil, err
 		}
 		r.params = r.Body([]json.RawMessage{})
@@ -279,7 +280,7 @@ func parse(path string, body []byte, memo *scanMemo) (*Request, error) {
 			b, _ := json.Marshal(over) // raw values of a parsed body: valid JSON
 			r.extra = []string{string(b)}
 		}
-		if err := r.readMessages(ms, els, ok); err != nil {
+		if err := r.readMessages(ms, els, ok, got); err != nil {
 			return nil, err
 		}
 		r.params = r.Body([]json.RawMessage{})
@@ -313,8 +314,10 @@ func messagesMember(api API) string {
 
 // readMessages reads the request's messages: the elements els of its
 // messagesMember array, as Parse's scan read them (objectArray, which
-// read them when read is true).
-func (r *Request) readMessages(ms []member, els []span, read bool) error {
+// read them when read is true). The first got.n are read from the array
+// the memo gave them from: the same bytes, which are never written to
+// (bytecache.Stable), where the body's are once its request is done.
+func (r *Request) readMessages(ms []member, els []span, read bool, got taken) error {
 	m, ok := find(ms, messagesMember(r.API))
 	if !ok || !read {
 		return ErrNoMessages
@@ -323,7 +326,11 @@ func (r *Request) readMessages(ms []member, els []span, read bool) error {
 	r.msgs = m.val
 	r.items = make([]json.RawMessage, len(els))
 	for i, e := range els {
-		r.items[i] = json.RawMessage(arr[e.start:e.end:e.end])
+		if i < got.n {
+			r.items[i] = json.RawMessage(got.from.arr[e.start:e.end:e.end])
+		} else {
+			r.items[i] = json.RawMessage(arr[e.start:e.end:e.end])
+		}
 	}
 	return nil
 }

@@ -30,10 +30,60 @@ type scanMemo struct {
 
 // scanned is an array as it came, from its opening bracket to its closing
 // one, and its elements' spans (relative to the opening bracket).
-// Neither is written to once the memo holds it.
+// Neither is ever written to once made: a request whose elements the memo
+// gave reads them from arr (Request.items), and the codecs may keep them
+// by their address (bytecache.Stable).
 type scanned struct {
 	arr []byte
 	els []span
+}
+
+// taken is what a scanMemo gave for an array: its first n elements are
+// from's.
+type taken struct {
+	from *scanned
+	n    int
+}
+
+// stable lists the first byte of each element of each array a scanMemo
+// holds, with the element's length: bytecache.Stable's answer. An array is
+// listed while a memo holds it (the list must not keep it alive), but its
+// bytes never change after, whoever still holds them.
+var stable struct {
+	mu sync.RWMutex
+	at map[*byte]int
+}
+
+// list adds s's elements to stable (on false, removes them).
+func (s *scanned) list(add bool) {
+	stable.mu.Lock()
+	defer stable.mu.Unlock()
+	if stable.at == nil {
+		stable.at = map[*byte]int{}
+	}
+	for _, e := range s.els {
+		if e.end <= e.start {
+			continue
+		}
+		p := &s.arr[e.start]
+		if add {
+			stable.at[p] = e.end - e.start
+		} else if stable.at[p] == e.end-e.start {
+			delete(stable.at, p)
+		}
+	}
+}
+
+// isStable reports whether b is an element of an array a scanMemo holds:
+// bytes never written to.
+func isStable(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	stable.mu.RLock()
+	n, ok := stable.at[&b[0]]
+	stable.mu.RUnlock()
+	return ok && n == len(b)
 }
 
 const (
@@ -116,6 +166,11 @@ func (m *scanMemo) keep(key uint64, was *scanned, arr []byte, els []span) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.size+size > limit {
+		for _, ways := range m.entries {
+			for _, o := range ways {
+				o.list(false)
+			}
+		}
 		m.entries, m.size = map[uint64][]*scanned{}, 0
 	}
 	old := m.entries[key]
@@ -124,12 +179,14 @@ func (m *scanMemo) keep(key uint64, was *scanned, arr []byte, els []span) {
 	for _, o := range old {
 		if o == was || len(ways) == scanWays {
 			m.size -= scannedSize(o.arr, o.els)
+			o.list(false)
 			continue
 		}
 		ways = append(ways, o)
 	}
 	m.entries[key] = ways
 	m.size += size
+	s.list(true)
 }
 
 // closes reports whether a JSON value that starts with c ends at a byte

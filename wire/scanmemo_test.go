@@ -15,8 +15,8 @@ import (
 func checkScan(t testing.TB, memo *scanMemo, b []byte) int64 {
 	t.Helper()
 	before := memo.reused.Load()
-	got, gotEnd, gotOK := elementsAt(b, 0, memo)
-	want, wantEnd, wantOK := elementsAt(b, 0, nil)
+	got, gotEnd, gotOK := elementsAt(b, 0, memo, nil)
+	want, wantEnd, wantOK := elementsAt(b, 0, nil, nil)
 	if !slices.Equal(got, want) || gotEnd != wantEnd || gotOK != wantOK {
 		t.Fatalf("through the memo: %v %d %v; scanned: %v %d %v\nbody: %q", got, gotEnd, gotOK, want, wantEnd, wantOK, b)
 	}
@@ -158,11 +158,59 @@ func FuzzScanMemo(f *testing.F) {
 // responsesArray returns the input array of responsesBody(n, 3).
 func responsesArray(n int) string {
 	b := []byte(responsesBody(n, 3))
-	_, els, ok, err := objectArray(b, "input", nil)
+	_, els, ok, err := objectArray(b, "input", nil, nil)
 	if err != nil || !ok || len(els) == 0 {
 		panic("responsesBody has no input array")
 	}
 	ms, _ := objectMembers(b)
 	m, _ := find(ms, "input")
 	return string(b[m.val.start:m.val.end])
+}
+
+// TestScanMemoStable: the messages a request takes from the memo are read
+// from the memo's copy of the array (the same bytes as the body's, which
+// are reused once the request is done), which bytecache.Stable reports as
+// never written to; the messages scanned anew are the body's own, not
+// stable; an array the memo no longer holds is no longer listed (the list
+// keeps nothing alive).
+func TestScanMemoStable(t *testing.T) {
+	el := func(k int) string { return fmt.Sprintf(`{"role":"user","content":"message %d"}`, k) }
+	body := func(n int) []byte {
+		parts := make([]string, n)
+		for k := range parts {
+			parts[k] = el(k)
+		}
+		return []byte(`{"model":"m","messages":[` + strings.Join(parts, ",") + `]}`)
+	}
+	memo := &scanMemo{floor: 1_000, limit: 1 << 20} // keeps the first array, not the second
+	if _, err := parse("/v1/chat/completions", body(30), memo); err != nil {
+		t.Fatal(err)
+	}
+	b := body(34)
+	r, err := parse("/v1/chat/completions", b, memo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := Parse("/v1/chat/completions", b)
+	var held [][]byte
+	for i, m := range r.items {
+		if !bytes.Equal(m, plain.items[i]) {
+			t.Fatalf("message %d: %s, scanned %s", i, m, plain.items[i])
+		}
+		inBody := &m[0] == &b[strings.Index(string(b), string(m))]
+		// The thirty the memo held are the memo's; the rest the body's.
+		if want := i < 30; isStable(m) != want || inBody == want {
+			t.Fatalf("message %d: stable %v, in the body %v; want stable %v", i, isStable(m), inBody, want)
+		}
+		if isStable(m) {
+			held = append(held, m)
+		}
+	}
+	memo.limit = 200 // room for the next array alone: the memo starts afresh
+	memo.keep(1, nil, []byte(`[1,2]`), []span{{1, 2}, {3, 4}})
+	for i, m := range held {
+		if isStable(m) {
+			t.Fatalf("message %d is still listed once the memo dropped its array", i)
+		}
+	}
 }

@@ -443,7 +443,7 @@ func convertItems(items []Item, notices []string, rc reasoningContext, memo *ite
 		c.views = make([]view, len(items))
 	}
 	latest := -1 // the latest user message
-	calls := 0   // calls and outputs (which may answer a referenced call)
+	calls := 0   // call items (an output may add a referenced call: rare)
 	for i := range items {
 		v, err := memo.read(&items[i])
 		if err != nil {
@@ -453,14 +453,14 @@ func convertItems(items []Item, notices []string, rc reasoningContext, memo *ite
 		switch v.cls {
 		case clsUser:
 			latest = i
-		case clsCall, clsResult:
+		case clsCall:
 			calls++
 		}
 	}
 	// Each item is at most one part position and one slot's, each call
-	// one call position.
+	// (and each output, for a referenced call) one call position.
 	c.calls = make([]history.ToolCall, 0, calls)
-	if n := 2*len(items) + calls; cap(c.ints) < n {
+	if n := 3 * len(items); cap(c.ints) < n {
 		c.ints = make([]int, 0, n)
 	}
 	if !rc.allTurns {

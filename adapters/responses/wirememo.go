@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+
+	"github.com/histrim/history/internal/bytecache"
 )
 
 // maxMemoBytes bounds each of an itemMemo's two tables: the bytes of the
@@ -56,9 +58,25 @@ type itemMemo struct {
 	// alive, counted in the entry's size), as reads does: emptied with
 	// rewrites.
 	rewriteAt map[*byte]*rewritten
+	// stableAt holds entries of views by the address of the bytes a
+	// request gave for the item when bytecache.Stable says they are never
+	// written to (a message package wire gave from its copy of the
+	// conversation's array): the next request that resends the item as
+	// it came finds it by that address, without hashing and comparing its
+	// bytes. The key keeps that memory alive, and so the same bytes at
+	// it; an entry counts their size against the bound. Emptied with
+	// views.
+	stableAt map[*byte]stableEntry
 	// The bytes each table holds (see maxMemoBytes), and its bound: 0
 	// for maxMemoBytes.
 	viewBytes, rewriteBytes, limit int
+}
+
+// stableEntry is an entry of views (d) listed by the address of n stable
+// bytes equal to its item's.
+type stableEntry struct {
+	d *decoded
+	n int
 }
 
 // bound is m's bound on each table's bytes.
@@ -111,12 +129,39 @@ func sameSlice(a, b []byte) bool {
 // which it would keep alive.
 func (m *itemMemo) decode(raw json.RawMessage) Item {
 	m.mu.Lock()
+	if len(raw) > 0 {
+		if e, ok := m.stableAt[&raw[0]]; ok && e.n == len(raw) {
+			m.mu.Unlock()
+			return e.d.u
+		}
+	}
 	d := m.views[string(raw)]
 	m.mu.Unlock()
-	if d != nil {
-		return d.u
+	if d == nil {
+		d = m.keep(raw, nil)
 	}
-	return m.keep(raw, nil).u
+	if stable := bytecache.Stable; stable != nil && len(raw) > 0 && stable(raw) {
+		m.keepStable(raw, d)
+	}
+	return d.u
+}
+
+// keepStable lists d, the entry of raw, by raw's address (see stableAt),
+// when views holds it and the bound leaves room for raw's bytes.
+func (m *itemMemo) keepStable(raw json.RawMessage, d *decoded) {
+	size := len(raw) + memoEntry
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.views[string(raw)] != d || m.viewBytes+size > m.bound() {
+		return
+	}
+	if m.stableAt == nil {
+		m.stableAt = map[*byte]stableEntry{}
+	}
+	if _, ok := m.stableAt[&raw[0]]; !ok {
+		m.stableAt[&raw[0]] = stableEntry{d, len(raw)}
+		m.viewBytes += size
+	}
 }
 
 // keep returns the entry of raw, set with set (when not nil), adding it
@@ -140,7 +185,7 @@ func (m *itemMemo) keep(raw json.RawMessage, set func(*decoded)) *decoded {
 			return &nd
 		}
 		if m.views == nil || m.viewBytes+size > m.bound() {
-			m.views, m.reads, m.viewBytes = map[string]*decoded{}, map[*byte]*decoded{}, 0
+			m.views, m.reads, m.stableAt, m.viewBytes = map[string]*decoded{}, map[*byte]*decoded{}, nil, 0
 		}
 		nd.u = newOverride(slices.Clone(raw))
 		m.viewBytes += size

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/histrim/history"
+	"github.com/histrim/history/internal/bytecache"
 	"github.com/histrim/history/internal/race"
 	"github.com/histrim/history/internal/wireapi"
 	hwire "github.com/histrim/history/wire"
@@ -110,6 +111,35 @@ func TestItemMemo(t *testing.T) {
 		u2 := newOverride(bytes.Clone(raw)) // equal bytes, another array: by its bytes
 		if v, _ := m.read(&u2); v.content == "by address" || v.callID != "c" {
 			t.Fatalf("an equal item in another array read %+v", v)
+		}
+	})
+	t.Run("an item in stable bytes is found by their address", func(t *testing.T) {
+		frozen := bytes.Clone(raw) // the wire's copy of a conversation's array, say
+		was := bytecache.Stable
+		bytecache.Stable = func(b []byte) bool { return len(b) == len(frozen) && &b[0] == &frozen[0] }
+		defer func() { bytecache.Stable = was }()
+		var m itemMemo
+		m.decode(frozen)
+		e, ok := m.stableAt[&frozen[0]]
+		if !ok || e.n != len(frozen) || m.views[string(raw)] != e.d {
+			t.Fatalf("the item is not kept by the address of its stable bytes (%d kept)", len(m.stableAt))
+		}
+		m.stableAt[&frozen[0]] = stableEntry{&decoded{u: newOverride(json.RawMessage(`{"by":"address"}`))}, len(frozen)}
+		if u := m.decode(frozen); !bytes.Equal(must(rawOf(&u)), []byte(`{"by":"address"}`)) {
+			t.Fatalf("stable bytes decoded by their bytes: %s", must(rawOf(&u)))
+		}
+		for _, b := range [][]byte{bytes.Clone(raw), frozen[:len(frozen)-1]} { // equal bytes elsewhere; a shorter run at the address
+			if u := m.decode(b); !bytes.Equal(must(rawOf(&u)), b) {
+				t.Fatalf("%s decoded as %s", b, must(rawOf(&u)))
+			}
+		}
+		if len(m.stableAt) != 1 {
+			t.Fatalf("%d addresses kept, want the stable one alone", len(m.stableAt))
+		}
+		small := itemMemo{limit: 3*len(raw) + memoEntry} // room for the item, not for its stable address too
+		small.decode(frozen)
+		if len(small.stableAt) != 0 || small.viewBytes > small.limit {
+			t.Fatalf("past its bound the memo keeps %d addresses, %d bytes", len(small.stableAt), small.viewBytes)
 		}
 	})
 	t.Run("a decoded item's rewrite and splice are kept by the address of its bytes", func(t *testing.T) {
@@ -381,3 +411,6 @@ func TestWireOutputsReleased(t *testing.T) {
 		t.Fatal("the input was released")
 	}
 }
+
+// must returns v, the first of a call's two results.
+func must[T any](v T, _ bool) T { return v }

@@ -57,3 +57,53 @@ func TestCacheConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCacheStable: a value kept for stable bytes is found by their
+// address (an entry placed at it answers), bytes equal to them elsewhere
+// and a shorter run at the address by their bytes; a new value Added for
+// the same bytes replaces the one at the address; the address is counted
+// against the bound and forgotten with the rest.
+func TestCacheStable(t *testing.T) {
+	frozen := []byte(`{"role":"user","content":"kept"}`) // the wire's copy of an array, say
+	was := Stable
+	Stable = func(b []byte) bool { return len(b) == len(frozen) && &b[0] == &frozen[0] }
+	defer func() { Stable = was }()
+
+	var c Cache[string]
+	c.Add(frozen, "v1", len(frozen))
+	if e, ok := c.at[&frozen[0]]; !ok || e.v != "v1" || c.bytes != 2*len(frozen)+stableCost {
+		t.Fatalf("stable bytes added: at %+v, %d bytes counted", c.at, c.bytes)
+	}
+	c.at[&frozen[0]] = stableEntry[string]{"by address", len(frozen)}
+	if v, _ := c.Get(frozen); v != "by address" {
+		t.Fatalf("Get(stable bytes) = %q, found by their bytes", v)
+	}
+	for _, b := range [][]byte{[]byte(string(frozen)), frozen[:len(frozen)-1]} {
+		if v, _ := c.Get(b); v == "by address" {
+			t.Fatalf("Get(%s) found the value at the stable address", b)
+		}
+	}
+	c.Add(frozen, "v2", len(frozen))
+	if v, _ := c.Get(frozen); v != "v2" {
+		t.Fatalf("after a new value for the same bytes, Get = %q", v)
+	}
+	if len(c.at) != 1 {
+		t.Fatalf("%d addresses kept, want the stable one alone", len(c.at))
+	}
+
+	var g Cache[string] // stable bytes found first by their bytes, then by their address
+	g.Add([]byte(string(frozen)), "v", len(frozen))
+	if v, ok := g.Get(frozen); !ok || v != "v" || len(g.at) != 1 {
+		t.Fatalf("Get(stable bytes) = %q, %v; %d addresses kept", v, ok, len(g.at))
+	}
+
+	small := Cache[string]{Bound: len(frozen) + 10} // room for the value, not for the address
+	small.Add(frozen, "v", len(frozen))
+	if len(small.at) != 0 || small.bytes > small.Bound {
+		t.Fatalf("past the bound: %d addresses, %d bytes", len(small.at), small.bytes)
+	}
+	c.Reset()
+	if _, ok := c.Get(frozen); ok || c.at != nil {
+		t.Fatal("Reset kept the value at the stable address")
+	}
+}

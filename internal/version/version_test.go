@@ -17,7 +17,7 @@ import (
 )
 
 // apiPackages are the internal packages adapters import outside tests.
-var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapart", "notice", "optset", "origins", "pairing", "pins", "regroup", "rules", "summarize"}
+var apiPackages = []string{"adapt", "anthropicmsg", "bytecache", "errtree", "media", "mediapart", "notice", "optset", "origins", "pairing", "pins", "regroup", "rules", "storekit", "summarize", "wireapi"}
 
 // apiDigest is the digest of the exported declarations of apiPackages
 // (Digest) for API 3, with the Trimmer's Close and SummaryDone and the
@@ -43,8 +43,11 @@ var apiPackages = []string{"adapt", "anthropicmsg", "errtree", "media", "mediapa
 // regroup.Borrowed and Return, Groups in arrays given back, regroup.Arrays
 // for a conversion's arrays, and anthropicmsg.SDK.Reuse (issue 35, added:
 // Groups is as it was, and an SDK that leaves Reuse false converts as
-// before).
-const apiDigest = "b4d9e151e4dffa5a"
+// before), and bytecache, wireapi and storekit, which the Responses and
+// Gemini adapters and the stores import, counted from issue 35 on, with
+// bytecache.Stable (added: a Cache finds a value by its bytes as before,
+// and by the address of stable bytes besides).
+const apiDigest = "f060d21cd023620f"
 
 // TestAPIDigest fails when the exported declarations of the internal
 // packages adapters use change, so that whoever changes them decides
