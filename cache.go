@@ -145,9 +145,9 @@ func (c *cache) count(m *Message, key uint64) int {
 	// same message from the same history the strings share memory and
 	// compare in constant time.
 	if e != nil && equal(&e.msg, m) {
-		if p := textAddress(m); p != nil && p != textAddress(&e.msg) && p != e.alias {
+		if p := textAddress(m); p != nil && p != textAddress(&e.msg) {
 			c.mu.Lock()
-			if c.entries[key] == e { // not evicted meanwhile
+			if c.entries[key] == e && e.alias != p { // not evicted meanwhile; alias is c.mu's
 				c.setAlias(e, p)
 			}
 			c.mu.Unlock()
