@@ -38,9 +38,21 @@ func TestCache(t *testing.T) {
 	}
 }
 
-// TestCacheConcurrent is run under -race.
+// TestCacheConcurrent is run under -race, with every key stable too (each
+// a new slice: a value is kept by many addresses, within the bound).
 func TestCacheConcurrent(t *testing.T) {
-	var c Cache[string]
+	for _, stable := range []bool{false, true} {
+		if stable {
+			was := Stable
+			Stable = func([]byte) bool { return true }
+			defer func() { Stable = was }()
+		}
+		cacheConcurrent(t)
+	}
+}
+
+func cacheConcurrent(t *testing.T) {
+	c := Cache[string]{Bound: 4 << 10}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -56,6 +68,9 @@ func TestCacheConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if c.bytes > c.Bound {
+		t.Fatalf("%d bytes kept, over the bound %d", c.bytes, c.Bound)
+	}
 }
 
 // TestCacheStable: a value kept for stable bytes is found by their
