@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -151,6 +152,37 @@ func FuzzScanMemo(f *testing.F) {
 		checkScan(t, memo, second)
 		if !bytes.HasPrefix(second, first) {
 			checkScan(t, memo, append(slices.Clip(first), second...))
+		}
+	})
+}
+
+// FuzzParseMemo: for any two bodies of one API, the second parsed through
+// a memo that read the first is the Request Parse makes of it: the same
+// fields, each message the same bytes.
+func FuzzParseMemo(f *testing.F) {
+	for _, c := range []struct {
+		path        string
+		first, next string
+	}{
+		{"/v1/chat/completions", chatBody(3, 5), chatBody(4, 5)},
+		{"/v1/messages", anthropicBody(3, 5), anthropicBody(4, 5)},
+		{"/v1/responses", responsesBody(3, 5), responsesBody(4, 5)},
+		{"/v1beta/models/gemini-2.5-flash:generateContent", `{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]},{"role":"user","parts":[{"text":"c"}]}]}`,
+			`{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]},{"role":"user","parts":[{"text":"c"}]},{"role":"model","parts":[{"text":"d"}]}],"x":1}`},
+		{"/v1/chat/completions", `{"messages":[1,2,3,4]}`, `{"messages":[1,2,3,45]}`},
+	} {
+		f.Add(c.path, []byte(c.first), []byte(c.next))
+	}
+	f.Fuzz(func(t *testing.T, path string, first, next []byte) {
+		memo := &scanMemo{floor: 1}
+		_, _ = parse(path, first, memo)
+		got, gerr := parse(path, next, memo)
+		want, werr := Parse(path, next)
+		if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("through the memo: %v; Parse: %v", gerr, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("through the memo:\n%+v\nParse:\n%+v", got, want)
 		}
 	})
 }
