@@ -205,17 +205,11 @@ const maxScratchSpans = 1 << 16
 // scanned: a scan of the same bytes from the same bracket finds the same
 // elements, whatever follows them.
 //
-// got, when not nil, is set to what the memo gave.
+// got, when not nil, is set to what the memo gave (a scan that then
+// fails included).
 func elementsAt(b []byte, v int, memo *scanMemo, got *taken) ([]span, int, bool) {
 	if got != nil {
 		*got = taken{}
-	}
-	if v >= len(b) || b[v] != '[' {
-		return nil, -1, false
-	}
-	i := skipWS(b, v+1)
-	if i < len(b) && b[i] == ']' {
-		return nil, i + 1, true
 	}
 	p, _ := spanScratch.Get().(*[]span)
 	if p == nil {
@@ -229,51 +223,47 @@ func elementsAt(b []byte, v int, memo *scanMemo, got *taken) ([]span, int, bool)
 		}
 	}()
 	var (
-		key  uint64
-		from *scanned // the array the memo gave
-		upTo int      // the bytes of the array it gave elements for
+		key uint64
+		t   taken // what the memo gave
 	)
-	for {
-		if i >= len(b) {
-			return nil, -1, false
-		}
+	end, err := eachItemAt(b, v, '[', ']', func(i int) (int, error) {
 		e, err := skipNested(b, i, maxDepth-1) // inside the array: one level less
 		if err != nil {
-			return nil, -1, false
+			return 0, err
 		}
 		out = append(out, span{i - v, e - v})
 		if memo != nil && len(out) == 2 {
+			// The opening read: the elements the memo holds as they came
+			// are its, and the scan goes on after the last of them.
 			key = memo.key(b[v:e])
 			if s, k := memo.lookup(key, b[v:]); k > len(out) {
 				out = append(out[:0], s.els[:k]...)
-				e = v + s.els[k-1].end
-				from, upTo = s, s.els[k-1].end
-				memo.reused.Add(int64(k))
+				t = taken{s, k}
 				if got != nil {
-					*got = taken{s, k}
+					*got = t
 				}
+				e = v + s.els[k-1].end
 			}
 		}
-		i = skipWS(b, e)
-		if i >= len(b) {
-			return nil, -1, false
-		}
-		if b[i] == ']' {
-			break
-		}
-		if b[i] != ',' {
-			return nil, -1, false
-		}
-		i = skipWS(b, i+1)
+		return e, nil
+	})
+	if err != nil {
+		return nil, -1, false
 	}
-	els := slices.Clone(out) // one array of the right size, not the appends' doublings
+	var els []span
+	if len(out) > 0 {
+		els = slices.Clone(out) // one array of the right size, not the appends' doublings
+	}
 	if n := len(out); memo != nil && n >= 2 {
-		last := out[n-1].end
-		if memo.anew(upTo, last) {
-			memo.keep(key, from, b[v:i+1], els) // through the closing bracket
+		upTo := 0 // the bytes of the array the memo gave elements for
+		if t.n > 0 {
+			upTo = t.from.els[t.n-1].end
+		}
+		if memo.anew(upTo, out[n-1].end) {
+			memo.keep(key, t.from, b[v:end], els) // through the closing bracket
 		}
 	}
-	return els, i + 1, true
+	return els, end, true
 }
 
 // arrayElements returns the spans of the elements of the JSON array that

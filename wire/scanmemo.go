@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
 // scanMemo keeps, for the messages arrays a Transport read, a copy of each
@@ -19,14 +18,16 @@ import (
 // nothing.
 type scanMemo struct {
 	mu      sync.Mutex
-	seed    maphash.Seed
-	entries map[uint64][]*scanned // by the hash of the opening; newest first
+	entries map[uint64][]*scanned // by the hash of the opening (scanSeed); newest first
 	size    int                   // bytes held (see scannedSize)
 	limit   int                   // bound on size; 0 for maxScanBytes
 	floor   int                   // rescanFloor's value; 0 for rescanFloor
-	// reused counts the elements taken from the memo, for the tests.
-	reused atomic.Int64
 }
+
+// scanSeed seeds the hash of an array's opening, which only chooses the
+// arrays compared (a collision costs a comparison, never a wrong
+// element).
+var scanSeed = maphash.MakeSeed()
 
 // scanned is an array as it came, from its opening bracket to its closing
 // one, and its elements' spans (relative to the opening bracket).
@@ -46,30 +47,25 @@ type taken struct {
 }
 
 // stable lists the first byte of each element of each array a scanMemo
-// holds, with the element's length: bytecache.Stable's answer. An array is
-// listed while a memo holds it (the list must not keep it alive), but its
-// bytes never change after, whoever still holds them.
-var stable struct {
-	mu sync.RWMutex
-	at map[*byte]int
-}
+// holds (*byte), with the element's length (int): bytecache.Stable's
+// answer. An array is listed while a memo holds it (the list must not
+// keep it alive), but its bytes never change after, whoever still holds
+// them. A sync.Map: every codec lookup of a message not found by its
+// address asks it, from every request at once, and it changes only when
+// a memo keeps or drops an array.
+var stable sync.Map
 
 // list adds s's elements to stable (on false, removes them).
 func (s *scanned) list(add bool) {
-	stable.mu.Lock()
-	defer stable.mu.Unlock()
-	if stable.at == nil {
-		stable.at = map[*byte]int{}
-	}
 	for _, e := range s.els {
 		if e.end <= e.start {
 			continue
 		}
-		p := &s.arr[e.start]
+		p, n := &s.arr[e.start], e.end-e.start
 		if add {
-			stable.at[p] = e.end - e.start
-		} else if stable.at[p] == e.end-e.start {
-			delete(stable.at, p)
+			stable.Store(p, n)
+		} else {
+			stable.CompareAndDelete(p, n)
 		}
 	}
 }
@@ -80,9 +76,7 @@ func isStable(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
-	stable.mu.RLock()
-	n, ok := stable.at[&b[0]]
-	stable.mu.RUnlock()
+	n, ok := stable.Load(&b[0])
 	return ok && n == len(b)
 }
 
@@ -102,14 +96,14 @@ const (
 )
 
 // anew reports whether an array whose elements end at last, of which
-// the memo gave those in its first taken bytes, is to be kept anew: what
+// the memo gave those in its first upTo bytes, is to be kept anew: what
 // was scanned anew is more than rescanFloor and a quarter of it.
-func (m *scanMemo) anew(taken, last int) bool {
+func (m *scanMemo) anew(upTo, last int) bool {
 	floor := m.floor
 	if floor <= 0 {
 		floor = rescanFloor
 	}
-	return last-taken > max(floor, last/4)
+	return last-upTo > max(floor, last/4)
 }
 
 // scannedSize is what a kept array counts against the bound.
@@ -117,16 +111,7 @@ func scannedSize(arr []byte, els []span) int { return len(arr) + 16*len(els) + 6
 
 // key returns the hash of an array's opening, b[v:e]: its bracket, its
 // first two elements and what lies between them.
-func (m *scanMemo) key(open []byte) uint64 {
-	m.mu.Lock()
-	if m.entries == nil {
-		m.seed = maphash.MakeSeed()
-		m.entries = map[uint64][]*scanned{}
-	}
-	seed := m.seed
-	m.mu.Unlock()
-	return maphash.Bytes(seed, open)
-}
+func (m *scanMemo) key(open []byte) uint64 { return maphash.Bytes(scanSeed, open) }
 
 // lookup returns the array kept under key that shares the longest run of
 // whole elements with arr (an array's bytes from its bracket on) and how
@@ -165,6 +150,9 @@ func (m *scanMemo) keep(key uint64, was *scanned, arr []byte, els []span) {
 	s := &scanned{arr: bytes.Clone(arr), els: slices.Clone(els)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.entries == nil {
+		m.entries = map[uint64][]*scanned{}
+	}
 	if m.size+size > limit {
 		for _, ways := range m.entries {
 			for _, o := range ways {
