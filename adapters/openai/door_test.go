@@ -20,6 +20,24 @@ import (
 // and returns the completion and the Result of the trim sent.
 type recipe func(ctx context.Context, client openai.Client, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, history.Result, error)
 
+// recovered sends *req, trimmed to res, as the README's loop does: on an
+// error, at most two recoveries (recover's trims, given what was sent)
+// and sends again, until one is accepted or recover refuses (not a
+// context_length_exceeded, or nothing left to drop: the error stands).
+// *req is left as last sent.
+func recovered(ctx context.Context, client openai.Client, req *openai.ChatCompletionNewParams, res history.Result,
+	recover func(sent []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error)) (*openai.ChatCompletion, history.Result, error) {
+	completion, err := client.Chat.Completions.New(ctx, *req)
+	for attempt := 1; err != nil && attempt <= 2; attempt++ {
+		var rerr error
+		if req.Messages, res, rerr = recover(req.Messages, err, attempt); rerr != nil {
+			break
+		}
+		completion, err = client.Chat.Completions.New(ctx, *req)
+	}
+	return completion, res, err
+}
+
 // doorRecipe is the README's loop written with the door: Fit,
 // RecoverOverflow on the same transcript, Observe.
 func doorRecipe() recipe {
@@ -29,14 +47,9 @@ func doorRecipe() recipe {
 		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 			return nil, res, err
 		}
-		completion, err := client.Chat.Completions.New(ctx, req)
-		for attempt := 1; err != nil && attempt <= 2; attempt++ {
-			var rerr error
-			if req.Messages, res, rerr = tr.RecoverOverflow(params.Messages, err, attempt); rerr != nil {
-				break // not a context_length_exceeded, or nothing left to drop: err stands
-			}
-			completion, err = client.Chat.Completions.New(ctx, req)
-		}
+		completion, res, err := recovered(ctx, client, &req, res, func(_ []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
+			return tr.RecoverOverflow(params.Messages, err, attempt)
+		})
 		if err != nil {
 			return nil, res, err
 		}
@@ -69,14 +82,9 @@ func trimmerRecipe(window, output int) recipe {
 		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 			return nil, res, err
 		}
-		completion, err := client.Chat.Completions.New(ctx, req)
-		for attempt := 1; err != nil && attempt <= 2; attempt++ {
-			var rerr error
-			if req.Messages, res, rerr = tr.RecoverOverflow(params.Messages, err, attempt); rerr != nil {
-				break
-			}
-			completion, err = client.Chat.Completions.New(ctx, req)
-		}
+		completion, res, err := recovered(ctx, client, &req, res, func(_ []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
+			return tr.RecoverOverflow(params.Messages, err, attempt)
+		})
 		if err != nil {
 			return nil, res, err
 		}
@@ -104,14 +112,9 @@ func statelessRecipe(window, output int) recipe {
 		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 			return nil, res, err
 		}
-		completion, err := client.Chat.Completions.New(ctx, req)
-		for attempt := 1; err != nil && attempt <= 2; attempt++ {
-			var rerr error
-			if req.Messages, res, rerr = hopenai.RecoverOverflow(req.Messages, err, attempt, opts...); rerr != nil {
-				break
-			}
-			completion, err = client.Chat.Completions.New(ctx, req)
-		}
+		completion, res, err := recovered(ctx, client, &req, res, func(sent []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
+			return hopenai.RecoverOverflow(sent, err, attempt, opts...)
+		})
 		if err != nil {
 			return nil, res, err
 		}
@@ -253,14 +256,9 @@ func conversationsRecipe() recipe {
 		if err != nil && !errors.Is(err, history.ErrLatestTurnTooLarge) {
 			return nil, res, err
 		}
-		completion, err := client.Chat.Completions.New(ctx, req)
-		for attempt := 1; err != nil && attempt <= 2; attempt++ {
-			var rerr error
-			if req.Messages, res, rerr = cs.RecoverOverflow(ctx, "conversation", params.Messages, err, attempt); rerr != nil {
-				break
-			}
-			completion, err = client.Chat.Completions.New(ctx, req)
-		}
+		completion, res, err := recovered(ctx, client, &req, res, func(_ []openai.ChatCompletionMessageParamUnion, err error, attempt int) ([]openai.ChatCompletionMessageParamUnion, history.Result, error) {
+			return cs.RecoverOverflow(ctx, "conversation", params.Messages, err, attempt)
+		})
 		if err != nil {
 			return nil, res, err
 		}
