@@ -219,20 +219,21 @@ func TestDoorDrift(t *testing.T) {
 }
 
 // TestDoorWindowBelowTable: a deployment whose window is below the
-// table's (1.25 times smaller: a provider's smaller deployment, a proxy)
-// refuses the door's first plans that exceed it, and the door recovers
-// and then stays below what the provider said: at most one rejection
-// after the first recovery, no error to the caller.
+// table's (a provider's smaller deployment, a proxy: 1.25 times smaller
+// than the input the table leaves once the output room is taken, so that
+// the door's plans exceed it) refuses the door's first plan that exceeds
+// it, and the door recovers and then stays below what the provider said:
+// at most one rejection after the first, no error to the caller.
 func TestDoorWindowBelowTable(t *testing.T) {
 	m, err := models.Lookup("gpt-3.5-turbo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	window := m.Window * 4 / 5
+	window := (m.Window - m.Output) * 4 / 5
 	st, requests, rewrites := modeLoop(t, m.Name, window, adaptertest.Skew(1), doorRecipe())
 	t.Logf("door, table window %d, deployment %d: %d requests, %d overflows, %d errors, %d prefix rewrites", m.Window, window, requests, st.Overflows, st.Errors, rewrites)
-	if st.Errors > 0 || st.Overflows > 2 || st.Violations > 0 {
-		t.Errorf("%d errors to the caller, %d overflows (want at most 2: the first and one after it), %d violations", st.Errors, st.Overflows, st.Violations)
+	if st.Errors > 0 || st.Overflows < 1 || st.Overflows > 2 || st.Violations > 0 {
+		t.Errorf("%d errors to the caller, %d overflows (want 1 or 2: the first and at most one after it), %d violations", st.Errors, st.Overflows, st.Violations)
 	}
 }
 
