@@ -88,7 +88,8 @@ const DoorWindowTurns, DoorWindowRaceTurns = 20, 6
 // smaller window, a local server's context size), counting 1.3 times the
 // library's estimate: the first request over the window is refused, and
 // what the provider said must bound every later plan for the model, as
-// an adapter's Trimmer keeps it (issue 34). It checks the loop with
+// an adapter's Trimmer keeps it (issue 34). It checks that a request was
+// refused (else the bound was not tried) and the loop with
 // CheckStateful: at most one refusal after the first recovery, no error,
 // no pairing violation, no request without its task. run runs l naming
 // model, recording in l what reached the caller.
@@ -107,6 +108,9 @@ func DoorWindow(t *testing.T, adapter, model string, window int, run func(t *tes
 		l.Turns = DoorWindowRaceTurns
 	}
 	run(t, l, model)
+	if l.Stats().Overflows == 0 {
+		t.Errorf("no request was refused: the loop never exceeded the stand-in's window of %d, so the door's bound from a refusal was not tried", window)
+	}
 	CheckStateful(t, l, "door, "+model+" (window "+strconv.Itoa(m.Window)+") over a window of "+strconv.Itoa(window), max(l.Stats().Overflows-1, 0))
 	return l
 }
